@@ -1,0 +1,33 @@
+// swift-tools-version: 6.1
+// Cove: an embedded object database with live queries. This manifest serves Swift users and the
+// Swift tests; CMakeLists.txt builds the distributed libcove.so from the same sources.
+import PackageDescription
+
+let package = Package(
+    name: "Cove",
+    products: [
+        .library(name: "Cove", targets: ["Cove"]),
+        .executable(name: "cove", targets: ["cove"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Pages, meta slots, copy-on-write B+trees, free space, lock file, versions, verify.
+        .target(name: "CoveStorage"),
+        // The engine and its Swift API.
+        .target(name: "Cove", dependencies: ["CoveStorage"]),
+        // include/cove.h as a Clang module, so the C ABI is checked against the header.
+        .systemLibrary(name: "CCove", path: "include"),
+        // The C ABI: @c @implementation over include/cove.h.
+        .target(name: "CoveC", dependencies: ["Cove", "CCove"]),
+        // The command-line tool.
+        .executableTarget(name: "cove", dependencies: [
+            "Cove",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
+        .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveStorage"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,33 @@
+// The contract between the B+trees and whoever owns the pages: a write transaction over the real
+// file, a read snapshot, or an in-memory store in the tests. Trees never touch the file directly.
+
+/// Where a B+tree reads and writes its pages.
+///
+/// Copy-on-write: a tree never modifies a page it did not allocate in the current transaction.
+/// To change a committed page it allocates a new one, copies, edits the copy, and frees the old
+/// number; the owner decides when a freed number may be reused (never while a reader can see it).
+/// Sealing (version and checksum) is the owner's job at commit, not the tree's.
+public protocol PageStore: AnyObject {
+    /// The version being written (a write transaction) or read (a snapshot).
+    var version: UInt64 { get }
+
+    /// The page `pgno` as this transaction sees it: its own dirty copy if it has one, otherwise the
+    /// committed page. The store checks bounds and, the first time it is touched, the checksum.
+    /// The pointer stays valid until the transaction ends.
+    /// - Throws: `.corrupt` for a number outside the file or a checksum that does not hold.
+    func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer
+
+    /// Whether `pgno` was allocated by this transaction (and may therefore be edited in place).
+    func isWritable(_ pgno: PageNumber) -> Bool
+
+    /// The writable memory of a page this transaction allocated (`isWritable(pgno)` must hold).
+    func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer
+
+    /// A fresh zeroed page owned by this transaction.
+    /// - Throws: `.invalidArgument` on a read-only store, `.noSpace`/`.io` if the file cannot grow.
+    func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+
+    /// Gives up `pgno`, which this version no longer references. A page allocated by this same
+    /// transaction is reusable at once; a committed one only once no reader can see it.
+    func free(_ pgno: PageNumber)
+}
