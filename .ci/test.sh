@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds and runs every test of Cove: the CMake build of libcove.so with its checks and the C
+# tests (ctest), the Python package built on that same libcove with its pytest suite, and the
+# Swift tests. The Swift sources compile once for libcove; C and Python reuse that build.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$COVE_ROOT"
+start=$SECONDS
+
+echo "== libcove.so (CMake, Ninja) and its checks and C tests"
+cmake -S . -B build/cmake -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build/cmake
+ctest --test-dir build/cmake --output-on-failure
+
+echo "== Python package on the same libcove, and pytest"
+COVE_LIBRARY=$COVE_ROOT/build/cmake/libcove.so python -m pip install --quiet --disable-pip-version-check \
+  --no-build-isolation --force-reinstall --no-deps ./bindings/python
+(cd build && python -m pytest -q "$COVE_ROOT/bindings/python/tests")
+
+echo "== Swift tests"
+swift build --build-tests
+swift test --skip-build
+
+echo "all tests passed in $((SECONDS - start)) s"

@@ -1,0 +1,55 @@
+// Realm.Configuration: where a realm lives and how it behaves, after realm-swift's type of the
+// same name.
+import CoveStorage
+
+extension Realm {
+    /// How hard a commit works to survive a crash.
+    public enum Durability: Sendable, Equatable {
+        /// A commit is on stable storage when it returns (one flush per commit).
+        case full
+        /// No flush: a commit survives the process crashing, not the machine losing power.
+        case noSync
+        /// An unlinked temporary file: the data disappears when the realm closes.
+        case memoryOnly
+    }
+
+    /// Where a realm lives and how it behaves.
+    public struct Configuration: Sendable, Equatable {
+        /// The database file; `nil` with `inMemory` false is refused. Its lock file is `<path>.lock`.
+        public var path: String?
+        /// Keep the data in a temporary file that disappears on close (path is then ignored).
+        public var inMemory: Bool
+        /// Open without writing: writes fail with `.readOnly`, and the file must exist.
+        public var readOnly: Bool
+        /// The cap on versions pinned at once across every process; 0 = unlimited.
+        public var maxActiveVersions: UInt64
+        /// Flushing policy of commits.
+        public var durability: Durability
+        /// How long `beginWrite` waits for the write lock, in milliseconds; -1 = forever.
+        public var writeTimeoutMilliseconds: Int64
+
+        public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
+                    maxActiveVersions: UInt64 = 0, durability: Durability = .full,
+                    writeTimeoutMilliseconds: Int64 = -1) {
+            self.path = path
+            self.inMemory = inMemory
+            self.readOnly = readOnly
+            self.maxActiveVersions = maxActiveVersions
+            self.durability = durability
+            self.writeTimeoutMilliseconds = writeTimeoutMilliseconds
+        }
+
+        var storageOptions: StorageOptions {
+            var options = StorageOptions()
+            switch inMemory ? .memoryOnly : durability {
+            case .full: options.durability = .full
+            case .noSync: options.durability = .noSync
+            case .memoryOnly: options.durability = .memoryOnly
+            }
+            options.readOnly = readOnly
+            options.maxActiveVersions = maxActiveVersions
+            options.writeTimeoutMs = writeTimeoutMilliseconds
+            return options
+        }
+    }
+}

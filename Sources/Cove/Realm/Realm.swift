@@ -1,0 +1,278 @@
+// Realm: an open database as one thread sees it. A live realm pins a snapshot of one version and
+// moves forward on refresh or when it begins a write; a frozen realm stays on its version forever.
+import CoveStorage
+import Synchronization
+
+/// An open Cove database, confined to one thread at a time (frozen realms excepted).
+///
+/// A live realm reads the version it last advanced to; `refresh()` moves it to the newest commit
+/// of any thread or process, and `beginWrite()` does so too before it takes the write lock.
+public final class Realm {
+    /// The configuration this realm was opened with.
+    public let configuration: Configuration
+    /// Whether this realm is an immutable snapshot (see `freeze()`).
+    public let isFrozen: Bool
+
+    let file: RealmFile
+    private var snapshot: Snapshot?
+    private var writeTransaction: WriteTransaction?
+    private var closedReason: String?
+
+    /// Opens (creating if needed) the realm a configuration describes.
+    /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
+    ///   damaged), `.format` (written by a newer Cove), `.invalidArgument` (no path given).
+    public convenience init(configuration: Configuration) throws(CoveError) {
+        if configuration.path == nil && !configuration.inMemory {
+            throw CoveError(.invalidArgument, "a configuration needs a path, or inMemory set")
+        }
+        let storage: Storage
+        do {
+            storage = try Storage.open(path: configuration.inMemory ? nil : configuration.path,
+                                       options: configuration.storageOptions)
+        } catch {
+            throw CoveError(error)
+        }
+        let snapshot: Snapshot
+        do {
+            snapshot = try storage.beginRead()
+        } catch {
+            storage.close()
+            throw CoveError(error)
+        }
+        self.init(configuration: configuration, file: RealmFile(storage), frozen: false, snapshot: snapshot)
+    }
+
+    private init(configuration: Configuration, file: RealmFile, frozen: Bool, snapshot: Snapshot) {
+        self.configuration = configuration
+        self.file = file
+        self.isFrozen = frozen
+        self.snapshot = snapshot
+        file.retainUser()
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: State
+
+    /// Whether `close()` was called (or a failed commit closed the realm).
+    public var isClosed: Bool { closedReason != nil }
+
+    /// Whether a write transaction is in progress on this realm.
+    public var isInWriteTransaction: Bool { writeTransaction != nil }
+
+    /// The version this realm sees: the commit version of its snapshot; inside a write, the
+    /// version the write started from.
+    public var version: UInt64 {
+        get throws(CoveError) {
+            try checkOpen()
+            if let w = writeTransaction { return w.baseVersion }
+            return try pinnedSnapshot().version
+        }
+    }
+
+    /// The number of versions pinned now in the file by every process, the newest included.
+    public func activeVersionCount() throws(CoveError) -> UInt64 {
+        try checkOpen()
+        return file.storage.activeVersionCount()
+    }
+
+    // MARK: Transactions
+
+    /// Begins a write transaction, advancing to the newest version first.
+    /// - Throws: `.alreadyInWrite`, `.frozen`, `.readOnly`, `.locked` (timeout), `.tooManyVersions`,
+    ///   `.closed`.
+    public func beginWrite() throws(CoveError) {
+        try checkOpen()
+        if isFrozen { throw CoveError(.frozen, "a frozen realm cannot write") }
+        if writeTransaction != nil { throw CoveError(.alreadyInWrite, "the realm is already in a write transaction") }
+        if configuration.readOnly { throw CoveError(.readOnly, "the realm was opened read-only") }
+        do {
+            let w = try file.storage.beginWrite()
+            // The write starts from the newest version: the realm's snapshot moves there too, so
+            // what it reads inside the write is the write's own state.
+            snapshot?.end()
+            snapshot = nil
+            writeTransaction = w
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Commits the write transaction; at `.full` durability it is on stable storage on return.
+    /// - Throws: `.notInWrite`; `.io`/`.noSpace` (the realm is then closed and the file keeps its
+    ///   last committed version); `.tooManyVersions` (the transaction is cancelled).
+    public func commitWrite() throws(CoveError) {
+        try checkOpen()
+        guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
+        writeTransaction = nil
+        do {
+            _ = try w.commit()
+        } catch {
+            let e = CoveError(error)
+            if e.code == .io || e.code == .noSpace || e.code == .closed {
+                close(reason: "the realm was closed after a failed commit: \(e.message)")
+            } else {
+                try? repin()
+            }
+            throw e
+        }
+        do {
+            try repin()
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Discards the write transaction's changes and releases the write lock.
+    public func cancelWrite() throws(CoveError) {
+        try checkOpen()
+        guard let w = writeTransaction else { throw CoveError(.notInWrite, "cancel outside a write transaction") }
+        writeTransaction = nil
+        w.cancel()
+        do {
+            try repin()
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Runs `block` in a write transaction: commits when it returns, cancels when it throws.
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { try? cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Advances to the newest committed version of any thread or process.
+    /// - Returns: whether the version changed.
+    /// - Throws: `.inWrite` inside a write, `.frozen`, `.closed`.
+    @discardableResult
+    public func refresh() throws(CoveError) -> Bool {
+        try checkOpen()
+        if isFrozen { throw CoveError(.frozen, "a frozen realm cannot refresh") }
+        if writeTransaction != nil { throw CoveError(.inWrite, "refresh inside a write transaction") }
+        let before = snapshot?.version
+        if let s = snapshot, s.version == file.storage.latestVersion() { return false }
+        do {
+            try repin()
+        } catch {
+            throw CoveError(error)
+        }
+        return snapshot?.version != before
+    }
+
+    /// Releases the pinned version; the next read pins the newest one.
+    /// - Throws: `.inWrite`, `.frozen`, `.closed`.
+    public func invalidate() throws(CoveError) {
+        try checkOpen()
+        if isFrozen { throw CoveError(.frozen, "a frozen realm cannot be invalidated") }
+        if writeTransaction != nil { throw CoveError(.inWrite, "invalidate inside a write transaction") }
+        snapshot?.end()
+        snapshot = nil
+    }
+
+    /// An immutable snapshot of this realm's current version, readable from any thread.
+    /// - Throws: `.inWrite` inside a write, `.tooManyVersions`, `.closed`.
+    public func freeze() throws(CoveError) -> Realm {
+        try checkOpen()
+        if isFrozen { return self }
+        if writeTransaction != nil { throw CoveError(.inWrite, "cannot freeze inside a write transaction") }
+        // The frozen realm pins this realm's own version, which this realm's snapshot keeps
+        // alive, so the copy cannot miss it.
+        let current = try pinnedSnapshot()
+        let pinned: Snapshot
+        do {
+            pinned = try current.duplicate()
+        } catch {
+            throw CoveError(error)
+        }
+        let frozen = Realm(configuration: configuration, file: file, frozen: true, snapshot: pinned)
+        return frozen
+    }
+
+    /// Checks the whole file: page checksums, tree order and counts, and that live and free pages
+    /// partition the file. Returns a readable report.
+    /// - Throws: `.corrupt` naming the first problem; `.closed`.
+    public func verify() throws(CoveError) -> String {
+        try checkOpen()
+        do {
+            return String(describing: try file.storage.verify())
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Closes the realm: cancels a write in progress, unpins its version, and closes the file when
+    /// no other realm (a frozen one) still uses it. Closing twice is fine.
+    public func close() {
+        close(reason: "the realm is closed")
+    }
+
+    // MARK: Internals
+
+    private func close(reason: String) {
+        guard closedReason == nil else { return }
+        closedReason = reason
+        writeTransaction?.cancel()
+        writeTransaction = nil
+        snapshot?.end()
+        snapshot = nil
+        file.releaseUser()
+    }
+
+    private func checkOpen() throws(CoveError) {
+        if let reason = closedReason { throw CoveError(.closed, reason) }
+    }
+
+    /// The snapshot this realm reads, pinning the newest version if it has none.
+    func pinnedSnapshot() throws(CoveError) -> Snapshot {
+        if let s = snapshot { return s }
+        do {
+            let s = try file.storage.beginRead()
+            snapshot = s
+            return s
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    private func repin() throws(StorageError) {
+        let next = try file.storage.beginRead()
+        snapshot?.end()
+        snapshot = next
+    }
+}
+
+/// One open file shared by a live realm and the frozen realms made from it; the storage closes
+/// when the last of them closes.
+/// Frozen realms may close on any thread, hence the lock around the count.
+final class RealmFile {
+    let storage: Storage
+    private let users = Mutex(0)
+
+    init(_ storage: Storage) {
+        self.storage = storage
+    }
+
+    func retainUser() {
+        users.withLock { $0 += 1 }
+    }
+
+    func releaseUser() {
+        let last = users.withLock { (n: inout Int) -> Bool in
+            n -= 1
+            return n == 0
+        }
+        if last { storage.close() }
+    }
+}

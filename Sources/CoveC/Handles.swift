@@ -1,0 +1,56 @@
+// Handles: every pointer the C API hands out is a retained Swift object whose class tells its
+// kind, so a handle of the wrong kind is refused with a status instead of being misread.
+import CCove
+import Cove
+
+/// The base of every handle; its reference count is the handle's.
+class Handle {
+    /// The name C callers know the kind by, for messages.
+    class var kindName: String { "handle" }
+
+    /// A new +1 pointer for C.
+    final func retainedPointer() -> OpaquePointer {
+        OpaquePointer(Unmanaged.passRetained(self).toOpaque())
+    }
+}
+
+/// A `cove_config_t`.
+final class ConfigHandle: Handle {
+    override class var kindName: String { "cove_config_t" }
+    var configuration: Realm.Configuration
+
+    init(_ configuration: Realm.Configuration) {
+        self.configuration = configuration
+    }
+}
+
+/// A `cove_realm_t`: a live or frozen realm.
+final class RealmHandle: Handle {
+    override class var kindName: String { "cove_realm_t" }
+    let realm: Realm
+
+    init(_ realm: Realm) {
+        self.realm = realm
+    }
+
+    deinit {
+        realm.close()
+    }
+}
+
+/// The handle behind `pointer`, which must be of kind `H`. A made-up pointer is undefined
+/// behaviour, as the header says; NULL and other kinds are refused.
+func handle<H: Handle>(_ pointer: UnsafeRawPointer?, _ kind: H.Type, _ name: StaticString,
+                       in function: StaticString) throws(CFailure) -> H {
+    guard let pointer else { throw invalidArgument(function, "\(name) is NULL") }
+    let object = Unmanaged<Handle>.fromOpaque(pointer).takeUnretainedValue()
+    guard let typed = object as? H else {
+        throw invalidArgument(function, "\(name) is a \(type(of: object).kindName), expected a \(H.kindName)")
+    }
+    return typed
+}
+
+func handle<H: Handle>(_ pointer: OpaquePointer?, _ kind: H.Type, _ name: StaticString,
+                       in function: StaticString) throws(CFailure) -> H {
+    try handle(UnsafeRawPointer(pointer), kind, name, in: function)
+}

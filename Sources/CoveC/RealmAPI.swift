@@ -1,0 +1,109 @@
+// cove_open, cove_close and the transaction and version functions of a realm.
+import CCove
+import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@c @implementation
+public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_open")
+        let c = try handle(config, ConfigHandle.self, "config", in: "cove_open")
+        let realm = try call { () throws(CoveError) in try Realm(configuration: c.configuration) }
+        out.pointee = RealmHandle(realm).retainedPointer()
+    }
+}
+
+@c @implementation
+public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        try handle(realm, RealmHandle.self, "realm", in: "cove_close").realm.close()
+    }
+}
+
+@c @implementation
+public func cove_begin_write(_ realm: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_begin_write").realm
+        try call { () throws(CoveError) in try r.beginWrite() }
+    }
+}
+
+@c @implementation
+public func cove_commit(_ realm: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_commit").realm
+        try call { () throws(CoveError) in try r.commitWrite() }
+    }
+}
+
+@c @implementation
+public func cove_cancel_write(_ realm: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_cancel_write").realm
+        try call { () throws(CoveError) in try r.cancelWrite() }
+    }
+}
+
+@c @implementation
+public func cove_is_in_write(_ realm: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_is_in_write")
+        out.pointee = try handle(realm, RealmHandle.self, "realm", in: "cove_is_in_write").realm.isInWriteTransaction
+    }
+}
+
+@c @implementation
+public func cove_refresh(_ realm: OpaquePointer?, _ outDidAdvance: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_refresh").realm
+        let advanced = try call { () throws(CoveError) in try r.refresh() }
+        outDidAdvance?.pointee = advanced
+    }
+}
+
+@c @implementation
+public func cove_invalidate(_ realm: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_invalidate").realm
+        try call { () throws(CoveError) in try r.invalidate() }
+    }
+}
+
+@c @implementation
+public func cove_freeze(_ realm: OpaquePointer?, _ outFrozen: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outFrozen, "out_frozen", in: "cove_freeze")
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_freeze").realm
+        let frozen = try call { () throws(CoveError) in try r.freeze() }
+        out.pointee = RealmHandle(frozen).retainedPointer()
+    }
+}
+
+@c @implementation
+public func cove_version(_ realm: OpaquePointer?, _ outVersion: UnsafeMutablePointer<UInt64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outVersion, "out_version", in: "cove_version")
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_version").realm
+        out.pointee = try call { () throws(CoveError) in try r.version }
+    }
+}
+
+@c @implementation
+public func cove_active_versions(_ realm: OpaquePointer?, _ outCount: UnsafeMutablePointer<UInt64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outCount, "out_count", in: "cove_active_versions")
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_active_versions").realm
+        out.pointee = try call { () throws(CoveError) in try r.activeVersionCount() }
+    }
+}
+
+@c @implementation
+public func cove_verify(_ realm: OpaquePointer?, _ outReport: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_verify").realm
+        let report = try call { () throws(CoveError) in try r.verify() }
+        outReport?.pointee = strdup(report)
+    }
+}

@@ -1,0 +1,42 @@
+// `cove check FILE`: runs verify() over a file and prints what it found.
+import ArgumentParser
+import Cove
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a Cove file: page checksums, tree order and counts, and free space.")
+
+    @Argument(help: "The Cove file to check.")
+    var file: String
+
+    func run() throws {
+        do {
+            let realm = try Realm(configuration: .init(path: file, readOnly: true))
+            defer { realm.close() }
+            print(try realm.verify())
+            print("\(file): ok")
+        } catch {
+            throw exitWith(error)
+        }
+    }
+}
+
+/// `cove info FILE`: the version a file is at and how many versions are pinned.
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the version of a Cove file.")
+
+    @Argument(help: "The Cove file.")
+    var file: String
+
+    func run() throws {
+        do {
+            let realm = try Realm(configuration: .init(path: file, readOnly: true))
+            defer { realm.close() }
+            print("file: \(file)")
+            print("version: \(try realm.version)")
+            print("active versions: \(try realm.activeVersionCount())")
+        } catch {
+            throw exitWith(error)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+// The first slice through the Swift API: creating and reopening files, the error cases of
+// opening, transactions, refresh across handles, freezing, read-only and in-memory realms.
+import XCTest
+import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class RealmTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        var template = Array("/tmp/cove-tests-XXXXXX".utf8CString)
+        folder = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress)!) }
+    }
+
+    override func tearDownWithError() throws {
+        _ = system("rm -rf '\(folder)'")
+    }
+
+    private func config(_ name: String, durability: Realm.Durability = .noSync) -> Realm.Configuration {
+        Realm.Configuration(path: "\(folder)/\(name)", durability: durability)
+    }
+
+    private func assertThrows(_ code: CoveError.Code, containing text: String,
+                              file: StaticString = #filePath, line: UInt = #line,
+                              _ body: () throws -> Void) {
+        do {
+            try body()
+            XCTFail("expected \(code)", file: file, line: line)
+        } catch let error as CoveError {
+            XCTAssertEqual(error.code, code, error.message, file: file, line: line)
+            XCTAssertTrue(error.message.contains(text), "message: \(error.message)", file: file, line: line)
+        } catch {
+            XCTFail("unexpected \(error)", file: file, line: line)
+        }
+    }
+
+    func testCreateAndReopen() throws {
+        let c = config("a.cove", durability: .full)
+        let start: UInt64
+        do {
+            let realm = try Realm(configuration: c)
+            XCTAssertEqual(access(c.path!, F_OK), 0)
+            XCTAssertEqual(access(c.path! + ".lock", F_OK), 0)
+            start = try realm.version
+            try realm.write {}
+            XCTAssertEqual(try realm.version, start + 1)
+            XCTAssertFalse(try realm.verify().isEmpty)
+            realm.close()
+            realm.close()
+            assertThrows(.closed, containing: "closed") { try realm.beginWrite() }
+        }
+        let again = try Realm(configuration: c)
+        XCTAssertEqual(try again.version, start + 1)
+    }
+
+    func testNotACoveFileIsCorrupt() throws {
+        let path = "\(folder)/notes.txt"
+        let text = String(repeating: "plain text, not a database\n", count: 400)
+        XCTAssertTrue(FileHelper.write(path, text))
+        assertThrows(.corrupt, containing: "not a Cove file") {
+            _ = try Realm(configuration: .init(path: path))
+        }
+        XCTAssertEqual(FileHelper.read(path), text, "a refused file is left as it was")
+    }
+
+    func testMissingDirectoryIsIOError() {
+        assertThrows(.io, containing: "no/such/dir/x.cove") {
+            _ = try Realm(configuration: .init(path: "\(folder)/no/such/dir/x.cove"))
+        }
+    }
+
+    func testTransactionStateErrors() throws {
+        let realm = try Realm(configuration: config("t.cove"))
+        assertThrows(.notInWrite, containing: "outside") { try realm.commitWrite() }
+        assertThrows(.notInWrite, containing: "outside") { try realm.cancelWrite() }
+        try realm.beginWrite()
+        XCTAssertTrue(realm.isInWriteTransaction)
+        assertThrows(.alreadyInWrite, containing: "already") { try realm.beginWrite() }
+        assertThrows(.inWrite, containing: "inside") { try realm.refresh() }
+        assertThrows(.inWrite, containing: "inside") { _ = try realm.freeze() }
+        try realm.cancelWrite()
+        let v = try realm.version
+        struct Boom: Error {}
+        XCTAssertThrowsError(try realm.write { throw Boom() })
+        XCTAssertFalse(realm.isInWriteTransaction)
+        XCTAssertEqual(try realm.version, v)
+    }
+
+    func testRefreshSeesOtherHandlesCommits() throws {
+        let a = try Realm(configuration: config("r.cove"))
+        let b = try Realm(configuration: config("r.cove"))
+        let v = try a.version
+        try b.write {}
+        XCTAssertEqual(try a.version, v, "a snapshot does not move by itself")
+        XCTAssertTrue(try a.refresh())
+        XCTAssertEqual(try a.version, v + 1)
+        XCTAssertFalse(try a.refresh())
+    }
+
+    func testFrozenRealmKeepsItsVersion() throws {
+        let realm = try Realm(configuration: config("f.cove"))
+        let frozen = try realm.freeze()
+        XCTAssertTrue(frozen.isFrozen)
+        let v = try frozen.version
+        try realm.write {}
+        try realm.write {}
+        XCTAssertEqual(try frozen.version, v)
+        XCTAssertEqual(try realm.activeVersionCount(), 2)
+        assertThrows(.frozen, containing: "frozen") { try frozen.beginWrite() }
+        assertThrows(.frozen, containing: "frozen") { try frozen.refresh() }
+        frozen.close()
+        XCTAssertEqual(try realm.activeVersionCount(), 1)
+    }
+
+    func testFreezeShowsTheRealmsOwnVersionNotTheNewest() throws {
+        let a = try Realm(configuration: config("g.cove"))
+        let b = try Realm(configuration: config("g.cove"))
+        let v = try a.version
+        try b.write {}
+        let frozen = try a.freeze()
+        XCTAssertEqual(try frozen.version, v)
+        XCTAssertEqual(try a.version, v, "freezing does not advance the live realm")
+    }
+
+    func testReadOnly() throws {
+        let c = config("ro.cove")
+        try Realm(configuration: c).close()
+        var ro = c
+        ro.readOnly = true
+        let realm = try Realm(configuration: ro)
+        assertThrows(.readOnly, containing: "read-only") { try realm.beginWrite() }
+    }
+
+    func testInMemory() throws {
+        let realm = try Realm(configuration: .init(inMemory: true))
+        let v = try realm.version
+        try realm.write {}
+        XCTAssertEqual(try realm.version, v + 1)
+        assertThrows(.invalidArgument, containing: "path") {
+            _ = try Realm(configuration: .init())
+        }
+    }
+
+    func testStatusNames() {
+        XCTAssertEqual(CoveError.Code.corrupt.statusName, "COVE_ERR_CORRUPT")
+        XCTAssertEqual(CoveError.Code.tooManyVersions.statusName, "COVE_ERR_TOO_MANY_VERSIONS")
+        XCTAssertEqual(CoveError.Code.invalidArgument.statusName, "COVE_ERR_INVALID_ARGUMENT")
+        XCTAssertEqual(CoveError.Code.internal.statusName, "COVE_ERR_INTERNAL")
+    }
+}
+
+/// Plain file access for the tests, without Foundation.
+enum FileHelper {
+    static func write(_ path: String, _ text: String) -> Bool {
+        guard let f = fopen(path, "w") else { return false }
+        defer { fclose(f) }
+        return fputs(text, f) >= 0
+    }
+
+    static func read(_ path: String) -> String? {
+        guard let f = fopen(path, "r") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

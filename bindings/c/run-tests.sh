@@ -1,0 +1,26 @@
+#!/bin/sh
+# Builds every C test and example against an installed Cove through pkg-config alone (plus an
+# rpath to the installed library) and runs each under `env -i`, as a user's program would run.
+# Usage: run-tests.sh INSTALL_PREFIX BUILD_DIR
+set -eu
+prefix=$1; out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+pcdir=$(dirname "$(find "$prefix" -name cove.pc | head -n 1)")
+cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags cove)
+libs=$(PKG_CONFIG_PATH=$pcdir pkg-config --libs cove)
+libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir cove)
+failed=0; passed=0
+for src in "$here"/tests/*.c "$here"/examples/*.c; do
+  name=$(basename "$src" .c)
+  cc -std=c99 -Wall -Wextra -pedantic -Werror $cflags "$src" -o "$out/$name" $libs -Wl,-rpath,"$libdir"
+  work=$(mktemp -d)
+  if (cd "$work" && env -i "$out/$name"); then
+    passed=$((passed + 1)); echo "PASS $name"
+  else
+    failed=$((failed + 1)); echo "FAIL $name"
+  fi
+  rm -rf "$work"
+done
+echo "c: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

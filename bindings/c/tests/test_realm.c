@@ -1,0 +1,202 @@
+/* The first slice of the C API: versions, statuses and messages, configuration, opening and
+ * reopening a file, the error cases of opening, transactions and versions, freezing, and the
+ * refusal of NULL and wrong-kind handles. Runs in an empty working directory. */
+#include <cove.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static void test_versions_and_statuses(void) {
+    CHECK(cove_version_number() == COVE_VERSION_NUMBER);
+    CHECK(strcmp(cove_version_string(), COVE_VERSION_STRING) == 0);
+    CHECK(strcmp(cove_status_name(COVE_OK), "COVE_OK") == 0);
+    CHECK(strcmp(cove_status_name(COVE_ERR_CORRUPT), "COVE_ERR_CORRUPT") == 0);
+    CHECK(strcmp(cove_status_name(COVE_ERR_TOO_MANY_VERSIONS), "COVE_ERR_TOO_MANY_VERSIONS") == 0);
+    CHECK(strcmp(cove_status_name(COVE_ERR_INTERNAL), "COVE_ERR_INTERNAL") == 0);
+    CHECK(strcmp(cove_status_name(9999), "COVE_ERR_UNKNOWN") == 0);
+    CHECK(strcmp(cove_status_name(-1), "COVE_ERR_UNKNOWN") == 0);
+    CHECK(cove_last_error_message() != NULL);
+}
+
+static void test_bad_arguments(void) {
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    bool flag = false;
+    CHECK_FAILS(cove_config_new("x.cove", NULL), COVE_ERR_INVALID_ARGUMENT, "out is NULL");
+    CHECK_FAILS(cove_config_new("", &config), COVE_ERR_INVALID_ARGUMENT, "path is empty");
+    CHECK_FAILS(cove_config_new("\xff\xfe.cove", &config), COVE_ERR_INVALID_ARGUMENT, "not valid UTF-8");
+    CHECK_FAILS(cove_open(NULL, &realm), COVE_ERR_INVALID_ARGUMENT, "config is NULL");
+    CHECK_FAILS(cove_begin_write(NULL), COVE_ERR_INVALID_ARGUMENT, "realm is NULL");
+    CHECK_FAILS(cove_is_frozen(NULL, &flag), COVE_ERR_INVALID_ARGUMENT, "handle is NULL");
+
+    CHECK_OK(cove_config_new("bad-args.cove", &config));
+    CHECK_FAILS(cove_config_set_durability(config, 7), COVE_ERR_INVALID_ARGUMENT, "durability 7");
+    CHECK_FAILS(cove_config_set_write_timeout_ms(config, -2), COVE_ERR_INVALID_ARGUMENT, "below -1");
+    /* A configuration where a realm is expected is refused by kind. */
+    CHECK_FAILS(cove_begin_write((cove_realm_t*)config), COVE_ERR_INVALID_ARGUMENT,
+                "is a cove_config_t, expected a cove_realm_t");
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_FAILS(cove_config_set_read_only((cove_config_t*)realm, true), COVE_ERR_INVALID_ARGUMENT,
+                "expected a cove_config_t");
+    CHECK_FAILS(cove_open(config, NULL), COVE_ERR_INVALID_ARGUMENT, "out is NULL");
+    cove_release(realm);
+    cove_release(config);
+    cove_release(NULL);
+}
+
+static void test_create_and_reopen(void) {
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    uint64_t version = 0, first = 0;
+    bool in_write = true;
+
+    CHECK_OK(cove_config_new("slice.cove", &config));
+    CHECK_OK(cove_open(config, &realm));
+    CHECK(access("slice.cove", F_OK) == 0);
+    CHECK(access("slice.cove.lock", F_OK) == 0);
+    CHECK_OK(cove_version(realm, &first));
+    CHECK_OK(cove_is_in_write(realm, &in_write));
+    CHECK(!in_write);
+
+    CHECK_FAILS(cove_commit(realm), COVE_ERR_NOT_IN_WRITE, "outside a write");
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_FAILS(cove_begin_write(realm), COVE_ERR_ALREADY_IN_WRITE, "already in a write");
+    CHECK_FAILS(cove_refresh(realm, NULL), COVE_ERR_IN_WRITE, "inside a write");
+    CHECK_OK(cove_is_in_write(realm, &in_write));
+    CHECK(in_write);
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_version(realm, &version));
+    CHECK(version == first + 1);
+
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_cancel_write(realm));
+    CHECK_OK(cove_version(realm, &version));
+    CHECK(version == first + 1);
+
+    char* report = NULL;
+    CHECK_OK(cove_verify(realm, &report));
+    CHECK(report != NULL && strlen(report) > 0);
+    cove_free(report);
+
+    CHECK_OK(cove_close(realm));
+    CHECK_OK(cove_close(realm)); /* closing twice is fine */
+    CHECK_FAILS(cove_begin_write(realm), COVE_ERR_CLOSED, "closed");
+    cove_release(realm);
+
+    /* Reopen: the committed version is still there. */
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_OK(cove_version(realm, &version));
+    CHECK(version == first + 1);
+    cove_release(realm); /* releasing an open realm closes it */
+    cove_release(config);
+}
+
+static void test_open_errors(void) {
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+
+    FILE* f = fopen("not-cove.txt", "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 2000; i++) fputs("this is a text file, not a database\n", f);
+    fclose(f);
+    CHECK_OK(cove_config_new("not-cove.txt", &config));
+    CHECK_FAILS(cove_open(config, &realm), COVE_ERR_CORRUPT, "not a Cove file");
+    CHECK(realm == NULL);
+    cove_release(config);
+
+    CHECK_OK(cove_config_new("no/such/directory/x.cove", &config));
+    CHECK_FAILS(cove_open(config, &realm), COVE_ERR_IO, "no/such/directory/x.cove");
+    CHECK(realm == NULL);
+    cove_release(config);
+
+    CHECK_OK(cove_config_new("missing.cove", &config));
+    CHECK_OK(cove_config_set_read_only(config, true));
+    CHECK(cove_open(config, &realm) != COVE_OK);
+    cove_release(config);
+}
+
+static void test_versions_freeze_and_read_only(void) {
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    cove_realm_t* other = NULL;
+    cove_realm_t* frozen = NULL;
+    uint64_t version = 0, frozen_version = 0, count = 0;
+    bool advanced = false, is_frozen = false;
+
+    CHECK_OK(cove_config_new("versions.cove", &config));
+    CHECK_OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_OK(cove_open(config, &other));
+
+    CHECK_OK(cove_freeze(realm, &frozen));
+    CHECK_OK(cove_is_frozen(frozen, &is_frozen));
+    CHECK(is_frozen);
+    CHECK_OK(cove_is_frozen(realm, &is_frozen));
+    CHECK(!is_frozen);
+    CHECK_OK(cove_version(frozen, &frozen_version));
+    CHECK_FAILS(cove_begin_write(frozen), COVE_ERR_FROZEN, "frozen");
+    CHECK_FAILS(cove_refresh(frozen, &advanced), COVE_ERR_FROZEN, "frozen");
+
+    CHECK_OK(cove_begin_write(other));
+    CHECK_FAILS(cove_freeze(other, &frozen), COVE_ERR_IN_WRITE, "inside a write");
+    CHECK_OK(cove_commit(other));
+
+    /* The other handle's commit is seen after a refresh, not before. */
+    CHECK_OK(cove_version(realm, &version));
+    CHECK(version == frozen_version);
+    CHECK_OK(cove_refresh(realm, &advanced));
+    CHECK(advanced);
+    CHECK_OK(cove_version(realm, &version));
+    CHECK(version == frozen_version + 1);
+    CHECK_OK(cove_refresh(realm, &advanced));
+    CHECK(!advanced);
+
+    /* The frozen realm still pins its version. */
+    CHECK_OK(cove_version(frozen, &version));
+    CHECK(version == frozen_version);
+    CHECK_OK(cove_active_versions(realm, &count));
+    CHECK(count >= 2);
+    cove_release(frozen);
+    CHECK_OK(cove_active_versions(realm, &count));
+    CHECK(count == 1);
+
+    CHECK_OK(cove_invalidate(realm));
+    CHECK_OK(cove_version(realm, &version)); /* pins the newest again */
+    CHECK(version == frozen_version + 1);
+    cove_release(other);
+    cove_release(realm);
+
+    CHECK_OK(cove_config_set_read_only(config, true));
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_FAILS(cove_begin_write(realm), COVE_ERR_READ_ONLY, "read-only");
+    cove_release(realm);
+    cove_release(config);
+}
+
+static void test_in_memory(void) {
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    uint64_t before = 0, after = 0;
+    CHECK_OK(cove_config_new(NULL, &config));
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_OK(cove_version(realm, &before));
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_version(realm, &after));
+    CHECK(after == before + 1);
+    /* Handles may be released in any order: the realm outlives its configuration. */
+    cove_release(config);
+    cove_release(realm);
+}
+
+int main(void) {
+    test_versions_and_statuses();
+    test_bad_arguments();
+    test_create_and_reopen();
+    test_open_errors();
+    test_versions_freeze_and_read_only();
+    test_in_memory();
+    return check_summary("test_realm");
+}

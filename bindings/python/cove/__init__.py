@@ -1,0 +1,43 @@
+"""Cove: an embedded object database with live queries.
+
+    import cove
+    with cove.open("app.cove") as realm:
+        with realm.write():
+            ...
+"""
+from __future__ import annotations
+
+from ._errors import (
+    CallbackError,
+    ClosedError,
+    DuplicateKeyError,
+    Error,
+    FrozenError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidatedError,
+    MigrationRequiredError,
+    NotFoundError,
+    OutOfRangeError,
+    QuerySyntaxError,
+    ReadOnlyError,
+    SchemaError,
+    StorageError,
+    TooManyVersionsError,
+    TransactionError,
+    WrongTypeError,
+)
+from ._lib import ffi as _ffi
+from ._lib import lib as _lib
+from ._realm import Realm, open
+
+__version__: str = _ffi.string(_lib.cove_version_string()).decode()
+"""The version of the loaded libcove."""
+
+__all__ = [
+    "open", "Realm", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
+    "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
+    "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
+    "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
+    "__version__",
+]

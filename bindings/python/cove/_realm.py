@@ -1,0 +1,174 @@
+"""Opening a realm and its transactions, versions and freezing."""
+from __future__ import annotations
+
+import os
+import weakref
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional, Union
+
+from ._errors import InvalidArgumentError
+from ._lib import check, ffi, lib, release_handle
+
+_DURABILITY = {"full": 0, "no_sync": 1, "mem_only": 2}
+
+
+class Realm:
+    """An open Cove database. Use it from one thread at a time; a frozen realm from any thread.
+
+    A live realm reads the version it last advanced to: ``refresh()`` moves it to the newest
+    commit of any thread or process, and a write starts from the newest version.
+    """
+
+    def __init__(self, handle: Any, *, path: Optional[str], frozen: bool) -> None:
+        self._handle = handle
+        self._path = path
+        self._frozen = frozen
+        self._finalizer = weakref.finalize(self, release_handle, handle)
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the realm (cancelling a write in progress). Calling it again does nothing."""
+        if self._finalizer.alive:
+            check(lib.cove_close(self._handle))
+            self._finalizer()
+
+    @property
+    def is_closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __enter__(self) -> "Realm":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _h(self) -> Any:
+        if not self._finalizer.alive:
+            # The handle is gone; the library still answers CLOSED for the closed realm's calls,
+            # but the Python object no longer holds a handle to pass.
+            from ._errors import ClosedError
+            raise ClosedError(11, "the realm is closed")
+        return self._handle
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Optional[str]:
+        """The file, or None for an in-memory realm."""
+        return self._path
+
+    @property
+    def version(self) -> int:
+        """The commit version this realm sees (inside a write: the version it started from)."""
+        out = ffi.new("uint64_t*")
+        check(lib.cove_version(self._h(), out))
+        return int(out[0])
+
+    @property
+    def active_versions(self) -> int:
+        """How many versions every process pins now, the newest included."""
+        out = ffi.new("uint64_t*")
+        check(lib.cove_active_versions(self._h(), out))
+        return int(out[0])
+
+    @property
+    def in_write(self) -> bool:
+        out = ffi.new("bool*")
+        check(lib.cove_is_in_write(self._h(), out))
+        return bool(out[0])
+
+    @property
+    def is_frozen(self) -> bool:
+        return self._frozen
+
+    # -- transactions --------------------------------------------------------------------------
+
+    def begin_write(self) -> None:
+        """Begins a write transaction, advancing to the newest version first."""
+        check(lib.cove_begin_write(self._h()))
+
+    def commit(self) -> None:
+        """Commits the write transaction (durable on return unless durability says otherwise)."""
+        check(lib.cove_commit(self._h()))
+
+    def cancel_write(self) -> None:
+        """Discards the write transaction's changes."""
+        check(lib.cove_cancel_write(self._h()))
+
+    @contextmanager
+    def write(self) -> Iterator["Realm"]:
+        """``with realm.write():`` commits on success and cancels on an exception."""
+        self.begin_write()
+        try:
+            yield self
+        except BaseException:
+            if self._finalizer.alive and self.in_write:
+                self.cancel_write()
+            raise
+        if self.in_write:
+            self.commit()
+
+    def refresh(self) -> bool:
+        """Advances to the newest version; returns whether it changed."""
+        out = ffi.new("bool*")
+        check(lib.cove_refresh(self._h(), out))
+        return bool(out[0])
+
+    def invalidate(self) -> None:
+        """Releases the pinned version; the next read pins the newest."""
+        check(lib.cove_invalidate(self._h()))
+
+    def freeze(self) -> "Realm":
+        """An immutable snapshot of this realm's version, readable from any thread."""
+        out = ffi.new("cove_realm_t**")
+        check(lib.cove_freeze(self._h(), out))
+        return Realm(out[0], path=self._path, frozen=True)
+
+    def verify(self) -> str:
+        """Checks the whole file; returns a report or raises StorageError naming the problem."""
+        out = ffi.new("char**")
+        check(lib.cove_verify(self._h(), out))
+        try:
+            return str(ffi.string(out[0]).decode())
+        finally:
+            lib.cove_free(out[0])
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else ("frozen" if self._frozen else "live")
+        return f"<cove.Realm {self._path or ':memory:'} {state}>"
+
+
+def open(
+    path: Union[str, "os.PathLike[str]", None],
+    *,
+    read_only: bool = False,
+    max_active_versions: int = 0,
+    durability: str = "full",
+    write_timeout: Optional[float] = None,
+) -> Realm:
+    """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
+
+    ``durability`` is "full" (a commit survives power loss), "no_sync" (survives a process crash)
+    or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:
+    forever). Raises StorageError for a file that cannot be opened, is not a Cove file, or was
+    written by a newer Cove.
+    """
+    if durability not in _DURABILITY:
+        raise InvalidArgumentError(1, f"durability {durability!r} is not 'full', 'no_sync' or 'mem_only'")
+    if max_active_versions < 0:
+        raise InvalidArgumentError(1, f"max_active_versions {max_active_versions} is negative")
+    if write_timeout is not None and write_timeout < 0:
+        raise InvalidArgumentError(1, f"write_timeout {write_timeout} is negative")
+    fspath = None if path is None else os.fspath(path)
+    config_out = ffi.new("cove_config_t**")
+    check(lib.cove_config_new(ffi.NULL if fspath is None else fspath.encode(), config_out))
+    config = ffi.gc(config_out[0], lib.cove_release)
+    check(lib.cove_config_set_read_only(config, read_only))
+    check(lib.cove_config_set_max_active_versions(config, max_active_versions))
+    check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
+    timeout_ms = -1 if write_timeout is None else int(write_timeout * 1000)
+    check(lib.cove_config_set_write_timeout_ms(config, timeout_ms))
+    out = ffi.new("cove_realm_t**")
+    check(lib.cove_open(config, out))
+    return Realm(out[0], path=fspath, frozen=False)

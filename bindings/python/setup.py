@@ -1,0 +1,68 @@
+# Builds the `cove` wheel: a cffi extension (API mode) compiled against include/cove.h, with
+# libcove.so carried inside the package. The declarations come from the header itself
+# (`cc -E -P -DCOVE_CDEF include/cove.h`), never copied by hand.
+#
+# libcove.so: set COVE_LIBRARY to a libcove.so that the project's CMake build already made, so
+# the Swift sources compile once; without it, this script runs that CMake build itself.
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from setuptools import setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+INCLUDE = os.path.join(ROOT, "include")
+PACKAGE = os.path.join(HERE, "cove")
+SHIPPED = os.path.join(PACKAGE, "libcove.so.0")
+
+
+def _build_libcove() -> str:
+    """Runs the CMake build of libcove.so and returns its path."""
+    build = os.path.join(HERE, "build", "cmake")
+    subprocess.check_call(["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"])
+    subprocess.check_call(["cmake", "--build", build, "--target", "cove"])
+    return os.path.join(build, "libcove.so")
+
+
+def _prepare_library() -> str:
+    """Copies libcove.so into the package and returns a folder to link the extension against."""
+    source = os.environ.get("COVE_LIBRARY") or _build_libcove()
+    if not os.path.isfile(source):
+        sys.exit(f"COVE_LIBRARY={source} is not a file")
+    shutil.copyfile(os.path.realpath(source), SHIPPED)
+    link_dir = tempfile.mkdtemp(prefix="cove-link-")
+    os.symlink(SHIPPED, os.path.join(link_dir, "libcove.so"))
+    return link_dir
+
+
+def _cdef() -> str:
+    cc = os.environ.get("CC", "cc")
+    return subprocess.check_output([cc, "-E", "-P", "-DCOVE_CDEF", os.path.join(INCLUDE, "cove.h")], text=True)
+
+
+def _ffibuilder():
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef(_cdef())
+    ffi.set_source(
+        "cove._cove_ffi",
+        '#include "cove.h"',
+        include_dirs=[INCLUDE],
+        library_dirs=[LINK_DIR],
+        libraries=["cove"],
+        extra_link_args=["-Wl,-rpath,$ORIGIN"],
+    )
+    return ffi
+
+
+BUILDING = any(a in sys.argv for a in ("build", "build_ext", "build_py", "bdist_wheel", "install", "develop", "editable_wheel"))
+ext_modules = []
+if BUILDING:
+    LINK_DIR = _prepare_library()
+    ext_modules = [_ffibuilder().distutils_extension()]
+
+setup(ext_modules=ext_modules, zip_safe=False)

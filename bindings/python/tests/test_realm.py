@@ -1,0 +1,140 @@
+"""The first slice through Python: opening and reopening files, the error cases of opening,
+transactions, versions, freezing and the exception classes."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import cove
+
+
+def test_version_matches_library() -> None:
+    assert cove.__version__.count(".") == 2
+
+
+def test_create_reopen(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "slice.cove"
+    with cove.open(path) as realm:
+        assert path.exists()
+        assert pathlib.Path(str(path) + ".lock").exists()
+        start = realm.version
+        with realm.write():
+            assert realm.in_write
+        assert not realm.in_write
+        assert realm.version == start + 1
+        assert realm.verify()
+    with cove.open(str(path)) as realm:
+        assert realm.version == start + 1
+
+
+def test_not_a_cove_file_is_corrupt(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("a text file, not a database\n" * 500)
+    with pytest.raises(cove.StorageError) as info:
+        cove.open(path)
+    assert info.value.code == 18  # COVE_ERR_CORRUPT
+    assert "not a Cove file" in info.value.message
+    assert path.read_text().startswith("a text file")  # nothing was written to it
+
+
+def test_missing_directory_is_io_error(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "no" / "such" / "dir" / "x.cove"
+    with pytest.raises(cove.StorageError) as info:
+        cove.open(path)
+    assert info.value.code == 16  # COVE_ERR_IO
+    assert "x.cove" in info.value.message
+
+
+def test_transaction_errors(tmp_path: pathlib.Path) -> None:
+    with cove.open(tmp_path / "t.cove", durability="no_sync") as realm:
+        with pytest.raises(cove.TransactionError):
+            realm.commit()
+        realm.begin_write()
+        with pytest.raises(cove.TransactionError, match="already"):
+            realm.begin_write()
+        with pytest.raises(cove.TransactionError):
+            realm.refresh()
+        realm.cancel_write()
+        before = realm.version
+        with pytest.raises(RuntimeError):
+            with realm.write():
+                raise RuntimeError("boom")
+        assert not realm.in_write
+        assert realm.version == before
+
+
+def test_refresh_sees_other_handle(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "r.cove"
+    with cove.open(path, durability="no_sync") as a, cove.open(path, durability="no_sync") as b:
+        v = a.version
+        with b.write():
+            pass
+        assert a.version == v
+        assert a.refresh() is True
+        assert a.version == v + 1
+        assert a.refresh() is False
+
+
+def test_freeze(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "f.cove"
+    with cove.open(path, durability="no_sync") as realm:
+        frozen = realm.freeze()
+        assert frozen.is_frozen and not realm.is_frozen
+        v = frozen.version
+        with realm.write():
+            pass
+        assert frozen.version == v
+        assert realm.active_versions >= 2
+        with pytest.raises(cove.FrozenError):
+            frozen.begin_write()
+        with pytest.raises(cove.FrozenError):
+            frozen.refresh()
+        frozen.close()
+        assert realm.active_versions == 1
+        realm.begin_write()
+        with pytest.raises(cove.TransactionError):
+            realm.freeze()
+        realm.cancel_write()
+
+
+def test_read_only(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "ro.cove"
+    cove.open(path).close()
+    with cove.open(path, read_only=True) as realm:
+        with pytest.raises(cove.ReadOnlyError):
+            realm.begin_write()
+
+
+def test_in_memory() -> None:
+    with cove.open(None) as realm:
+        v = realm.version
+        with realm.write():
+            pass
+        assert realm.version == v + 1
+        assert realm.path is None
+
+
+def test_closed_realm() -> None:
+    realm = cove.open(None)
+    realm.close()
+    realm.close()  # idempotent
+    assert realm.is_closed
+    with pytest.raises(cove.ClosedError):
+        realm.begin_write()
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(cove.InvalidArgumentError, match="durability"):
+        cove.open(None, durability="sometimes")
+    with pytest.raises(cove.InvalidArgumentError, match="empty"):
+        cove.open("")
+    with pytest.raises(cove.InvalidArgumentError):
+        cove.open(None, max_active_versions=-1)
+
+
+def test_exception_hierarchy() -> None:
+    assert issubclass(cove.OutOfRangeError, IndexError)
+    assert issubclass(cove.StorageError, cove.Error)
+    err = cove.StorageError(18, "bad")
+    assert err.code == 18 and err.message == "bad" and str(err) == "bad"

@@ -1,0 +1,386 @@
+/*
+ * cove.h - the C interface of Cove, an embedded object database with live queries.
+ *
+ * This header is the manual of the C API. Read the conventions first; every function below
+ * documents its parameters, what it returns, the statuses it can fail with, and its threading
+ * and lifetime rules.
+ *
+ * @section conventions Conventions
+ *
+ * - Every fallible function returns a #cove_status_t: #COVE_OK (0) on success, one of the
+ *   COVE_ERR_ codes otherwise. Results come back through trailing `out` parameters, which are
+ *   left untouched on failure unless the function says otherwise.
+ * - On failure, cove_last_error_message() returns a message that names the problem (the argument,
+ *   the path, the page...). The message is per thread and stays valid until the next `cove_` call
+ *   on that thread.
+ * - Nothing crosses this boundary as a crash: NULL handles, NULL out pointers, handles of the
+ *   wrong kind, bad enums and invalid UTF-8 all give a status and a message. A released or
+ *   made-up pointer is undefined behaviour, as in every C library.
+ * - Handles are opaque and reference counted. Every handle returned through an `out` parameter is
+ *   owned by the caller (+1) and is given back with cove_release(). cove_retain() adds a
+ *   reference. Both may be called from any thread at any time; cove_release(NULL) does nothing.
+ *   Children keep their parents alive, so handles can be released in any order.
+ * - No struct or union is passed or returned by value: values go in through `const` pointers and
+ *   come out through pointers, so every foreign-function layer can call every function.
+ * - Strings passed in are NUL-terminated UTF-8. The library copies what it keeps.
+ * - Threads: a live realm, and the live handles made from it, are used by one thread at a time;
+ *   they may move between threads while idle. Frozen handles may be used by any number of
+ *   threads at once.
+ * - A process that forks must open its realms again in the child.
+ *
+ * Compiles as C99 and as C++. Under `COVE_CDEF` the header skips its system includes, so that
+ * `cc -E -P -DCOVE_CDEF cove.h` produces declarations a foreign-function layer can read.
+ */
+#ifndef COVE_H
+#define COVE_H
+
+#ifndef COVE_CDEF
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Versions                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The version of this header. cove_version_number() tells the version of the library loaded. */
+#define COVE_VERSION_MAJOR 0
+#define COVE_VERSION_MINOR 1
+#define COVE_VERSION_PATCH 0
+#define COVE_VERSION_STRING "0.1.0"
+/** major * 1000000 + minor * 1000 + patch */
+#define COVE_VERSION_NUMBER 1000
+
+/** The library's version as text, e.g. "0.1.0". Static storage; never fails. */
+const char* cove_version_string(void);
+
+/** The library's version as major * 1000000 + minor * 1000 + patch. Never fails. */
+int32_t cove_version_number(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes and errors                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The result of every fallible function. Numbers are never reused. */
+typedef int32_t cove_status_t;
+
+enum {
+    COVE_OK = 0,
+    /** A NULL or wrong-kind handle, a NULL out pointer, a bad enum, invalid UTF-8, an unknown name. */
+    COVE_ERR_INVALID_ARGUMENT = 1,
+    /** A value of the wrong type for the property or operation. */
+    COVE_ERR_WRONG_TYPE = 2,
+    /** A named class, property or object does not exist. */
+    COVE_ERR_NOT_FOUND = 3,
+    /** An index or size outside its bounds. */
+    COVE_ERR_OUT_OF_RANGE = 4,
+    /** A write was attempted outside a write transaction. */
+    COVE_ERR_NOT_IN_WRITE = 5,
+    /** cove_begin_write() on a realm that is already in a write transaction. */
+    COVE_ERR_ALREADY_IN_WRITE = 6,
+    /** The operation is refused inside a write transaction. */
+    COVE_ERR_IN_WRITE = 7,
+    /** The object or collection was deleted, or the realm was invalidated. */
+    COVE_ERR_INVALIDATED = 8,
+    /** The handle is frozen: it cannot write, advance or be observed. */
+    COVE_ERR_FROZEN = 9,
+    /** The realm was opened read-only. */
+    COVE_ERR_READ_ONLY = 10,
+    /** The realm was closed, or poisoned by an I/O failure (reopen it). */
+    COVE_ERR_CLOSED = 11,
+    /** The schema is invalid or does not match the file. */
+    COVE_ERR_SCHEMA = 12,
+    /** The file's schema differs and no migration was given. */
+    COVE_ERR_MIGRATION_REQUIRED = 13,
+    /** A primary key that already exists. */
+    COVE_ERR_DUPLICATE_KEY = 14,
+    /** Query text that does not parse; the message gives the position and what was expected. */
+    COVE_ERR_QUERY_SYNTAX = 15,
+    /** A read, write, flush, extend, open or lock of a file failed. */
+    COVE_ERR_IO = 16,
+    /** The device is full. */
+    COVE_ERR_NO_SPACE = 17,
+    /** The file is not a Cove file, or is damaged. */
+    COVE_ERR_CORRUPT = 18,
+    /** The write lock could not be taken within the configured time. */
+    COVE_ERR_LOCKED = 19,
+    /** More versions are pinned than max_active_versions allows. */
+    COVE_ERR_TOO_MANY_VERSIONS = 20,
+    /** A user callback failed. */
+    COVE_ERR_CALLBACK = 21,
+    /** The file was written by a newer version of Cove. */
+    COVE_ERR_FORMAT = 22,
+    /** A broken internal invariant; please report it. */
+    COVE_ERR_INTERNAL = 23
+};
+
+/**
+ * The message of the most recent failure on this thread, or "" if none.
+ * Valid until the next `cove_` call on this thread. Never NULL.
+ */
+const char* cove_last_error_message(void);
+
+/** The name of a status, e.g. "COVE_ERR_CORRUPT"; "COVE_ERR_UNKNOWN" for other numbers. Static. */
+const char* cove_status_name(cove_status_t status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Values                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/** A UTF-8 string that is not necessarily NUL-terminated. */
+typedef struct cove_string { const char* data; size_t size; } cove_string_t;
+/** A run of bytes. */
+typedef struct cove_binary { const uint8_t* data; size_t size; } cove_binary_t;
+/** A point in time: seconds and nanoseconds since 1970-01-01 UTC (same sign). */
+typedef struct cove_timestamp { int64_t seconds; int32_t nanoseconds; } cove_timestamp_t;
+/** A row in sectioned results. */
+typedef struct cove_index_path { size_t section; size_t row; } cove_index_path_t;
+
+/** The type tag of a #cove_value_t, passed as int32_t. */
+typedef enum {
+    COVE_TYPE_NULL = 0,
+    COVE_TYPE_INT = 1,
+    COVE_TYPE_BOOL = 2,
+    COVE_TYPE_FLOAT = 3,
+    COVE_TYPE_DOUBLE = 4,
+    COVE_TYPE_STRING = 5,
+    COVE_TYPE_BINARY = 6,
+    COVE_TYPE_TIMESTAMP = 7,
+    COVE_TYPE_DECIMAL128 = 8,
+    COVE_TYPE_OBJECT_ID = 9,
+    COVE_TYPE_UUID = 10,
+    COVE_TYPE_LINK = 11
+} cove_value_type_e;
+
+/**
+ * A tagged value. decimal128 is IEEE 754-2008 BID, little-endian (as BSON); object_id is 12 bytes
+ * as BSON orders them; uuid is 16 bytes in RFC 4122 order. Strings and binaries handed out stay
+ * valid until the next call on that realm that writes, refreshes, delivers or closes.
+ */
+typedef struct cove_value {
+    int32_t type;
+    union {
+        int64_t integer;
+        bool boolean;
+        float fnum;
+        double dnum;
+        cove_string_t string;
+        cove_binary_t binary;
+        cove_timestamp_t timestamp;
+        uint8_t decimal128[16];
+        uint8_t object_id[12];
+        uint8_t uuid[16];
+        struct { uint32_t class_key; int64_t object_key; } link;
+    } u;
+} cove_value_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Handles                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct cove_config cove_config_t;
+typedef struct cove_realm cove_realm_t;
+typedef struct cove_object cove_object_t;
+typedef struct cove_list cove_list_t;
+typedef struct cove_set cove_set_t;
+typedef struct cove_map cove_map_t;
+typedef struct cove_results cove_results_t;
+typedef struct cove_token cove_token_t;
+typedef struct cove_migration cove_migration_t;
+typedef struct cove_collection_changes cove_collection_changes_t;
+typedef struct cove_map_changes cove_map_changes_t;
+typedef struct cove_object_changes cove_object_changes_t;
+typedef struct cove_sectioned_results cove_sectioned_results_t;
+typedef struct cove_section cove_section_t;
+typedef struct cove_sectioned_changes cove_sectioned_changes_t;
+typedef struct cove_projection cove_projection_t;
+
+/** Releases user data given with a callback; runs exactly once, on any thread. */
+typedef void (*cove_free_fn)(void* userdata);
+
+/**
+ * Adds a reference to any handle and returns it. NULL gives NULL.
+ * Thread-safe.
+ */
+void* cove_retain(void* handle);
+
+/**
+ * Gives back a reference to any handle; the handle is destroyed when the last one goes.
+ * Releasing a realm handle closes the realm if it is still open. NULL does nothing.
+ * Thread-safe.
+ */
+void cove_release(void* handle);
+
+/** Frees a buffer the library allocated and handed out (JSON text...). NULL does nothing. */
+void cove_free(void* buffer);
+
+/**
+ * Whether a handle is frozen (an immutable snapshot usable from any thread).
+ * @param handle a realm (more kinds follow as the API grows).
+ * @param out receives the answer.
+ * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for NULL or a handle of a kind that cannot freeze.
+ */
+cove_status_t cove_is_frozen(const void* handle, bool* out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration and opening                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/** How hard a commit works to survive a crash. Passed as int32_t. */
+enum {
+    /** A commit is durable when cove_commit() returns: it survives power loss (one flush). */
+    COVE_DURABILITY_FULL = 0,
+    /** No flush: a commit survives the process crashing, not the machine. */
+    COVE_DURABILITY_NO_SYNC = 1,
+    /** The data lives in an unlinked temporary file and disappears on close. */
+    COVE_DURABILITY_MEM_ONLY = 2
+};
+
+/**
+ * Makes a configuration for cove_open().
+ * @param path the database file (created if missing), or NULL for an in-memory realm that
+ *             disappears when closed. The lock file is `<path>.lock`.
+ * @param out receives the configuration; release it with cove_release().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT for a NULL out, an empty path or invalid UTF-8.
+ */
+cove_status_t cove_config_new(const char* path, cove_config_t** out);
+
+/**
+ * Opens the file read-only: writes fail with #COVE_ERR_READ_ONLY, and the file must exist.
+ * @return #COVE_OK or #COVE_ERR_INVALID_ARGUMENT.
+ */
+cove_status_t cove_config_set_read_only(cove_config_t* config, bool read_only);
+
+/**
+ * Caps the number of versions pinned at once (by this and other processes' open realms, frozen
+ * handles and the latest version). Beginning or committing a write that would exceed it fails
+ * with #COVE_ERR_TOO_MANY_VERSIONS. 0 means unlimited (the default).
+ * @return #COVE_OK or #COVE_ERR_INVALID_ARGUMENT.
+ */
+cove_status_t cove_config_set_max_active_versions(cove_config_t* config, uint64_t max_versions);
+
+/**
+ * Sets the durability: #COVE_DURABILITY_FULL (default), #COVE_DURABILITY_NO_SYNC or
+ * #COVE_DURABILITY_MEM_ONLY.
+ * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for another number.
+ */
+cove_status_t cove_config_set_durability(cove_config_t* config, int32_t durability);
+
+/**
+ * How long cove_begin_write() waits for the write lock held by another thread or process before
+ * failing with #COVE_ERR_LOCKED. -1 waits forever (the default); 0 does not wait.
+ * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for a value below -1.
+ */
+cove_status_t cove_config_set_write_timeout_ms(cove_config_t* config, int64_t timeout_ms);
+
+/**
+ * Opens (creating if needed) the realm a configuration describes. The configuration may be
+ * released or reused afterwards.
+ * @param out receives the realm; release it with cove_release() (which closes it).
+ * @return #COVE_OK;
+ *   #COVE_ERR_INVALID_ARGUMENT for NULL arguments;
+ *   #COVE_ERR_IO when the file cannot be opened or created (a missing directory, no permission);
+ *   #COVE_ERR_CORRUPT when the file is not a Cove file or is damaged;
+ *   #COVE_ERR_FORMAT when a newer Cove wrote it;
+ *   #COVE_ERR_NO_SPACE when the device is full.
+ * Threads: the realm belongs to the calling thread until it is handed to another while idle.
+ */
+cove_status_t cove_open(const cove_config_t* config, cove_realm_t** out);
+
+/**
+ * Closes a realm: cancels a write in progress, unpins its version and closes the file. Later
+ * calls on it (and on handles made from it) give #COVE_ERR_CLOSED. Closing twice is fine.
+ * The handle itself stays valid until cove_release().
+ * @return #COVE_OK or #COVE_ERR_INVALID_ARGUMENT.
+ */
+cove_status_t cove_close(cove_realm_t* realm);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Transactions and versions                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Begins a write transaction: takes the write lock (waiting as configured) and advances the realm
+ * to the newest version first.
+ * @return #COVE_OK; #COVE_ERR_ALREADY_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_READ_ONLY;
+ *   #COVE_ERR_LOCKED after the write timeout; #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_begin_write(cove_realm_t* realm);
+
+/**
+ * Commits the write transaction. At #COVE_DURABILITY_FULL the new version is on stable storage
+ * when this returns.
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_IO or #COVE_ERR_NO_SPACE when writing or
+ *   flushing failed (the last committed version stays intact, and the realm is closed: reopen it);
+ *   #COVE_ERR_TOO_MANY_VERSIONS (the transaction is cancelled); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_commit(cove_realm_t* realm);
+
+/**
+ * Cancels the write transaction, discarding its changes, and releases the write lock.
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_cancel_write(cove_realm_t* realm);
+
+/** Whether the realm is inside a write transaction. @return #COVE_OK or #COVE_ERR_INVALID_ARGUMENT. */
+cove_status_t cove_is_in_write(cove_realm_t* realm, bool* out);
+
+/**
+ * Advances the realm to the newest committed version (by any thread or process).
+ * @param out_did_advance receives whether the version changed; may be NULL.
+ * @return #COVE_OK; #COVE_ERR_IN_WRITE inside a write; #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_refresh(cove_realm_t* realm, bool* out_did_advance);
+
+/**
+ * Releases the version the realm pins, so the space only it kept alive can be reused. The next
+ * read pins the newest version again.
+ * @return #COVE_OK; #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_invalidate(cove_realm_t* realm);
+
+/**
+ * Makes a frozen realm: an immutable snapshot of the realm's current version that any thread may
+ * read; it pins that version until released.
+ * @param out_frozen receives the frozen realm; release it with cove_release().
+ * @return #COVE_OK; #COVE_ERR_IN_WRITE inside a write; #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_freeze(cove_realm_t* realm, cove_realm_t** out_frozen);
+
+/**
+ * The version the realm sees: the commit version of its snapshot (grows by one per commit).
+ * Inside a write, the version the write started from.
+ * @return #COVE_OK; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_version(cove_realm_t* realm, uint64_t* out_version);
+
+/**
+ * The number of versions pinned now in the file, by every process: open realms' snapshots,
+ * frozen handles, and the newest version.
+ * @return #COVE_OK; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checking a file                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Checks the whole file at the realm's current version: every reachable page's checksum, every
+ * tree's order and counts, and that live and free pages partition the file.
+ * @param out_report receives a text report (free with cove_free()); may be NULL.
+ * @return #COVE_OK when the file is sound; #COVE_ERR_CORRUPT naming the first problem found;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_verify(cove_realm_t* realm, char** out_report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COVE_H */
