@@ -1,0 +1,235 @@
+// Ordered scans in both directions from a key, and positional access through the subtree
+// counts of branch pages. A scan keeps one frame (page, slot) per level, so moving to the next
+// leaf climbs only as far as needed; nothing is allocated per entry.
+
+/// One level of a scan position: a decoded page and the slot reached in it.
+@usableFromInline
+struct BTreeFrame {
+    @usableFromInline var node: BTreeNode
+    @usableFromInline var index: Int
+
+    @inlinable
+    init(node: BTreeNode, index: Int) {
+        self.node = node
+        self.index = index
+    }
+}
+
+extension BTree {
+    // MARK: - Scans
+
+    /// Calls `visit` with (leaf, slot) for each entry from `key` on: the first entry >= `key`
+    /// going forward, the last entry <= `key` going backward, or the first/last entry when
+    /// `key` is nil. Stops when `visit` returns false.
+    @inlinable
+    func scan(from key: BTreeKey?, reverse: Bool, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
+        if root.page.isNone { return }
+        var node = try self.node(root.page, level: -1)
+        var stack: [BTreeFrame] = []
+        stack.reserveCapacity(node.level)
+        while node.level > 0 {
+            let i: Int
+            if let key { i = try node.childIndex(key) } else { i = reverse ? node.count &- 1 : 0 }
+            stack.append(BTreeFrame(node: node, index: i))
+            node = try self.node(try node.child(i).ref, level: node.level &- 1)
+        }
+        var index: Int
+        if let key {
+            index = reverse ? try node.partition(key, from: 0, orEqual: false) &- 1 : try node.partition(key, from: 0, orEqual: true)
+        } else {
+            index = reverse ? node.count &- 1 : 0
+        }
+        let step = reverse ? -1 : 1
+        while true {
+            if index < 0 || index >= node.count {
+                guard let next = try neighbourLeaf(&stack, reverse: reverse) else { return }
+                node = next
+                index = reverse ? node.count &- 1 : 0
+                continue
+            }
+            if try !visit(node, index) { return }
+            index &+= step
+        }
+    }
+
+    /// Moves the scan stack to the next leaf in the scan's direction and returns it, or nil at
+    /// the end of the tree.
+    @inlinable
+    func neighbourLeaf(_ stack: inout [BTreeFrame], reverse: Bool) throws(StorageError) -> BTreeNode? {
+        while let top = stack.last {
+            let next = top.index &+ (reverse ? -1 : 1)
+            if next >= 0 && next < top.node.count {
+                stack[stack.count &- 1].index = next
+                var node = try self.node(try top.node.child(next).ref, level: top.node.level &- 1)
+                while node.level > 0 {
+                    let i = reverse ? node.count &- 1 : 0
+                    stack.append(BTreeFrame(node: node, index: i))
+                    node = try self.node(try node.child(i).ref, level: node.level &- 1)
+                }
+                return node
+            }
+            stack.removeLast()
+        }
+        return nil
+    }
+
+    /// Calls `body` with each key and value in key order from `key` (nil: from the first entry):
+    /// ascending from the first key >= `key`, or with `reverse` descending from the last key
+    /// <= `key`. Stops when `body` returns false. The value buffer is valid only during the
+    /// call; overflow values are assembled into one buffer reused across the scan.
+    /// - Throws: `.invalidArgument` on a byte-keyed tree; `.corrupt`; what `body` throws.
+    /// - Complexity: O(log n + k) for k entries visited.
+    @inlinable
+    public func forEach(from key: UInt64? = nil, reverse: Bool = false,
+                        _ body: (UInt64, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        try requireKind(.u64)
+        var spill: [UInt8] = []
+        let start: BTreeKey? = key.map { .u64($0) }
+        try scan(from: start, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
+            let k = try leaf.u64Key(i)
+            switch try leaf.value(i) {
+            case .inline(let value):
+                return try body(k, value)
+            case .overflow(let ref, let length):
+                try readOverflow(ref, length: length, into: &spill)
+                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
+            }
+        }
+    }
+
+    /// Calls `body` with each byte-string key and value in key order from `key` (nil: from the
+    /// first entry), ascending from the first key >= `key` or with `reverse` descending from the
+    /// last key <= `key`. Stops when `body` returns false. Both buffers are valid only during
+    /// the call.
+    /// - Throws: `.invalidArgument` on a UInt64-keyed tree; `.corrupt`; what `body` throws.
+    /// - Complexity: O(log n · k + visited)
+    @inlinable
+    public func forEach(from key: UnsafeRawBufferPointer?, reverse: Bool = false,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        try requireKind(.bytes)
+        var spill: [UInt8] = []
+        let start: BTreeKey? = key.map { .bytes($0) }
+        try scan(from: start, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
+            let k = try leaf.bytesKey(i)
+            switch try leaf.value(i) {
+            case .inline(let value):
+                return try body(k, value)
+            case .overflow(let ref, let length):
+                try readOverflow(ref, length: length, into: &spill)
+                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
+            }
+        }
+    }
+
+    /// `forEach(from:reverse:_:)` for a byte-string tree, starting from an array key.
+    /// - Complexity: O(log n · k + visited)
+    @inlinable
+    public func forEach(from key: [UInt8], reverse: Bool = false,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        try withBytes(key) { k throws(StorageError) in try forEach(from: k, reverse: reverse, body) }
+    }
+
+    // MARK: - Positions
+
+    /// The leaf and slot of the entry at `position` in key order, found through subtree counts.
+    @inlinable
+    func locate(_ position: UInt64) throws(StorageError) -> (leaf: BTreeNode, index: Int) {
+        guard position < root.count else {
+            throw .invalidArgument("B+tree position \(position) is out of range for \(root.count) entries")
+        }
+        var node = try self.node(root.page, level: -1)
+        var remaining = position
+        while node.level > 0 {
+            var next: PageRef?
+            for i in 0..<node.count {
+                let (ref, count) = try node.child(i)
+                if remaining < count { next = ref; break }
+                remaining &-= count
+            }
+            guard let next else {
+                throw BTreeNode.fault(node.pgno, "subtree counts add up to less than position \(position) requires")
+            }
+            node = try self.node(next, level: node.level &- 1)
+        }
+        guard remaining < UInt64(node.count) else {
+            throw BTreeNode.fault(node.pgno, "leaf holds \(node.count) entries, its parent counts more")
+        }
+        return (node, Int(remaining))
+    }
+
+    /// Calls `body` with the key and value of the entry at `position` (0-based, in key order),
+    /// both in place. The key is as stored: 8 little-endian bytes in a UInt64 tree.
+    /// - Throws: `.invalidArgument` if `position >= count`; `.corrupt`.
+    /// - Complexity: O(log n) (each level scans the counts of one branch page).
+    @inlinable
+    public func withEntry<R>(at position: UInt64,
+                             _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        let (leaf, i) = try locate(position)
+        let key = try leaf.rawKey(i)
+        return try withValue(of: leaf, i) { value throws(StorageError) in try body(key, value) }
+    }
+
+    /// A copy of the entry at `position` (0-based, in key order). The key is as stored: 8
+    /// little-endian bytes in a UInt64 tree (see `u64Entry(at:)`).
+    /// - Throws: `.invalidArgument` if `position >= count`; `.corrupt`.
+    /// - Complexity: O(log n + m)
+    @inlinable
+    public func entry(at position: UInt64) throws(StorageError) -> (key: [UInt8], value: [UInt8]) {
+        try withEntry(at: position) { key, value throws(StorageError) in (Array(key), Array(value)) }
+    }
+
+    /// The key and a copy of the value at `position` of a UInt64 tree.
+    /// - Throws: `.invalidArgument` on a byte-keyed tree or if `position >= count`; `.corrupt`.
+    /// - Complexity: O(log n + m)
+    @inlinable
+    public func u64Entry(at position: UInt64) throws(StorageError) -> (key: UInt64, value: [UInt8]) {
+        try requireKind(.u64)
+        let (leaf, i) = try locate(position)
+        return (try leaf.u64Key(i), try withValue(of: leaf, i) { value throws(StorageError) in Array(value) })
+    }
+
+    /// The key at `position` of a UInt64 tree.
+    /// - Complexity: O(log n)
+    @inlinable
+    public func u64Key(at position: UInt64) throws(StorageError) -> UInt64 {
+        try requireKind(.u64)
+        let (leaf, i) = try locate(position)
+        return try leaf.u64Key(i)
+    }
+
+    @inlinable
+    func rank(_ key: BTreeKey) throws(StorageError) -> UInt64 {
+        if root.page.isNone { return 0 }
+        var node = try self.node(root.page, level: -1)
+        var rank: UInt64 = 0
+        while node.level > 0 {
+            let c = try node.childIndex(key)
+            for i in 0..<c { rank &+= try node.child(i).count }
+            node = try self.node(try node.child(c).ref, level: node.level &- 1)
+        }
+        return rank &+ UInt64(try node.partition(key, from: 0, orEqual: true))
+    }
+
+    /// The number of keys less than `key`: the position `key` has or would have.
+    /// - Complexity: O(log n)
+    @inlinable
+    public func rank(of key: UInt64) throws(StorageError) -> UInt64 {
+        try requireKind(.u64)
+        return try rank(.u64(key))
+    }
+
+    /// The number of byte-string keys less than `key`: the position `key` has or would have.
+    /// - Complexity: O(log n · k)
+    @inlinable
+    public func rank(of key: UnsafeRawBufferPointer) throws(StorageError) -> UInt64 {
+        try requireKind(.bytes)
+        return try rank(.bytes(key))
+    }
+
+    /// The number of byte-string keys less than `key`.
+    /// - Complexity: O(log n · k)
+    @inlinable
+    public func rank(of key: [UInt8]) throws(StorageError) -> UInt64 {
+        try withBytes(key) { k throws(StorageError) in try rank(of: k) }
+    }
+}

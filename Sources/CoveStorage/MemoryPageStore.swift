@@ -1,0 +1,239 @@
+// A PageStore that keeps its pages in memory: the store of the tests and of a memory-only
+// database. It follows the same rules as the file: committed pages are sealed (version and
+// checksum) and checked the first time they are read, a page freed by a committed version is
+// reused only once no pinned snapshot can still see it, and it counts pages so that tests can
+// prove that trees leak none.
+
+/// An in-memory `PageStore` with commits, rollback and snapshot pins.
+///
+/// Page numbers start at 2 (0 and 1 are the meta slots of a file and are never handed out).
+/// `version` is the version being written: one more than the last commit. Pages freed by a
+/// committed transaction are "retired" until every pinned snapshot is at least as new as the
+/// commit that freed them; pages freed by the transaction that allocated them are reusable at
+/// once.
+///
+/// Not thread-safe: one owner at a time, as a write transaction is.
+public final class MemoryPageStore: PageStore {
+    private enum State: UInt8 {
+        /// Part of the last commit (or older snapshots): never written again.
+        case committed
+        /// Allocated by the current transaction: writable, not sealed yet.
+        case dirty
+        /// Freed by the current transaction or a commit, still visible to older snapshots.
+        case retired
+        /// Reusable.
+        case free
+    }
+
+    private var pages: [UnsafeMutableRawPointer] = []
+    private var states: [State] = []
+    /// Whether a committed page's checksum has been checked since it was sealed or damaged.
+    private var checked: [Bool] = []
+    private var dirty: [PageNumber] = []
+    private var reusable: [PageNumber] = []
+    /// Committed pages freed by the current transaction.
+    private var freedNow: [PageNumber] = []
+    /// Pages freed by each committed version, waiting for older snapshots to go.
+    private var retired: [(version: UInt64, pages: [PageNumber])] = []
+    private var pins: [UInt64: Int] = [:]
+
+    /// The version being written: one more than `committedVersion`.
+    public private(set) var version: UInt64
+
+    /// Total allocations and frees over the store's life.
+    public private(set) var allocations = 0
+    public private(set) var frees = 0
+
+    /// A store with no pages; the first commit will be version `firstVersion`.
+    /// - Complexity: O(1)
+    public init(firstVersion: UInt64 = 1) {
+        version = firstVersion
+    }
+
+    deinit {
+        for page in pages { page.deallocate() }
+    }
+
+    /// The last committed version (`version - 1`).
+    public var committedVersion: UInt64 { version - 1 }
+
+    /// Page numbers handed out so far: every page is in use, retired or free.
+    public var pageCount: Int { pages.count }
+
+    /// Pages not in use by the current version: retired (kept for snapshots) or reusable.
+    public var freePageCount: Int {
+        states.reduce(0) { $0 + ($1 == .retired || $1 == .free ? 1 : 0) }
+    }
+
+    /// Pages the current version uses: committed and not freed, or written by this transaction.
+    public var livePageCount: Int { pageCount - freePageCount }
+
+    // MARK: - PageStore
+
+    /// - Complexity: O(1); O(page size) the first time a committed page is read.
+    public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        let i = try index(pgno)
+        switch states[i] {
+        case .free:
+            throw .corrupt("page \(pgno) is free")
+        case .dirty:
+            return UnsafeRawPointer(pages[i])
+        case .committed, .retired:
+            if !checked[i] {
+                let stored = PageHeader.storedChecksum(pages[i])
+                let computed = PageHeader.computeChecksum(pages[i])
+                guard stored == computed else {
+                    throw .corrupt("page \(pgno): checksum \(hex(stored)) does not match its contents (\(hex(computed)))")
+                }
+                checked[i] = true
+            }
+            return UnsafeRawPointer(pages[i])
+        }
+    }
+
+    /// - Complexity: O(1)
+    public func isWritable(_ pgno: PageNumber) -> Bool {
+        guard pgno >= 2, pgno - 2 < UInt64(pages.count) else { return false }
+        return states[Int(pgno - 2)] == .dirty
+    }
+
+    /// - Complexity: O(1)
+    public func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
+        precondition(isWritable(pgno), "page \(pgno) is not writable in this transaction")
+        return pages[Int(pgno - 2)]
+    }
+
+    /// - Complexity: O(1) amortized (O(page size) to zero the page).
+    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        let pgno: PageNumber
+        if let reused = reusable.popLast() {
+            pgno = reused
+            pages[Int(pgno - 2)].initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
+            states[Int(pgno - 2)] = .dirty
+        } else {
+            let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+            page.initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
+            pages.append(page)
+            states.append(.dirty)
+            checked.append(false)
+            pgno = PageNumber(pages.count + 1)
+        }
+        dirty.append(pgno)
+        allocations += 1
+        return (pgno, pages[Int(pgno - 2)])
+    }
+
+    /// - Complexity: O(1)
+    public func free(_ pgno: PageNumber) {
+        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count), "free of page \(pgno), outside the store")
+        let i = Int(pgno - 2)
+        switch states[i] {
+        case .dirty:
+            states[i] = .free
+            reusable.append(pgno)
+        case .committed:
+            states[i] = .retired
+            freedNow.append(pgno)
+        case .retired, .free:
+            preconditionFailure("page \(pgno) freed twice")
+        }
+        frees += 1
+    }
+
+    // MARK: - Transactions
+
+    /// Seals every page written by this transaction with `version` and its checksum, makes the
+    /// pages it freed wait for older snapshots, and starts the next version.
+    /// - Complexity: O(d · page size) for d pages written.
+    public func commit() {
+        for pgno in dirty {
+            let i = Int(pgno - 2)
+            guard states[i] == .dirty else { continue }   // allocated, then freed again
+            PageHeader.seal(pages[i], version: version)
+            states[i] = .committed
+            checked[i] = true
+        }
+        dirty.removeAll(keepingCapacity: true)
+        if !freedNow.isEmpty {
+            retired.append((version, freedNow))
+            freedNow = []
+        }
+        version += 1
+        reclaim()
+    }
+
+    /// Forgets everything this transaction wrote and freed.
+    /// - Complexity: O(d + f) for d pages written and f freed.
+    public func rollback() {
+        for pgno in dirty where states[Int(pgno - 2)] == .dirty {
+            states[Int(pgno - 2)] = .free
+            reusable.append(pgno)
+        }
+        dirty.removeAll(keepingCapacity: true)
+        for pgno in freedNow { states[Int(pgno - 2)] = .committed }
+        freedNow.removeAll(keepingCapacity: true)
+    }
+
+    /// Keeps the pages of committed `version` readable until `unpin(_:)`: pages freed by later
+    /// commits are not reused while it is pinned. Pins nest.
+    /// - Complexity: O(1)
+    public func pin(_ version: UInt64) {
+        precondition(version < self.version, "only committed versions can be pinned")
+        pins[version, default: 0] += 1
+    }
+
+    /// Releases one pin of `version`.
+    /// - Complexity: O(r) for r retired groups.
+    public func unpin(_ version: UInt64) {
+        guard let n = pins[version] else { preconditionFailure("version \(version) is not pinned") }
+        pins[version] = n > 1 ? n - 1 : nil
+        reclaim()
+    }
+
+    /// Makes reusable the pages freed by commits that no pinned snapshot predates: a page freed
+    /// by version v is still part of every snapshot older than v.
+    private func reclaim() {
+        let oldest = pins.keys.min() ?? UInt64.max
+        retired.removeAll { group in
+            guard group.version <= oldest else { return false }
+            for pgno in group.pages {
+                states[Int(pgno - 2)] = .free
+                reusable.append(pgno)
+            }
+            return true
+        }
+    }
+
+    // MARK: - Testing aids
+
+    /// Flips the bits of one byte of a committed page, as a damaged disk would, so that the
+    /// next read of the page fails its checksum.
+    public func damage(_ pgno: PageNumber, atByte offset: Int) {
+        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count) && offset >= 0 && offset < pageSize)
+        let page = pages[Int(pgno - 2)]
+        page.storeBytes(of: ~page.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+        checked[Int(pgno - 2)] = false
+    }
+
+    /// Rewrites a committed page through `body` and seals it again with its own version, as a
+    /// bug that wrote a well-formed but wrong page would: the checksum holds, the contents lie.
+    public func tamper(_ pgno: PageNumber, _ body: (UnsafeMutableRawPointer) -> Void) {
+        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count))
+        let page = pages[Int(pgno - 2)]
+        body(page)
+        PageHeader.seal(page, version: PageHeader.version(UnsafeRawPointer(page)))
+        checked[Int(pgno - 2)] = true
+    }
+
+    private func index(_ pgno: PageNumber) throws(StorageError) -> Int {
+        guard pgno >= 2, pgno - 2 < UInt64(pages.count) else {
+            throw .corrupt("page \(pgno) is outside the store (pages 2..<\(pages.count + 2))")
+        }
+        return Int(pgno - 2)
+    }
+
+    private func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
+}
