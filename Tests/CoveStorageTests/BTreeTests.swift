@@ -293,7 +293,7 @@ final class BTreeTests: XCTestCase {
 
     func testRandomizedBytes() throws {
         for seed: UInt64 in [11, 12, 13] {
-            try runRandomized(BytesOps.self, seed: seed, steps: 2500, universe: 2000, commitEvery: 41)
+            try runRandomized(BytesOps.self, seed: seed, steps: 2000, universe: 1600, commitEvery: 41)
         }
     }
 
