@@ -1,0 +1,265 @@
+// The two meta slots (pages 0 and 1) that name a version of the database, and the list of pages
+// each commit wrote, with their checksums, by which recovery tells a complete commit from a torn
+// one. docs/FORMAT.md is the byte-by-byte reference.
+
+/// The contents of a meta slot: everything a reader needs to see one committed version.
+///
+///     offset size field
+///     0      8    magic "COVEDB\0\0"
+///     8      4    format version (1)
+///     12     4    page size (4096)
+///     16     8    commit version
+///     24     8    file id (random, made when the file was created)
+///     32     8    page count (pages in use, meta slots included)
+///     40     24   catalog root (TreeRoot)
+///     64     24   free-space root
+///     88     24   history root
+///     112    8    free pages (the number of pages the free-space tree lists)
+///     120    8    written-page list: first continuation page, 0 if none
+///     128    4    CRC32C of that continuation page
+///     132    4    number of entries in the written-page list
+///     136    4    bytes of the list held inline below
+///     140    116  zero
+///     256    3836 written-page list, inline part
+///     4092   4    CRC32C of bytes [0, 4092)
+struct MetaSlot: Equatable, Sendable {
+    /// "COVEDB\0\0" read as a little-endian u64.
+    static let magic: UInt64 = 0x0000_4244_4556_4F43
+    /// The format this build writes and the newest it reads.
+    static let formatVersion: UInt32 = 1
+
+    static let versionOffset = 16
+    static let listOffset = 256
+    static let crcOffset = pageSize - 4
+    /// Room for the inline part of the written-page list.
+    static let inlineListCapacity = crcOffset - listOffset
+
+    var version: UInt64
+    var fileId: UInt64
+    var pageCount: UInt64
+    var catalog: TreeRoot
+    var freeSpace: TreeRoot
+    var history: TreeRoot
+    var freePageCount: UInt64
+    /// The first continuation page of the written-page list (0: the list is all inline).
+    var listHead: PageNumber
+    /// CRC32C of the continuation page `listHead` (the meta's checksum thus covers the chain).
+    var listHeadChecksum: UInt32
+    var listEntries: UInt32
+    var listInlineBytes: UInt32
+
+    /// An empty database at `version`.
+    static func empty(version: UInt64, fileId: UInt64) -> MetaSlot {
+        MetaSlot(version: version, fileId: fileId, pageCount: 2, catalog: .empty, freeSpace: .empty,
+                 history: .empty, freePageCount: 0, listHead: 0, listHeadChecksum: 0,
+                 listEntries: 0, listInlineBytes: 0)
+    }
+
+    /// Writes the fields and the checksum into a zeroed page whose inline list is already in place.
+    func encode(into p: UnsafeMutableRawPointer) {
+        p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
+        p.storeBytes(of: MetaSlot.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
+        p.storeBytes(of: UInt32(pageSize).littleEndian, toByteOffset: 12, as: UInt32.self)
+        p.storeBytes(of: version.littleEndian, toByteOffset: 16, as: UInt64.self)
+        p.storeBytes(of: fileId.littleEndian, toByteOffset: 24, as: UInt64.self)
+        p.storeBytes(of: pageCount.littleEndian, toByteOffset: 32, as: UInt64.self)
+        catalog.encode(into: p + 40)
+        freeSpace.encode(into: p + 64)
+        history.encode(into: p + 88)
+        p.storeBytes(of: freePageCount.littleEndian, toByteOffset: 112, as: UInt64.self)
+        p.storeBytes(of: listHead.littleEndian, toByteOffset: 120, as: UInt64.self)
+        p.storeBytes(of: listHeadChecksum.littleEndian, toByteOffset: 128, as: UInt32.self)
+        p.storeBytes(of: listEntries.littleEndian, toByteOffset: 132, as: UInt32.self)
+        p.storeBytes(of: listInlineBytes.littleEndian, toByteOffset: 136, as: UInt32.self)
+        let crc = crc32c(UnsafeRawBufferPointer(start: p, count: MetaSlot.crcOffset))
+        p.storeBytes(of: crc.littleEndian, toByteOffset: MetaSlot.crcOffset, as: UInt32.self)
+    }
+
+    /// What a meta slot holds.
+    enum Decoded {
+        case valid(MetaSlot)
+        /// No Cove magic: not a Cove file (or a slot never written).
+        case notCove
+        /// Cove magic, but the slot does not hold together (checksum, sizes).
+        case damaged(String)
+        /// Written by a newer format or with another page size.
+        case unsupported(String)
+    }
+
+    /// Decodes and checks a meta slot (a private copy of the page: another process may be
+    /// rewriting the slot in the file while it is read).
+    static func decode(_ p: UnsafeRawPointer) -> Decoded {
+        func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
+        func u32(_ o: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: o, as: UInt32.self)) }
+        guard u64(0) == magic else { return .notCove }
+        let format = u32(8)
+        // Checked before the checksum: a newer format may checksum differently.
+        if format > formatVersion {
+            return .unsupported("format version \(format) (this build reads up to \(formatVersion))")
+        }
+        let stored = u32(crcOffset)
+        let computed = crc32c(UnsafeRawBufferPointer(start: p, count: crcOffset))
+        guard stored == computed else { return .damaged("checksum \(hex(stored)) does not match \(hex(computed))") }
+        guard format >= 1 else { return .damaged("format version 0") }
+        let size = u32(12)
+        guard size == UInt32(pageSize) else { return .unsupported("page size \(size) (this build uses \(pageSize))") }
+        let meta = MetaSlot(version: u64(16), fileId: u64(24), pageCount: u64(32),
+                            catalog: TreeRoot.decode(from: p + 40), freeSpace: TreeRoot.decode(from: p + 64),
+                            history: TreeRoot.decode(from: p + 88), freePageCount: u64(112),
+                            listHead: u64(120), listHeadChecksum: u32(128), listEntries: u32(132),
+                            listInlineBytes: u32(136))
+        guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity else {
+            return .damaged("page count \(meta.pageCount) or list length \(meta.listInlineBytes) out of range")
+        }
+        for root in [meta.catalog, meta.freeSpace, meta.history] where !root.page.isNone {
+            guard root.page.pgno >= 2, root.page.pgno < meta.pageCount, root.page.version <= meta.version else {
+                return .damaged("a root names page \(root.page.pgno) at version \(root.page.version)")
+            }
+        }
+        return .valid(meta)
+    }
+}
+
+// MARK: - The written-page list
+
+/// The pages a commit wrote, each with its CRC32C, in ascending page order: the commit record by
+/// which recovery checks that every page of the newest version reached the disk intact. Stored
+/// in the meta slot and, when it does not fit, in a chain of continuation pages (type
+/// `overflow`) written with the commit.
+///
+/// Entry: LEB128 varint of the page number's distance from the previous entry's (from 0 for the
+/// first), then the page's CRC32C as a little-endian u32. An entry never straddles two pages.
+///
+/// Continuation page:
+///
+///     offset size field
+///     0      16   PageHeader (type overflow, version = the commit's)
+///     16     8    next continuation page, 0 if last
+///     24     4    CRC32C of the next continuation page
+///     28     4    bytes of entries used
+///     32     ...  entries
+enum WrittenPageList {
+    static let nextOffset = 16
+    static let nextChecksumOffset = 24
+    static let usedOffset = 28
+    static let entriesOffset = 32
+    static let pageCapacity = pageSize - entriesOffset
+
+    /// The encoded size of an entry `delta` pages after the previous one.
+    @inline(__always)
+    static func entrySize(delta: UInt64) -> Int {
+        var n = 1
+        var d = delta >> 7
+        while d != 0 { n += 1; d >>= 7 }
+        return n + 4
+    }
+
+    /// Writes one entry at `p`; returns its size.
+    @inline(__always)
+    static func writeEntry(delta: UInt64, checksum: UInt32, to p: UnsafeMutableRawPointer) -> Int {
+        var d = delta
+        var i = 0
+        while d >= 0x80 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: d) | 0x80, toByteOffset: i, as: UInt8.self)
+            d >>= 7
+            i += 1
+        }
+        p.storeBytes(of: UInt8(d), toByteOffset: i, as: UInt8.self)
+        i += 1
+        p.storeBytes(of: checksum.littleEndian, toByteOffset: i, as: UInt32.self)
+        return i + 4
+    }
+
+    /// Decodes the entries in `[p, p + length)`, continuing from page number `previous`.
+    /// - Returns: the last page number decoded.
+    static func readEntries(_ p: UnsafeRawPointer, length: Int, previous: UInt64,
+                            _ body: (PageNumber, UInt32) throws(StorageError) -> Void) throws(StorageError) -> UInt64 {
+        var i = 0
+        var pgno = previous
+        while i < length {
+            var delta: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                guard i < length, shift < 64 else { throw .corrupt("the written-page list is malformed") }
+                let b = p.load(fromByteOffset: i, as: UInt8.self)
+                i += 1
+                delta |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { break }
+                shift += 7
+            }
+            guard i + 4 <= length else { throw .corrupt("the written-page list is malformed") }
+            let crc = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self))
+            i += 4
+            let (next, overflow) = pgno.addingReportingOverflow(delta)
+            guard !overflow else { throw .corrupt("the written-page list is malformed") }
+            pgno = next
+            try body(pgno, crc)
+        }
+        return pgno
+    }
+
+    /// Visits the continuation pages of `meta`'s list, checking each as `forEach` does, without
+    /// decoding the entries.
+    static func forEachContinuation(meta: MetaSlot, page: (PageNumber) throws(StorageError) -> UnsafeRawPointer,
+                                    _ body: (PageNumber) throws(StorageError) -> Void) throws(StorageError) {
+        var next = meta.listHead
+        var expected = meta.listHeadChecksum
+        var hops: UInt64 = 0
+        while next != 0 {
+            hops += 1
+            guard next >= 2, next < meta.pageCount, hops <= meta.pageCount else {
+                throw .corrupt("the written-page list of version \(meta.version) names page \(next), outside the file")
+            }
+            let p = try page(next)
+            try checkContinuation(p, next, expected: expected, meta: meta)
+            try body(next)
+            next = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: nextOffset, as: UInt64.self))
+            expected = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: nextChecksumOffset, as: UInt32.self))
+        }
+    }
+
+    private static func checkContinuation(_ p: UnsafeRawPointer, _ pgno: PageNumber, expected: UInt32, meta: MetaSlot) throws(StorageError) {
+        let crc = PageHeader.computeChecksum(p)
+        guard crc == expected, PageHeader.storedChecksum(p) == crc,
+              PageHeader.version(p) == meta.version, PageHeader.type(p) == PageType.overflow.rawValue else {
+            throw .corrupt("continuation page \(pgno) of the written-page list of version \(meta.version) is not the one written")
+        }
+        let used = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: usedOffset, as: UInt32.self)))
+        guard used <= pageCapacity else { throw .corrupt("continuation page \(pgno) claims \(used) bytes") }
+    }
+
+    /// Visits every entry of `meta`'s list (`metaPage` is the slot's page) and, before reading
+    /// each continuation page, checks it: in range, its CRC32C the one recorded by whoever
+    /// points at it, and its version the meta's. `page` maps a page number to its bytes.
+    static func forEach(meta: MetaSlot, metaPage: UnsafeRawPointer,
+                        page: (PageNumber) throws(StorageError) -> UnsafeRawPointer,
+                        _ body: (PageNumber, UInt32) throws(StorageError) -> Void) throws(StorageError) {
+        var seen: UInt32 = 0
+        var last = try readEntries(metaPage + MetaSlot.listOffset, length: Int(meta.listInlineBytes), previous: 0) {
+            (pgno, crc) throws(StorageError) in
+            seen += 1
+            try body(pgno, crc)
+        }
+        var next = meta.listHead
+        var expected = meta.listHeadChecksum
+        var hops: UInt64 = 0
+        while next != 0 {
+            hops += 1
+            guard next >= 2, next < meta.pageCount, hops <= meta.pageCount else {
+                throw .corrupt("the written-page list of version \(meta.version) names page \(next), outside the file")
+            }
+            let p = try page(next)
+            try checkContinuation(p, next, expected: expected, meta: meta)
+            let used = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: usedOffset, as: UInt32.self)))
+            last = try readEntries(p + entriesOffset, length: used, previous: last) { (pgno, crc) throws(StorageError) in
+                seen += 1
+                try body(pgno, crc)
+            }
+            next = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: nextOffset, as: UInt64.self))
+            expected = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: nextChecksumOffset, as: UInt32.self))
+        }
+        guard seen == meta.listEntries else {
+            throw .corrupt("the written-page list of version \(meta.version) has \(seen) entries, not \(meta.listEntries)")
+        }
+    }
+}

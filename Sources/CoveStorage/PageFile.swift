@@ -1,0 +1,194 @@
+// The data file as readers see it: one address range reserved at open, into which the file is
+// mapped read-only (MAP_SHARED) as it grows, so a pointer into it stays valid for as long as the
+// file is open. Also the per-process record of which pages have had their checksum verified.
+import Glibc
+import Synchronization
+
+/// The data file mapped read-only at a fixed address, plus the file it was mapped from.
+///
+/// `@unchecked Sendable`: the mutable state is `mappedBytes` (an atomic, only ever raised, under
+/// `growLock`), and the `checked` cache (atomics). `base` and the reservation never change after
+/// init, and the mapping is read-only, so any thread may read through it; a range is mapped
+/// before `mappedBytes` publishes it (release/acquire), and it stays mapped until deinit.
+final class PageFile: @unchecked Sendable {
+    /// The file the mapping reads and every write goes through.
+    let io: any FileIO
+    /// The start of the reserved range; page `n` is at `base + n * pageSize` once mapped.
+    let base: UnsafeMutableRawPointer
+    /// The size of the reserved range: the file can never grow beyond it.
+    let reservedBytes: Int
+    /// How many bytes of the file are mapped at `base`.
+    private let mappedBytes = Atomic<Int>(0)
+    private let growLock = Mutex<Void>(())
+    /// Per page, the low 32 bits of the version whose checksum this process last verified (0:
+    /// never). A page is rewritten only under a new version, so a changed header version means
+    /// "check again"; a page that never changes is checked once per process.
+    private let checked: UnsafeMutablePointer<Atomic<UInt32>>
+    private let checkedBytes: Int
+    private let systemPageSize: Int
+
+    /// The largest number of pages the reservation can hold.
+    var maxPages: UInt64 { UInt64(reservedBytes / pageSize) }
+
+    /// Reserves `reservation` bytes of address space (rounded up to whole pages, and at least
+    /// twice the current file size) without mapping anything yet.
+    /// - Throws: `.io` if the address space cannot be reserved.
+    init(io: any FileIO, reservation: UInt64) throws(StorageError) {
+        self.io = io
+        systemPageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let size = try io.size()
+        var want = max(reservation, size * 2, UInt64(16 * pageSize))
+        let granule = UInt64(max(systemPageSize, pageSize))
+        want = (want + granule - 1) / granule * granule
+        guard want <= UInt64(Int.max / 2) else {
+            throw .io("cannot reserve \(want) bytes of address space for '\(io.path)'")
+        }
+        reservedBytes = Int(want)
+        // PROT_NONE + MAP_NORESERVE claims address space only: no memory, no commit charge.
+        guard let reserved = mmap(nil, reservedBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              reserved != MAP_FAILED else {
+            throw .io("cannot reserve \(reservedBytes >> 20) MiB of address space for '\(io.path)': \(errnoText(errno))")
+        }
+        base = reserved
+        let slots = reservedBytes / pageSize
+        checkedBytes = (slots * MemoryLayout<UInt32>.stride + systemPageSize - 1) / systemPageSize * systemPageSize
+        guard let cache = mmap(nil, checkedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              cache != MAP_FAILED else {
+            munmap(reserved, reservedBytes)
+            throw .io("cannot reserve the page-check cache for '\(io.path)': \(errnoText(errno))")
+        }
+        // Anonymous memory is zero, and a zero `Atomic<UInt32>` is the value 0.
+        checked = cache.bindMemory(to: Atomic<UInt32>.self, capacity: slots)
+    }
+
+    deinit {
+        munmap(base, reservedBytes)
+        munmap(UnsafeMutableRawPointer(checked), checkedBytes)
+    }
+
+    /// Makes sure the first `pages` pages are mapped, mapping whatever the file has grown by.
+    /// - Throws: `.corrupt` if the file is shorter than `pages` pages (a meta slot claims pages
+    ///   the file does not have), `.noSpace` beyond the reservation, `.io` if mmap fails.
+    @inline(__always)
+    func ensureMapped(pages: UInt64) throws(StorageError) {
+        if UInt64(mappedBytes.load(ordering: .acquiring)) >= pages &* UInt64(pageSize) { return }
+        try grow(pages: pages)
+    }
+
+    @inline(never)
+    private func grow(pages: UInt64) throws(StorageError) {
+        let need = pages &* UInt64(pageSize)
+        guard pages <= maxPages else {
+            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize)")
+        }
+        try growLock.withLock { _ throws(StorageError) in
+            let mapped = mappedBytes.load(ordering: .acquiring)
+            if UInt64(mapped) >= need { return }
+            let fileSize = min(try io.size(), UInt64(reservedBytes))
+            guard fileSize >= need else {
+                throw .corrupt("'\(io.path)' has \(fileSize / UInt64(pageSize)) pages, fewer than the \(pages) its meta slot records")
+            }
+            // Remap from the last whole system page already mapped: MAP_FIXED replaces that
+            // range with the same file pages in one step, so a concurrent reader never sees it
+            // unmapped. Only whole file pages are mapped: the file size is a multiple of 4 KiB.
+            let start = mapped / systemPageSize * systemPageSize
+            let length = Int(fileSize) - start
+            let p = mmap(base + start, length, PROT_READ, MAP_SHARED | MAP_FIXED, io.descriptor, off_t(start))
+            if p == MAP_FAILED || p != base + start {
+                throw .io("cannot map '\(io.path)' (\(fileSize) bytes): \(errnoText(errno))")
+            }
+            mappedBytes.store(Int(fileSize), ordering: .releasing)
+        }
+    }
+
+    /// Grows the file itself (not the mapping) to hold at least `pages` pages, in chunks of an
+    /// eighth of its size (256 KiB to 64 MiB) with the space allocated on the device, so the
+    /// writes of a commit cannot run out of space half way and no mapped page is ever a hole
+    /// past the end of the file.
+    /// - Throws: `.noSpace` (device full, or beyond the reservation), `.io`.
+    func reserveFile(pages: UInt64) throws(StorageError) {
+        let need = pages &* UInt64(pageSize)
+        let size = try io.size()
+        if size >= need { return }
+        guard pages <= maxPages else {
+            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize)")
+        }
+        let chunk = min(max(size / 8, 256 << 10), 64 << 20)
+        var target = max(need, size + chunk)
+        target = (target + UInt64(pageSize) - 1) / UInt64(pageSize) * UInt64(pageSize)
+        target = min(target, UInt64(reservedBytes))
+        do throws(StorageError) {
+            try io.extend(to: target)
+        } catch .noSpace(_) where target > need {
+            // The chunk does not fit but the pages this commit needs may.
+            try io.extend(to: need)
+        }
+    }
+
+    /// The mapped page `pgno` (the caller knows it is mapped).
+    @inline(__always)
+    func pointer(_ pgno: PageNumber) -> UnsafeRawPointer {
+        UnsafeRawPointer(base + Int(truncatingIfNeeded: pgno) &<< 12)
+    }
+
+    /// The mapped page `pgno` of a version whose file has `limit` pages, after checking that
+    /// the number is in range and, the first time this process sees the page at this version,
+    /// its checksum. `maxVersion` is the version being read: no reachable page can be newer.
+    /// - Throws: `.corrupt` naming the page.
+    @inline(__always)
+    func checkedPage(_ pgno: PageNumber, limit: UInt64, maxVersion: UInt64) throws(StorageError) -> UnsafeRawPointer {
+        guard pgno >= 2, pgno < limit else { throw outOfRange(pgno, limit: limit) }
+        let p = pointer(pgno)
+        let v = PageHeader.version(p)
+        if checked[Int(truncatingIfNeeded: pgno)].load(ordering: .relaxed) == UInt32(truncatingIfNeeded: v),
+           v <= maxVersion, v != 0 {
+            return p
+        }
+        try checkSlow(p, pgno, maxVersion: maxVersion)
+        return p
+    }
+
+    @inline(never)
+    private func outOfRange(_ pgno: PageNumber, limit: UInt64) -> StorageError {
+        .corrupt("'\(io.path)': page \(pgno) is outside the file's \(limit) pages")
+    }
+
+    @inline(never)
+    private func checkSlow(_ p: UnsafeRawPointer, _ pgno: PageNumber, maxVersion: UInt64) throws(StorageError) {
+        try verifyPage(p, pgno, maxVersion: maxVersion)
+        let v = PageHeader.version(p)
+        checked[Int(truncatingIfNeeded: pgno)].store(UInt32(truncatingIfNeeded: v), ordering: .relaxed)
+    }
+
+    /// Checks a page's checksum and that its version is neither 0 nor newer than `maxVersion`,
+    /// without consulting the cache (verify() and recovery use this).
+    func verifyPage(_ p: UnsafeRawPointer, _ pgno: PageNumber, maxVersion: UInt64) throws(StorageError) {
+        let stored = PageHeader.storedChecksum(p)
+        let computed = PageHeader.computeChecksum(p)
+        guard stored == computed else {
+            throw .corrupt("'\(io.path)': page \(pgno) fails its checksum (stored \(hex(stored)), computed \(hex(computed)))")
+        }
+        let v = PageHeader.version(p)
+        guard v != 0, v <= maxVersion else {
+            throw .corrupt("'\(io.path)': page \(pgno) carries version \(v), not in 1...\(maxVersion)")
+        }
+    }
+
+    /// Forgets that `pgno` was checked (its contents are about to be replaced by this process).
+    @inline(__always)
+    func forgetChecked(_ pgno: PageNumber) {
+        checked[Int(truncatingIfNeeded: pgno)].store(0, ordering: .relaxed)
+    }
+
+    /// Records that this process wrote `pgno` at `version` itself, so it need not check it.
+    @inline(__always)
+    func markChecked(_ pgno: PageNumber, version: UInt64) {
+        checked[Int(truncatingIfNeeded: pgno)].store(UInt32(truncatingIfNeeded: version), ordering: .relaxed)
+    }
+}
+
+/// `0x1234abcd`.
+func hex(_ v: UInt32) -> String {
+    let s = String(v, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
+}

@@ -1,0 +1,109 @@
+// Snapshot: one committed version pinned for reading, from any thread, for as long as it is
+// open. It is the PageStore a reader's B+trees read through.
+import Synchronization
+
+/// A read-only view of one committed version. While it is open, no page it can reach is reused,
+/// whatever later commits do; end it when done (deinit ends it too).
+///
+/// `@unchecked Sendable`: every field is immutable after init except `ended`, which is atomic;
+/// pages are read through a read-only mapping that outlives the snapshot's use of it (the
+/// snapshot holds the storage, which holds the mapping). So a snapshot may be read from several
+/// threads at once, and ended from any of them.
+public final class Snapshot: PageStore, @unchecked Sendable {
+    /// The commit version this snapshot reads.
+    public let version: UInt64
+    /// The root of the catalog, the byte-keyed tree of the layer above.
+    public let catalog: TreeRoot
+    /// The root of the history tree: one record per commit, keyed by its version.
+    public let history: TreeRoot
+    /// The root of the free-space tree (for verification and inspection).
+    public let freeSpace: TreeRoot
+    /// The number of pages of this version's file, meta slots included.
+    public let pageCount: UInt64
+    /// The storage this snapshot belongs to.
+    public let storage: Storage
+
+    let meta: MetaSlot
+    let file: PageFile
+    let slot: Int
+    private let ended = Atomic<Bool>(false)
+
+    init(storage: Storage, slot: Int, meta: MetaSlot) {
+        self.storage = storage
+        self.file = storage.file
+        self.slot = slot
+        self.meta = meta
+        version = meta.version
+        catalog = meta.catalog
+        history = meta.history
+        freeSpace = meta.freeSpace
+        pageCount = meta.pageCount
+    }
+
+    deinit {
+        end()
+    }
+
+    /// Unpins the version. Pages read through the snapshot must not be used afterwards, and
+    /// `page(_:)` fails with `.closed`. Ending twice is harmless.
+    public func end() {
+        if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
+        storage.lock.unpin(slot)
+        storage.returnSlot(slot)
+    }
+
+    /// Whether `end()` was called.
+    public var isEnded: Bool { ended.load(ordering: .acquiring) }
+
+    // MARK: PageStore
+
+    /// The page `pgno` of this version, its checksum verified the first time this process
+    /// reads it at this version.
+    /// - Throws: `.corrupt` (out of range, bad checksum, a version newer than this snapshot's),
+    ///   `.closed` after `end()`.
+    /// - Complexity: O(1); O(page size) the first time a page is read.
+    @inline(__always)
+    public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        if ended.load(ordering: .relaxed) { throw endedError() }
+        return try file.checkedPage(pgno, limit: pageCount, maxVersion: version)
+    }
+
+    @inline(never)
+    private func endedError() -> StorageError {
+        .closed("the snapshot of version \(version) has ended")
+    }
+
+    /// Always false: a snapshot writes nothing.
+    public func isWritable(_ pgno: PageNumber) -> Bool { false }
+
+    /// Not available: `isWritable` is never true for a snapshot (a precondition of the
+    /// `PageStore` contract, checked).
+    public func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
+        preconditionFailure("a snapshot has no writable pages (page \(pgno))")
+    }
+
+    /// - Throws: `.invalidArgument`: a snapshot is read-only.
+    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        throw .invalidArgument("a snapshot is read-only: changes need a write transaction")
+    }
+
+    /// Nothing to do: a snapshot never allocates, so a tree on it never frees.
+    public func free(_ pgno: PageNumber) {}
+
+    // MARK: History
+
+    /// The history record of commit `version`, if it has one and it was not trimmed.
+    /// - Complexity: O(log n)
+    public func historyRecord(_ version: UInt64) throws(StorageError) -> [UInt8]? {
+        try BTree(store: self, root: history, keyKind: .u64).get(version)
+    }
+
+    /// Calls `body` with each history record of a commit newer than `version`, oldest first,
+    /// until it returns false. The buffer is valid only during the call.
+    /// - Complexity: O(log n + k) for k records visited.
+    public func forEachHistoryRecord(after version: UInt64,
+                                     _ body: (UInt64, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        if version == UInt64.max { return }
+        try BTree(store: self, root: history, keyKind: .u64).forEach(from: version + 1, reverse: false, body)
+    }
+}

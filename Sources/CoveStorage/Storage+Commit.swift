@@ -1,0 +1,200 @@
+// Commit: the history record, the free-space records, then one batch of writes (every new page,
+// the continuation pages of the written-page list, the meta slot not holding the base version)
+// and one flush. docs/FORMAT.md argues why a crash at any point leaves either this version or the
+// one before it, complete.
+import Glibc
+
+extension WriteTransaction {
+    /// Makes the changes durable (at `.full` durability) and visible, and releases the write
+    /// lock.
+    /// - Returns: the new version.
+    /// - Throws: `.tooManyVersions` (more distinct versions would be pinned than allowed; the
+    ///   transaction is cancelled); `.io`/`.noSpace` (a write, flush or extend failed: the
+    ///   file keeps the base version and the storage is closed until reopened); `.closed`;
+    ///   `.invalidArgument` after commit or cancel; `.corrupt` if a tree does not decode (the
+    ///   transaction is cancelled).
+    /// - Complexity: O(d log d) for d pages written, plus the I/O; independent of the size of
+    ///   the free list.
+    @discardableResult
+    public func commit() throws(StorageError) -> UInt64 {
+        if finished { throw .invalidArgument("the write transaction has already ended") }
+        let prepared: PreparedCommit
+        do throws(StorageError) {
+            try storage.checkUsable()
+            let cap = storage.options.maxActiveVersions
+            if cap > 0 {
+                let scan = storage.lock.scanReaders(latest: version)
+                if scan.distinctVersions > cap {
+                    throw .tooManyVersions("committing version \(version) of \(storage.name) would leave \(scan.distinctVersions) versions pinned, more than the \(cap) allowed")
+                }
+            }
+            try updateHistory()
+            let (continuation, freePages) = try settleFreeSpace()
+            prepared = seal(continuation: continuation, freePages: freePages)
+        } catch {
+            cancel()
+            throw error
+        }
+        defer {
+            prepared.metaPage.deallocate()
+            finished = true
+            releasePages()
+            storage.writerLock.release()
+        }
+        let targetSlot = 1 - baseSlot
+        var metaWritten = false
+        do throws(StorageError) {
+            try file.reserveFile(pages: pageCount)
+            try writePages(prepared.pages)
+            metaWritten = true
+            try file.io.write(UnsafeRawBufferPointer(start: prepared.metaPage, count: pageSize),
+                              at: UInt64(targetSlot * pageSize))
+            if storage.options.durability == .full {
+                try file.io.sync()
+            }
+        } catch {
+            if metaWritten {
+                // The meta slot may be in the page cache though not durable: blank it, so
+                // that a later open cannot pick a version whose commit reported failure. The
+                // base version's slot and pages were not touched.
+                scrubSlot(targetSlot)
+            }
+            storage.poison(error)
+            throw error
+        }
+        for pgno in prepared.pages {
+            file.markChecked(pgno, version: version)
+        }
+        storage.published(prepared.meta, slot: targetSlot)
+        return version
+    }
+
+    /// What commit writes, sealed and ready.
+    struct PreparedCommit {
+        var meta: MetaSlot
+        var metaPage: UnsafeMutableRawPointer
+        /// Every page to write, ascending.
+        var pages: [PageNumber]
+    }
+
+    /// Adds this commit's history record and trims records older than every pinned version.
+    private func updateHistory() throws(StorageError) {
+        var tree = BTree(store: self, root: history, keyKind: .u64)
+        if let record = historyRecord {
+            try tree.put(version, record)
+        }
+        var old: [UInt64] = []
+        let limit = oldestPinned
+        try tree.forEach(from: nil, reverse: false) { key, _ throws(StorageError) -> Bool in
+            guard key < limit else { return false }
+            old.append(key)
+            return true
+        }
+        for key in old {
+            try tree.remove(key)
+        }
+        history = tree.root
+    }
+
+    /// Seals every page, builds the written-page list into the meta page and the continuation
+    /// pages, and the meta itself.
+    private func seal(continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
+        let written = writtenPages(excluding: continuation)
+        var checksums: [UInt32] = []
+        checksums.reserveCapacity(written.count)
+        for pgno in written {
+            let p = dirty[pgno]!
+            PageHeader.seal(p, version: version)
+            checksums.append(PageHeader.storedChecksum(p))
+        }
+
+        let metaPage = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
+        memset(metaPage, 0, pageSize)
+        // Fill the inline part, then each continuation page in turn.
+        var region = metaPage + MetaSlot.listOffset
+        var room = MetaSlot.inlineListCapacity
+        var used = 0
+        var inlineBytes = 0
+        var chainIndex = -1
+        var chainUsed: [Int] = Array(repeating: 0, count: continuation.count)
+        var previous: UInt64 = 0
+        for (i, pgno) in written.enumerated() {
+            let delta = pgno - previous
+            let size = WrittenPageList.entrySize(delta: delta)
+            if size > room - used {
+                if chainIndex < 0 { inlineBytes = used } else { chainUsed[chainIndex] = used }
+                chainIndex += 1
+                region = dirty[continuation[chainIndex]]! + WrittenPageList.entriesOffset
+                room = WrittenPageList.pageCapacity
+                used = 0
+            }
+            used += WrittenPageList.writeEntry(delta: delta, checksum: checksums[i], to: region + used)
+            previous = pgno
+        }
+        if chainIndex < 0 { inlineBytes = used } else { chainUsed[chainIndex] = used }
+        // Seal the continuation pages from the last: each records the checksum of the next.
+        var nextPage: PageNumber = 0
+        var nextChecksum: UInt32 = 0
+        for k in stride(from: continuation.count - 1, through: 0, by: -1) {
+            let p = dirty[continuation[k]]!
+            p.storeBytes(of: PageType.overflow.rawValue, toByteOffset: PageHeader.typeOffset, as: UInt8.self)
+            p.storeBytes(of: nextPage.littleEndian, toByteOffset: WrittenPageList.nextOffset, as: UInt64.self)
+            p.storeBytes(of: nextChecksum.littleEndian, toByteOffset: WrittenPageList.nextChecksumOffset, as: UInt32.self)
+            p.storeBytes(of: UInt32(chainUsed[k]).littleEndian, toByteOffset: WrittenPageList.usedOffset, as: UInt32.self)
+            PageHeader.seal(p, version: version)
+            nextPage = continuation[k]
+            nextChecksum = PageHeader.storedChecksum(p)
+        }
+        let meta = MetaSlot(version: version, fileId: base.fileId, pageCount: pageCount, catalog: catalog,
+                            freeSpace: freeSpace, history: history, freePageCount: freePages,
+                            listHead: nextPage, listHeadChecksum: nextChecksum,
+                            listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes))
+        meta.encode(into: metaPage)
+        var all = written + continuation
+        all.sort()
+        return PreparedCommit(meta: meta, metaPage: metaPage, pages: all)
+    }
+
+    /// Writes the pages in ascending order, each run of consecutive numbers in one call.
+    private func writePages(_ pages: [PageNumber]) throws(StorageError) {
+        let maxRun = 64
+        let staging = UnsafeMutableRawPointer.allocate(byteCount: maxRun * pageSize, alignment: pageSize)
+        defer { staging.deallocate() }
+        var i = 0
+        while i < pages.count {
+            var j = i + 1
+            while j < pages.count && j - i < maxRun && pages[j] == pages[j - 1] + 1 { j += 1 }
+            if j - i == 1 {
+                try file.io.write(UnsafeRawBufferPointer(start: dirty[pages[i]]!, count: pageSize),
+                                  at: pages[i] * UInt64(pageSize))
+            } else {
+                for k in i..<j {
+                    (staging + (k - i) * pageSize).copyMemory(from: dirty[pages[k]]!, byteCount: pageSize)
+                }
+                try file.io.write(UnsafeRawBufferPointer(start: staging, count: (j - i) * pageSize),
+                                  at: pages[i] * UInt64(pageSize))
+            }
+            i = j
+        }
+    }
+
+    /// Best effort: zeroes a meta slot whose commit failed.
+    private func scrubSlot(_ slot: Int) {
+        let zero = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
+        defer { zero.deallocate() }
+        memset(zero, 0, pageSize)
+        try? file.io.write(UnsafeRawBufferPointer(start: zero, count: pageSize), at: UInt64(slot * pageSize))
+    }
+}
+
+extension Storage {
+    /// Records a commit: this handle's cached latest meta, then the lock file, where readers of
+    /// every process pin it from now on.
+    func published(_ meta: MetaSlot, slot: Int) {
+        state.withLock { s in
+            s.latest = meta
+            s.latestSlot = slot
+        }
+        lock.publish(version: meta.version, slot: UInt64(slot))
+    }
+}

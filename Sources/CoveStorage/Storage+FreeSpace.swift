@@ -1,0 +1,255 @@
+// Free space: the free-space tree lists the pages no version in use references, keyed by the
+// version that freed them. A write transaction reuses pages freed by versions no reader can see
+// any more, and at commit records what it freed, settling the tree's own page churn in a loop
+// that provably stops (see settleFreeSpace and docs/FORMAT.md).
+
+/// The records of the free-space tree.
+///
+/// Key: `version << 20 | sequence`: the version that freed the pages, then a sequence number
+/// for the records one version needs. Value: exactly `valueSize` bytes: a little-endian u16
+/// count, then the LEB128 distances between ascending page numbers (the first from 0), zero
+/// padded. The fixed size keeps rewriting a record from changing the shape of its leaf.
+enum FreeSpaceRecord {
+    static let valueSize = 992
+    static let sequenceBits: UInt64 = 20
+    static let maxSequence = 1 << 20
+
+    @inline(__always)
+    static func key(version: UInt64, sequence: Int) -> UInt64 {
+        version << sequenceBits | UInt64(sequence)
+    }
+
+    @inline(__always)
+    static func version(ofKey key: UInt64) -> UInt64 {
+        key >> sequenceBits
+    }
+
+    /// A record listing no page (left by the settling loop when it needed fewer records).
+    static let empty = [UInt8](repeating: 0, count: valueSize)
+
+    /// Packs ascending page numbers into as few records as possible.
+    static func encode(_ pages: [PageNumber]) -> [[UInt8]] {
+        var records: [[UInt8]] = []
+        var i = 0
+        while i < pages.count {
+            var value = [UInt8](repeating: 0, count: valueSize)
+            var at = 2
+            var count = 0
+            var previous: UInt64 = 0
+            while i < pages.count && count < Int(UInt16.max) {
+                var d = pages[i] - previous
+                var size = 1
+                var t = d >> 7
+                while t != 0 { size += 1; t >>= 7 }
+                if at + size > valueSize { break }
+                while d >= 0x80 {
+                    value[at] = UInt8(truncatingIfNeeded: d) | 0x80
+                    d >>= 7
+                    at += 1
+                }
+                value[at] = UInt8(d)
+                at += 1
+                previous = pages[i]
+                count += 1
+                i += 1
+            }
+            value[0] = UInt8(truncatingIfNeeded: count)
+            value[1] = UInt8(truncatingIfNeeded: count >> 8)
+            records.append(value)
+        }
+        return records
+    }
+
+    /// Appends the pages of a record to `pages`, checking each is in `2..<pageCount`.
+    /// - Returns: the number of pages appended.
+    @discardableResult
+    static func decode(_ value: UnsafeRawBufferPointer, key: UInt64, pageCount: UInt64,
+                       into pages: inout [PageNumber]) throws(StorageError) -> Int {
+        guard value.count == valueSize else {
+            throw .corrupt("free-space record \(key) is \(value.count) bytes, not \(valueSize)")
+        }
+        let count = Int(value[0]) | Int(value[1]) << 8
+        var at = 2
+        var previous: UInt64 = 0
+        for i in 0..<count {
+            var delta: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                guard at < valueSize, shift < 64 else { throw .corrupt("free-space record \(key) is malformed") }
+                let b = value[at]
+                at += 1
+                delta |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { break }
+                shift += 7
+            }
+            let (pgno, overflow) = previous.addingReportingOverflow(delta)
+            guard !overflow, pgno >= 2, pgno < pageCount, i == 0 || delta != 0 else {
+                throw .corrupt("free-space record \(key) lists page \(pgno), outside 2..<\(pageCount) or repeated")
+            }
+            pages.append(pgno)
+            previous = pgno
+        }
+        return count
+    }
+}
+
+extension WriteTransaction {
+    /// The lowest-numbered page of the reusable records, consuming the next record if needed;
+    /// nil when none is reusable (or while the commit settles the free-space tree).
+    func takeReusablePage() throws(StorageError) -> PageNumber? {
+        if let p = reusable.popLast() { return p }
+        if settlingFreeSpace { return nil }
+        while try consumeFreeRecord() {
+            if let p = reusable.popLast() { return p }
+        }
+        return nil
+    }
+
+    /// Moves the pages of the oldest free-space record into `reusable`, if that record was
+    /// freed by a version no reader can see past (its version <= `oldestPinned`). The record
+    /// stays in the tree until the commit rewrites or removes it.
+    /// - Returns: false when no reusable record is left.
+    /// - Complexity: O(log n) for a tree of n records.
+    func consumeFreeRecord() throws(StorageError) -> Bool {
+        if freeSpaceExhausted || freeSpace.page.isNone {
+            freeSpaceExhausted = true
+            return false
+        }
+        var found: UInt64?
+        var pages: [PageNumber] = []
+        let limit = oldestPinned
+        let pageCount = base.pageCount
+        try BTree(store: self, root: freeSpace, keyKind: .u64).forEach(from: freeCursor, reverse: false) {
+            key, value throws(StorageError) -> Bool in
+            found = key
+            if FreeSpaceRecord.version(ofKey: key) <= limit {
+                try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, into: &pages)
+            }
+            return false
+        }
+        guard let key = found, FreeSpaceRecord.version(ofKey: key) <= limit else {
+            freeSpaceExhausted = true
+            return false
+        }
+        consumedKeys.append(key)
+        consumedPages += UInt64(pages.count)
+        if key == UInt64.max { freeSpaceExhausted = true } else { freeCursor = key + 1 }
+        if !pages.isEmpty {
+            reusable.append(contentsOf: pages)
+            reusable.sort(by: >)
+        }
+        return true
+    }
+
+    /// Writes this commit's free-space records and returns the continuation pages of its
+    /// written-page list (allocated here, since they are pages too).
+    ///
+    /// Editing the free-space tree allocates pages (copies of its committed pages, splits) and
+    /// frees them (the committed originals), which changes the very lists being recorded. The
+    /// loop rewrites the records from the current lists until a pass allocates and frees
+    /// nothing; then the records written in that pass are exact. It stops because:
+    /// - allocation during the loop never reads the tree: it takes pages stocked beforehand in
+    ///   `reusable` or `localFree`, else extends the file;
+    /// - record values have a fixed size, so rewriting one in a page this transaction already
+    ///   owns changes nothing of the tree's shape;
+    /// - the set of keys only grows within the loop (a record no longer needed is written
+    ///   empty, not removed), so pages are never freed by merges; the frees left are of
+    ///   committed pages, each copied at most once, and allocations come from first copies,
+    ///   splits (the tree only grows, bounded by its final size) and continuation pages (whose
+    ///   number only grows, bounded by the list's final size).
+    /// So only finitely many passes can allocate or free, and the pass after the last of them
+    /// settles.
+    /// - Returns: the continuation pages, ascending.
+    func settleFreeSpace() throws(StorageError) -> (continuation: [PageNumber], freePages: UInt64) {
+        // The previous commit's continuation pages are live in the base version only.
+        try WrittenPageList.forEachContinuation(meta: base, page: { pgno throws(StorageError) in
+            try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
+        }) { pgno throws(StorageError) in
+            free(pgno)
+        }
+        // Stock pages for the edits below, which may not read the tree while editing it.
+        while reusable.count + localFree.count < 64, try consumeFreeRecord() {}
+
+        settlingFreeSpace = true
+        defer { settlingFreeSpace = false }
+        var tree = BTree(store: self, root: freeSpace, keyKind: .u64)
+        var usedConsumedKeys = -1
+        var versionRecords = 0
+        var continuation: [PageNumber] = []
+        for _ in 0..<256 {
+            let allocationsBefore = allocations
+            let freesBefore = frees
+            var leftover = reusable
+            leftover.append(contentsOf: localFree)
+            leftover.sort()
+            var pending = pendingFree
+            pending.sort()
+            let leftoverRecords = FreeSpaceRecord.encode(leftover)
+            let pendingRecords = FreeSpaceRecord.encode(pending)
+
+            if usedConsumedKeys < 0 {
+                // Leftover pages go back under the keys they came from (they are reusable
+                // now and stay so); keys not needed for them go.
+                usedConsumedKeys = min(leftoverRecords.count, consumedKeys.count)
+                for key in consumedKeys[usedConsumedKeys...] {
+                    try tree.remove(key)
+                }
+            }
+            for i in 0..<usedConsumedKeys {
+                try tree.put(consumedKeys[i], i < leftoverRecords.count ? leftoverRecords[i] : FreeSpaceRecord.empty)
+            }
+            // Pages this version freed, and leftovers beyond the consumed keys, under this
+            // version (the leftovers are thus kept back longer than needed: rare and safe).
+            let mine = pendingRecords + leftoverRecords.dropFirst(usedConsumedKeys)
+            let records = max(mine.count, versionRecords)
+            guard records < FreeSpaceRecord.maxSequence else {
+                throw .invalidArgument("a commit may free at most \(FreeSpaceRecord.maxSequence) records of pages")
+            }
+            for i in 0..<records {
+                try tree.put(FreeSpaceRecord.key(version: version, sequence: i), i < mine.count ? mine[i] : FreeSpaceRecord.empty)
+            }
+            versionRecords = records
+
+            let needed = continuationPagesNeeded(excluding: continuation)
+            while continuation.count < needed {
+                continuation.append(try allocate().0)
+            }
+
+            if allocations == allocationsBefore && frees == freesBefore {
+                freeSpace = tree.root
+                continuation.sort()
+                let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
+                return (continuation, free)
+            }
+        }
+        throw .internal("the free-space update of version \(version) did not settle")
+    }
+
+    /// The written pages of this commit (the continuation pages excepted), ascending.
+    func writtenPages(excluding continuation: [PageNumber]) -> [PageNumber] {
+        var pages = Array(dirty.keys)
+        if !continuation.isEmpty {
+            let skip = Set(continuation)
+            pages.removeAll { skip.contains($0) }
+        }
+        pages.sort()
+        return pages
+    }
+
+    /// How many continuation pages the written-page list needs now.
+    private func continuationPagesNeeded(excluding continuation: [PageNumber]) -> Int {
+        var room = MetaSlot.inlineListCapacity
+        var pages = 0
+        var previous: UInt64 = 0
+        for p in writtenPages(excluding: continuation) {
+            let size = WrittenPageList.entrySize(delta: p - previous)
+            if size > room {
+                pages += 1
+                room = WrittenPageList.pageCapacity
+            }
+            room -= size
+            previous = p
+        }
+        return pages
+    }
+}

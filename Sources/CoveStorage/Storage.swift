@@ -1,0 +1,510 @@
+// Storage: one open database file. It opens or creates the file, recovers from a torn last
+// commit, and hands out read snapshots and the one write transaction; commit, free space and
+// verify live in the Storage+*.swift files. docs/FORMAT.md describes the file and the protocol.
+import Glibc
+import Synchronization
+
+/// How hard a commit works to survive a crash.
+public enum Durability: Sendable, Equatable {
+    /// One `fdatasync` per commit: a commit that returned survives power loss.
+    case full
+    /// No flush: a commit survives the process crashing, not the machine losing power.
+    case noSync
+    /// An unlinked temporary file: nothing survives closing.
+    case memoryOnly
+}
+
+/// Enumerates the pages a catalog entry owns outside the catalog tree (a table's tree, its
+/// indexes), so that `Storage.verify()` can account for every page of the file. The storage
+/// knows nothing of what catalog values mean; the layer that writes them supplies this.
+/// Arguments: the snapshot being verified, the entry's key and value, and the function to call
+/// with each page (which checks its checksum and that no page is counted twice).
+public typealias CatalogPageWalker = @Sendable (
+    _ snapshot: Snapshot, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+    _ page: (PageNumber) throws(StorageError) -> Void
+) throws(StorageError) -> Void
+
+/// How a `Storage` is opened.
+public struct StorageOptions: Sendable {
+    /// Flushing policy of commits (`.memoryOnly` also makes `open` ignore the path).
+    public var durability: Durability = .full
+    /// Open without writing: `beginWrite` fails with `.readOnly`, the file must exist.
+    public var readOnly = false
+    /// The cap on distinct versions pinned at once across every process, the latest included;
+    /// 0 = unlimited. Beyond it `beginWrite` and `commit` fail with `.tooManyVersions`.
+    public var maxActiveVersions: UInt64 = 0
+    /// How long `beginWrite` waits for the write lock, in milliseconds; -1 = forever.
+    public var writeTimeoutMs: Int64 = -1
+    /// The largest the file may grow, in bytes: the size of the address range reserved for
+    /// its mapping (address space only, not memory). Default 256 GiB.
+    public var maxFileSize: UInt64 = 256 << 30
+    /// Opens the data file; nil uses `PosixFile.open`. Tests inject `FaultInjectingFile` here.
+    public var fileFactory: FileIOFactory?
+    /// Accounts for pages that catalog entries own, for `verify()`; nil: catalog values own none.
+    public var catalogPages: CatalogPageWalker?
+
+    /// The defaults: full durability, read-write, no version cap, wait forever for the lock.
+    public init() {}
+
+    /// Options with the given policies.
+    public init(durability: Durability = .full, readOnly: Bool = false, maxActiveVersions: UInt64 = 0,
+                writeTimeoutMs: Int64 = -1, maxFileSize: UInt64 = 256 << 30,
+                fileFactory: FileIOFactory? = nil, catalogPages: CatalogPageWalker? = nil) {
+        self.durability = durability
+        self.readOnly = readOnly
+        self.maxActiveVersions = maxActiveVersions
+        self.writeTimeoutMs = writeTimeoutMs
+        self.maxFileSize = maxFileSize
+        self.fileFactory = fileFactory
+        self.catalogPages = catalogPages
+    }
+}
+
+/// One open database file: the entry point of the storage engine.
+///
+/// Any number of snapshots may be open at once, on any threads; one write transaction at a
+/// time per file across every handle and process (others wait in `beginWrite`). Readers never
+/// wait for the writer nor for each other.
+///
+/// `@unchecked Sendable`: every mutable field is behind `state` (a mutex) or atomic; `file`,
+/// `lock` and `writerLock` are themselves safe to share (see their comments), and the rest is
+/// immutable after `open`.
+public final class Storage: @unchecked Sendable {
+    /// The file's path; nil for a memory-only database.
+    public let path: String?
+    /// The options the storage was opened with.
+    public let options: StorageOptions
+    let file: PageFile
+    let lock: LockFile
+    let writerLock: WriterLock
+    /// The random id stored in the meta slots and the lock file.
+    let fileId: UInt64
+    let pid: UInt64
+    /// A name for messages: the path or "a memory-only database".
+    let name: String
+
+    struct State {
+        /// Why the handle can no longer be used: closed, or poisoned by a failed commit.
+        var unusable: String?
+        /// Reader slots this handle claimed and does not use now.
+        var idleSlots: [Int] = []
+        /// Whether `close()` was called (then slots go back to every process as they free up).
+        var closedByUser = false
+        /// The newest meta this handle has read, and the slot it is in.
+        var latest: MetaSlot
+        var latestSlot: Int
+    }
+    let state: Mutex<State>
+
+    private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int) {
+        self.path = path
+        self.options = options
+        self.file = file
+        self.lock = lock
+        writerLock = WriterLock(lockFile: lock)
+        fileId = meta.fileId
+        pid = UInt64(getpid())
+        name = path.map { "'\($0)'" } ?? "a memory-only database"
+        state = Mutex(State(unusable: nil, latest: meta, latestSlot: slot))
+    }
+
+    deinit {
+        // Every snapshot holds the storage, so none is left: each claimed slot is idle.
+        let slots = state.withLock { $0.idleSlots }
+        for slot in slots { lock.releaseSlot(slot) }
+        file.io.close()
+    }
+
+    // MARK: Opening
+
+    /// Opens the database at `path`, creating it if the file is missing or empty; nil (or
+    /// `.memoryOnly` durability) makes a memory-only database in an unlinked temporary file.
+    /// If the last commit was torn by a crash, the version before it is the one opened.
+    /// - Throws: `.io` (cannot open or create, naming the path and the reason),
+    ///   `.corrupt` (not a Cove file, or damaged meta slots), `.format` (a newer format),
+    ///   `.readOnly` (a read-only open of an empty file), `.invalidArgument`.
+    public static func open(path: String?, options: StorageOptions = StorageOptions()) throws(StorageError) -> Storage {
+        let factory: FileIOFactory
+        if let custom = options.fileFactory {
+            factory = custom
+        } else {
+            factory = PosixFile.open(path:mode:)
+        }
+        guard let path, options.durability != .memoryOnly else {
+            return try openMemoryOnly(options: options, factory: factory)
+        }
+        let io = try factory(path, options.readOnly ? .readOnly : .readWrite)
+        try refuseForeignFile(io)
+        let file = try PageFile(io: io, reservation: options.maxFileSize)
+        guard let (lock, initializer) = try LockFile.open(lockPath: path + ".lock") else {
+            // A read-only file system: no process can write this database, so no other process
+            // needs to see this one's pins.
+            let (meta, slot) = try recover(file, readOnly: true, durability: options.durability)
+            let lock = try LockFile.inMemory(description: "'\(path)' (read-only file system)", fileId: meta.fileId)
+            lock.initialize(fileId: meta.fileId, latestVersion: meta.version, latestSlot: UInt64(slot))
+            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
+        }
+        if initializer {
+            // No other handle has the database open: the lock file's contents are stale (a
+            // crash may have left pins and a version that did not survive); recover the data
+            // file and start a new session.
+            let (meta, slot) = try recover(file, readOnly: options.readOnly, durability: options.durability)
+            lock.initialize(fileId: meta.fileId, latestVersion: meta.version, latestSlot: UInt64(slot))
+            try lock.finishInitialization()
+            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
+        }
+        // Join the session of the handles already open: the latest version is the one they
+        // published.
+        try file.ensureMapped(pages: 2)
+        for _ in 0..<1000 {
+            let v = lock.latestVersion
+            if let (meta, slot) = try readMeta(file, version: v, fileId: lock.fileId) {
+                return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
+            }
+            if lock.latestVersion == v {
+                throw .io("the lock file '\(path).lock' names version \(v), which \(path) does not hold: another process has a different file open under this name")
+            }
+        }
+        throw .io("cannot read a stable version of '\(path)'")
+    }
+
+    private static func openMemoryOnly(options: StorageOptions, factory: FileIOFactory) throws(StorageError) -> Storage {
+        if options.readOnly {
+            throw .invalidArgument("a memory-only database cannot be opened read-only")
+        }
+        var dir = "/tmp"
+        if let t = getenv("TMPDIR"), t.pointee != 0 { dir = String(cString: t) }
+        let io = try factory(dir, .temporary)
+        var options = options
+        options.durability = .memoryOnly
+        let fileId = UInt64.random(in: 1...UInt64.max)
+        try writeNewFile(io, fileId: fileId, sync: false)
+        let file = try PageFile(io: io, reservation: options.maxFileSize)
+        try file.ensureMapped(pages: 2)
+        let meta = MetaSlot.empty(version: 1, fileId: fileId)
+        let lock = try LockFile.inMemory(description: "a memory-only database", fileId: fileId)
+        lock.initialize(fileId: fileId, latestVersion: 1, latestSlot: 1)
+        return Storage(path: nil, options: options, file: file, lock: lock, meta: meta, slot: 1)
+    }
+
+    /// Refuses a file that is plainly not a Cove file before creating its lock file. A file
+    /// whose first bytes are zero may be one being created right now: the locked path decides.
+    private static func refuseForeignFile(_ io: any FileIO) throws(StorageError) {
+        let size = try io.size()
+        if size == 0 { return }
+        let head = try readBytes(io, count: 8, at: 0)
+        let head2 = try readBytes(io, count: 8, at: UInt64(pageSize))
+        let magic = withUnsafeBytes(of: MetaSlot.magic.littleEndian) { Array($0) }
+        if head == magic || head2 == magic { return }
+        if head.count == 8 && head.allSatisfy({ $0 == 0 }) { return }
+        throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)")
+    }
+
+    /// Writes the two meta slots of a new, empty database: version 0 in slot 0 and version 1
+    /// in slot 1, so that both slots are valid from the start.
+    static func writeNewFile(_ io: any FileIO, fileId: UInt64, sync: Bool) throws(StorageError) {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2 * pageSize, alignment: pageSize)
+        defer { buffer.deallocate() }
+        memset(buffer, 0, 2 * pageSize)
+        MetaSlot.empty(version: 0, fileId: fileId).encode(into: buffer)
+        MetaSlot.empty(version: 1, fileId: fileId).encode(into: buffer + pageSize)
+        try io.write(UnsafeRawBufferPointer(start: buffer, count: 2 * pageSize), at: 0)
+        if sync {
+            try io.sync()
+            syncDirectory(of: io.path)
+        }
+    }
+
+    /// Flushes the directory entry of a new file (best effort: some file systems refuse).
+    private static func syncDirectory(of path: String) {
+        var dir = "."
+        if let slash = path.lastIndex(of: "/") {
+            dir = slash == path.startIndex ? "/" : String(path[..<slash])
+        }
+        let fd = Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fsync(fd)
+            Glibc.close(fd)
+        }
+    }
+
+    /// Finds the version to open, the caller holding the lock file exclusively: the newest meta
+    /// slot that is valid, fits the file, and whose written-page list checks out (every page
+    /// the commit wrote is there with the checksum it was written with); else the other slot,
+    /// the version before, which the torn commit could not have touched. Creates the database
+    /// if the file is empty.
+    static func recover(_ file: PageFile, readOnly: Bool, durability: Durability) throws(StorageError) -> (MetaSlot, Int) {
+        let io = file.io
+        var size = try io.size()
+        let unfinished = size <= UInt64(2 * pageSize) ? try readBytes(io, count: Int(size), at: 0).allSatisfy { $0 == 0 } : false
+        if unfinished {
+            // Empty, or a creation that crashed before its meta slots were written.
+            if readOnly {
+                throw .readOnly("'\(io.path)' is empty and opened read-only, so it cannot be initialised")
+            }
+            try writeNewFile(io, fileId: UInt64.random(in: 1...UInt64.max), sync: durability == .full)
+            size = try io.size()
+        }
+        guard size >= UInt64(pageSize) else {
+            throw .corrupt("'\(io.path)' is not a Cove file (\(size) bytes, shorter than a meta slot)")
+        }
+        try file.ensureMapped(pages: 1)
+        if size >= UInt64(2 * pageSize) { try file.ensureMapped(pages: size / UInt64(pageSize)) }
+        let filePages = size / UInt64(pageSize)
+
+        var decoded: [MetaSlot.Decoded] = []
+        var copies: [[UInt8]] = []
+        for slot in 0..<2 {
+            var copy = [UInt8](repeating: 0, count: pageSize)
+            if UInt64(slot) < filePages {
+                copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(UInt64(slot)), count: pageSize)) }
+            }
+            decoded.append(copy.withUnsafeBytes { MetaSlot.decode($0.baseAddress!) })
+            copies.append(copy)
+        }
+        var reasons: [String] = []
+        var candidates: [(MetaSlot, Int)] = []
+        var anyCove = false
+        for slot in 0..<2 {
+            switch decoded[slot] {
+            case .notCove:
+                reasons.append("slot \(slot) has no Cove header")
+            case .damaged(let why):
+                anyCove = true
+                reasons.append("slot \(slot): \(why)")
+            case .unsupported(let why):
+                throw .format("'\(io.path)' was written by a newer Cove: meta slot \(slot) has \(why)")
+            case .valid(let meta):
+                anyCove = true
+                if meta.pageCount > filePages {
+                    reasons.append("slot \(slot) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)")
+                } else {
+                    candidates.append((meta, slot))
+                }
+            }
+        }
+        guard anyCove else { throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)") }
+        candidates.sort { $0.0.version > $1.0.version }
+        for (meta, slot) in candidates {
+            do throws(StorageError) {
+                let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+                defer { page.deallocate() }
+                copies[slot].withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
+                try checkWrittenPages(file, meta: meta, metaPage: page)
+                return (meta, slot)
+            } catch {
+                reasons.append("slot \(slot) (version \(meta.version)) is a torn commit: \(error.message)")
+            }
+        }
+        throw .corrupt("the meta slots of '\(io.path)' are damaged: " + reasons.joined(separator: "; "))
+    }
+
+    /// Up to `count` bytes of the file at `offset` (fewer at its end).
+    static func readBytes(_ io: any FileIO, count: Int, at offset: UInt64) throws(StorageError) -> [UInt8] {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 8)
+        defer { buffer.deallocate() }
+        let n = try io.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), at: offset)
+        return Array(buffer[..<n])
+    }
+
+    /// Checks that every page in `meta`'s written-page list holds what the commit wrote: the
+    /// checksum recorded in the list, a matching stored checksum, the commit's version.
+    static func checkWrittenPages(_ file: PageFile, meta: MetaSlot, metaPage: UnsafeRawPointer) throws(StorageError) {
+        try WrittenPageList.forEach(meta: meta, metaPage: metaPage, page: { pgno throws(StorageError) in file.pointer(pgno) }) {
+            (pgno, crc) throws(StorageError) in
+            guard pgno >= 2, pgno < meta.pageCount else {
+                throw .corrupt("the written-page list names page \(pgno), outside the file")
+            }
+            let p = file.pointer(pgno)
+            let computed = PageHeader.computeChecksum(p)
+            guard computed == crc, PageHeader.storedChecksum(p) == crc, PageHeader.version(p) == meta.version else {
+                throw .corrupt("page \(pgno) does not hold what version \(meta.version) wrote")
+            }
+        }
+    }
+
+    /// The meta slot holding `version`, read from a private copy, or nil if neither slot holds
+    /// it any more (a newer commit has reused its slot).
+    static func readMeta(_ file: PageFile, version: UInt64, fileId: UInt64) throws(StorageError) -> (MetaSlot, Int)? {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        for slot in 0..<2 {
+            buffer.copyMemory(from: file.pointer(UInt64(slot)), byteCount: pageSize)
+            guard case .valid(let meta) = MetaSlot.decode(buffer), meta.version == version else { continue }
+            guard meta.fileId == fileId else {
+                throw .io("'\(file.io.path)' is not the database its lock file belongs to (file id \(meta.fileId), lock file \(fileId))")
+            }
+            return (meta, slot)
+        }
+        return nil
+    }
+
+    // MARK: State
+
+    /// The newest committed version, as published in the lock file: it sees other handles' and
+    /// other processes' commits at once.
+    /// - Complexity: O(1), one atomic load.
+    public func latestVersion() -> UInt64 {
+        lock.latestVersion
+    }
+
+    /// The number of commits published since the lock file was made (it restarts with it): a
+    /// cheap "did anything change" check for pollers.
+    public func commitCounter() -> UInt64 {
+        lock.commitCounter
+    }
+
+    /// Waits until the commit counter differs from `counter` or `timeoutMs` passes (-1:
+    /// forever), polling with a backoff from 50 µs to 2 ms.
+    /// - Returns: the commit counter when the wait ended.
+    public func waitForCommit(after counter: UInt64, timeoutMs: Int64) -> UInt64 {
+        let deadline = timeoutMs >= 0 ? monotonicNow() + UInt64(timeoutMs) * 1_000_000 : UInt64.max
+        var pause: UInt64 = 50_000
+        while true {
+            let now = lock.commitCounter
+            if now != counter { return now }
+            let t = monotonicNow()
+            if t >= deadline { return now }
+            var ts = timespec(tv_sec: 0, tv_nsec: Int(min(pause, deadline - t)))
+            nanosleep(&ts, nil)
+            pause = min(pause * 2, 2_000_000)
+        }
+    }
+
+    /// The number of distinct versions pinned by every reader of every process, the latest
+    /// version included whether pinned or not.
+    /// - Complexity: O(r log r) for r reader slots in use.
+    public func activeVersionCount() -> UInt64 {
+        lock.scanReaders(latest: lock.latestVersion).distinctVersions
+    }
+
+    /// Throws `.closed` if the handle was closed or poisoned.
+    func checkUsable() throws(StorageError) {
+        if let why = state.withLock({ $0.unusable }) { throw .closed(why) }
+    }
+
+    /// Makes the handle unusable after a failed commit.
+    func poison(_ error: StorageError) {
+        state.withLock { s in
+            if s.unusable == nil {
+                s.unusable = "\(name) is unusable after a failed commit (\(error.message)); reopen it"
+            }
+        }
+    }
+
+    /// The meta of `version` (normally the cached latest), and its slot; nil if a newer
+    /// commit has already overwritten its slot.
+    func meta(version: UInt64) throws(StorageError) -> (MetaSlot, Int)? {
+        let cached = state.withLock { ($0.latest, $0.latestSlot) }
+        if cached.0.version == version { return cached }
+        guard let found = try Storage.readMeta(file, version: version, fileId: fileId) else { return nil }
+        state.withLock { s in
+            if found.0.version > s.latest.version {
+                s.latest = found.0
+                s.latestSlot = found.1
+            }
+        }
+        return found
+    }
+
+    // MARK: Readers
+
+    /// Pins the latest version and returns a snapshot of it. End it (or release it) promptly:
+    /// a pinned version keeps the pages it uses from being reused, and the file grows.
+    /// - Complexity: a few atomic operations; a mutex; reads the meta slot only when the
+    ///   version changed since this handle last looked.
+    /// - Throws: `.closed`; `.tooManyVersions` when every reader slot of the lock file is in use;
+    ///   `.corrupt` if the meta slot does not hold.
+    public func beginRead() throws(StorageError) -> Snapshot {
+        let (idle, cached) = try state.withLock { s throws(StorageError) -> (Int?, MetaSlot) in
+            if let why = s.unusable { throw .closed(why) }
+            return (s.idleSlots.popLast(), s.latest)
+        }
+        let slot: Int
+        if let idle {
+            slot = idle
+        } else {
+            slot = try lock.claimSlot(pid: pid)
+        }
+        var meta = cached
+        while true {
+            let v = lock.pin(slot)
+            if v == meta.version { break }
+            do throws(StorageError) {
+                if let (m, _) = try self.meta(version: v) {
+                    meta = m
+                    break
+                }
+            } catch {
+                lock.unpin(slot)
+                returnSlot(slot)
+                throw error
+            }
+            // The slot was reused by two newer commits between the pin and the read: pin again.
+        }
+        do throws(StorageError) {
+            try file.ensureMapped(pages: meta.pageCount)
+        } catch {
+            lock.unpin(slot)
+            returnSlot(slot)
+            throw error
+        }
+        return Snapshot(storage: self, slot: slot, meta: meta)
+    }
+
+    /// Gives a snapshot's slot back to this handle's pool (or to everyone once closed).
+    func returnSlot(_ slot: Int) {
+        let closed = state.withLock { s -> Bool in
+            if s.closedByUser { return true }
+            s.idleSlots.append(slot)
+            return false
+        }
+        if closed { lock.releaseSlot(slot) }
+    }
+
+    // MARK: Writers
+
+    /// Begins the write transaction, waiting for the write lock up to
+    /// `options.writeTimeoutMs`. The transaction starts from the latest version of any process.
+    /// - Throws: `.readOnly`; `.locked` (timeout); `.tooManyVersions` (more distinct versions
+    ///   pinned than `maxActiveVersions`); `.closed`; `.invalidArgument` if this thread already
+    ///   has a write transaction open on this handle.
+    public func beginWrite() throws(StorageError) -> WriteTransaction {
+        try checkUsable()
+        if options.readOnly { throw .readOnly("\(name) is open read-only") }
+        try writerLock.acquire(timeoutMs: options.writeTimeoutMs, pid: pid)
+        do throws(StorageError) {
+            try checkUsable()
+            lock.reapDeadReaders(pid: pid, all: false)
+            let latest = lock.latestVersion
+            guard let (base, slot) = try meta(version: latest) else {
+                throw .corrupt("\(name): neither meta slot holds the published version \(latest)")
+            }
+            let scan = lock.scanReaders(latest: latest)
+            if options.maxActiveVersions > 0 && scan.distinctVersions > options.maxActiveVersions {
+                throw .tooManyVersions("\(name) has \(scan.distinctVersions) versions pinned, more than the \(options.maxActiveVersions) allowed")
+            }
+            try file.ensureMapped(pages: base.pageCount)
+            return WriteTransaction(storage: self, base: base, baseSlot: slot, oldestPinned: scan.oldest)
+        } catch {
+            writerLock.release()
+            throw error
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the handle: later calls fail with `.closed`. Snapshots still open keep working
+    /// until they end; the file and its mapping are released with the last of them. An open
+    /// write transaction can no longer commit. Closing twice is harmless.
+    public func close() {
+        let idle = state.withLock { s -> [Int] in
+            if s.unusable == nil { s.unusable = "\(name) is closed" }
+            s.closedByUser = true
+            let idle = s.idleSlots
+            s.idleSlots = []
+            return idle
+        }
+        for slot in idle { lock.releaseSlot(slot) }
+    }
+}

@@ -1,0 +1,176 @@
+// WriteTransaction: the one writer of a database, holding the write lock from beginWrite to
+// commit or cancel. It is the PageStore the writer's B+trees edit: new pages live in memory until
+// commit writes them; committed pages are never modified. Commit is in Storage+Commit.swift,
+// page reuse in Storage+FreeSpace.swift.
+import Glibc
+
+/// A write transaction: changes made through it become visible to others at `commit()`.
+///
+/// Confined to one thread at a time (it may move between threads with external
+/// synchronization). Deinit cancels it if it was neither committed nor cancelled.
+public final class WriteTransaction: PageStore {
+    /// The version this transaction will commit: `baseVersion + 1`. Pages it writes carry it.
+    public let version: UInt64
+    /// The version the transaction started from.
+    public let baseVersion: UInt64
+    /// The catalog root; the layer above edits the catalog tree through this transaction and
+    /// stores its new root here before committing.
+    public var catalog: TreeRoot
+    /// The root of the history tree (the commit adds this transaction's record and trims it).
+    public internal(set) var history: TreeRoot
+    /// The storage this transaction writes.
+    public let storage: Storage
+
+    let file: PageFile
+    let base: MetaSlot
+    let baseSlot: Int
+    /// Pages freed by a version up to this one may be reused: no reader pins an older version.
+    let oldestPinned: UInt64
+    var finished = false
+    var historyRecord: [UInt8]?
+
+    // Pages.
+    /// Pages this transaction allocated, with their in-memory contents.
+    var dirty: [PageNumber: UnsafeMutableRawPointer] = [:]
+    /// One bit per page number: set if `dirty` has the page (a cheap test before the lookup).
+    var dirtyBits: [UInt64] = []
+    /// The page count of the file as this transaction will leave it.
+    var pageCount: UInt64
+    /// Buffers of freed dirty pages, for the next allocations.
+    var spareBuffers: [UnsafeMutableRawPointer] = []
+
+    // Free space (Storage+FreeSpace.swift).
+    var freeSpace: TreeRoot
+    /// Pages allocated by this transaction and freed again: reusable at once.
+    var localFree: [PageNumber] = []
+    /// Pages taken from free-space records this transaction consumed, not yet allocated;
+    /// sorted in descending order (allocation pops the lowest number).
+    var reusable: [PageNumber] = []
+    /// Committed pages this transaction freed: reusable once no reader pins `baseVersion`.
+    var pendingFree: [PageNumber] = []
+    /// Keys of the free-space records whose pages were moved into `reusable`.
+    var consumedKeys: [UInt64] = []
+    var consumedPages: UInt64 = 0
+    /// The next free-space key to look at; `freeSpaceExhausted` once no reusable record is left.
+    var freeCursor: UInt64 = 0
+    var freeSpaceExhausted = false
+    /// Set while the commit edits the free-space tree: allocation must then not read it.
+    var settlingFreeSpace = false
+    /// Allocations and frees so far (the free-space update loops until a pass makes none).
+    var allocations = 0
+    var frees = 0
+
+    init(storage: Storage, base: MetaSlot, baseSlot: Int, oldestPinned: UInt64) {
+        self.storage = storage
+        self.file = storage.file
+        self.base = base
+        self.baseSlot = baseSlot
+        self.oldestPinned = oldestPinned
+        version = base.version + 1
+        baseVersion = base.version
+        catalog = base.catalog
+        history = base.history
+        freeSpace = base.freeSpace
+        pageCount = base.pageCount
+    }
+
+    deinit {
+        if !finished { cancel() }
+        for b in spareBuffers { b.deallocate() }
+    }
+
+    /// Records the bytes the layer above keeps for this commit in the history tree (its change
+    /// record). Replaces an earlier call's bytes.
+    public func setHistoryRecord(_ bytes: [UInt8]) {
+        historyRecord = bytes
+    }
+
+    /// Discards every change and releases the write lock. Harmless after commit or cancel.
+    public func cancel() {
+        if finished { return }
+        finished = true
+        releasePages()
+        storage.writerLock.release()
+    }
+
+    /// Frees every in-memory page.
+    func releasePages() {
+        for (_, b) in dirty { b.deallocate() }
+        dirty = [:]
+        dirtyBits = []
+    }
+
+    // MARK: PageStore
+
+    /// The page as this transaction sees it: its own copy if it allocated the page, otherwise
+    /// the committed page (checksum verified the first time this process reads it).
+    /// - Throws: `.corrupt` for a page outside the base version's file or failing its check.
+    @inline(__always)
+    public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        if isDirty(pgno), let p = dirty[pgno] { return UnsafeRawPointer(p) }
+        return try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
+    }
+
+    @inline(__always)
+    func isDirty(_ pgno: PageNumber) -> Bool {
+        let word = Int(truncatingIfNeeded: pgno >> 6)
+        return word < dirtyBits.count && dirtyBits[word] & (1 << (pgno & 63)) != 0
+    }
+
+    /// Whether this transaction allocated `pgno` (and may therefore edit it in place).
+    @inline(__always)
+    public func isWritable(_ pgno: PageNumber) -> Bool {
+        isDirty(pgno)
+    }
+
+    /// The memory of a page this transaction allocated.
+    public func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
+        guard isDirty(pgno), let p = dirty[pgno] else {
+            preconditionFailure("page \(pgno) was not allocated by this write transaction")
+        }
+        return p
+    }
+
+    /// A zeroed page: one this transaction freed, else a page freed long enough ago that no
+    /// reader can see it, else a new page at the end of the file.
+    /// - Throws: `.invalidArgument` after commit or cancel; `.noSpace` beyond the file's size
+    ///   limit; `.corrupt` if the free-space tree does not decode.
+    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        if finished { throw .invalidArgument("the write transaction has ended") }
+        let pgno: PageNumber
+        if let p = localFree.popLast() {
+            pgno = p
+        } else if let p = try takeReusablePage() {
+            pgno = p
+        } else {
+            guard pageCount < file.maxPages else {
+                throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (StorageOptions.maxFileSize)")
+            }
+            pgno = pageCount
+            pageCount += 1
+        }
+        let buffer = spareBuffers.popLast() ?? UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
+        memset(buffer, 0, pageSize)
+        dirty[pgno] = buffer
+        let word = Int(truncatingIfNeeded: pgno >> 6)
+        if word >= dirtyBits.count {
+            dirtyBits.append(contentsOf: repeatElement(0, count: max(word + 1 - dirtyBits.count, dirtyBits.count)))
+        }
+        dirtyBits[word] |= 1 << (pgno & 63)
+        allocations += 1
+        return (pgno, buffer)
+    }
+
+    /// Gives up `pgno`: at once if this transaction allocated it, otherwise once no reader can
+    /// see the version before this one.
+    public func free(_ pgno: PageNumber) {
+        frees += 1
+        if isDirty(pgno), let b = dirty.removeValue(forKey: pgno) {
+            dirtyBits[Int(truncatingIfNeeded: pgno >> 6)] &= ~(1 << (pgno & 63))
+            spareBuffers.append(b)
+            localFree.append(pgno)
+        } else {
+            pendingFree.append(pgno)
+        }
+    }
+}

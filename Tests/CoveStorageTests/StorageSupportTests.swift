@@ -1,0 +1,139 @@
+// Helpers shared by the Storage tests (no tests of its own): temporary directories, and a small "table" convention
+// on top of the catalog (a catalog entry whose value is the TreeRoot of a u64-keyed tree), with
+// the page walker verify() needs for it.
+import XCTest
+import Glibc
+@testable import CoveStorage
+
+/// A fresh directory under the system's temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() {
+        var base = "/tmp"
+        if let t = getenv("TMPDIR"), t.pointee != 0 { base = String(cString: t) }
+        var template = Array("\(base)/cove-storage-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    func remove() {
+        guard let dir = opendir(path) else { return }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            unlink("\(path)/\(name)")
+        }
+        closedir(dir)
+        rmdir(path)
+    }
+}
+
+/// The test convention for tables: catalog key = table name, value = the 24-byte TreeRoot of a
+/// u64-keyed tree.
+enum TestTables {
+    static func root(_ value: UnsafeRawBufferPointer) throws(StorageError) -> TreeRoot {
+        guard value.count == TreeRoot.encodedSize else { throw .corrupt("a test catalog value is \(value.count) bytes") }
+        return TreeRoot.decode(from: value.baseAddress!)
+    }
+
+    static func root(_ bytes: [UInt8]) throws(StorageError) -> TreeRoot {
+        guard bytes.count == TreeRoot.encodedSize else { throw .corrupt("a test catalog value is \(bytes.count) bytes") }
+        return bytes.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress!) }
+    }
+
+    static func encode(_ root: TreeRoot) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: TreeRoot.encodedSize)
+        bytes.withUnsafeMutableBytes { root.encode(into: $0.baseAddress!) }
+        return bytes
+    }
+
+    /// verify() support: the pages of each table tree.
+    static let walker: CatalogPageWalker = { snapshot, _, value, page throws(StorageError) in
+        let tree = BTree(store: snapshot, root: try root(value), keyKind: .u64)
+        try tree.verify()
+        try tree.forEachPage(page)
+    }
+
+    /// Options for tests: the walker installed, plus what the caller sets.
+    static func options(_ durability: Durability = .full) -> StorageOptions {
+        var o = StorageOptions()
+        o.durability = durability
+        o.catalogPages = walker
+        o.maxFileSize = 1 << 30
+        return o
+    }
+
+    /// Puts key -> value into table `name` (created if missing).
+    static func put(_ w: WriteTransaction, _ name: String, _ key: UInt64, _ value: [UInt8]) throws(StorageError) {
+        var catalog = BTree(store: w, root: w.catalog, keyKind: .bytes)
+        let nameBytes = Array(name.utf8)
+        var current = TreeRoot.empty
+        if let v = try catalog.get(nameBytes) { current = try root(v) }
+        var table = BTree(store: w, root: current, keyKind: .u64)
+        try table.put(key, value)
+        try catalog.put(nameBytes, encode(table.root))
+        w.catalog = catalog.root
+    }
+
+    /// Removes key from table `name`.
+    static func remove(_ w: WriteTransaction, _ name: String, _ key: UInt64) throws(StorageError) {
+        var catalog = BTree(store: w, root: w.catalog, keyKind: .bytes)
+        let nameBytes = Array(name.utf8)
+        guard let v = try catalog.get(nameBytes) else { return }
+        var table = BTree(store: w, root: try root(v), keyKind: .u64)
+        try table.remove(key)
+        try catalog.put(nameBytes, encode(table.root))
+        w.catalog = catalog.root
+    }
+
+    /// The value of key in table `name`, through any store.
+    static func get<S: PageStore>(_ store: S, catalog: TreeRoot, _ name: String, _ key: UInt64) throws(StorageError) -> [UInt8]? {
+        let c = BTree(store: store, root: catalog, keyKind: .bytes)
+        guard let v = try c.get(Array(name.utf8)) else { return nil }
+        return try BTree(store: store, root: try root(v), keyKind: .u64).get(key)
+    }
+
+    /// Every key -> value of table `name`.
+    static func contents<S: PageStore>(_ store: S, catalog: TreeRoot, _ name: String) throws(StorageError) -> [UInt64: [UInt8]] {
+        let c = BTree(store: store, root: catalog, keyKind: .bytes)
+        guard let v = try c.get(Array(name.utf8)) else { return [:] }
+        var out: [UInt64: [UInt8]] = [:]
+        try BTree(store: store, root: try root(v), keyKind: .u64)
+            .forEach(from: nil, reverse: false) { k, value throws(StorageError) -> Bool in
+                out[k] = Array(value)
+                return true
+            }
+        return out
+    }
+}
+
+/// Asserts that `body` throws a StorageError matching `matches`, and returns it.
+@discardableResult
+func assertStorageError(_ body: () throws(StorageError) -> Void, file: StaticString = #filePath, line: UInt = #line,
+                        _ matches: (StorageError) -> Bool) -> StorageError? {
+    do {
+        try body()
+        XCTFail("expected an error", file: file, line: line)
+        return nil
+    } catch {
+        XCTAssertTrue(matches(error), "unexpected error: \(error)", file: file, line: line)
+        return error
+    }
+}
+
+/// A value of `size` bytes derived from `seed`.
+func testValue(_ seed: UInt64, size: Int) -> [UInt8] {
+    var x = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return (0..<size).map { _ in
+        x ^= x << 13
+        x ^= x >> 7
+        x ^= x << 17
+        return UInt8(truncatingIfNeeded: x)
+    }
+}
