@@ -25,10 +25,25 @@ public final class MemoryPageStore: PageStore {
         case free
     }
 
-    private var pages: [UnsafeMutableRawPointer] = []
-    private var states: [State] = []
-    /// Whether a committed page's checksum has been checked since it was sealed or damaged.
-    private var checked: [Bool] = []
+    private struct Entry {
+        var page: UnsafeMutableRawPointer
+        var state: State
+        /// Whether a committed page's checksum has been checked since it was sealed or damaged.
+        var checked: Bool
+    }
+
+    /// The page table and the version, the state every read touches. It lives behind a
+    /// pointer rather than in stored properties so that reads pay no dynamic exclusivity check
+    /// and no reference counting: the class is used by one owner at a time.
+    private struct Table {
+        var entries: UnsafeMutablePointer<Entry>
+        var count = 0
+        var capacity: Int
+        var version: UInt64
+        var freeCount = 0
+    }
+
+    private let table: UnsafeMutablePointer<Table>
     private var dirty: [PageNumber] = []
     private var reusable: [PageNumber] = []
     /// Committed pages freed by the current transaction.
@@ -37,9 +52,6 @@ public final class MemoryPageStore: PageStore {
     private var retired: [(version: UInt64, pages: [PageNumber])] = []
     private var pins: [UInt64: Int] = [:]
 
-    /// The version being written: one more than `committedVersion`.
-    public private(set) var version: UInt64
-
     /// Total allocations and frees over the store's life.
     public private(set) var allocations = 0
     public private(set) var frees = 0
@@ -47,60 +59,80 @@ public final class MemoryPageStore: PageStore {
     /// A store with no pages; the first commit will be version `firstVersion`.
     /// - Complexity: O(1)
     public init(firstVersion: UInt64 = 1) {
-        version = firstVersion
+        table = .allocate(capacity: 1)
+        table.initialize(to: Table(entries: .allocate(capacity: 64), capacity: 64, version: firstVersion))
     }
 
     deinit {
-        for page in pages { page.deallocate() }
+        for i in 0..<table.pointee.count { table.pointee.entries[i].page.deallocate() }
+        table.pointee.entries.deallocate()
+        table.deallocate()
     }
+
+    /// The version being written: one more than `committedVersion`.
+    public var version: UInt64 { table.pointee.version }
 
     /// The last committed version (`version - 1`).
     public var committedVersion: UInt64 { version - 1 }
 
     /// Page numbers handed out so far: every page is in use, retired or free.
-    public var pageCount: Int { pages.count }
+    public var pageCount: Int { table.pointee.count }
 
     /// Pages not in use by the current version: retired (kept for snapshots) or reusable.
-    public var freePageCount: Int {
-        states.reduce(0) { $0 + ($1 == .retired || $1 == .free ? 1 : 0) }
-    }
+    public var freePageCount: Int { table.pointee.freeCount }
 
     /// Pages the current version uses: committed and not freed, or written by this transaction.
     public var livePageCount: Int { pageCount - freePageCount }
+
+    @inline(__always)
+    private func entry(_ pgno: PageNumber) -> UnsafeMutablePointer<Entry>? {
+        guard pgno >= 2, pgno - 2 < UInt64(table.pointee.count) else { return nil }
+        return table.pointee.entries + Int(pgno - 2)
+    }
+
+    private func setState(_ e: UnsafeMutablePointer<Entry>, _ state: State) {
+        let wasFree = e.pointee.state == .retired || e.pointee.state == .free
+        let isFree = state == .retired || state == .free
+        if wasFree != isFree { table.pointee.freeCount += isFree ? 1 : -1 }
+        e.pointee.state = state
+    }
 
     // MARK: - PageStore
 
     /// - Complexity: O(1); O(page size) the first time a committed page is read.
     public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
-        let i = try index(pgno)
-        switch states[i] {
-        case .free:
-            throw .corrupt("page \(pgno) is free")
+        guard let e = entry(pgno) else {
+            throw .corrupt("page \(pgno) is outside the store (pages 2..<\(pageCount + 2))")
+        }
+        switch e.pointee.state {
         case .dirty:
-            return UnsafeRawPointer(pages[i])
+            return UnsafeRawPointer(e.pointee.page)
         case .committed, .retired:
-            if !checked[i] {
-                let stored = PageHeader.storedChecksum(pages[i])
-                let computed = PageHeader.computeChecksum(pages[i])
+            if !e.pointee.checked {
+                let stored = PageHeader.storedChecksum(e.pointee.page)
+                let computed = PageHeader.computeChecksum(e.pointee.page)
                 guard stored == computed else {
                     throw .corrupt("page \(pgno): checksum \(hex(stored)) does not match its contents (\(hex(computed)))")
                 }
-                checked[i] = true
+                e.pointee.checked = true
             }
-            return UnsafeRawPointer(pages[i])
+            return UnsafeRawPointer(e.pointee.page)
+        case .free:
+            throw .corrupt("page \(pgno) is free")
         }
     }
 
     /// - Complexity: O(1)
     public func isWritable(_ pgno: PageNumber) -> Bool {
-        guard pgno >= 2, pgno - 2 < UInt64(pages.count) else { return false }
-        return states[Int(pgno - 2)] == .dirty
+        entry(pgno)?.pointee.state == .dirty
     }
 
     /// - Complexity: O(1)
     public func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
-        precondition(isWritable(pgno), "page \(pgno) is not writable in this transaction")
-        return pages[Int(pgno - 2)]
+        guard let e = entry(pgno), e.pointee.state == .dirty else {
+            preconditionFailure("page \(pgno) is not writable in this transaction")
+        }
+        return e.pointee.page
     }
 
     /// - Complexity: O(1) amortized (O(page size) to zero the page).
@@ -108,31 +140,39 @@ public final class MemoryPageStore: PageStore {
         let pgno: PageNumber
         if let reused = reusable.popLast() {
             pgno = reused
-            pages[Int(pgno - 2)].initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
-            states[Int(pgno - 2)] = .dirty
+            let e = entry(pgno)!
+            e.pointee.page.initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
+            setState(e, .dirty)
+            e.pointee.checked = false
         } else {
+            if table.pointee.count == table.pointee.capacity {
+                let capacity = table.pointee.capacity * 2
+                let entries = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
+                entries.moveInitialize(from: table.pointee.entries, count: table.pointee.count)
+                table.pointee.entries.deallocate()
+                table.pointee.entries = entries
+                table.pointee.capacity = capacity
+            }
             let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
             page.initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
-            pages.append(page)
-            states.append(.dirty)
-            checked.append(false)
-            pgno = PageNumber(pages.count + 1)
+            (table.pointee.entries + table.pointee.count).initialize(to: Entry(page: page, state: .dirty, checked: false))
+            table.pointee.count += 1
+            pgno = PageNumber(table.pointee.count + 1)
         }
         dirty.append(pgno)
         allocations += 1
-        return (pgno, pages[Int(pgno - 2)])
+        return (pgno, entry(pgno)!.pointee.page)
     }
 
     /// - Complexity: O(1)
     public func free(_ pgno: PageNumber) {
-        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count), "free of page \(pgno), outside the store")
-        let i = Int(pgno - 2)
-        switch states[i] {
+        guard let e = entry(pgno) else { preconditionFailure("free of page \(pgno), outside the store") }
+        switch e.pointee.state {
         case .dirty:
-            states[i] = .free
+            setState(e, .free)
             reusable.append(pgno)
         case .committed:
-            states[i] = .retired
+            setState(e, .retired)
             freedNow.append(pgno)
         case .retired, .free:
             preconditionFailure("page \(pgno) freed twice")
@@ -147,30 +187,30 @@ public final class MemoryPageStore: PageStore {
     /// - Complexity: O(d · page size) for d pages written.
     public func commit() {
         for pgno in dirty {
-            let i = Int(pgno - 2)
-            guard states[i] == .dirty else { continue }   // allocated, then freed again
-            PageHeader.seal(pages[i], version: version)
-            states[i] = .committed
-            checked[i] = true
+            let e = entry(pgno)!
+            guard e.pointee.state == .dirty else { continue }   // allocated, then freed again
+            PageHeader.seal(e.pointee.page, version: version)
+            setState(e, .committed)
+            e.pointee.checked = true
         }
         dirty.removeAll(keepingCapacity: true)
         if !freedNow.isEmpty {
             retired.append((version, freedNow))
             freedNow = []
         }
-        version += 1
+        table.pointee.version += 1
         reclaim()
     }
 
     /// Forgets everything this transaction wrote and freed.
     /// - Complexity: O(d + f) for d pages written and f freed.
     public func rollback() {
-        for pgno in dirty where states[Int(pgno - 2)] == .dirty {
-            states[Int(pgno - 2)] = .free
+        for pgno in dirty where entry(pgno)!.pointee.state == .dirty {
+            setState(entry(pgno)!, .free)
             reusable.append(pgno)
         }
         dirty.removeAll(keepingCapacity: true)
-        for pgno in freedNow { states[Int(pgno - 2)] = .committed }
+        for pgno in freedNow { setState(entry(pgno)!, .committed) }
         freedNow.removeAll(keepingCapacity: true)
     }
 
@@ -197,7 +237,7 @@ public final class MemoryPageStore: PageStore {
         retired.removeAll { group in
             guard group.version <= oldest else { return false }
             for pgno in group.pages {
-                states[Int(pgno - 2)] = .free
+                setState(entry(pgno)!, .free)
                 reusable.append(pgno)
             }
             return true
@@ -209,27 +249,20 @@ public final class MemoryPageStore: PageStore {
     /// Flips the bits of one byte of a committed page, as a damaged disk would, so that the
     /// next read of the page fails its checksum.
     public func damage(_ pgno: PageNumber, atByte offset: Int) {
-        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count) && offset >= 0 && offset < pageSize)
-        let page = pages[Int(pgno - 2)]
+        guard let e = entry(pgno), offset >= 0, offset < pageSize else { preconditionFailure("no byte \(offset) of page \(pgno)") }
+        let page = e.pointee.page
         page.storeBytes(of: ~page.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
-        checked[Int(pgno - 2)] = false
+        e.pointee.checked = false
     }
 
     /// Rewrites a committed page through `body` and seals it again with its own version, as a
     /// bug that wrote a well-formed but wrong page would: the checksum holds, the contents lie.
     public func tamper(_ pgno: PageNumber, _ body: (UnsafeMutableRawPointer) -> Void) {
-        precondition(pgno >= 2 && pgno - 2 < UInt64(pages.count))
-        let page = pages[Int(pgno - 2)]
+        guard let e = entry(pgno) else { preconditionFailure("no page \(pgno)") }
+        let page = e.pointee.page
         body(page)
         PageHeader.seal(page, version: PageHeader.version(UnsafeRawPointer(page)))
-        checked[Int(pgno - 2)] = true
-    }
-
-    private func index(_ pgno: PageNumber) throws(StorageError) -> Int {
-        guard pgno >= 2, pgno - 2 < UInt64(pages.count) else {
-            throw .corrupt("page \(pgno) is outside the store (pages 2..<\(pages.count + 2))")
-        }
-        return Int(pgno - 2)
+        e.pointee.checked = true
     }
 
     private func hex(_ value: UInt32) -> String {
