@@ -52,6 +52,47 @@ extension BTree {
         }
     }
 
+    /// Calls `visit` with (leaf, slot) for each entry from position `start` (0-based, in key
+    /// order) on, forward or backward, found through the subtree counts. Stops when `visit`
+    /// returns false.
+    @inlinable
+    func scan(fromPosition start: UInt64, reverse: Bool, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
+        if start >= root.count { return }
+        var node = try self.node(root.page, level: -1)
+        var stack: [BTreeFrame] = []
+        stack.reserveCapacity(node.level)
+        var remaining = start
+        while node.level > 0 {
+            var chosen = -1
+            var next = PageRef.none
+            for i in 0..<node.count {
+                let (ref, count) = try node.child(i)
+                if remaining < count { chosen = i; next = ref; break }
+                remaining &-= count
+            }
+            guard chosen >= 0 else {
+                throw BTreeNode.fault(node.pgno, "subtree counts add up to less than position \(start) requires")
+            }
+            stack.append(BTreeFrame(node: node, index: chosen))
+            node = try self.node(next, level: node.level &- 1)
+        }
+        guard remaining < UInt64(node.count) else {
+            throw BTreeNode.fault(node.pgno, "leaf holds \(node.count) entries, its parent counts more")
+        }
+        var index = Int(remaining)
+        let step = reverse ? -1 : 1
+        while true {
+            if index < 0 || index >= node.count {
+                guard let next = try neighbourLeaf(&stack, reverse: reverse) else { return }
+                node = next
+                index = reverse ? node.count &- 1 : 0
+                continue
+            }
+            if try !visit(node, index) { return }
+            index &+= step
+        }
+    }
+
     /// Moves the scan stack to the next leaf in the scan's direction and returns it, or nil at
     /// the end of the tree.
     @inlinable
@@ -111,6 +152,27 @@ extension BTree {
         let start: BTreeKey? = key.map { .bytes($0) }
         try scan(from: start, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
             let k = try leaf.bytesKey(i)
+            switch try leaf.value(i) {
+            case .inline(let value):
+                return try body(k, value)
+            case .overflow(let ref, let length):
+                try readOverflow(ref, length: length, into: &spill)
+                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
+            }
+        }
+    }
+
+    /// Calls `body` with each key (as stored: 8 little-endian bytes in a UInt64 tree) and value
+    /// from position `position` (0-based, in key order) on, ascending or with `reverse`
+    /// descending, until `body` returns false. For paging through ordered results.
+    /// - Throws: `.corrupt`; what `body` throws. A position at or past `count` visits nothing.
+    /// - Complexity: O(log n + visited)
+    @inlinable
+    public func forEach(fromPosition position: UInt64, reverse: Bool = false,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        var spill: [UInt8] = []
+        try scan(fromPosition: position, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
+            let k = try leaf.rawKey(i)
             switch try leaf.value(i) {
             case .inline(let value):
                 return try body(k, value)

@@ -64,8 +64,9 @@ struct CellList: ~Copyable {
 
     /// Reserves `length` bytes for a cell placed at `index` in the order.
     mutating func insert(at index: Int, length: Int) throws(StorageError) -> UnsafeMutableRawPointer {
+        // Cells of well-formed pages always fit; overlapping cells of a damaged page may not.
         guard used + length <= capacity else {
-            throw .internal("B+tree cell list overflow: \(used) + \(length) bytes > \(capacity)")
+            throw .corrupt("B+tree cells claim more bytes (\(used + length)) than the pages being rebuilt hold")
         }
         let offset = used
         used += length
@@ -76,7 +77,7 @@ struct CellList: ~Copyable {
     /// Reserves `length` bytes for a cell that takes the place of cell `index`.
     mutating func replace(_ index: Int, length: Int) throws(StorageError) -> UnsafeMutableRawPointer {
         guard used + length <= capacity else {
-            throw .internal("B+tree cell list overflow: \(used) + \(length) bytes > \(capacity)")
+            throw .corrupt("B+tree cells claim more bytes (\(used + length)) than the pages being rebuilt hold")
         }
         let offset = used
         used += length

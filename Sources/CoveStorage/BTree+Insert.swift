@@ -24,8 +24,14 @@ extension BTree {
 
     /// Stores `value` under `key`, replacing any value it had.
     ///
-    /// `value` must not point into this store's pages. Values longer than about 1000 bytes go to
+    /// `value` must not point into this store's pages. A value stays in the leaf when it is at
+    /// most 1006 bytes long (in a UInt64 tree; see `inlineValueLimit`), otherwise it goes to
     /// overflow pages.
+    ///
+    /// Replacing a value by one of the same size in a leaf this transaction already wrote
+    /// allocates and frees no page (when both values are inline), and a put never merges pages
+    /// unless it shrinks a value: owners that edit a tree while accounting for its pages (the
+    /// free-space tree) may rely on both.
     /// - Returns: true if `key` is new.
     /// - Throws: `.invalidArgument` on a byte-keyed tree or for a value over `maxValueLength`;
     ///   `.corrupt`; the store's allocation errors.
@@ -66,6 +72,14 @@ extension BTree {
         try withBytes(key) { k throws(StorageError) in
             try withBytes(value) { v throws(StorageError) in try put(k, v) }
         }
+    }
+
+    /// The longest value kept in the leaf under a key of `keyLength` bytes (ignored in a UInt64
+    /// tree, where it is 1006); longer values go to overflow pages.
+    /// - Complexity: O(1)
+    public func inlineValueLimit(keyLength: Int = 8) -> Int {
+        let keyPart = keyKind == .u64 ? 8 : 2 + keyLength
+        return Swift.max(BTreeLayout.overflowRefSize, BTreeLayout.maxInlineCell - keyPart - 2)
     }
 
     // MARK: - The mutation path

@@ -73,6 +73,9 @@ public struct BTree<Store: PageStore> {
     public static var maxValueLength: Int { Int(UInt32.max) }
 }
 
+/// A tree is a value naming a root; it may cross threads when its store may.
+extension BTree: Sendable where Store: Sendable {}
+
 // MARK: - Page layout
 
 /// Offsets and limits of branch and leaf pages (see docs/FORMAT-btree.md).

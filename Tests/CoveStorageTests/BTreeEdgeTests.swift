@@ -104,6 +104,44 @@ final class BTreeEdgeTests: XCTestCase {
         try assertNoLeak(tree, "after unpin")
     }
 
+    func testInlineLimitAndSameSizeRewritesAllocateNothing() throws {
+        let store = MemoryPageStore()
+        var tree = BTree(store: store, root: .empty, keyKind: .u64)
+        let limit = tree.inlineValueLimit()
+        XCTAssertEqual(limit, 1006)
+        for i in 0..<400 { try tree.put(UInt64(i), pattern(limit, seed: UInt64(i))) }
+        var overflow = 0
+        try tree.forEachPage { pgno throws(StorageError) in
+            if PageHeader.type(try store.page(pgno)) == PageType.overflow.rawValue { overflow += 1 }
+        }
+        XCTAssertEqual(overflow, 0, "values of the limit stay inline")
+        try tree.put(1000, pattern(limit + 1, seed: 1))
+        var pages = 0
+        try tree.forEachPage { _ in pages += 1 }
+        try tree.remove(1000)
+        var fewer = 0
+        try tree.forEachPage { _ in fewer += 1 }
+        XCTAssertEqual(pages, fewer + 1, "a value one byte over the limit takes an overflow page")
+
+        // Rewriting values of the same size in leaves this transaction wrote: no page moves.
+        store.commit()
+        for i in 0..<400 { try tree.put(UInt64(i), pattern(limit, seed: UInt64(i) + 9)) }   // copies the leaves once
+        let (allocations, frees) = (store.allocations, store.frees)
+        for round in 0..<3 {
+            for i in 0..<400 { try tree.put(UInt64(i), pattern(limit, seed: UInt64(i + round))) }
+        }
+        XCTAssertEqual(store.allocations, allocations)
+        XCTAssertEqual(store.frees, frees)
+        try tree.verify()
+
+        var bytes = BTree(store: store, root: .empty, keyKind: .bytes)
+        XCTAssertEqual(bytes.inlineValueLimit(keyLength: 10), 1016 - 12 - 2)
+        XCTAssertEqual(bytes.inlineValueLimit(keyLength: 1024), 24)
+        try bytes.put([UInt8](repeating: 3, count: 1024), pattern(24, seed: 3))
+        try bytes.put([UInt8](repeating: 4, count: 1024), pattern(25, seed: 4))
+        try bytes.verify()
+    }
+
     // MARK: - Damage
 
     /// A tree of a few hundred entries over three levels, committed.

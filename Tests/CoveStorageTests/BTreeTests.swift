@@ -229,6 +229,15 @@ final class BTreeTests: XCTestCase {
                             let entry = try tree.entry(at: UInt64(i))
                             XCTAssertEqual(Ops.decode(entry.key), model.keys[i], "entry(at: \(i)) (\(context))", file: file, line: line)
                             XCTAssertEqual(entry.value, model.values[model.keys[i]], "entry(at: \(i)) value (\(context))", file: file, line: line)
+                            let reverse = rng.below(2) == 0
+                            var keys: [Ops.Key] = []
+                            try tree.forEach(fromPosition: UInt64(i), reverse: reverse) { key, value in
+                                keys.append(Ops.decode(Array(key)))
+                                XCTAssertEqual(Array(value), model.values[keys.last!], "value at position (\(context))", file: file, line: line)
+                                return keys.count < 5
+                            }
+                            let expected = reverse ? Array(model.keys[max(0, i - 4)...i].reversed()) : Array(model.keys[i..<min(model.keys.count, i + 5)])
+                            XCTAssertEqual(keys, expected, "forEach(fromPosition: \(i), reverse: \(reverse)) (\(context))", file: file, line: line)
                         }
                     default:
                         let key = Ops.key(rng.below(universe))
