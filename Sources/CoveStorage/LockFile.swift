@@ -18,6 +18,7 @@ import Synchronization
 ///     80     8    commit counter                       (atomic)
 ///     88     8    reader slots in use: high-water mark (atomic)
 ///     96     8    pid of the writer (informational)    (atomic)
+///     104    8    a version whose commit failed after writing its meta slot, 0 if none (atomic)
 ///     128    64*n reader slots: version (0 = idle), pid (0 = free), nonce, each an atomic u64
 ///
 /// Byte-range locks (open-file-description locks, released by the kernel when the holder dies):
@@ -37,6 +38,7 @@ enum LockLayout {
     static let commitCounterOffset = 80
     static let highWaterOffset = 88
     static let writerPidOffset = 96
+    static let abandonedOffset = 104
 
     static let presenceByte: Int64 = 0
     static let writerByte: Int64 = 1
@@ -157,6 +159,20 @@ final class LockFile: @unchecked Sendable {
         return (lock, initializer)
     }
 
+    /// The version a failed commit of the previous session left in a meta slot (0: none), if
+    /// the lock file holds a previous session's header for database `fileId`. Read by the
+    /// initializer before `initialize`, so recovery can skip that version even if blanking its
+    /// slot failed too.
+    func abandonedVersion(fileId: UInt64) -> UInt64 {
+        guard memory.load(as: UInt64.self) == LockLayout.magic, self.fileId == fileId else { return 0 }
+        return abandonedField.pointee.load(ordering: .acquiring)
+    }
+
+    /// Records that the commit of `version` failed after its meta slot was written.
+    func abandon(version: UInt64) {
+        abandonedField.pointee.store(version, ordering: .releasing)
+    }
+
     /// Resets the state for a new session (the caller holds the presence byte exclusively, so
     /// no other process has the database open): no readers, the given latest version.
     func initialize(fileId: UInt64, latestVersion: UInt64, latestSlot: UInt64) {
@@ -199,6 +215,7 @@ final class LockFile: @unchecked Sendable {
     var counterField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.commitCounterOffset) }
     var highWaterField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.highWaterOffset) }
     var writerPidField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.writerPidOffset) }
+    var abandonedField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.abandonedOffset) }
 
     /// The latest published version.
     @inline(__always)
@@ -214,6 +231,9 @@ final class LockFile: @unchecked Sendable {
     /// Makes `version` (in meta slot `slot`) the one new readers pin, and counts the commit.
     /// Sequentially consistent: see `ReaderTable.pin` for the handshake with readers.
     func publish(version: UInt64, slot: UInt64) {
+        if abandonedField.pointee.load(ordering: .relaxed) != 0 {
+            abandonedField.pointee.store(0, ordering: .relaxed)
+        }
         latestSlotField.pointee.store(slot, ordering: .sequentiallyConsistent)
         latestField.pointee.store(version, ordering: .sequentiallyConsistent)
         counterField.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)

@@ -54,10 +54,12 @@ extension WriteTransaction {
             }
         } catch {
             if metaWritten {
-                // The meta slot may be in the page cache though not durable: blank it, so
-                // that a later open cannot pick a version whose commit reported failure. The
-                // base version's slot and pages were not touched.
+                // The meta slot may be in the page cache though not durable: blank it, and
+                // note the version in the lock file (in case blanking fails too), so that a
+                // later open cannot pick a version whose commit reported failure. The base
+                // version's slot and pages were not touched.
                 scrubSlot(targetSlot)
+                storage.lock.abandon(version: version)
             }
             storage.poison(error)
             throw error

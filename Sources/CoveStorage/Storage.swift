@@ -148,7 +148,8 @@ public final class Storage: @unchecked Sendable {
             // No other handle has the database open: the lock file's contents are stale (a
             // crash may have left pins and a version that did not survive); recover the data
             // file and start a new session.
-            let (meta, slot) = try recover(file, readOnly: options.readOnly, durability: options.durability)
+            let abandoned = try peekFileId(file).map { lock.abandonedVersion(fileId: $0) } ?? 0
+            let (meta, slot) = try recover(file, readOnly: options.readOnly, durability: options.durability, skipping: abandoned)
             lock.initialize(fileId: meta.fileId, latestVersion: meta.version, latestSlot: UInt64(slot))
             try lock.finishInitialization()
             return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
@@ -233,7 +234,7 @@ public final class Storage: @unchecked Sendable {
     /// the commit wrote is there with the checksum it was written with); else the other slot,
     /// the version before, which the torn commit could not have touched. Creates the database
     /// if the file is empty.
-    static func recover(_ file: PageFile, readOnly: Bool, durability: Durability) throws(StorageError) -> (MetaSlot, Int) {
+    static func recover(_ file: PageFile, readOnly: Bool, durability: Durability, skipping abandoned: UInt64 = 0) throws(StorageError) -> (MetaSlot, Int) {
         let io = file.io
         var size = try io.size()
         let unfinished = size <= UInt64(2 * pageSize) ? try readBytes(io, count: Int(size), at: 0).allSatisfy { $0 == 0 } : false
@@ -276,7 +277,9 @@ public final class Storage: @unchecked Sendable {
                 throw .format("'\(io.path)' was written by a newer Cove: meta slot \(slot) has \(why)")
             case .valid(let meta):
                 anyCove = true
-                if meta.pageCount > filePages {
+                if abandoned != 0 && meta.version == abandoned {
+                    reasons.append("slot \(slot) holds version \(abandoned), whose commit failed")
+                } else if meta.pageCount > filePages {
                     reasons.append("slot \(slot) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)")
                 } else {
                     candidates.append((meta, slot))
@@ -297,6 +300,16 @@ public final class Storage: @unchecked Sendable {
             }
         }
         throw .corrupt("the meta slots of '\(io.path)' are damaged: " + reasons.joined(separator: "; "))
+    }
+
+    /// The file id in either meta slot that holds together, if any.
+    private static func peekFileId(_ file: PageFile) throws(StorageError) -> UInt64? {
+        for slot in 0..<2 {
+            let bytes = try readBytes(file.io, count: pageSize, at: UInt64(slot * pageSize))
+            guard bytes.count == pageSize else { continue }
+            if case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) { return meta.fileId }
+        }
+        return nil
     }
 
     /// Up to `count` bytes of the file at `offset` (fewer at its end).
