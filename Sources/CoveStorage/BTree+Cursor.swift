@@ -1,8 +1,8 @@
-// Ordered scans in both directions from a key, and positional access through the subtree
-// counts of branch pages. A scan keeps one frame (page, slot) per level, so moving to the next
-// leaf climbs only as far as needed; nothing is allocated per entry.
+// Ordered iteration in both directions from a key or a position, and positional access through
+// the subtree counts of branch pages. A cursor keeps one frame (page, slot) per branch level, so
+// moving to the next leaf climbs only as far as needed; nothing is allocated per entry.
 
-/// One level of a scan position: a decoded page and the slot reached in it.
+/// One branch level of a cursor: a decoded page and the child taken in it.
 @usableFromInline
 struct BTreeFrame {
     @usableFromInline var node: BTreeNode
@@ -15,53 +15,148 @@ struct BTreeFrame {
     }
 }
 
-extension BTree {
-    // MARK: - Scans
+/// A position in a tree for pull-style iteration, in one direction.
+///
+/// A cursor reads pages in place: it stays valid while its tree is not mutated and the
+/// store's transaction or snapshot lives, and the buffers it hands out only during the call
+/// that hands them out. Create one with `BTree.cursor(from:reverse:)` or
+/// `BTree.cursor(atPosition:reverse:)`.
+public struct BTreeCursor<Store: PageStore> {
+    @usableFromInline let tree: BTree<Store>
+    @usableFromInline var frames: [BTreeFrame] = []
+    @usableFromInline var leaf: BTreeNode?
+    @usableFromInline var index = 0
+    /// Whether the cursor moves towards smaller keys.
+    public let reverse: Bool
 
-    /// Calls `visit` with (leaf, slot) for each entry from `key` on: the first entry >= `key`
-    /// going forward, the last entry <= `key` going backward, or the first/last entry when
-    /// `key` is nil. Stops when `visit` returns false.
     @inlinable
-    func scan(from key: BTreeKey?, reverse: Bool, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
-        if root.page.isNone { return }
-        var node = try self.node(root.page, level: -1)
-        var stack: [BTreeFrame] = []
-        stack.reserveCapacity(node.level)
-        while node.level > 0 {
-            let i: Int
-            if let key { i = try node.childIndex(key) } else { i = reverse ? node.count &- 1 : 0 }
-            stack.append(BTreeFrame(node: node, index: i))
-            node = try self.node(try node.child(i).ref, level: node.level &- 1)
-        }
-        var index: Int
-        if let key {
-            index = reverse ? try node.partition(key, from: 0, orEqual: false) &- 1 : try node.partition(key, from: 0, orEqual: true)
-        } else {
-            index = reverse ? node.count &- 1 : 0
-        }
-        let step = reverse ? -1 : 1
-        while true {
-            if index < 0 || index >= node.count {
-                guard let next = try neighbourLeaf(&stack, reverse: reverse) else { return }
-                node = next
-                index = reverse ? node.count &- 1 : 0
-                continue
+    init(tree: BTree<Store>, reverse: Bool) {
+        self.tree = tree
+        self.reverse = reverse
+    }
+
+    /// Whether the cursor is on an entry (false past the end).
+    /// - Complexity: O(1)
+    @inlinable
+    public var isValid: Bool { leaf != nil }
+
+    /// Moves to the next entry in the cursor's direction.
+    /// - Returns: false, and the cursor becomes invalid, past the last entry.
+    /// - Complexity: O(1) amortized; O(log n) when it crosses into another leaf.
+    @inlinable
+    public mutating func advance() throws(StorageError) -> Bool {
+        guard leaf != nil else { return false }
+        index &+= reverse ? -1 : 1
+        try settle()
+        return leaf != nil
+    }
+
+    /// Moves off a slot outside its leaf to the nearest entry in the cursor's direction.
+    @inlinable
+    mutating func settle() throws(StorageError) {
+        while let current = leaf, index < 0 || index >= current.count {
+            guard let next = try tree.neighbourLeaf(&frames, reverse: reverse) else {
+                leaf = nil
+                return
             }
-            if try !visit(node, index) { return }
-            index &+= step
+            leaf = next
+            index = reverse ? next.count &- 1 : 0
         }
     }
 
-    /// Calls `visit` with (leaf, slot) for each entry from position `start` (0-based, in key
-    /// order) on, forward or backward, found through the subtree counts. Stops when `visit`
-    /// returns false.
+    @usableFromInline @inline(never)
+    static func invalid() -> StorageError { .invalidArgument("B+tree cursor used past its end") }
+
+    /// The key of the current entry as stored (8 little-endian bytes in a UInt64 tree), in
+    /// place.
+    /// - Throws: `.invalidArgument` past the end; `.corrupt`.
+    /// - Complexity: O(1)
     @inlinable
-    func scan(fromPosition start: UInt64, reverse: Bool, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
-        if start >= root.count { return }
+    public func withKey<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        guard let leaf else { throw Self.invalid() }
+        return try body(try leaf.rawKey(index))
+    }
+
+    /// The key of the current entry of a UInt64 tree.
+    /// - Throws: `.invalidArgument` past the end or on a byte-keyed tree; `.corrupt`.
+    /// - Complexity: O(1)
+    @inlinable
+    public func u64Key() throws(StorageError) -> UInt64 {
+        try tree.requireKind(.u64)
+        guard let leaf else { throw Self.invalid() }
+        return try leaf.u64Key(index)
+    }
+
+    /// Calls `body` with the value of the current entry, in place (overflow values are first
+    /// assembled into a temporary buffer).
+    /// - Throws: `.invalidArgument` past the end; `.corrupt`.
+    /// - Complexity: O(1), or O(m) for an overflow value of m bytes.
+    @inlinable
+    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        guard let leaf else { throw Self.invalid() }
+        return try tree.withValue(of: leaf, index, body)
+    }
+}
+
+extension BTree {
+    // MARK: - Cursors
+
+    /// A cursor on the first entry >= `key` (or with `reverse`, the last entry <= `key`); on the
+    /// first (last) entry when `key` is nil.
+    @inlinable
+    func cursor(from key: BTreeKey?, reverse: Bool) throws(StorageError) -> BTreeCursor<Store> {
+        var cursor = BTreeCursor(tree: self, reverse: reverse)
+        if root.page.isNone { return cursor }
         var node = try self.node(root.page, level: -1)
-        var stack: [BTreeFrame] = []
-        stack.reserveCapacity(node.level)
-        var remaining = start
+        cursor.frames.reserveCapacity(node.level)
+        while node.level > 0 {
+            let i: Int
+            if let key { i = try node.childIndex(key) } else { i = reverse ? node.count &- 1 : 0 }
+            cursor.frames.append(BTreeFrame(node: node, index: i))
+            node = try self.node(try node.child(i).ref, level: node.level &- 1)
+        }
+        if let key {
+            cursor.index = reverse ? try node.partition(key, from: 0, orEqual: false) &- 1
+                                   : try node.partition(key, from: 0, orEqual: true)
+        } else {
+            cursor.index = reverse ? node.count &- 1 : 0
+        }
+        cursor.leaf = node
+        try cursor.settle()
+        return cursor
+    }
+
+    /// A cursor on the first entry >= `key` (with `reverse`: the last entry <= `key`), or on the
+    /// first (last) entry when `key` is nil.
+    /// - Throws: `.invalidArgument` on a byte-keyed tree; `.corrupt`.
+    /// - Complexity: O(log n)
+    @inlinable
+    public func cursor(from key: UInt64?, reverse: Bool = false) throws(StorageError) -> BTreeCursor<Store> {
+        try requireKind(.u64)
+        return try cursor(from: key.map { .u64($0) }, reverse: reverse)
+    }
+
+    /// A cursor on the first byte-string key >= `key` (with `reverse`: the last <= `key`), or on
+    /// the first (last) entry when `key` is nil. `key` need not outlive the call.
+    /// - Throws: `.invalidArgument` on a UInt64-keyed tree; `.corrupt`.
+    /// - Complexity: O(log n · k)
+    @inlinable
+    public func cursor(from key: UnsafeRawBufferPointer?, reverse: Bool = false) throws(StorageError) -> BTreeCursor<Store> {
+        try requireKind(.bytes)
+        return try cursor(from: key.map { .bytes($0) }, reverse: reverse)
+    }
+
+    /// A cursor on the entry at `position` (0-based, in key order), found through the subtree
+    /// counts; invalid when `position >= count`.
+    /// - Throws: `.corrupt`.
+    /// - Complexity: O(log n)
+    @inlinable
+    public func cursor(atPosition position: UInt64, reverse: Bool = false) throws(StorageError) -> BTreeCursor<Store> {
+        var cursor = BTreeCursor(tree: self, reverse: reverse)
+        if position >= root.count { return cursor }
+        var node = try self.node(root.page, level: -1)
+        cursor.frames.reserveCapacity(node.level)
+        var remaining = position
         while node.level > 0 {
             var chosen = -1
             var next = PageRef.none
@@ -71,47 +166,57 @@ extension BTree {
                 remaining &-= count
             }
             guard chosen >= 0 else {
-                throw BTreeNode.fault(node.pgno, "subtree counts add up to less than position \(start) requires")
+                throw BTreeNode.fault(node.pgno, "subtree counts add up to less than position \(position) requires")
             }
-            stack.append(BTreeFrame(node: node, index: chosen))
+            cursor.frames.append(BTreeFrame(node: node, index: chosen))
             node = try self.node(next, level: node.level &- 1)
         }
         guard remaining < UInt64(node.count) else {
             throw BTreeNode.fault(node.pgno, "leaf holds \(node.count) entries, its parent counts more")
         }
-        var index = Int(remaining)
-        let step = reverse ? -1 : 1
-        while true {
-            if index < 0 || index >= node.count {
-                guard let next = try neighbourLeaf(&stack, reverse: reverse) else { return }
-                node = next
-                index = reverse ? node.count &- 1 : 0
-                continue
-            }
-            if try !visit(node, index) { return }
-            index &+= step
-        }
+        cursor.leaf = node
+        cursor.index = Int(remaining)
+        return cursor
     }
 
-    /// Moves the scan stack to the next leaf in the scan's direction and returns it, or nil at
-    /// the end of the tree.
+    /// Moves `frames` to the next leaf in the given direction and returns it, or nil at the end
+    /// of the tree.
     @inlinable
-    func neighbourLeaf(_ stack: inout [BTreeFrame], reverse: Bool) throws(StorageError) -> BTreeNode? {
-        while let top = stack.last {
+    func neighbourLeaf(_ frames: inout [BTreeFrame], reverse: Bool) throws(StorageError) -> BTreeNode? {
+        while let top = frames.last {
             let next = top.index &+ (reverse ? -1 : 1)
             if next >= 0 && next < top.node.count {
-                stack[stack.count &- 1].index = next
+                frames[frames.count &- 1].index = next
                 var node = try self.node(try top.node.child(next).ref, level: top.node.level &- 1)
                 while node.level > 0 {
                     let i = reverse ? node.count &- 1 : 0
-                    stack.append(BTreeFrame(node: node, index: i))
+                    frames.append(BTreeFrame(node: node, index: i))
                     node = try self.node(try node.child(i).ref, level: node.level &- 1)
                 }
                 return node
             }
-            stack.removeLast()
+            frames.removeLast()
         }
         return nil
+    }
+
+    // MARK: - Scans
+
+    /// Calls `visit` with (leaf, slot) for each entry from `cursor` on, until `visit` returns
+    /// false.
+    @inlinable
+    func scan(_ cursor: consuming BTreeCursor<Store>, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
+        let step = cursor.reverse ? -1 : 1
+        while let leaf = cursor.leaf {
+            if try !visit(leaf, cursor.index) { return }
+            cursor.index &+= step
+            if cursor.index < 0 || cursor.index >= leaf.count { try cursor.settle() }
+        }
+    }
+
+    @inlinable
+    func scan(from key: BTreeKey?, reverse: Bool, _ visit: (BTreeNode, Int) throws(StorageError) -> Bool) throws(StorageError) {
+        try scan(try cursor(from: key, reverse: reverse), visit)
     }
 
     /// Calls `body` with each key and value in key order from `key` (nil: from the first entry):
@@ -171,7 +276,7 @@ extension BTree {
     public func forEach(fromPosition position: UInt64, reverse: Bool = false,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
         var spill: [UInt8] = []
-        try scan(fromPosition: position, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
+        try scan(try cursor(atPosition: position, reverse: reverse)) { leaf, i throws(StorageError) -> Bool in
             let k = try leaf.rawKey(i)
             switch try leaf.value(i) {
             case .inline(let value):

@@ -70,18 +70,23 @@ public final class MemoryPageStore: PageStore {
     }
 
     /// The version being written: one more than `committedVersion`.
+    /// - Complexity: O(1)
     public var version: UInt64 { table.pointee.version }
 
     /// The last committed version (`version - 1`).
+    /// - Complexity: O(1)
     public var committedVersion: UInt64 { version - 1 }
 
     /// Page numbers handed out so far: every page is in use, retired or free.
+    /// - Complexity: O(1)
     public var pageCount: Int { table.pointee.count }
 
     /// Pages not in use by the current version: retired (kept for snapshots) or reusable.
+    /// - Complexity: O(1)
     public var freePageCount: Int { table.pointee.freeCount }
 
     /// Pages the current version uses: committed and not freed, or written by this transaction.
+    /// - Complexity: O(1)
     public var livePageCount: Int { pageCount - freePageCount }
 
     @inline(__always)
@@ -248,6 +253,7 @@ public final class MemoryPageStore: PageStore {
 
     /// Flips the bits of one byte of a committed page, as a damaged disk would, so that the
     /// next read of the page fails its checksum.
+    /// - Complexity: O(1)
     public func damage(_ pgno: PageNumber, atByte offset: Int) {
         guard let e = entry(pgno), offset >= 0, offset < pageSize else { preconditionFailure("no byte \(offset) of page \(pgno)") }
         let page = e.pointee.page
@@ -257,6 +263,7 @@ public final class MemoryPageStore: PageStore {
 
     /// Rewrites a committed page through `body` and seals it again with its own version, as a
     /// bug that wrote a well-formed but wrong page would: the checksum holds, the contents lie.
+    /// - Complexity: O(page size)
     public func tamper(_ pgno: PageNumber, _ body: (UnsafeMutableRawPointer) -> Void) {
         guard let e = entry(pgno) else { preconditionFailure("no page \(pgno)") }
         let page = e.pointee.page

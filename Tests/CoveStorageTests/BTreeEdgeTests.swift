@@ -347,6 +347,55 @@ final class BTreeEdgeTests: XCTestCase {
         try assertNoLeak(tree, "after removals")
     }
 
+    func testCursorsWalkLikeScans() throws {
+        let store = MemoryPageStore()
+        var tree = BTree(store: store, root: .empty, keyKind: .bytes)
+        var model = SortedModel<ByteKey>()
+        var rng = SeededRandom(seed: 31)
+        for i in 0..<1500 {
+            let key = BytesOps.key(i)
+            let value = rng.bytes(rng.below(20) == 0 ? 5000 : rng.below(300))
+            XCTAssertEqual(try tree.put(key.bytes, value), model.put(key, value))
+        }
+        store.commit()
+        for round in 0..<60 {
+            let reverse = round % 2 == 1
+            var cursor: BTreeCursor<MemoryPageStore>
+            var expected: [ByteKey]
+            if round % 3 == 0 {
+                let position = rng.below(model.keys.count + 2)
+                cursor = try tree.cursor(atPosition: UInt64(position), reverse: reverse)
+                expected = position >= model.keys.count ? [] :
+                    reverse ? Array(model.keys[...position].reversed()) : Array(model.keys[position...])
+            } else {
+                let from = BytesOps.key(rng.below(3000))
+                cursor = try from.bytes.withUnsafeBytes { try tree.cursor(from: $0, reverse: reverse) }
+                expected = model.scan(from: from, reverse: reverse, limit: Int.max)
+            }
+            let limit = 1 + rng.below(400)
+            var got: [ByteKey] = []
+            while cursor.isValid && got.count < limit {
+                let key = ByteKey(bytes: try cursor.withKey { Array($0) })
+                got.append(key)
+                XCTAssertEqual(try cursor.withValue { Array($0) }, model.values[key], "seed 31 round \(round)")
+                _ = try cursor.advance()
+            }
+            XCTAssertEqual(got, Array(expected.prefix(limit)), "seed 31 round \(round)")
+        }
+        var end = try tree.cursor(atPosition: tree.count - 1)
+        XCTAssertTrue(end.isValid)
+        XCTAssertFalse(try end.advance())
+        XCTAssertFalse(try end.advance())
+        XCTAssertThrowsError(try end.withKey { $0.count })
+
+        var numbers = BTree(store: store, root: .empty, keyKind: .u64)
+        for i in 0..<3000 { try numbers.put(UInt64(i * 3), [UInt8](repeating: 1, count: 20)) }
+        var cursor = try numbers.cursor(from: 1000, reverse: true)
+        var keys: [UInt64] = []
+        repeat { keys.append(try cursor.u64Key()) } while try cursor.advance()
+        XCTAssertEqual(keys, Array(stride(from: 999, through: 0, by: -3)))
+    }
+
     // MARK: - Arguments and small trees
 
     func testArgumentErrors() throws {
