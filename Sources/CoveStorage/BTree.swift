@@ -176,7 +176,7 @@ struct BTreeNode {
     @usableFromInline let cellStart: Int
     @usableFromInline let isU64: Bool
 
-    @inlinable
+    @inlinable @inline(__always)
     init(_ base: UnsafeRawPointer, pgno: PageNumber, kind: BTreeKeyKind) throws(StorageError) {
         let type = PageHeader.type(base)
         let level = Int(base.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self))
@@ -399,7 +399,7 @@ extension BTree {
     /// for -1, the root), and a committed page must carry the version its reference records, so a
     /// stale reference to a reused page is caught. Pages written by this transaction are not
     /// sealed yet and are recognised by `ref.version == store.version`.
-    @inlinable
+    @inlinable @inline(__always)
     func node(_ ref: PageRef, level expectedLevel: Int) throws(StorageError) -> BTreeNode {
         let base = try store.page(ref.pgno)
         if ref.version != store.version, PageHeader.version(base) != ref.version {

@@ -207,7 +207,8 @@ public final class MemoryPageStore: PageStore {
         reclaim()
     }
 
-    /// Forgets everything this transaction wrote and freed.
+    /// Forgets everything this transaction wrote and freed. Trees edited in the transaction must
+    /// go back to the roots they had at the last commit.
     /// - Complexity: O(d + f) for d pages written and f freed.
     public func rollback() {
         for pgno in dirty where entry(pgno)!.pointee.state == .dirty {
