@@ -142,6 +142,26 @@ final class BTreeEdgeTests: XCTestCase {
         try bytes.verify()
     }
 
+    func testRollbackRestoresTheCommittedTree() throws {
+        let store = MemoryPageStore()
+        var tree = BTree(store: store, root: .empty, keyKind: .u64)
+        for i in 0..<2000 { try tree.put(UInt64(i), pattern(i % 100 == 0 ? 5000 : 30, seed: UInt64(i))) }
+        store.commit()
+        let committed = tree.root
+        let live = store.livePageCount
+        for i in 0..<2000 where i % 3 == 0 { try tree.remove(UInt64(i)) }
+        for i in 2000..<2500 { try tree.put(UInt64(i), pattern(40, seed: UInt64(i))) }
+        store.rollback()
+        tree = BTree(store: store, root: committed, keyKind: .u64)
+        try tree.verify()
+        XCTAssertEqual(store.livePageCount, live)
+        try assertNoLeak(tree, "after rollback")
+        for i in stride(from: 0, to: 2000, by: 7) {
+            XCTAssertTrue(same(try tree.get(UInt64(i)), pattern(i % 100 == 0 ? 5000 : 30, seed: UInt64(i))))
+        }
+        XCTAssertNil(try tree.get(2100))
+    }
+
     // MARK: - Damage
 
     /// A tree of a few hundred entries over three levels, committed.
