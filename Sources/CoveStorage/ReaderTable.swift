@@ -113,10 +113,10 @@ extension LockFile {
 
     /// Frees the slots of processes that died without releasing them (no such pid, or this
     /// process's pid with another process's nonce). With `all` false only slots pinning a
-    /// version older than the latest are examined: the others hold nothing back.
+    /// version are examined (idle claimed slots cost nothing but a slot). One `kill(pid, 0)`
+    /// per distinct other process.
     func reapDeadReaders(pid: UInt64, all: Bool) {
         let n = min(Int(highWaterField.pointee.load(ordering: .acquiring)), LockLayout.slotCount)
-        let latest = latestVersion
         var alive: [UInt64] = []
         var dead: [UInt64] = []
         for slot in 0..<n {
@@ -124,7 +124,7 @@ extension LockFile {
             if owner == 0 || owner == reapingMark { continue }
             if !all {
                 let v = versionField(slot).pointee.load(ordering: .relaxed)
-                if v == 0 || v >= latest { continue }
+                if v == 0 { continue }
             }
             var isDead: Bool
             if owner == pid {

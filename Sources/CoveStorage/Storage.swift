@@ -385,10 +385,12 @@ public final class Storage: @unchecked Sendable {
     }
 
     /// The number of distinct versions pinned by every reader of every process, the latest
-    /// version included whether pinned or not.
-    /// - Complexity: O(r log r) for r reader slots in use.
+    /// version included whether pinned or not. Pins of processes that died are released first.
+    /// - Complexity: O(r log r) for r reader slots in use, plus one `kill(pid, 0)` per other
+    ///   process holding a pin.
     public func activeVersionCount() -> UInt64 {
-        lock.scanReaders(latest: lock.latestVersion).distinctVersions
+        lock.reapDeadReaders(pid: pid, all: false)
+        return lock.scanReaders(latest: lock.latestVersion).distinctVersions
     }
 
     /// Throws `.closed` if the handle was closed or poisoned.
