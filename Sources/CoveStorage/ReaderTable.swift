@@ -28,7 +28,7 @@ extension LockFile {
         atomic(LockLayout.headerSize + slot * LockLayout.slotSize + field * 8)
     }
 
-    @inline(__always) private func versionField(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slotField(slot, 0) }
+    @inline(__always) func versionField(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slotField(slot, 0) }
     @inline(__always) private func pidField(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slotField(slot, 1) }
     @inline(__always) private func nonceField(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slotField(slot, 2) }
 

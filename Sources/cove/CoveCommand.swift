@@ -19,17 +19,10 @@ func exitWith(_ error: CoveError) -> ExitCode {
 }
 
 func printError(_ message: String) {
-    var stderr = StandardError()
-    print(message, to: &stderr)
-}
-
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
-        fputsStderr(string)
-    }
+    let line = message + "\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
 }
 
 #if canImport(Glibc)
 import Glibc
-func fputsStderr(_ s: String) { fputs(s, Glibc.stderr) }
 #endif

@@ -55,9 +55,10 @@ struct Demo: ParsableCommand {
     }
 
     private func makeTemporaryFolder() -> String {
-        var template = Array("/tmp/cove-demo-XXXXXX".utf8CString)
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array("\(base)/cove-demo-XXXXXX".utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
-            guard let p = mkdtemp(buffer.baseAddress) else { return "." }
+            guard let start = buffer.baseAddress, let p = mkdtemp(start) else { return "." }
             return String(cString: p)
         }
     }

@@ -10,8 +10,7 @@ final class RealmTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        var template = Array("/tmp/cove-tests-XXXXXX".utf8CString)
-        folder = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress)!) }
+        folder = try makeTemporaryFolder("cove-tests")
     }
 
     override func tearDownWithError() throws {
@@ -171,4 +170,15 @@ enum FileHelper {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// A new empty folder under $TMPDIR (or /tmp) for one test.
+func makeTemporaryFolder(_ prefix: String) throws -> String {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
+        guard let p = mkdtemp(buffer.baseAddress!) else { return nil }
+        return String(cString: p)
+    }
+    return try XCTUnwrap(made, "mkdtemp failed under \(base)")
 }
