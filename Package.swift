@@ -20,7 +20,7 @@ let package = Package(
         // include/cove.h as a Clang module, so the C ABI is checked against the header.
         .systemLibrary(name: "CCove", path: "include"),
         // The C ABI: @c @implementation over include/cove.h.
-        .target(name: "CoveC", dependencies: ["Cove", "CCove"]),
+        .target(name: "CoveC", dependencies: ["Cove", "CCove"], exclude: ["cove.exports"]),
         // The command-line tool.
         .executableTarget(name: "cove", dependencies: [
             "Cove",
