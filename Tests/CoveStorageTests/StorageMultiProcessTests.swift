@@ -141,7 +141,7 @@ final class StorageMultiProcessTests: XCTestCase {
         var exe = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &exe, exe.count - 1)
         precondition(n > 0, "readlink /proc/self/exe")
-        let path = String(cString: exe)
+        let path = exe.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let args = [path, "CoveStorageTests.StorageMultiProcessTests/testChildProcessEntry"]
         var env: [String] = []
         var e = environ
