@@ -150,10 +150,20 @@ final class LockFile: @unchecked Sendable {
         }
         let lock = LockFile(path: lockPath, fd: fd, memory: m)
         if !initializer {
-            guard lock.memory.load(as: UInt64.self) == LockLayout.magic,
-                  lock.memory.load(fromByteOffset: 8, as: UInt32.self) == LockLayout.format,
-                  lock.memory.load(fromByteOffset: 12, as: UInt32.self) == UInt32(LockLayout.slotCount) else {
-                throw .format("the lock file '\(lockPath)' has another layout: a process of another Cove version has the database open")
+            // A header that does not hold was left by an initializer that died half way (the
+            // kernel released its lock and let this handle in): initialise it again if this
+            // handle is now alone; otherwise another joiner is doing so, or a process of
+            // another Cove version has the database open.
+            for attempt in 0..<200 where !lock.hasValidHeader {
+                if ofdLock(fd, byte: LockLayout.presenceByte, type: Int32(F_WRLCK), wait: false) == 0 {
+                    initializer = true
+                    break
+                }
+                if attempt == 199 {
+                    throw .format("the lock file '\(lockPath)' has another layout: a process of another Cove version has the database open")
+                }
+                var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&ts, nil)
             }
         }
         return (lock, initializer)
@@ -178,10 +188,10 @@ final class LockFile: @unchecked Sendable {
     func initialize(fileId: UInt64, latestVersion: UInt64, latestSlot: UInt64) {
         let previousCounter = memory.load(as: UInt64.self) == LockLayout.magic ? counterField.pointee.load(ordering: .relaxed) : 0
         memset(memory, 0, LockLayout.size)
-        writeHeader(fileId: fileId)
         counterField.pointee.store(previousCounter, ordering: .relaxed)
         latestSlotField.pointee.store(latestSlot, ordering: .relaxed)
-        latestField.pointee.store(latestVersion, ordering: .sequentiallyConsistent)
+        latestField.pointee.store(latestVersion, ordering: .relaxed)
+        writeHeader(fileId: fileId)
     }
 
     /// Downgrades the exclusive presence lock to shared, letting waiting openers join.
@@ -195,9 +205,17 @@ final class LockFile: @unchecked Sendable {
         memory.storeBytes(of: LockLayout.format, toByteOffset: 8, as: UInt32.self)
         memory.storeBytes(of: UInt32(LockLayout.slotCount), toByteOffset: 12, as: UInt32.self)
         memory.storeBytes(of: fileId, toByteOffset: LockLayout.fileIdOffset, as: UInt64.self)
-        // The magic last: a joiner that sees it sees a complete header.
+        // The magic last: a header with the magic is complete (an initializer that dies half
+        // way leaves none, and the next handle initialises again).
         atomicMemoryFence(ordering: .releasing)
         memory.storeBytes(of: LockLayout.magic, toByteOffset: 0, as: UInt64.self)
+    }
+
+    /// Whether the header is one this build wrote completely.
+    var hasValidHeader: Bool {
+        memory.load(as: UInt64.self) == LockLayout.magic
+            && memory.load(fromByteOffset: 8, as: UInt32.self) == LockLayout.format
+            && memory.load(fromByteOffset: 12, as: UInt32.self) == UInt32(LockLayout.slotCount)
     }
 
     /// The id of the database file this lock file belongs to.
