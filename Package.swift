@@ -26,6 +26,9 @@ let package = Package(
             "Cove",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // The file parser's fuzz target: a libFuzzer entry point under -DCOVE_LIBFUZZER and
+        // -sanitize=fuzzer, a corpus replayer otherwise (the tests run it over Tests/Corpus).
+        .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage"]),
         .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
         .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveStorage"]),
     ],

@@ -6,7 +6,14 @@ COVE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=$COVE_ROOT/build/venv
 if [ ! -x "$VENV/bin/python" ]; then
   mkdir -p "$COVE_ROOT/build"
-  python3 -m venv "$VENV"
+  # Debian's own python3 needs python3-venv for this; install it when venv is missing.
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"
+    if command -v apt-get >/dev/null 2>&1; then
+      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    fi
+    python3 -m venv "$VENV"
+  fi
 fi
 if ! "$VENV/bin/python" -c "import cffi, pytest, setuptools, wheel, cmake, ninja" 2>/dev/null; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \

@@ -21,4 +21,14 @@ echo "== Swift tests"
 swift build --build-tests
 swift test --skip-build
 
+echo "== file-parser fuzzer: replay of the corpus, then a short libFuzzer run"
+.build/debug/cove-fuzz-file Tests/Corpus/file/* | tail -n 1
+swift build -c release --scratch-path .build-fuzz --product cove-fuzz-file \
+  -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DCOVE_LIBFUZZER
+fuzz_corpus=$(mktemp -d)
+cp Tests/Corpus/file/* "$fuzz_corpus"/
+.build-fuzz/release/cove-fuzz-file -max_total_time="${COVE_FUZZ_SECONDS:-20}" -timeout=5 \
+  -print_final_stats=1 "$fuzz_corpus" 2>&1 | grep -E "stat::number_of_executed_units|Done"
+rm -rf "$fuzz_corpus"
+
 echo "all tests passed in $((SECONDS - start)) s"

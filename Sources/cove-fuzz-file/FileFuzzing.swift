@@ -1,0 +1,90 @@
+// The fuzz target of the file parser: any bytes, written as a database file, must open and verify
+// or be refused with an error (CORRUPT, FORMAT...), never crash or hang. Built with
+// `-sanitize=fuzzer` it is a libFuzzer entry point; built plainly it replays files given on the
+// command line (the corpus), which the tests do on every run.
+import CoveStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where each input is written: one file per process, reused.
+let scratchPath: String = {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    return "\(base)/cove-fuzz-file-\(getpid()).cove"
+}()
+
+/// Opens `bytes` as a Cove file, reads every reachable page through verify(), and closes it.
+/// Returns what happened, for the replayer's output.
+func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
+    unlink(scratchPath + ".lock")
+    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    if fd < 0 { return "cannot write \(scratchPath)" }
+    var written = 0
+    while written < bytes.count {
+        let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+        if n <= 0 { break }
+        written += n
+    }
+    close(fd)
+    do {
+        let storage = try Storage.open(path: scratchPath, options: StorageOptions(durability: .noSync, readOnly: true))
+        defer { storage.close() }
+        let report = try storage.verify()
+        return "opened: \(report)"
+    } catch {
+        return "refused: \(error)"
+    }
+}
+
+#if COVE_LIBFUZZER
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    _ = exercise(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    return 0
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
+                     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+
+/// SwiftPM names an executable's entry point after its module; hand control to libFuzzer there.
+@_cdecl("cove_fuzz_file_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var vector = argv
+    return runFuzzerDriver(&count, &vector) { data, size in fuzzOne(data, size) }
+}
+#else
+@main
+enum Replay {
+    static func main() {
+        var opened = 0, refused = 0
+        for path in CommandLine.arguments.dropFirst() {
+            guard let bytes = readFile(path) else {
+                print("cannot read \(path)")
+                exit(2)
+            }
+            let outcome = bytes.withUnsafeBytes { exercise($0) }
+            if outcome.hasPrefix("opened") { opened += 1 } else { refused += 1 }
+            print("\(path): \(outcome.prefix(160))")
+        }
+        unlink(scratchPath)
+        unlink(scratchPath + ".lock")
+        print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error")
+    }
+
+    static func readFile(_ path: String) -> [UInt8]? {
+        guard let f = fopen(path, "rb") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return bytes
+    }
+}
+#endif
