@@ -1,0 +1,17 @@
+// swift-tools-version: 6.1
+// Cove's storage engine side by side with LMDB and SQLite. A package of its own so that the
+// root package gains no dependency on either library; Sources/CoveStorage is a symlink to the
+// engine's sources, compiled here with release optimisations.
+import PackageDescription
+
+let package = Package(
+    name: "CoveStorageBench",
+    targets: [
+        .target(name: "CoveStorage"),
+        // Debian's liblmdb-dev and libsqlite3-dev, as Clang modules.
+        .systemLibrary(name: "CLMDB", path: "Sources/CLMDB"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .executableTarget(name: "storage-bench", dependencies: ["CoveStorage", "CLMDB", "CSQLite"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
