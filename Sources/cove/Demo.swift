@@ -21,8 +21,17 @@ struct Demo: ParsableCommand {
     }
 
     private func tour() throws {
-        let file = path ?? makeTemporaryFolder() + "/demo.cove"
+        let folder = path == nil ? makeTemporaryFolder() : nil
+        let file = path ?? folder! + "/demo.cove"
         print("Cove \(CoveVersion.string) demo: \(file)\n")
+        // A temporary demo file goes away afterwards; one the user named stays.
+        defer {
+            if let folder {
+                unlink(file)
+                unlink(file + ".lock")
+                rmdir(folder)
+            }
+        }
 
         let writer = try Realm(configuration: .init(path: file))
         let reader = try Realm(configuration: .init(path: file))
