@@ -6,18 +6,21 @@ import Cove
 import Glibc
 #endif
 
-/// C strings with static lifetime: allocated once, never freed, never written after creation, so
+/// C strings with static lifetime: made once, never freed, never written after creation, so
 /// sharing them between threads is safe.
-private nonisolated(unsafe) let versionCString: UnsafeMutablePointer<CChar> = strdup(CoveVersion.string)!
-private nonisolated(unsafe) let emptyCString: UnsafeMutablePointer<CChar> = strdup("")!
-private nonisolated(unsafe) let statusNameCStrings: [UnsafeMutablePointer<CChar>] = {
-    var names = [strdup("COVE_OK")!]
-    for code in CoveError.Code.allCases {
-        names.append(strdup(code.statusName)!)
-    }
-    return names
-}()
-private nonisolated(unsafe) let unknownStatusCString: UnsafeMutablePointer<CChar> = strdup("COVE_ERR_UNKNOWN")!
+private nonisolated(unsafe) let versionCString = permanentCString(CoveVersion.string)
+private nonisolated(unsafe) let emptyCString = permanentCString("")
+private nonisolated(unsafe) let statusNameCStrings: [UnsafeMutablePointer<CChar>] =
+    [permanentCString("COVE_OK")] + CoveError.Code.allCases.map { permanentCString($0.statusName) }
+private nonisolated(unsafe) let unknownStatusCString = permanentCString("COVE_ERR_UNKNOWN")
+
+/// A NUL-terminated copy of `s` that is never freed.
+private func permanentCString(_ s: String) -> UnsafeMutablePointer<CChar> {
+    let bytes = Array(s.utf8CString)
+    let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+    p.initialize(from: bytes, count: bytes.count)
+    return p
+}
 
 @c @implementation
 public func cove_version_string() -> UnsafePointer<CChar>! {
