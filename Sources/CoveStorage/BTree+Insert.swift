@@ -85,7 +85,12 @@ extension BTree {
     // MARK: - The mutation path
 
     /// Applies `edit` to the entry for `key`.
+    ///
+    /// Specialized for the write transaction: callers in other modules reach this generic code
+    /// through `put`/`remove`, which are not inlinable, and would otherwise run it through the
+    /// store's witness table (every page lookup an indirect call).
     /// - Returns: for a put, whether the key is new; for a remove, whether it was present.
+    @_specialize(where Store == WriteTransaction)
     mutating func update(_ key: BTreeKey, _ edit: LeafEdit) throws(StorageError) -> Bool {
         if case .put(let value) = edit, value.count > Self.maxValueLength {
             throw .invalidArgument("B+tree value of \(value.count) bytes is longer than the maximum of \(Self.maxValueLength)")
@@ -95,17 +100,30 @@ extension BTree {
             try plantRoot(key, value)
             return true
         }
+        // The path is left uninitialized (only the first `depth` steps are written and read;
+        // initializing 64 cost more than the rest of a typical put), and on the stack unless
+        // the tree is unusually deep (a temporary allocation over 1 KiB goes to the heap).
+        let top = try self.node(root.page, level: -1)
+        let capacity = top.level < 24 ? 24 : BTreeLayout.maxLevels
+        return try withUnsafeTemporaryAllocation(of: PathStep.self, capacity: capacity) {
+            (path) throws(StorageError) -> Bool in
+            try update(key, edit, root: top, path: path.baseAddress!)
+        }
+    }
 
-        var path = InlineArray<64, PathStep>(repeating: PathStep())
+    /// `update` starting at the decoded root `top`, with room for its path at `path` (at least
+    /// `top.level` steps).
+    private mutating func update(_ key: BTreeKey, _ edit: LeafEdit, root top: BTreeNode,
+                                 path: UnsafeMutablePointer<PathStep>) throws(StorageError) -> Bool {
         var depth = 0
         var ref = root.page
         var count = root.count
-        var node = try self.node(ref, level: -1)
+        var node = top
         var rightmost = true
         var leftmost = true
         while node.level > 0 {
             let i = try node.childIndex(key)
-            path[depth] = PathStep(ref: ref, count: count, index: i, level: node.level)
+            (path + depth).initialize(to: PathStep(ref: ref, count: count, index: i, level: node.level))
             depth += 1
             rightmost = rightmost && i == node.count - 1
             leftmost = leftmost && i == 0
