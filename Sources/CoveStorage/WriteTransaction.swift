@@ -30,10 +30,12 @@ public final class WriteTransaction: PageStore {
     var historyRecord: [UInt8]?
 
     // Pages.
-    /// Pages this transaction allocated, with their in-memory contents.
-    var dirty: [PageNumber: UnsafeMutableRawPointer] = [:]
-    /// One bit per page number: set if `dirty` has the page (a cheap test before the lookup).
-    var dirtyBits: [UInt64] = []
+    /// Pages this transaction allocated, with their in-memory contents. Behind a pointer so
+    /// that the lookups of every page access run no exclusivity check (the transaction is
+    /// confined to one thread and the table is never handed out mutably).
+    let dirtyTable: UnsafeMutablePointer<DirtyPageTable>
+    /// A read-only view of the pages this transaction allocated.
+    var dirty: DirtyPageTable { dirtyTable.pointee }
     /// The page count of the file as this transaction will leave it.
     var pageCount: UInt64
     /// Buffers of freed dirty pages, for the next allocations.
@@ -72,11 +74,16 @@ public final class WriteTransaction: PageStore {
         history = base.history
         freeSpace = base.freeSpace
         pageCount = base.pageCount
+        dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
+        dirtyTable.initialize(to: DirtyPageTable())
     }
 
     deinit {
         if !finished { cancel() }
         for b in spareBuffers { b.deallocate() }
+        dirtyTable.pointee.deallocate()
+        dirtyTable.deinitialize(count: 1)
+        dirtyTable.deallocate()
     }
 
     /// Records the bytes the layer above keeps for this commit in the history tree (its change
@@ -95,9 +102,8 @@ public final class WriteTransaction: PageStore {
 
     /// Frees every in-memory page.
     func releasePages() {
-        for (_, b) in dirty { b.deallocate() }
-        dirty = [:]
-        dirtyBits = []
+        dirtyTable.pointee.forEach { _, b in b.deallocate() }
+        dirtyTable.pointee.removeAll()
     }
 
     // MARK: PageStore
@@ -107,25 +113,20 @@ public final class WriteTransaction: PageStore {
     /// - Throws: `.corrupt` for a page outside the base version's file or failing its check.
     @inline(__always)
     public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
-        if isDirty(pgno), let p = dirty[pgno] { return UnsafeRawPointer(p) }
+        if let p = dirtyTable.pointee.page(pgno) { return UnsafeRawPointer(p) }
         return try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
-    }
-
-    @inline(__always)
-    func isDirty(_ pgno: PageNumber) -> Bool {
-        let word = Int(truncatingIfNeeded: pgno >> 6)
-        return word < dirtyBits.count && dirtyBits[word] & (1 << (pgno & 63)) != 0
     }
 
     /// Whether this transaction allocated `pgno` (and may therefore edit it in place).
     @inline(__always)
     public func isWritable(_ pgno: PageNumber) -> Bool {
-        isDirty(pgno)
+        dirtyTable.pointee.page(pgno) != nil
     }
 
     /// The memory of a page this transaction allocated.
+    @inline(__always)
     public func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
-        guard isDirty(pgno), let p = dirty[pgno] else {
+        guard let p = dirtyTable.pointee.page(pgno) else {
             preconditionFailure("page \(pgno) was not allocated by this write transaction")
         }
         return p
@@ -151,12 +152,7 @@ public final class WriteTransaction: PageStore {
         }
         let buffer = spareBuffers.popLast() ?? UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
         memset(buffer, 0, pageSize)
-        dirty[pgno] = buffer
-        let word = Int(truncatingIfNeeded: pgno >> 6)
-        if word >= dirtyBits.count {
-            dirtyBits.append(contentsOf: repeatElement(0, count: max(word + 1 - dirtyBits.count, dirtyBits.count)))
-        }
-        dirtyBits[word] |= 1 << (pgno & 63)
+        dirtyTable.pointee.insert(pgno, buffer)
         allocations += 1
         return (pgno, buffer)
     }
@@ -165,8 +161,7 @@ public final class WriteTransaction: PageStore {
     /// see the version before this one.
     public func free(_ pgno: PageNumber) {
         frees += 1
-        if isDirty(pgno), let b = dirty.removeValue(forKey: pgno) {
-            dirtyBits[Int(truncatingIfNeeded: pgno >> 6)] &= ~(1 << (pgno & 63))
+        if let b = dirtyTable.pointee.remove(pgno) {
             spareBuffers.append(b)
             localFree.append(pgno)
         } else {
