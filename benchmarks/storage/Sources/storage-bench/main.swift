@@ -4,8 +4,11 @@
 //   storage-bench                      the whole workload (1M keys, 10,000 durable commits)
 //   storage-bench commits ENGINE N     only N durable single-key commits on a fresh file
 //                                      (ENGINE: cove, lmdb, sqlite), for counting flushes
+//   storage-bench inserts ENGINE ORDER  only the bulk load (ORDER: sequential, random), to profile
 //
-// Environment: BENCH_KEYS, BENCH_COMMITS, BENCH_PAIRS override the sizes; BENCH_FLUSHES and
+// Environment: BENCH_KEYS, BENCH_COMMITS, BENCH_PAIRS override the sizes; BENCH_ENGINES
+// ("cove,lmdb") runs only some engines; BENCH_COVE_RESERVE_MIB caps Cove's address-space
+// reservation (for valgrind); BENCH_FLUSHES and
 // BENCH_WRITES ("cove=1.00,lmdb=2.00,sqlite=1.00"), measured by run.sh with strace, become rows.
 import CLMDB
 import CoveStorage
@@ -130,7 +133,12 @@ final class CoveEngine: Engine {
     let storage: Storage
 
     init(directory: String) throws {
-        storage = try Storage.open(path: "\(directory)/cove.db", options: StorageOptions(durability: .full))
+        var options = StorageOptions(durability: .full)
+        // Valgrind cannot reserve the default 256 GiB of address space.
+        if let mib = getenv("BENCH_COVE_RESERVE_MIB").flatMap({ UInt64(String(cString: $0)) }) {
+            options.maxFileSize = mib << 20
+        }
+        storage = try Storage.open(path: "\(directory)/cove.db", options: options)
     }
 
     /// The root of the benchmark tree as the catalog `catalog` records it.
@@ -546,25 +554,60 @@ func commitsOnly(_ engine: String, _ n: Int) throws {
     e.close()
 }
 
+/// Only the bulk load of `order` ("sequential" or "random"), timed, for profiling.
+func insertsOnly(_ engine: String, _ order: String) throws {
+    let keys = order == "random" ? shuffledKeys() : (1...UInt64(keyCount)).map { $0 }
+    let dir = try freshDirectory(engine)
+    defer { removeDirectory(dir) }
+    let e: any Engine
+    switch engine {
+    case "cove": e = try CoveEngine(directory: dir)
+    case "lmdb": e = try LMDBEngine(directory: dir)
+    case "sqlite": e = try SQLiteEngine(directory: dir)
+    default: throw BenchError(description: "unknown engine \(engine)")
+    }
+    let ns = try timed { try e.bulkInsert(keys) }
+    e.close()
+    log("\(engine): \(order) insert of \(keys.count) keys: \(formatNs(Double(ns) / Double(keys.count))) per insert")
+}
+
+/// Keys 1...keyCount in the fixed-seed shuffled order every engine sees.
+func shuffledKeys(_ rng: inout SplitMix64) -> [UInt64] {
+    var random = (1...UInt64(keyCount)).map { $0 }
+    for i in stride(from: random.count - 1, to: 0, by: -1) {
+        let j = Int(rng.next() % UInt64(i + 1))
+        random.swapAt(i, j)
+    }
+    return random
+}
+
+func shuffledKeys() -> [UInt64] {
+    var rng = SplitMix64(state: 0xC0FE)
+    return shuffledKeys(&rng)
+}
+
 func main() throws {
     let args = CommandLine.arguments
     if args.count >= 4 && args[1] == "commits" {
         try commitsOnly(args[2], Int(args[3]) ?? 1000)
         return
     }
+    if args.count >= 4 && args[1] == "inserts" {
+        try insertsOnly(args[2], args[3])
+        return
+    }
 
     let sequential = (1...UInt64(keyCount)).map { $0 }
     var rng = SplitMix64(state: 0xC0FE)
-    var random = sequential
-    for i in stride(from: random.count - 1, to: 0, by: -1) {
-        let j = Int(rng.next() % UInt64(i + 1))
-        random.swapAt(i, j)
-    }
+    let random = shuffledKeys(&rng)
     let reads = (0..<keyCount).map { _ in 1 + rng.next() % UInt64(keyCount) }
 
-    let cove = try runAll(CoveEngine.self, sequential: sequential, random: random, reads: reads)
-    let lmdb = try runAll(LMDBEngine.self, sequential: sequential, random: random, reads: reads)
-    let sqlite = try runAll(SQLiteEngine.self, sequential: sequential, random: random, reads: reads)
+    // BENCH_ENGINES ("cove,lmdb,sqlite" by default) runs a subset; the others' columns stay empty.
+    let engines = getenv("BENCH_ENGINES").map { String(cString: $0) } ?? "cove,lmdb,sqlite"
+    let selected = Set(engines.split(separator: ",").map(String.init))
+    let cove = selected.contains("cove") ? try runAll(CoveEngine.self, sequential: sequential, random: random, reads: reads) : Results()
+    let lmdb = selected.contains("lmdb") ? try runAll(LMDBEngine.self, sequential: sequential, random: random, reads: reads) : Results()
+    let sqlite = selected.contains("sqlite") ? try runAll(SQLiteEngine.self, sequential: sequential, random: random, reads: reads) : Results()
 
     let n = Double(keyCount)
     let kn = keyCount >= 1000 && keyCount % 1_000_000 == 0 ? "\(keyCount / 1_000_000)M" : "\(keyCount)"
