@@ -1,0 +1,264 @@
+// Building cluster leaves: a decoded cluster (keys and one array of cells per column) that edits
+// work on, the planning of how many pages a set of objects needs, and the encoder that lays
+// objects out as one page. Pages are always written whole, so the heap has no garbage.
+
+/// The objects of one or more clusters, decoded for editing: keys ascending, `columns[j][i]`
+/// the value of column `j` of object `i`.
+@usableFromInline
+struct ClusterRows {
+    @usableFromInline var keys: [UInt64] = []
+    @usableFromInline var columns: [[StoredCell]]
+
+    @inlinable
+    init(columnCount: Int) {
+        columns = Array(repeating: [], count: columnCount)
+    }
+
+    /// Decodes every object of `leaf`; columns the page lacks get the column's default.
+    /// - Complexity: O(n · c)
+    @inlinable
+    init(_ leaf: ClusterLeaf, specs: [ColumnSpec]) throws(StorageError) {
+        keys.reserveCapacity(leaf.count)
+        for i in 0..<leaf.count { keys.append(leaf.key(i)) }
+        columns = []
+        columns.reserveCapacity(specs.count)
+        for j in 0..<specs.count {
+            if j >= leaf.columnCount {
+                columns.append(Array(repeating: .value(specs[j].defaultValue), count: leaf.count))
+                continue
+            }
+            var column: [StoredCell] = []
+            column.reserveCapacity(leaf.count)
+            for i in 0..<leaf.count { column.append(try leaf.cell(j, i, kind: specs[j].kind)) }
+            columns.append(column)
+        }
+    }
+
+    @inlinable var count: Int { keys.count }
+
+    @inlinable
+    mutating func append(contentsOf other: ClusterRows) {
+        keys.append(contentsOf: other.keys)
+        for j in 0..<columns.count { columns[j].append(contentsOf: other.columns[j]) }
+    }
+
+    @inlinable
+    mutating func insert(key: UInt64, row: [StoredCell], at i: Int) {
+        keys.insert(key, at: i)
+        for j in 0..<columns.count { columns[j].insert(row[j], at: i) }
+    }
+
+    @inlinable
+    mutating func remove(at i: Int) -> [StoredCell] {
+        keys.remove(at: i)
+        var row: [StoredCell] = []
+        row.reserveCapacity(columns.count)
+        for j in 0..<columns.count { row.append(columns[j].remove(at: i)) }
+        return row
+    }
+
+    /// Planning cost of object `i` in bits: key, fixed-width values, null bits, heap bytes.
+    @inlinable
+    func bits(_ i: Int, specs: [ColumnSpec]) -> Int {
+        var bits = 64
+        for j in 0..<specs.count {
+            bits &+= ClusterLayout.fixedBits(specs[j]) &+ 8 &* columns[j][i].heapBytes
+        }
+        return bits
+    }
+
+    /// Planning cost of a row in bits.
+    @inlinable
+    static func bits(of row: [StoredCell], specs: [ColumnSpec]) -> Int {
+        var bits = 64
+        for j in 0..<specs.count { bits &+= ClusterLayout.fixedBits(specs[j]) &+ 8 &* row[j].heapBytes }
+        return bits
+    }
+
+    /// An upper bound on the bytes a page of all these objects takes (see `ClusterLayout.overhead`).
+    @inlinable
+    func bound(specs: [ColumnSpec]) -> Int {
+        var bits = 0
+        for i in 0..<count { bits &+= self.bits(i, specs: specs) }
+        return ClusterLayout.overhead(columns: specs.count) &+ (bits &+ 7) / 8
+    }
+
+    /// Cuts the objects into ranges that each fit one page: one range if they all fit,
+    /// otherwise ranges of about equal size, or, with `packLeft` (appending at the end of a
+    /// table), ranges as full as possible from the left. Every object fits a page alone (the
+    /// table checks its schema and moves large values to overflow pages), so no range is empty.
+    /// - Complexity: O(n · c)
+    @inlinable
+    func plan(specs: [ColumnSpec], packLeft: Bool) -> [Range<Int>] {
+        let overhead = ClusterLayout.overhead(columns: specs.count)
+        let capacityBits = (pageSize &- overhead) &* 8
+        var rowBits: [Int] = []
+        rowBits.reserveCapacity(count)
+        var total = 0
+        for i in 0..<count {
+            let b = bits(i, specs: specs)
+            rowBits.append(b)
+            total &+= b
+        }
+        if total <= capacityBits && count <= ClusterLayout.maxObjects { return [0..<count] }
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var remaining = total
+        while start < count {
+            if remaining <= capacityBits && count &- start <= ClusterLayout.maxObjects {
+                ranges.append(start..<count)
+                break
+            }
+            let pages = Swift.max(2, (remaining &+ capacityBits &- 1) / capacityBits)
+            let target = packLeft ? capacityBits : (remaining &+ pages &- 1) / pages
+            var end = start
+            var acc = 0
+            while end < count, end &- start < ClusterLayout.maxObjects {
+                let b = rowBits[end]
+                if end > start && (acc &+ b > capacityBits || (!packLeft && acc &+ b / 2 > target)) { break }
+                acc &+= b
+                end &+= 1
+            }
+            ranges.append(start..<end)
+            remaining &-= acc
+            start = end
+        }
+        return ranges
+    }
+
+    /// Lays objects `range` out as one cluster leaf at `page` (all 4096 bytes are written).
+    /// - Throws: `.internal` if they do not fit (the plan guarantees they do).
+    /// - Complexity: O(n · c + heap bytes)
+    @inlinable
+    func encode(_ range: Range<Int>, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) throws(StorageError) {
+        page.initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
+        let n = range.count
+        let c = specs.count
+        page.storeBytes(of: PageType.clusterLeaf.rawValue, toByteOffset: PageHeader.typeOffset, as: UInt8.self)
+        page.storeBytes(of: UInt16(n).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
+        page.storeBytes(of: UInt16(c).littleEndian, toByteOffset: ClusterLayout.columnCountOffset, as: UInt16.self)
+        let keysOffset = ClusterLayout.keysOffset(columns: c)
+        for (k, i) in range.enumerated() {
+            page.storeBytes(of: keys[i].littleEndian, toByteOffset: keysOffset &+ 8 &* k, as: UInt64.self)
+        }
+        var p = keysOffset &+ 8 &* n
+        var heap = pageSize
+        let bitmap = ClusterLayout.bitmapBytes(n)
+        @inline(__always) func setBit(_ offset: Int, _ k: Int) {
+            let a = offset &+ (k &>> 3)
+            page.storeBytes(of: page.load(fromByteOffset: a, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: a, as: UInt8.self)
+        }
+        for j in 0..<c {
+            p = ClusterLayout.align8(p)
+            let column = columns[j]
+            let start = p
+            var hasNulls = false
+            for i in range where column[i].isNull { hasNulls = true; break }
+            if hasNulls {
+                for (k, i) in range.enumerated() where column[i].isNull { setBit(p, k) }
+                p &+= bitmap
+            }
+            var encoding = specs[j].kind.rawValue
+            let v = p
+            switch specs[j].kind {
+            case .bool:
+                for (k, i) in range.enumerated() { if case .value(.bool(true)) = column[i] { setBit(v, k) } }
+                p &+= bitmap
+            case .int:
+                var lo = Int64.max, hi = Int64.min
+                for i in range { if case .value(.int(let x)) = column[i] { lo = Swift.min(lo, x); hi = Swift.max(hi, x) } }
+                if lo > hi { lo = 0; hi = 0 }
+                let spread = UInt64(bitPattern: hi) &- UInt64(bitPattern: lo)
+                let width = spread == 0 ? 0 : spread <= 0xFF ? 1 : spread <= 0xFFFF ? 2 : spread <= 0xFFFF_FFFF ? 4 : 8
+                encoding = ClusterLayout.intEncoding(width: width)
+                page.storeBytes(of: UInt64(bitPattern: lo).littleEndian, toByteOffset: v, as: UInt64.self)
+                let d = v &+ 8
+                for (k, i) in range.enumerated() {
+                    guard case .value(.int(let x)) = column[i] else { continue }
+                    let delta = UInt64(bitPattern: x) &- UInt64(bitPattern: lo)
+                    switch width {
+                    case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: d &+ k, as: UInt8.self)
+                    case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: d &+ 2 &* k, as: UInt16.self)
+                    case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: d &+ 4 &* k, as: UInt32.self)
+                    case 8: page.storeBytes(of: delta.littleEndian, toByteOffset: d &+ 8 &* k, as: UInt64.self)
+                    default: break
+                    }
+                }
+                p = d &+ width &* n
+            case .float:
+                for (k, i) in range.enumerated() {
+                    if case .value(.float(let x)) = column[i] { page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: v &+ 4 &* k, as: UInt32.self) }
+                }
+                p &+= 4 &* n
+            case .double:
+                for (k, i) in range.enumerated() {
+                    if case .value(.double(let x)) = column[i] { page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self) }
+                }
+                p &+= 8 &* n
+            case .timestamp:
+                for (k, i) in range.enumerated() {
+                    guard case .value(.timestamp(let s, let ns)) = column[i] else { continue }
+                    page.storeBytes(of: UInt64(bitPattern: s).littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self)
+                    page.storeBytes(of: UInt32(bitPattern: ns).littleEndian, toByteOffset: v &+ 8 &* n &+ 4 &* k, as: UInt32.self)
+                }
+                p &+= 12 &* n
+            case .decimal128, .uuid:
+                for (k, i) in range.enumerated() {
+                    guard case .value(.bytes16(let a, let b)) = column[i] else { continue }
+                    page.storeBytes(of: a.littleEndian, toByteOffset: v &+ 16 &* k, as: UInt64.self)
+                    page.storeBytes(of: b.littleEndian, toByteOffset: v &+ 16 &* k &+ 8, as: UInt64.self)
+                }
+                p &+= 16 &* n
+            case .objectId:
+                for (k, i) in range.enumerated() {
+                    guard case .value(.bytes12(let a, let b)) = column[i] else { continue }
+                    page.storeBytes(of: a.littleEndian, toByteOffset: v &+ 12 &* k, as: UInt64.self)
+                    page.storeBytes(of: b.littleEndian, toByteOffset: v &+ 12 &* k &+ 8, as: UInt32.self)
+                }
+                p &+= 12 &* n
+            case .link:
+                for (k, i) in range.enumerated() {
+                    if case .value(.link(let x)) = column[i] { page.storeBytes(of: x.littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self) }
+                }
+                p &+= 8 &* n
+            case .collection:
+                for (k, i) in range.enumerated() {
+                    if case .value(.root(let r)) = column[i] { r.encode(into: page + (v &+ 24 &* k)) }
+                }
+                p &+= 24 &* n
+            case .string, .binary, .mixed:
+                p &+= 4 &* n
+                for (k, i) in range.enumerated() {
+                    var off = 0
+                    var len = 0
+                    switch column[i] {
+                    case .value(.bytes(let bytes)) where !bytes.isEmpty:
+                        heap &-= bytes.count
+                        guard heap >= p else { throw .internal("cluster page overfull while encoding column \(j)") }
+                        bytes.withUnsafeBytes { (page + heap).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                        off = heap
+                        len = bytes.count
+                    case .overflow(let ref, let length):
+                        heap &-= ClusterLayout.overflowRefSize
+                        guard heap >= p else { throw .internal("cluster page overfull while encoding column \(j)") }
+                        page.storeBytes(of: ref.pgno.littleEndian, toByteOffset: heap, as: UInt64.self)
+                        page.storeBytes(of: ref.version.littleEndian, toByteOffset: heap &+ 8, as: UInt64.self)
+                        page.storeBytes(of: length.littleEndian, toByteOffset: heap &+ 16, as: UInt64.self)
+                        off = heap
+                        len = ClusterLayout.overflowMarker
+                    default:
+                        break
+                    }
+                    page.storeBytes(of: UInt16(off).littleEndian, toByteOffset: v &+ 4 &* k, as: UInt16.self)
+                    page.storeBytes(of: UInt16(len).littleEndian, toByteOffset: v &+ 4 &* k &+ 2, as: UInt16.self)
+                }
+            }
+            guard p <= heap else { throw .internal("cluster page overfull: \(p) bytes of columns, heap at \(heap)") }
+            let d = ClusterLayout.directoryOffset &+ 4 &* j
+            page.storeBytes(of: UInt16(start).littleEndian, toByteOffset: d, as: UInt16.self)
+            page.storeBytes(of: encoding, toByteOffset: d &+ 2, as: UInt8.self)
+            page.storeBytes(of: UInt8(hasNulls ? 1 : 0), toByteOffset: d &+ 3, as: UInt8.self)
+        }
+        page.storeBytes(of: UInt16(heap).littleEndian, toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self)
+    }
+}

@@ -1,0 +1,272 @@
+// Edits of a table. Every edit decodes the one or two clusters it touches, changes the decoded
+// objects, and writes them back as as many pages as they need: pages this transaction already
+// wrote are reused in place, committed ones are replaced by new pages and freed (copy-on-write),
+// and the references in the table's tree are updated. A cluster that falls under a quarter of a
+// page is merged with a neighbour, or shares its objects with it when both do not fit one page.
+
+extension ClusterTree {
+    // MARK: - Checks
+
+    /// Refuses a schema whose widest possible object (every byte value inline up to the size of
+    /// an overflow reference) would not fit a page alone.
+    func checkLayout(_ specs: [ColumnSpec]) throws(StorageError) {
+        var bits = 64
+        for spec in specs {
+            bits &+= ClusterLayout.fixedBits(spec) &+ (spec.kind.isBytes ? 8 &* ClusterLayout.overflowRefSize : 0)
+        }
+        guard specs.count <= 0xFFFF, ClusterLayout.overhead(columns: specs.count) &* 8 &+ bits <= pageSize &* 8 else {
+            throw .invalidArgument("a table of \(specs.count) columns is too wide: one object of it would not fit a page")
+        }
+    }
+
+    func describe(_ value: CellValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return "bool \(b)"
+        case .int(let i): return "int \(i)"
+        case .float(let f): return "float \(f)"
+        case .double(let d): return "double \(d)"
+        case .timestamp(let s, let ns): return "timestamp \(s)s \(ns)ns"
+        case .bytes16: return "16 bytes (decimal128 or uuid)"
+        case .bytes12: return "12 bytes (objectId)"
+        case .link(let k): return "link to \(k)"
+        case .bytes(let b): return "\(b.count) bytes"
+        case .root: return "a collection root"
+        }
+    }
+
+    /// Checks that `value` may be stored in column `j`.
+    func validate(_ value: CellValue, column j: Int) throws(StorageError) {
+        let spec = specs[j]
+        if case .null = value {
+            guard spec.nullable else { throw .invalidArgument("column \(j) is a non-nullable \(spec.kind) column, got null") }
+            return
+        }
+        guard value.fits(spec.kind) else {
+            throw .invalidArgument("column \(j) is a \(spec.kind) column, got \(describe(value))")
+        }
+        if case .bytes(let b) = value, b.count > BTree<Store>.maxValueLength {
+            throw .invalidArgument("column \(j): a value of \(b.count) bytes is longer than \(BTree<Store>.maxValueLength)")
+        }
+    }
+
+    /// Moves the largest inline byte values of `row` to overflow pages until the object takes at
+    /// most a quarter of a page (so a page holds several objects), or nothing longer than an
+    /// overflow reference is left inline.
+    func fitRow(_ row: inout [StoredCell]) throws(StorageError) {
+        let limit = (pageSize &- ClusterLayout.overhead(columns: specs.count)) &* 8 / 4
+        while ClusterRows.bits(of: row, specs: specs) > limit {
+            var largest = -1
+            var size = ClusterLayout.overflowRefSize
+            for j in 0..<row.count {
+                if case .value(.bytes(let b)) = row[j], b.count > size { largest = j; size = b.count }
+            }
+            guard largest >= 0, case .value(.bytes(let bytes)) = row[largest] else { return }
+            let ref = try CoveStorage.withBytes(bytes) { b throws(StorageError) in try index.writeOverflow(b) }
+            row[largest] = .overflow(ref, length: UInt64(bytes.count))
+        }
+    }
+
+    /// Frees the overflow chains of the values of a row that goes away.
+    func freeChains(_ cells: some Sequence<StoredCell>) throws(StorageError) {
+        for cell in cells {
+            if case .overflow(let ref, let length) = cell { try index.freeOverflow(ref, length: length) }
+        }
+    }
+
+    // MARK: - Writing clusters
+
+    /// Writes `rows` as one or more clusters in place of the clusters `old` (whose objects
+    /// `rows` holds, with the edit applied), and updates the table's tree.
+    mutating func rewrite(_ rows: ClusterRows, replacing old: [ClusterRef], packLeft: Bool) throws(StorageError) {
+        var rows = rows
+        // Objects written under fewer columns may have grown past a page alone since (addColumn).
+        let capacityBits = (pageSize &- ClusterLayout.overhead(columns: specs.count)) &* 8
+        for i in 0..<rows.count where rows.bits(i, specs: specs) > capacityBits {
+            var row = (0..<specs.count).map { rows.columns[$0][i] }
+            try fitRow(&row)
+            for j in 0..<specs.count { rows.columns[j][i] = row[j] }
+        }
+        var reusable = old.compactMap { ref in
+            ref.page.version == store.version && store.isWritable(ref.page.pgno) ? ref.page.pgno : nil
+        }
+        var written: [ClusterRef] = []
+        if rows.count > 0 {
+            for range in rows.plan(specs: specs, packLeft: packLeft) {
+                let pgno: PageNumber
+                let page: UnsafeMutableRawPointer
+                if let reused = reusable.popLast() {
+                    pgno = reused
+                    page = store.writablePage(reused)
+                } else {
+                    (pgno, page) = try store.allocate()
+                }
+                try rows.encode(range, specs: specs, into: page)
+                written.append(ClusterRef(key: rows.keys[range.lowerBound], page: PageRef(pgno: pgno, version: store.version),
+                                          count: UInt64(range.count)))
+            }
+        }
+        let kept = Set(written.map(\.page.pgno))
+        for ref in old where !kept.contains(ref.page.pgno) { store.free(ref.page.pgno) }
+        let newKeys = Set(written.map(\.key))
+        for ref in old where !newKeys.contains(ref.key) { try index.remove(ref.key) }
+        for ref in written { try index.put(ref.key, ref.encoded) }
+    }
+
+    /// The cluster after `ref` in key order, if any.
+    func next(after ref: ClusterRef) throws(StorageError) -> ClusterRef? {
+        guard ref.key < UInt64.max else { return nil }
+        let cursor = try index.cursor(from: ref.key &+ 1)
+        guard cursor.isValid else { return nil }
+        let k = try cursor.u64Key()
+        return try cursor.withValue { v throws(StorageError) in try ClusterRef(key: k, v) }
+    }
+
+    /// The cluster before `ref` in key order, if any.
+    func previous(before ref: ClusterRef) throws(StorageError) -> ClusterRef? {
+        guard ref.key > 0 else { return nil }
+        let cursor = try index.cursor(from: ref.key &- 1, reverse: true)
+        guard cursor.isValid else { return nil }
+        let k = try cursor.u64Key()
+        return try cursor.withValue { v throws(StorageError) in try ClusterRef(key: k, v) }
+    }
+
+    /// Writes back the edited objects of the cluster `ref`, first merging them with a neighbour
+    /// when they fell under the minimum fill (or to nothing) and the table has other clusters.
+    mutating func rewriteRebalancing(_ rows: ClusterRows, _ ref: ClusterRef) throws(StorageError) {
+        var rows = rows
+        var old = [ref]
+        if index.count > 1 && (rows.count == 0 || rows.bound(specs: specs) < ClusterLayout.minFill) {
+            if let right = try next(after: ref) {
+                rows.append(contentsOf: try ClusterRows(try leaf(right), specs: specs))
+                old.append(right)
+            } else if let left = try previous(before: ref) {
+                var merged = try ClusterRows(try leaf(left), specs: specs)
+                merged.append(contentsOf: rows)
+                rows = merged
+                old.insert(left, at: 0)
+            }
+        }
+        try rewrite(rows, replacing: old, packLeft: false)
+    }
+
+    // MARK: - Public API
+
+    /// Adds object `key` with one value per column.
+    /// - Throws: `.invalidArgument` if `key` is already present, for a wrong number of values, a
+    ///   value of the wrong kind or null in a non-nullable column (naming the column), or a
+    ///   schema too wide for a page; `.corrupt`; allocation errors.
+    /// - Complexity: O(log n + c · b) for c columns and b objects per cluster (the cluster is
+    ///   rewritten), plus O(m) for m bytes of large values.
+    public mutating func insert(_ key: UInt64, _ values: [CellValue]) throws(StorageError) {
+        guard values.count == specs.count else {
+            throw .invalidArgument("insert of object \(key): \(values.count) values for \(specs.count) columns")
+        }
+        for j in 0..<values.count { try validate(values[j], column: j) }
+        try checkLayout(specs)
+        var row = values.map { StoredCell.value($0) }
+        guard let ref = try cluster(containing: key) else {
+            try fitRow(&row)
+            var rows = ClusterRows(columnCount: specs.count)
+            rows.insert(key: key, row: row, at: 0)
+            try rewrite(rows, replacing: [], packLeft: false)
+            syncRoot(objectDelta: 1)
+            return
+        }
+        let leaf = try self.leaf(ref)
+        let (i, found) = leaf.lowerBound(key)
+        guard !found else { throw .invalidArgument("object key \(key) is already in the table") }
+        try fitRow(&row)
+        var rows = try ClusterRows(leaf, specs: specs)
+        rows.insert(key: key, row: row, at: i)
+        var appending = false
+        if i == leaf.count { appending = try next(after: ref) == nil }
+        try rewrite(rows, replacing: [ref], packLeft: appending)
+        syncRoot(objectDelta: 1)
+    }
+
+    /// Removes object `key` and frees its large values' overflow pages (not its collections'
+    /// trees: the object layer frees those).
+    /// - Returns: whether `key` was present.
+    /// - Complexity: O(log n + c · b)
+    @discardableResult
+    public mutating func remove(_ key: UInt64) throws(StorageError) -> Bool {
+        guard let ref = try cluster(containing: key) else { return false }
+        let leaf = try self.leaf(ref)
+        let (i, found) = leaf.lowerBound(key)
+        guard found else { return false }
+        var rows = try ClusterRows(leaf, specs: specs)
+        let row = rows.remove(at: i)
+        try freeChains(row)
+        try rewriteRebalancing(rows, ref)
+        syncRoot(objectDelta: -1)
+        return true
+    }
+
+    /// Stores `value` in column `column` of object `key`.
+    /// - Throws: `.invalidArgument` for a missing key or column, a value of the wrong kind or
+    ///   null in a non-nullable column; `.corrupt`; allocation errors.
+    /// - Complexity: O(log n + c · b), plus O(m) for a large value of m bytes.
+    public mutating func set(_ key: UInt64, column: Int, _ value: CellValue) throws(StorageError) {
+        try checkColumn(column)
+        try validate(value, column: column)
+        guard let ref = try cluster(containing: key) else { throw missing(key) }
+        let leaf = try self.leaf(ref)
+        let (i, found) = leaf.lowerBound(key)
+        guard found else { throw missing(key) }
+        var rows = try ClusterRows(leaf, specs: specs)
+        try freeChains(CollectionOfOne(rows.columns[column][i]))
+        rows.columns[column][i] = .value(value)
+        var row = (0..<specs.count).map { rows.columns[$0][i] }
+        try fitRow(&row)
+        for j in 0..<specs.count { rows.columns[j][i] = row[j] }
+        try rewriteRebalancing(rows, ref)
+        syncRoot()
+    }
+
+    /// Adds a column at the end. No page is rewritten: objects read the column's default
+    /// (`ColumnSpec.defaultValue`) until a page is written again.
+    /// - Throws: `.invalidArgument` if the schema would become too wide for a page.
+    /// - Complexity: O(c)
+    public mutating func addColumn(_ spec: ColumnSpec) throws(StorageError) {
+        try checkLayout(specs + [spec])
+        specs.append(spec)
+    }
+
+    /// Removes column `index`, rewriting every cluster and freeing the column's overflow pages
+    /// (not collection trees: the object layer frees those). Later columns move down by one.
+    /// - Complexity: O(n · c)
+    public mutating func removeColumn(_ index: Int) throws(StorageError) {
+        try checkColumn(index)
+        var refs: [ClusterRef] = []
+        try self.index.forEach(from: nil) { k, v throws(StorageError) -> Bool in
+            refs.append(try ClusterRef(key: k, v))
+            return true
+        }
+        let oldSpecs = specs
+        var newSpecs = specs
+        newSpecs.remove(at: index)
+        for ref in refs {
+            specs = oldSpecs
+            var rows = try ClusterRows(try leaf(ref), specs: oldSpecs)
+            try freeChains(rows.columns[index])
+            rows.columns.remove(at: index)
+            specs = newSpecs
+            try rewrite(rows, replacing: [ref], packLeft: false)
+        }
+        specs = newSpecs
+        syncRoot()
+    }
+
+    /// Removes every object and frees every page of the table: its tree, its clusters and their
+    /// overflow chains (not collection trees: the object layer frees those).
+    /// - Complexity: O(p) for p pages.
+    public mutating func removeAll() throws(StorageError) {
+        var pages: [PageNumber] = []
+        try forEachPage { pgno throws(StorageError) in pages.append(pgno) }
+        // Freed only once all are known: a page this transaction wrote is reusable at once.
+        for pgno in pages { store.free(pgno) }
+        index = BTree(store: store, root: .empty, keyKind: .u64)
+        root = .empty
+    }
+}

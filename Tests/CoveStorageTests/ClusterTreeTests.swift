@@ -1,0 +1,338 @@
+// Tables against an in-memory model: randomized inserts, removes, sets and reads of rows with
+// every column kind, verify() after every step, commits with old roots re-read later
+// (copy-on-write), page accounting, schema changes mid-way, column scans and damaged pages.
+// Seeds are fixed and appear in every failure message.
+import XCTest
+@testable import CoveStorage
+
+final class ClusterTreeTests: XCTestCase {
+    static let schema: [ColumnSpec] = [
+        ColumnSpec(.bool), ColumnSpec(.int), ColumnSpec(.float, nullable: true), ColumnSpec(.double),
+        ColumnSpec(.timestamp, nullable: true), ColumnSpec(.decimal128), ColumnSpec(.objectId, nullable: true),
+        ColumnSpec(.uuid), ColumnSpec(.link, nullable: true), ColumnSpec(.string), ColumnSpec(.binary, nullable: true),
+        ColumnSpec(.mixed), ColumnSpec(.collection), ColumnSpec(.int, nullable: true), ColumnSpec(.string, nullable: true),
+        ColumnSpec(.bool, nullable: true),
+    ]
+
+    static func randomBytes(_ rng: inout SeededRandom) -> [UInt8] {
+        let roll = rng.below(1000)
+        let n = roll < 600 ? rng.below(12) : roll < 900 ? rng.below(200) : roll < 990 ? rng.below(3000) : rng.below(100_001)
+        return rng.bytes(n)
+    }
+
+    static func randomValue(_ spec: ColumnSpec, _ rng: inout SeededRandom) -> CellValue {
+        if spec.nullable && rng.below(5) == 0 { return .null }
+        switch spec.kind {
+        case .bool: return .bool(rng.below(2) == 0)
+        case .int:
+            switch rng.below(4) {
+            case 0: return .int(Int64(rng.below(200)))
+            case 1: return .int(Int64(rng.below(60_000)) - 30_000)
+            case 2: return .int(Int64(bitPattern: rng.next()))
+            default: return .int(Int64(rng.below(3)) * 1_000_000_007)
+            }
+        case .float: return .float(Float(rng.below(10_000)) / 7)
+        case .double: return .double(Double(bitPattern: rng.next() & 0x7FEF_FFFF_FFFF_FFFF))
+        case .timestamp: return .timestamp(seconds: Int64(bitPattern: rng.next()), nanoseconds: Int32(rng.below(1_000_000_000)))
+        case .decimal128, .uuid: return .bytes16(rng.next(), rng.next())
+        case .objectId: return .bytes12(rng.next(), UInt32(truncatingIfNeeded: rng.next()))
+        case .link: return .link(rng.next() >> 8)
+        case .string, .binary, .mixed: return .bytes(randomBytes(&rng))
+        case .collection: return .root(TreeRoot(page: PageRef(pgno: rng.next() >> 20, version: UInt64(rng.below(99))), count: UInt64(rng.below(9))))
+        }
+    }
+
+    static func randomRow(_ specs: [ColumnSpec], _ rng: inout SeededRandom) -> [CellValue] {
+        specs.map { randomValue($0, &rng) }
+    }
+
+    /// What the table should hold.
+    struct Model {
+        var rows: [UInt64: [CellValue]] = [:]
+        var sortedKeys: [UInt64] { rows.keys.sorted() }
+    }
+
+    func assertNoLeak(_ table: ClusterTree<MemoryPageStore>, _ store: MemoryPageStore, _ context: String,
+                      file: StaticString = #filePath, line: UInt = #line) throws {
+        var pages = Set<PageNumber>()
+        try table.forEachPage { pgno in
+            XCTAssertTrue(pages.insert(pgno).inserted, "page \(pgno) visited twice (\(context))", file: file, line: line)
+        }
+        XCTAssertEqual(pages.count, store.livePageCount, "reachable pages vs live pages (\(context))", file: file, line: line)
+        XCTAssertEqual(pages.count + store.freePageCount, store.pageCount, "reachable + free == all (\(context))", file: file, line: line)
+    }
+
+    func assertMatches(_ table: ClusterTree<MemoryPageStore>, _ model: Model, _ context: String,
+                       file: StaticString = #filePath, line: UInt = #line) throws {
+        let keys = model.sortedKeys
+        XCTAssertEqual(table.count, UInt64(keys.count), "count (\(context))", file: file, line: line)
+        var scanned: [UInt64] = []
+        try table.forEachKey(from: nil) { scanned.append($0); return true }
+        XCTAssertEqual(scanned, keys, "keys (\(context))", file: file, line: line)
+        for k in keys {
+            let row = try table.getRow(k)
+            if row != model.rows[k] {
+                XCTFail("row \(k) differs (\(context))", file: file, line: line)
+                return
+            }
+        }
+        XCTAssertEqual(try table.lastKey(), keys.last, "lastKey (\(context))", file: file, line: line)
+        // Column scans through the cluster views.
+        var position = 0
+        var ints: [Int64] = []
+        var doubles: [Double] = []
+        var nulls: [Bool] = []
+        let specs = table.columns
+        try table.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            for j in 0..<specs.count {
+                if specs[j].kind == .int { view.ints(j, into: &ints) }
+                if specs[j].kind == .double { view.doubles(j, into: &doubles) }
+                view.nulls(j, into: &nulls)
+                for i in 0..<view.count {
+                    let expected = model.rows[keys[position + i]]![j]
+                    XCTAssertEqual(nulls[i], expected == .null, "null flag of column \(j) (\(context))", file: file, line: line)
+                    switch expected {
+                    case .int(let x):
+                        XCTAssertEqual(ints[i], x, file: file, line: line)
+                        XCTAssertEqual(view.int(j, i), x, file: file, line: line)
+                    case .double(let x):
+                        XCTAssertEqual(doubles[i].bitPattern, x.bitPattern, file: file, line: line)
+                    case .bool(let x): XCTAssertEqual(view.bool(j, i), x, file: file, line: line)
+                    case .bytes(let b):
+                        try view.withBytes(j, i) { XCTAssertEqual($0.map(Array.init), b, "bytes of column \(j) (\(context))", file: file, line: line) }
+                        XCTAssertEqual(try view.byteCount(j, i), b.count, file: file, line: line)
+                    default:
+                        XCTAssertEqual(try view.value(j, i), expected, "column \(j) (\(context))", file: file, line: line)
+                    }
+                }
+            }
+            for i in 0..<view.count { XCTAssertEqual(view.key(i), keys[position + i], file: file, line: line) }
+            position += view.count
+            return true
+        }
+        XCTAssertEqual(position, keys.count, "objects scanned (\(context))", file: file, line: line)
+    }
+
+    func runRandomized(seed: UInt64, steps: Int, universe: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        var rng = SeededRandom(seed: seed)
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var model = Model()
+        var snapshots: [(version: UInt64, root: TableRoot, columns: [ColumnSpec], model: Model)] = []
+        var nextAppend = UInt64(universe)
+        var maxClusters: UInt64 = 0
+        for step in 0..<steps {
+            let context = "seed \(seed) step \(step)"
+            let keys = model.rows.keys
+            let growth = step < steps / 2 ? 60 : 30
+            let roll = rng.below(100)
+            do {
+                if roll < growth {
+                    let key: UInt64
+                    if rng.below(3) == 0 { key = nextAppend; nextAppend += UInt64(1 + rng.below(3)) } else { key = UInt64(rng.below(universe)) }
+                    let row = Self.randomRow(table.columns, &rng)
+                    if model.rows[key] != nil {
+                        XCTAssertThrowsError(try table.insert(key, row), "duplicate insert of \(key) (\(context))", file: file, line: line)
+                    } else {
+                        try table.insert(key, row)
+                        model.rows[key] = row
+                    }
+                } else if roll < growth + 25 {
+                    let key = keys.isEmpty || rng.below(5) == 0 ? UInt64(rng.below(universe)) : keys.randomElement(using: &rng)!
+                    XCTAssertEqual(try table.remove(key), model.rows.removeValue(forKey: key) != nil, "remove \(key) (\(context))", file: file, line: line)
+                } else if roll < 95 {
+                    if let key = keys.randomElement(using: &rng) {
+                        let j = rng.below(table.columns.count)
+                        let value = Self.randomValue(table.columns[j], &rng)
+                        try table.set(key, column: j, value)
+                        model.rows[key]![j] = value
+                        XCTAssertEqual(try table.get(key, column: j), value, "get after set (\(context))", file: file, line: line)
+                    }
+                } else if roll < 98 {
+                    if !keys.isEmpty {
+                        let sorted = model.sortedKeys
+                        let p = rng.below(sorted.count)
+                        XCTAssertEqual(try table.key(at: UInt64(p)), sorted[p], "key(at: \(p)) (\(context))", file: file, line: line)
+                        let from = UInt64(rng.below(universe))
+                        var got: [UInt64] = []
+                        try table.forEachKey(from: from) { got.append($0); return got.count < 5 }
+                        XCTAssertEqual(got, Array(sorted.filter { $0 >= from }.prefix(5)), "forEachKey(from: \(from)) (\(context))", file: file, line: line)
+                    }
+                } else if rng.below(2) == 0 || table.columns.count < 4 {
+                    let spec = ColumnSpec(ColumnKind(rawValue: UInt8(1 + rng.below(13)))!, nullable: rng.below(2) == 0)
+                    try table.addColumn(spec)
+                    for k in model.rows.keys { model.rows[k]!.append(spec.defaultValue) }
+                } else {
+                    let j = rng.below(table.columns.count)
+                    try table.removeColumn(j)
+                    for k in model.rows.keys { model.rows[k]!.remove(at: j) }
+                }
+                try table.verify()
+                let k = UInt64(rng.below(universe))
+                XCTAssertEqual(try table.contains(k), model.rows[k] != nil, "contains \(k) (\(context))", file: file, line: line)
+                if let row = model.rows[k] {
+                    let j = rng.below(row.count)
+                    XCTAssertEqual(try table.get(k, column: j), row[j], "get \(k) column \(j) (\(context))", file: file, line: line)
+                    if table.columns[j].kind.isBytes {
+                        try table.withBytes(k, column: j) { bytes in
+                            if case .bytes(let b) = row[j] { XCTAssertEqual(bytes.map(Array.init), b, file: file, line: line) } else { XCTAssertNil(bytes, file: file, line: line) }
+                        }
+                    }
+                } else {
+                    XCTAssertNil(try table.getRow(k), file: file, line: line)
+                    XCTAssertThrowsError(try table.get(k, column: 0), file: file, line: line)
+                }
+            } catch {
+                XCTFail("\(error) (\(context))", file: file, line: line)
+                return
+            }
+            maxClusters = max(maxClusters, table.root.clusters.count)
+            if step % 40 == 39 {
+                store.commit()
+                try assertNoLeak(table, store, context, file: file, line: line)
+                if snapshots.count < 3 && rng.below(2) == 0 {
+                    store.pin(store.committedVersion)
+                    snapshots.append((store.committedVersion, table.root, table.columns, model))
+                } else if !snapshots.isEmpty {
+                    let old = snapshots.removeFirst()
+                    let reader = ClusterTree(store: store, root: old.root, columns: old.columns)
+                    do {
+                        try reader.verify()
+                        try assertMatches(reader, old.model, "snapshot of version \(old.version), \(context)", file: file, line: line)
+                    } catch {
+                        XCTFail("snapshot of version \(old.version): \(error) (\(context))", file: file, line: line)
+                    }
+                    store.unpin(old.version)
+                }
+            }
+            if step % 150 == 0 { try assertMatches(table, model, context, file: file, line: line) }
+        }
+        XCTAssertGreaterThan(maxClusters, 20, "tables should span many clusters (seed \(seed))", file: file, line: line)
+        try assertMatches(table, model, "seed \(seed) end", file: file, line: line)
+
+        // Drain in random order: every page must come back.
+        var remaining = model.sortedKeys
+        for i in stride(from: remaining.count - 1, to: 0, by: -1) { remaining.swapAt(i, rng.below(i + 1)) }
+        for (n, key) in remaining.prefix(remaining.count / 2).enumerated() {
+            XCTAssertTrue(try table.remove(key), "draining \(key) (seed \(seed))", file: file, line: line)
+            model.rows[key] = nil
+            if n % 5 == 0 { try table.verify() }
+        }
+        try assertMatches(table, model, "seed \(seed) half drained", file: file, line: line)
+        try table.removeAll()
+        XCTAssertEqual(table.root, TableRoot.empty, file: file, line: line)
+        for old in snapshots { store.unpin(old.version) }
+        store.commit()
+        XCTAssertEqual(store.livePageCount, 0, "pages left after removeAll (seed \(seed))", file: file, line: line)
+    }
+
+    func testRandomized() throws {
+        for seed: UInt64 in [11, 12] {
+            try runRandomized(seed: seed, steps: 1200, universe: 1500)
+        }
+    }
+
+    func testSequentialAppendsPackPages() throws {
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.double)])
+        for k in 0..<5000 as Range<UInt64> { try table.insert(k, [.int(Int64(k) * 3), .double(Double(k))]) }
+        try table.verify()
+        // 16 bytes per object, the int column in 16-bit frame of reference: ~200 per page.
+        XCTAssertLessThan(table.root.clusters.count, 5000 / 150, "appends should leave full clusters")
+        var total: Int64 = 0
+        var ints: [Int64] = []
+        try table.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            view.ints(0, into: &ints)
+            for x in ints { total += x }
+            return true
+        }
+        XCTAssertEqual(total, (0..<5000).reduce(0) { $0 + Int64($1) * 3 })
+        var matches: [UInt64] = []
+        try table.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            try view.forEachIntEqual(0, 2997) { matches.append(view.key($0)) }
+            return true
+        }
+        XCTAssertEqual(matches, [999])
+        XCTAssertEqual(try table.key(at: 4321), 4321)
+    }
+
+    func testWrongValuesAreRejected() throws {
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string, nullable: true)])
+        XCTAssertThrowsError(try table.insert(1, [.null, .null])) { error in
+            XCTAssertTrue("\(error)".contains("column 0"), "\(error)")
+        }
+        XCTAssertThrowsError(try table.insert(1, [.int(1), .int(2)])) { error in
+            XCTAssertTrue("\(error)".contains("column 1"), "\(error)")
+        }
+        XCTAssertThrowsError(try table.insert(1, [.int(1)]))
+        try table.insert(1, [.int(1), .null])
+        XCTAssertThrowsError(try table.insert(1, [.int(1), .null]))
+        XCTAssertThrowsError(try table.set(2, column: 0, .int(1)))
+        XCTAssertThrowsError(try table.set(1, column: 0, .bool(true)))
+        XCTAssertThrowsError(try table.get(1, column: 2))
+        try table.verify()
+    }
+
+    func testDamagedPagesAreReportedAsCorrupt() throws {
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string), ColumnSpec(.binary, nullable: true)])
+        var rng = SeededRandom(seed: 99)
+        for k in 0..<600 as Range<UInt64> {
+            try table.insert(k, [.int(Int64(k)), .bytes(rng.bytes(rng.below(60))), k % 50 == 0 ? .bytes(rng.bytes(5000)) : .null])
+        }
+        store.commit()
+        var clusterPages: [PageNumber] = []
+        try table.index.forEach(from: nil) { (k: UInt64, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+            clusterPages.append(try ClusterRef(key: k, v).page.pgno)
+            return true
+        }
+        let victim = clusterPages[clusterPages.count / 2]
+        let original = [UInt8](UnsafeRawBufferPointer(start: try store.page(victim), count: pageSize))
+        func restore() {
+            store.tamper(victim) { p in original.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: pageSize) } }
+        }
+        func expectCorrupt(_ what: String, _ edit: (UnsafeMutableRawPointer) -> Void) {
+            store.tamper(victim, edit)
+            var sawCorrupt = false
+            do {
+                try table.verify()
+            } catch let error {
+                if case .corrupt = error { sawCorrupt = true }
+            }
+            XCTAssertTrue(sawCorrupt, "verify after \(what)")
+            // Reads must fail cleanly or succeed, never crash.
+            for k in 0..<600 as Range<UInt64> {
+                _ = try? table.getRow(k)
+                _ = try? table.withBytes(k, column: 1) { $0?.count }
+            }
+            _ = try? table.forEachCluster { view in
+                var ints: [Int64] = []
+                view.ints(0, into: &ints)
+                for i in 0..<view.count { _ = try? view.withBytes(1, i) { $0?.count } }
+                return true
+            }
+            restore()
+        }
+        let keysOffset = ClusterLayout.keysOffset(columns: 3)
+        expectCorrupt("a bad type") { $0.storeBytes(of: 3, toByteOffset: PageHeader.typeOffset, as: UInt8.self) }
+        expectCorrupt("a huge count") { $0.storeBytes(of: UInt16(4000), toByteOffset: PageHeader.countOffset, as: UInt16.self) }
+        expectCorrupt("a heap start past the page") { $0.storeBytes(of: UInt16(5000), toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self) }
+        expectCorrupt("a column outside the page") { $0.storeBytes(of: UInt16(4090), toByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self) }
+        expectCorrupt("a bad encoding") { $0.storeBytes(of: UInt8(0x23), toByteOffset: ClusterLayout.directoryOffset + 2, as: UInt8.self) }
+        expectCorrupt("keys out of order") { $0.storeBytes(of: UInt64.max, toByteOffset: keysOffset + 8, as: UInt64.self) }
+        expectCorrupt("a string past the heap") { p in
+            let col = Int(p.load(fromByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self))
+            p.storeBytes(of: UInt16(4090), toByteOffset: col, as: UInt16.self)
+            p.storeBytes(of: UInt16(200), toByteOffset: col + 2, as: UInt16.self)
+        }
+        expectCorrupt("a bad overflow reference") { p in
+            let col = Int(p.load(fromByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self))
+            p.storeBytes(of: UInt16(100), toByteOffset: col, as: UInt16.self)
+            p.storeBytes(of: UInt16(0xFFFF), toByteOffset: col + 2, as: UInt16.self)
+        }
+        // A flipped bit fails the checksum.
+        store.damage(victim, atByte: 100)
+        XCTAssertThrowsError(try table.verify())
+    }
+}
