@@ -260,16 +260,18 @@ protocol OverflowReader {
     func withOverflow(_ ref: PageRef, length: UInt64, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> Void) throws(StorageError)
 }
 
-/// The overflow chains of a table are in the B+tree format: its index tree reads them.
+/// The overflow chains of a table are in the B+tree format, read by the B+tree's code. Holds only
+/// the store, so that the existential in `ClusterView` stores it inline (no allocation per view).
 @usableFromInline
 struct TreeOverflowReader<Store: PageStore>: OverflowReader {
-    @usableFromInline let tree: BTree<Store>
+    @usableFromInline let store: Store
 
     @inlinable
-    init(_ tree: BTree<Store>) { self.tree = tree }
+    init(_ store: Store) { self.store = store }
 
     @usableFromInline
     func withOverflow(_ ref: PageRef, length: UInt64, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> Void) throws(StorageError) {
+        let tree = BTree(store: store, root: .empty, keyKind: .u64)
         if length <= UInt64(BTreeLayout.overflowCapacity) {
             try tree.walkOverflow(ref, length: length) { _, bytes throws(StorageError) in try body(bytes) }
             return
@@ -288,7 +290,7 @@ extension ClusterTree {
         if index.isEmpty { return }
         try index.forEach(from: nil) { k, value throws(StorageError) -> Bool in
             let leaf = try self.leaf(try ClusterRef(key: k, value))
-            return try body(ClusterView(leaf: leaf, specs: specs, reader: TreeOverflowReader(index)))
+            return try body(ClusterView(leaf: leaf, specs: specs, reader: TreeOverflowReader(store)))
         }
     }
 }

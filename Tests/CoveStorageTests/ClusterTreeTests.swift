@@ -336,3 +336,38 @@ final class ClusterTreeTests: XCTestCase {
         XCTAssertThrowsError(try table.verify())
     }
 }
+
+/// Rough speed, printed rather than asserted (run with `-c release` to get meaningful numbers).
+final class ClusterTreeSpeedTests: XCTestCase {
+    func testSpeedOfAppendsReadsAndScans() throws {
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty,
+                                columns: [ColumnSpec(.int), ColumnSpec(.double), ColumnSpec(.string), ColumnSpec(.bool, nullable: true)])
+        let n: UInt64 = 20_000
+        let clock = ContinuousClock()
+        let name: [UInt8] = Array("object name".utf8)
+        let insert = try clock.measure {
+            for k in 0..<n {
+                try table.insert(k, [.int(Int64(k % 1000)), .double(Double(k)), .bytes(name), k % 3 == 0 ? .null : .bool(true)])
+                if k % 1000 == 999 { store.commit() }
+            }
+        }
+        store.commit()
+        var sum: Int64 = 0
+        let get = try clock.measure {
+            for k in 0..<n { if case .int(let x) = try table.get(k, column: 0) { sum &+= x } }
+        }
+        var ints: [Int64] = []
+        let scan = try clock.measure {
+            for _ in 0..<20 {
+                try table.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+                    view.ints(0, into: &ints)
+                    for x in ints { sum &+= x }
+                    return true
+                }
+            }
+        }
+        try table.verify()
+        print("ClusterTree speed: \(n) appends \(insert), \(n) gets \(get), 20 scans of one int column \(scan) (\(table.root.clusters.count) clusters, checksum \(sum))")
+    }
+}
