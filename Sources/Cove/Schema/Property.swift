@@ -175,14 +175,6 @@ extension Property {
     /// '?' for optional, then "[]", "<>" or "{}" for a collection. Returns nil when the text is
     /// not of that shape; whether a class name exists is checked by validation.
     static func parseNotation(_ text: String) -> (type: PropertyType, collection: CollectionKind, optional: Bool)? {
-        if text.hasPrefix("@links(") && text.hasSuffix(")") {
-            let inner = text.dropFirst(7).dropLast()
-            guard let dot = inner.firstIndex(of: ".") else { return nil }
-            let cls = String(inner[..<dot])
-            let prop = String(inner[inner.index(after: dot)...])
-            guard isIdentifier(cls), isIdentifier(prop) else { return nil }
-            return (.linkingObjects(cls, property: prop), .none, false)
-        }
         var base = Substring(text)
         var collection = CollectionKind.none
         for kind in [CollectionKind.list, .set, .map] where base.hasSuffix(kind.suffix) {
@@ -194,6 +186,15 @@ extension Property {
         if base.hasSuffix("?") {
             optional = true
             base = base.dropLast()
+        }
+        if base.hasPrefix("@links(") && base.hasSuffix(")") {
+            // Collections and '?' of backlinks are parsed so that validation can name the fault.
+            let inner = base.dropFirst(7).dropLast()
+            guard let dot = inner.firstIndex(of: ".") else { return nil }
+            let cls = String(inner[..<dot])
+            let prop = String(inner[inner.index(after: dot)...])
+            guard isIdentifier(cls), isIdentifier(prop) else { return nil }
+            return (.linkingObjects(cls, property: prop), collection, optional)
         }
         let name = String(base)
         if let primitive = PropertyType.primitivesByName[name] {

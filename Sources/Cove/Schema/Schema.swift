@@ -125,6 +125,9 @@ public struct Schema: Sendable, Equatable {
         switch p.type {
         case .object(let target):
             guard let targetClass = self[target] else {
+                if let first = target.unicodeScalars.first, first.properties.isLowercase {
+                    throw CoveError(.schema, "\(what) has unknown type \(JSONValue.quoted(target)) (expected a type such as \"int\", \"string?\", \"Dog\", \"int[]\", \"string<>\", \"double{}\" or \"@links(Class.property)\")")
+                }
                 throw CoveError(.schema, "\(what) links to class '\(target)', which is not in the schema")
             }
             if targetClass.isEmbedded && p.collection == .set {
