@@ -27,16 +27,25 @@ extension Realm {
         public var durability: Durability
         /// How long `beginWrite` waits for the write lock, in milliseconds; -1 = forever.
         public var writeTimeoutMilliseconds: Int64
+        /// The schema the realm must have; nil opens the file with its own schema. A new file takes
+        /// it; a file whose schema differs by added classes, properties or indexes only is brought
+        /// up to it when `schemaVersion` is higher than the file's; any other difference needs a
+        /// migration (`.migrationRequired`).
+        public var schema: Schema?
+        /// The version of `schema`; a changed schema needs a higher one.
+        public var schemaVersion: UInt64
 
         public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
-                    writeTimeoutMilliseconds: Int64 = -1) {
+                    writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
             self.maxActiveVersions = maxActiveVersions
             self.durability = durability
             self.writeTimeoutMilliseconds = writeTimeoutMilliseconds
+            self.schema = schema
+            self.schemaVersion = schemaVersion
         }
 
         var storageOptions: StorageOptions {
@@ -49,6 +58,7 @@ extension Realm {
             options.readOnly = readOnly
             options.maxActiveVersions = maxActiveVersions
             options.writeTimeoutMs = writeTimeoutMilliseconds
+            options.catalogPages = catalogPageWalker
             return options
         }
     }

@@ -14,9 +14,15 @@ public final class Realm {
     public let isFrozen: Bool
 
     let file: RealmFile
-    private var snapshot: Snapshot?
-    private var writeTransaction: WriteTransaction?
+    private var snapshot: Snapshot? { didSet { objects = nil } }
+    private var writeTransaction: WriteTransaction? { didSet { objects = nil } }
     private var closedReason: String?
+    /// The object layer over the current transaction, made when first needed.
+    private var objects: ObjectStore?
+    /// The schema this realm sees, keys included.
+    public private(set) var schema: Schema = .empty
+    /// The bytes of the schema record `schema` was read from, to notice another process's change.
+    private var schemaRecordBytes: [UInt8]?
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -40,9 +46,18 @@ public final class Realm {
             throw CoveError(error)
         }
         self.init(configuration: configuration, file: RealmFile(storage), frozen: false, snapshot: snapshot)
+        do {
+            try setUpSchema()
+        } catch {
+            close()
+            throw error
+        }
     }
 
-    private init(configuration: Configuration, file: RealmFile, frozen: Bool, snapshot: Snapshot) {
+    private init(configuration: Configuration, file: RealmFile, frozen: Bool, snapshot: Snapshot,
+                 schema: Schema = .empty, schemaRecordBytes: [UInt8]? = nil) {
+        self.schema = schema
+        self.schemaRecordBytes = schemaRecordBytes
         self.configuration = configuration
         self.file = file
         self.isFrozen = frozen
@@ -106,6 +121,16 @@ public final class Realm {
     public func commitWrite() throws(CoveError) {
         try checkOpen()
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
+        if let store = objects {
+            do {
+                w.catalog = try store.flush()
+            } catch {
+                writeTransaction = nil
+                w.cancel()
+                try? repin()
+                throw error
+            }
+        }
         writeTransaction = nil
         do {
             _ = try w.commit()
@@ -196,7 +221,8 @@ public final class Realm {
         } catch {
             throw CoveError(error)
         }
-        let frozen = Realm(configuration: configuration, file: file, frozen: true, snapshot: pinned)
+        let frozen = Realm(configuration: configuration, file: file, frozen: true, snapshot: pinned,
+                           schema: schema, schemaRecordBytes: schemaRecordBytes)
         return frozen
     }
 
@@ -216,6 +242,98 @@ public final class Realm {
     /// no other realm (a frozen one) still uses it. Closing twice is fine.
     public func close() {
         close(reason: "the realm is closed")
+    }
+
+    // MARK: Objects
+
+    /// The object layer over the current transaction (the write in progress, or the pinned
+    /// snapshot), rereading the schema when another realm changed it.
+    func objectStore() throws(CoveError) -> ObjectStore {
+        try checkOpen()
+        if let s = objects { return s }
+        let pages: TransactionPages
+        if let w = writeTransaction {
+            pages = TransactionPages(.write(w))
+        } else {
+            pages = TransactionPages(.read(try pinnedSnapshot()))
+        }
+        if let bytes = try ObjectStore.readSchemaRecord(pages), bytes != schemaRecordBytes {
+            schema = try SchemaRecord.decode(bytes).schema
+            schemaRecordBytes = bytes
+        }
+        let s = ObjectStore(pages: pages, schema: schema)
+        objects = s
+        return s
+    }
+
+    /// Brings the file's schema and the configured one together at open (see
+    /// `Configuration.schema`); writes the schema when the file has none or an older one.
+    private func setUpSchema() throws(CoveError) {
+        let record = try currentSchemaRecord()
+        guard let wanted = configuration.schema else {
+            schema = record?.schema ?? .empty
+            return
+        }
+        if let record, try acceptsAsIs(record, wanted) {
+            schema = record.schema
+            return
+        }
+        if configuration.readOnly {
+            throw CoveError(.readOnly, record == nil
+                ? "the file has no schema yet and the realm is opened read-only"
+                : "the file's schema differs from the one given and the realm is opened read-only")
+        }
+        try beginWrite()
+        do throws(CoveError) {
+            // Decide again inside the write: another process may have written the schema since.
+            let current = try currentSchemaRecord()
+            if let current, try acceptsAsIs(current, wanted) {
+                schema = current.schema
+                try cancelWrite()
+                return
+            }
+            if let current {
+                let changes = wanted.changes(from: current.schema)
+                if configuration.schemaVersion <= current.version && !changes.isEmpty {
+                    throw CoveError(.schema, "the schema differs from the file's (\(changes)) but schema version \(configuration.schemaVersion) is not higher than the file's \(current.version)")
+                }
+                if !changes.isAdditiveOnly {
+                    throw CoveError(.migrationRequired, "the schema changed in ways that need a migration: \(changes)")
+                }
+            }
+            let keyed = wanted.assigningKeys(previous: current?.schema)
+            let record = SchemaRecord(version: configuration.schemaVersion, schema: keyed)
+            schema = keyed
+            objects = nil
+            let store = try objectStore()
+            try store.writeSchemaRecord(record.encoded())
+            try store.conformTables()
+            try commitWrite()
+        } catch {
+            if isInWriteTransaction { try? cancelWrite() }
+            throw error
+        }
+    }
+
+    /// Whether the file's schema record already is what the configuration asks for.
+    private func acceptsAsIs(_ record: SchemaRecord, _ wanted: Schema) throws(CoveError) -> Bool {
+        if configuration.schemaVersion < record.version {
+            throw CoveError(.schema, "schema version \(configuration.schemaVersion) is lower than the file's \(record.version)")
+        }
+        return record.schema == wanted && configuration.schemaVersion == record.version
+    }
+
+    private func currentSchemaRecord() throws(CoveError) -> SchemaRecord? {
+        let pages: TransactionPages
+        if let w = writeTransaction {
+            pages = TransactionPages(.write(w))
+        } else {
+            pages = TransactionPages(.read(try pinnedSnapshot()))
+        }
+        guard let bytes = try ObjectStore.readSchemaRecord(pages) else { return nil }
+        let record = try SchemaRecord.decode(bytes)
+        schemaRecordBytes = bytes
+        return record
     }
 
     // MARK: Internals

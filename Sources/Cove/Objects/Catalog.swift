@@ -1,0 +1,117 @@
+// The catalog: the byte-keyed tree at the root of every version, where the object layer keeps
+// its schema record and the roots of its tables and indexes. Every entry is self-describing
+// enough that verify() can walk its pages without the schema (see `catalogPageWalker`).
+import CoveStorage
+
+/// Keys of the catalog tree. The first byte says what the entry is.
+enum CatalogKey {
+    static let schemaTag: UInt8 = 0x01
+    static let tableTag: UInt8 = 0x02
+    static let primaryKeyTag: UInt8 = 0x03
+    static let backlinksTag: UInt8 = 0x04
+
+    /// The schema record: schema version, keys and the notation.
+    static let schema: [UInt8] = [schemaTag]
+
+    /// A class's table.
+    static func table(_ classKey: UInt32) -> [UInt8] {
+        [tableTag] + bigEndian(UInt64(classKey), bytes: 4)
+    }
+
+    /// A class's primary-key index: index key of the value -> object key.
+    static func primaryKey(_ classKey: UInt32) -> [UInt8] {
+        [primaryKeyTag] + bigEndian(UInt64(classKey), bytes: 4)
+    }
+
+    /// The reverse of one link property: (target key, source key) pairs.
+    static func backlinks(sourceClass: UInt32, property: Int64) -> [UInt8] {
+        [backlinksTag] + bigEndian(UInt64(sourceClass), bytes: 4) + bigEndian(UInt64(bitPattern: property), bytes: 8)
+    }
+
+    static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
+        (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(bytes - 1 - $0))) }
+    }
+}
+
+/// A table's catalog entry: its root, the next object key, and its columns (the property key and
+/// the stored kind of each), so the pages can be walked and the properties found without
+/// guessing.
+///
+///     TableRoot (32) | next object key u64 | column count u32 | per column: property key i64,
+///     kind u8, nullable u8
+struct TableEntry: Equatable {
+    var root: TableRoot
+    var nextObjectKey: UInt64
+    var columns: [(property: Int64, spec: ColumnSpec)]
+
+    static func == (a: TableEntry, b: TableEntry) -> Bool {
+        a.root == b.root && a.nextObjectKey == b.nextObjectKey
+            && a.columns.map(\.property) == b.columns.map(\.property) && a.columns.map(\.spec) == b.columns.map(\.spec)
+    }
+
+    func encoded() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: TableRoot.encodedSize + 12 + columns.count * 10)
+        out.withUnsafeMutableBytes { p in
+            let base = p.baseAddress!
+            root.encode(into: base)
+            base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
+            base.storeBytes(of: UInt32(columns.count).littleEndian, toByteOffset: 40, as: UInt32.self)
+            for (i, c) in columns.enumerated() {
+                let o = 44 + i * 10
+                base.storeBytes(of: c.property.littleEndian, toByteOffset: o, as: Int64.self)
+                base.storeBytes(of: c.spec.kind.rawValue, toByteOffset: o + 8, as: UInt8.self)
+                base.storeBytes(of: c.spec.nullable ? 1 : 0, toByteOffset: o + 9, as: UInt8.self)
+            }
+        }
+        return out
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(StorageError) -> TableEntry {
+        let result = bytes.withUnsafeBytes { b in
+            Result { () throws(StorageError) -> TableEntry in try decode(b) }
+        }
+        return try result.get()
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> TableEntry {
+        guard bytes.count >= 44, let p = bytes.baseAddress else {
+            throw .corrupt("catalog: a table entry of \(bytes.count) bytes is too short")
+        }
+        let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 40, as: UInt32.self)))
+        guard bytes.count == 44 + count * 10 else {
+            throw .corrupt("catalog: a table entry of \(bytes.count) bytes does not hold its \(count) columns")
+        }
+        var columns: [(Int64, ColumnSpec)] = []
+        for i in 0..<count {
+            let o = 44 + i * 10
+            let key = Int64(littleEndian: p.loadUnaligned(fromByteOffset: o, as: Int64.self))
+            guard let kind = ColumnKind(rawValue: p.load(fromByteOffset: o + 8, as: UInt8.self)) else {
+                throw .corrupt("catalog: column \(i) of a table has an unknown kind")
+            }
+            columns.append((key, ColumnSpec(kind, nullable: p.load(fromByteOffset: o + 9, as: UInt8.self) != 0)))
+        }
+        return TableEntry(root: TableRoot.decode(from: p),
+                          nextObjectKey: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+                          columns: columns.map { (property: $0.0, spec: $0.1) })
+    }
+}
+
+/// Walks the pages of every catalog entry for `Storage.verify()`: tables (their clusters and
+/// overflow chains), primary-key indexes and backlink trees.
+let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
+    guard let tag = key.first else { return }
+    switch tag {
+    case CatalogKey.tableTag:
+        let entry = try TableEntry.decode(value)
+        let tree = ClusterTree(store: snapshot, root: entry.root, columns: entry.columns.map(\.spec))
+        try tree.forEachPage(page)
+    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag:
+        guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
+            throw .corrupt("catalog: an index entry of \(value.count) bytes")
+        }
+        let tree = BTree(store: snapshot, root: TreeRoot.decode(from: p), keyKind: .bytes)
+        try tree.forEachPage(page)
+    default:
+        return
+    }
+}

@@ -1,0 +1,430 @@
+// ObjectStore: the object layer over one transaction. It finds tables and indexes through the
+// catalog, reads and writes objects' properties, keeps the primary-key index and the backlink
+// trees right through every write, and at commit writes the changed roots back to the catalog.
+import CoveStorage
+
+/// Objects over one transaction's pages: a read snapshot, or a write transaction.
+final class ObjectStore {
+    let pages: TransactionPages
+    let schema: Schema
+    private var catalog: BTree<TransactionPages>
+    private var tables: [UInt32: Table] = [:]
+    private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
+    private var dirtyTrees: Set<[UInt8]> = []
+
+    /// One class's table as this transaction sees it.
+    final class Table {
+        let cls: ObjectSchema
+        let classKey: UInt32
+        var entry: TableEntry
+        var tree: ClusterTree<TransactionPages>
+        var columnOfProperty: [Int64: Int]
+        var dirty = false
+
+        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, pages: TransactionPages) {
+            self.cls = cls
+            self.classKey = classKey
+            self.entry = entry
+            tree = ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec))
+            columnOfProperty = [:]
+            for (i, c) in entry.columns.enumerated() { columnOfProperty[c.property] = i }
+        }
+    }
+
+    init(pages: TransactionPages, schema: Schema) {
+        self.pages = pages
+        self.schema = schema
+        catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
+    }
+
+    // MARK: Schema lookups
+
+    func objectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
+        guard let cls = schema[className] else {
+            throw CoveError(.notFound, "no class '\(className)' in the schema")
+        }
+        return cls
+    }
+
+    func objectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {
+        guard let cls = schema.objectSchema(forClassKey: classKey) else {
+            throw CoveError(.notFound, "no class with key \(classKey) in the schema")
+        }
+        return cls
+    }
+
+    static func property(_ name: String, of cls: ObjectSchema) throws(CoveError) -> Property {
+        guard let p = cls[property: name] else {
+            throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
+        }
+        return p
+    }
+
+    func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
+        guard let key = cls.classKey else { throw CoveError(.internal, "class '\(cls.className)' has no key") }
+        return key
+    }
+
+    // MARK: Tables
+
+    func table(_ cls: ObjectSchema) throws(CoveError) -> Table {
+        let key = try classKey(of: cls)
+        if let t = tables[key] { return t }
+        let entry: TableEntry
+        do {
+            if let bytes = try catalog.get(CatalogKey.table(key)) {
+                entry = try TableEntry.decode(bytes)
+            } else {
+                entry = TableEntry(root: .empty, nextObjectKey: 0, columns: Self.columns(of: cls))
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        let t = Table(cls: cls, classKey: key, entry: entry, pages: pages)
+        tables[key] = t
+        return t
+    }
+
+    /// The columns of a new table: one per stored property, in declared order.
+    static func columns(of cls: ObjectSchema) -> [(property: Int64, spec: ColumnSpec)] {
+        cls.properties.compactMap { p in
+            guard let spec = p.columnSpec, let key = p.key else { return nil }
+            return (property: key, spec: spec)
+        }
+    }
+
+    private func column(_ property: Property, in table: Table) throws(CoveError) -> Int {
+        guard let key = property.key, let c = table.columnOfProperty[key] else {
+            throw CoveError(.internal, "property '\(property.name)' of class '\(table.cls.className)' has no column")
+        }
+        return c
+    }
+
+    // MARK: Catalog trees (indexes, backlinks)
+
+    private func tree(_ key: [UInt8]) throws(CoveError) -> BTree<TransactionPages> {
+        if let t = trees[key] { return t }
+        let root: TreeRoot
+        do {
+            if let bytes = try catalog.get(key), bytes.count == TreeRoot.encodedSize {
+                root = bytes.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress!) }
+            } else {
+                root = .empty
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        let t = BTree(store: pages, root: root, keyKind: .bytes)
+        trees[key] = t
+        return t
+    }
+
+    private func editTree(_ key: [UInt8], _ body: (inout BTree<TransactionPages>) throws(StorageError) -> Void) throws(CoveError) {
+        var t = try tree(key)
+        do {
+            try body(&t)
+        } catch {
+            throw CoveError(error)
+        }
+        trees[key] = t
+        dirtyTrees.insert(key)
+    }
+
+    // MARK: Reads
+
+    func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
+        guard objectKey >= 0 else { return false }
+        let t = try table(cls)
+        do { return try t.tree.contains(UInt64(objectKey)) } catch { throw CoveError(error) }
+    }
+
+    func count(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
+        try table(cls).tree.count
+    }
+
+    /// Every object key of a class, ascending.
+    func objectKeys(_ cls: ObjectSchema) throws(CoveError) -> [Int64] {
+        let t = try table(cls)
+        var keys: [Int64] = []
+        keys.reserveCapacity(Int(t.tree.count))
+        do {
+            try t.tree.forEachKey(from: nil) { k in
+                keys.append(Int64(bitPattern: k))
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        return keys
+    }
+
+    func get(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property) throws(CoveError) -> Value {
+        let t = try table(cls)
+        if property.isBacklinks {
+            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is backlinks, not a single value")
+        }
+        let c = try column(property, in: t)
+        guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
+        let cell: CellValue
+        do { cell = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
+        var target: UInt32 = 0
+        if let name = property.type.objectClassName {
+            target = try classKey(of: try objectSchema(name))
+        }
+        return try PropertyCodec.value(cell, for: property, targetClassKey: target)
+    }
+
+    /// The objects of `sourceClass` whose link `property` points at `objectKey`.
+    func backlinks(to objectKey: Int64, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+        guard let propertyKey = property.key else { return [] }
+        let t = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: sourceClass), property: propertyKey))
+        let prefix = CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8)
+        var sources: [Int64] = []
+        do {
+            try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
+                guard k.count == 16, k.prefix(8).elementsEqual(prefix) else { return false }
+                var source: UInt64 = 0
+                for i in 8..<16 { source = source << 8 | UInt64(k[i]) }
+                sources.append(Int64(bitPattern: source))
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        return sources
+    }
+
+    func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
+        guard let pk = cls.primaryKeyProperty else {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
+        }
+        let normalized = try checkPrimaryKey(primaryKey, pk, cls)
+        let t = try tree(CatalogKey.primaryKey(try classKey(of: cls)))
+        do {
+            guard let bytes = try t.get(normalized.indexKey()), bytes.count == 8 else { return nil }
+            return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    // MARK: Writes
+
+    private func requireWrite() throws(CoveError) {
+        if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
+    }
+
+    /// Creates an object with every property at its default (and the primary key given).
+    func create(_ cls: ObjectSchema, primaryKey: Value?) throws(CoveError) -> Int64 {
+        try requireWrite()
+        if cls.isEmbedded {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
+        }
+        let pkProperty = cls.primaryKeyProperty
+        var normalizedPK: Value?
+        switch (pkProperty, primaryKey) {
+        case (nil, nil): break
+        case (nil, .some):
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
+        case (.some(let p), nil):
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
+        case (.some(let p), .some(let v)):
+            normalizedPK = try checkPrimaryKey(v, p, cls)
+            if try find(cls, primaryKey: v) != nil {
+                throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
+            }
+        }
+        let t = try table(cls)
+        let key = t.entry.nextObjectKey
+        var row = t.entry.columns.map(\.spec.defaultValue)
+        if let p = pkProperty, let v = normalizedPK {
+            row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
+        }
+        do {
+            try t.tree.insert(key, row)
+        } catch {
+            throw CoveError(error)
+        }
+        t.entry.nextObjectKey = key + 1
+        t.dirty = true
+        let objectKey = Int64(bitPattern: key)
+        if let v = normalizedPK {
+            try indexPrimaryKey(cls, v, objectKey)
+        }
+        return objectKey
+    }
+
+    func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
+        try requireWrite()
+        if property.isBacklinks {
+            throw CoveError(.invalidArgument, "property '\(property.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+        }
+        if property.collection != .none {
+            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is a \(property.collection.rawValue)")
+        }
+        let t = try table(cls)
+        guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
+        let c = try column(property, in: t)
+        var cellValue = value
+        if property.isPrimaryKey {
+            cellValue = try checkPrimaryKey(value, property, cls)
+        }
+        let cell = try PropertyCodec.cell(cellValue, for: property, of: cls)
+        if let targetName = property.type.objectClassName {
+            try checkLinkTarget(value, targetName, property, cls)
+        }
+        let old: CellValue
+        do { old = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
+        if property.isPrimaryKey && old != cell {
+            if let other = try find(cls, primaryKey: cellValue), other != objectKey {
+                throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(value)")
+            }
+            let oldValue = try PropertyCodec.value(old, for: property, targetClassKey: 0)
+            try unindexPrimaryKey(cls, oldValue)
+            try indexPrimaryKey(cls, cellValue, objectKey)
+        }
+        if property.isLink {
+            try updateBacklink(cls, property, source: objectKey, old: old, new: cell)
+        }
+        do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
+        t.dirty = true
+    }
+
+    /// Deletes an object: removes it from its table and indexes, and sets links to it to null.
+    func delete(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
+        try requireWrite()
+        let t = try table(cls)
+        guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
+        // Its own links: leave the backlink trees of their targets.
+        for p in cls.properties where p.isLink && p.collection == .none {
+            let c = try column(p, in: t)
+            let old: CellValue
+            do { old = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
+            try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
+        }
+        // Links to it from every class: nullify.
+        for source in schema.classes {
+            for p in source.properties where p.isLink && p.collection == .none && p.type.objectClassName == cls.className {
+                for s in try backlinks(to: objectKey, from: source, via: p) {
+                    try set(source, s, p, .null)
+                }
+            }
+        }
+        if let pk = cls.primaryKeyProperty {
+            let value = try get(cls, objectKey, pk)
+            try unindexPrimaryKey(cls, value)
+        }
+        do { _ = try t.tree.remove(UInt64(objectKey)) } catch { throw CoveError(error) }
+        t.dirty = true
+    }
+
+    // MARK: Index upkeep
+
+    private func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
+        switch (p.type, value) {
+        case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
+        case (_, .null) where p.isOptional: return value
+        default:
+            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.expectedDescription), got \(value.typedDescription)")
+        }
+    }
+
+    private func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
+        var bytes = [UInt8](repeating: 0, count: 8)
+        withUnsafeBytes(of: objectKey.littleEndian) { for i in 0..<8 { bytes[i] = $0[i] } }
+        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
+            try t.put(value.indexKey(), bytes)
+        }
+    }
+
+    private func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
+        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
+            try t.remove(value.indexKey())
+        }
+    }
+
+    private func checkLinkTarget(_ value: Value, _ targetName: String, _ property: Property, _ cls: ObjectSchema) throws(CoveError) {
+        guard case .link(let link) = value else { return }
+        let target = try objectSchema(targetName)
+        guard link.classKey == (try classKey(of: target)) else {
+            let given = (try? objectSchema(classKey: link.classKey).className) ?? "class key \(link.classKey)"
+            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' links to \(targetName), got an object of \(given)")
+        }
+        guard try exists(target, link.objectKey) else {
+            throw CoveError(.invalidArgument, "property '\(property.name)' of class '\(cls.className)': the \(targetName) object \(link.objectKey) does not exist")
+        }
+    }
+
+    private func updateBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, old: CellValue, new: CellValue) throws(CoveError) {
+        guard let propertyKey = p.key, old != new else { return }
+        let key = CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)
+        let sourceBytes = CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
+        try editTree(key) { (t) throws(StorageError) in
+            if case .link(let target) = old {
+                try t.remove(CatalogKey.bigEndian(target, bytes: 8) + sourceBytes)
+            }
+            if case .link(let target) = new {
+                try t.put(CatalogKey.bigEndian(target, bytes: 8) + sourceBytes, [UInt8]())
+            }
+        }
+    }
+
+    private func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
+        CoveError(.invalidated, "the \(cls.className) object \(objectKey) was deleted")
+    }
+
+    // MARK: Commit
+
+    /// Writes every changed table and tree root into the catalog and returns the catalog's root,
+    /// for the write transaction to commit.
+    func flush() throws(CoveError) -> TreeRoot {
+        do {
+            for t in tables.values where t.dirty {
+                t.entry.root = t.tree.root
+                try catalog.put(CatalogKey.table(t.classKey), t.entry.encoded())
+                t.dirty = false
+            }
+            for key in dirtyTrees {
+                guard let t = trees[key] else { continue }
+                if t.root.page.isNone {
+                    try catalog.remove(key)
+                } else {
+                    var bytes = [UInt8](repeating: 0, count: TreeRoot.encodedSize)
+                    bytes.withUnsafeMutableBytes { t.root.encode(into: $0.baseAddress!) }
+                    try catalog.put(key, bytes)
+                }
+            }
+            dirtyTrees.removeAll()
+        } catch {
+            throw CoveError(error)
+        }
+        return catalog.root
+    }
+
+    /// Stores the schema record (see SchemaRecord) in the catalog.
+    func writeSchemaRecord(_ bytes: [UInt8]) throws(CoveError) {
+        try requireWrite()
+        do { try catalog.put(CatalogKey.schema, bytes) } catch { throw CoveError(error) }
+    }
+
+    /// Makes every table of `schema` match its class: new tables for new classes, new columns
+    /// for added properties. Existing data is kept.
+    func conformTables() throws(CoveError) {
+        try requireWrite()
+        for cls in schema.classes {
+            let t = try table(cls)
+            for (property, spec) in Self.columns(of: cls) where t.columnOfProperty[property] == nil {
+                do { try t.tree.addColumn(spec) } catch { throw CoveError(error) }
+                t.columnOfProperty[property] = t.entry.columns.count
+                t.entry.columns.append((property: property, spec: spec))
+            }
+            t.dirty = true
+        }
+    }
+
+    /// The schema record stored in a catalog, if any.
+    static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
+        let catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
+        do { return try catalog.get(CatalogKey.schema) } catch { throw CoveError(error) }
+    }
+}

@@ -1,0 +1,126 @@
+// How a property's values are stored: the column kind of each property type, and the
+// conversions between the API's `Value` and the table's `CellValue`, with the type checks whose
+// messages name class, property, expected and given type.
+import CoveStorage
+import FoundationEssentials
+
+extension Property {
+    /// The column this property is stored in; nil for backlinks, which are computed.
+    var columnSpec: ColumnSpec? {
+        if isBacklinks { return nil }
+        if collection != .none { return ColumnSpec(.collection) }
+        let kind: ColumnKind
+        switch type {
+        case .bool: kind = .bool
+        case .int: kind = .int
+        case .float: kind = .float
+        case .double: kind = .double
+        case .string: kind = .string
+        case .data: kind = .binary
+        case .date: kind = .timestamp
+        case .decimal128: kind = .decimal128
+        case .objectId: kind = .objectId
+        case .uuid: kind = .uuid
+        case .mixed: kind = .mixed
+        case .object: kind = .link
+        case .linkingObjects: return nil
+        }
+        return ColumnSpec(kind, nullable: isOptional || type == .mixed || isLink)
+    }
+
+    /// What the property expects, for messages: "int", "string?", "Dog".
+    var expectedDescription: String { typeNotation }
+}
+
+enum PropertyCodec {
+    /// The stored form of `value` for `property` of `cls`. Ints are accepted for float and double
+    /// properties and doubles for float ones; links are checked by the caller (existence and class).
+    static func cell(_ value: Value, for property: Property, of cls: ObjectSchema) throws(CoveError) -> CellValue {
+        func mismatch() -> CoveError {
+            CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.expectedDescription), got \(value.typedDescription)")
+        }
+        if case .null = value {
+            if property.isOptional || property.type == .mixed || property.isLink { return .null }
+            return try { () throws(CoveError) -> CellValue in
+                throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.expectedDescription) and cannot be null")
+            }()
+        }
+        switch (property.type, value) {
+        case (.bool, .bool(let b)): return .bool(b)
+        case (.int, .int(let i)): return .int(i)
+        case (.float, .float(let f)): return .float(f)
+        case (.float, .double(let d)): return .float(Float(d))
+        case (.float, .int(let i)): return .float(Float(i))
+        case (.double, .double(let d)): return .double(d)
+        case (.double, .float(let f)): return .double(Double(f))
+        case (.double, .int(let i)): return .double(Double(i))
+        case (.string, .string(let s)): return .bytes(Array(s.utf8))
+        case (.data, .data(let d)): return .bytes(d)
+        case (.date, .timestamp(let t)): return .timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
+        case (.decimal128, .decimal128(let d)): return .bytes16(d.low, d.high)
+        case (.decimal128, .int(let i)): let d = Decimal128(i); return .bytes16(d.low, d.high)
+        case (.objectId, .objectId(let o)): return bytes12(o.bytes)
+        case (.uuid, .uuid(let u)): return bytes16(u)
+        case (.mixed, _): return .bytes(value.encodeMixed())
+        case (.object, .link(let l)): return .link(UInt64(bitPattern: l.objectKey))
+        default: throw mismatch()
+        }
+    }
+
+    /// The API value of a stored cell of `property`; links come back with `targetClassKey`.
+    static func value(_ cell: CellValue, for property: Property, targetClassKey: UInt32) throws(CoveError) -> Value {
+        switch cell {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .float(let f): return .float(f)
+        case .double(let d): return .double(d)
+        case .timestamp(let s, let n): return .timestamp(Timestamp(seconds: s, nanoseconds: n))
+        case .bytes16(let a, let b):
+            if property.type == .uuid { return .uuid(uuid(a, b)) }
+            return .decimal128(Decimal128(high: b, low: a))
+        case .bytes12(let a, let b):
+            var bytes = [UInt8](repeating: 0, count: 12)
+            withUnsafeBytes(of: a.littleEndian) { for i in 0..<8 { bytes[i] = $0[i] } }
+            withUnsafeBytes(of: b.littleEndian) { for i in 0..<4 { bytes[8 + i] = $0[i] } }
+            do { return .objectId(try ObjectId(bytes: bytes)) } catch { throw error }
+        case .link(let key): return .link(ObjectLink(classKey: targetClassKey, objectKey: Int64(bitPattern: key)))
+        case .bytes(let b):
+            switch property.type {
+            case .string:
+                guard let s = String(validating: b, as: UTF8.self) else {
+                    throw CoveError(.corrupt, "property '\(property.name)' holds a string that is not valid UTF-8")
+                }
+                return .string(s)
+            case .mixed: return try Value.decodeMixed(b)
+            default: return .data(b)
+            }
+        case .root:
+            throw CoveError(.wrongType, "property '\(property.name)' is a \(property.collection.rawValue), not a single value")
+        }
+    }
+
+    static func bytes12(_ bytes: [UInt8]) -> CellValue {
+        var a: UInt64 = 0, b: UInt32 = 0
+        for i in 0..<8 { a |= UInt64(bytes[i]) << (8 * UInt64(i)) }
+        for i in 0..<4 { b |= UInt32(bytes[8 + i]) << (8 * UInt32(i)) }
+        return .bytes12(a, b)
+    }
+
+    static func bytes16(_ u: UUID) -> CellValue {
+        let t = u.uuid
+        let bytes = [t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8, t.9, t.10, t.11, t.12, t.13, t.14, t.15]
+        var a: UInt64 = 0, b: UInt64 = 0
+        for i in 0..<8 {
+            a |= UInt64(bytes[i]) << (8 * UInt64(i))
+            b |= UInt64(bytes[8 + i]) << (8 * UInt64(i))
+        }
+        return .bytes16(a, b)
+    }
+
+    static func uuid(_ a: UInt64, _ b: UInt64) -> UUID {
+        func byte(_ v: UInt64, _ i: Int) -> UInt8 { UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
+        return UUID(uuid: (byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6), byte(a, 7),
+                           byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)))
+    }
+}

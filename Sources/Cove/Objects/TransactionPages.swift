@@ -1,0 +1,73 @@
+// The pages of one transaction as the object layer reads and writes them: a read snapshot or a
+// write transaction behind one concrete PageStore, so tables, indexes and collections are
+// compiled once (specialized for this type) and work in both.
+import CoveStorage
+
+/// The PageStore of the realm's current transaction: its read snapshot, or its write
+/// transaction. Reads through a snapshot refuse every write with `.readOnly`.
+final class TransactionPages: PageStore {
+    enum Backing {
+        case read(Snapshot)
+        case write(WriteTransaction)
+    }
+
+    let backing: Backing
+
+    init(_ backing: Backing) {
+        self.backing = backing
+    }
+
+    var isWritable: Bool {
+        if case .write = backing { return true }
+        return false
+    }
+
+    var version: UInt64 {
+        switch backing {
+        case .read(let s): return s.version
+        case .write(let w): return w.version
+        }
+    }
+
+    @inline(__always)
+    func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        switch backing {
+        case .read(let s): return try s.page(pgno)
+        case .write(let w): return try w.page(pgno)
+        }
+    }
+
+    @inline(__always)
+    func isWritable(_ pgno: PageNumber) -> Bool {
+        switch backing {
+        case .read: return false
+        case .write(let w): return w.isWritable(pgno)
+        }
+    }
+
+    func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
+        switch backing {
+        case .read(let s): return s.writablePage(pgno)
+        case .write(let w): return w.writablePage(pgno)
+        }
+    }
+
+    func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        switch backing {
+        case .read: throw .readOnly("a read transaction cannot allocate pages")
+        case .write(let w): return try w.allocate()
+        }
+    }
+
+    func free(_ pgno: PageNumber) {
+        if case .write(let w) = backing { w.free(pgno) }
+    }
+
+    /// The catalog root this transaction reads (and, in a write, will commit).
+    var catalogRoot: TreeRoot {
+        switch backing {
+        case .read(let s): return s.catalog
+        case .write(let w): return w.catalog
+        }
+    }
+}
