@@ -227,8 +227,8 @@ final class ClusterTreeTests: XCTestCase {
     }
 
     func testRandomized() throws {
-        for seed: UInt64 in [11, 12] {
-            try runRandomized(seed: seed, steps: 1200, universe: 1500)
+        for seed: UInt64 in [11, 12, 13] {
+            try runRandomized(seed: seed, steps: 1500, universe: 1500)
         }
     }
 
