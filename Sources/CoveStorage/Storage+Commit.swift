@@ -160,7 +160,15 @@ extension WriteTransaction {
     /// Writes the pages in ascending order, each run of consecutive numbers in one call.
     private func writePages(_ pages: [PageNumber]) throws(StorageError) {
         let maxRun = 64
-        let staging = UnsafeMutableRawPointer.allocate(byteCount: maxRun * pageSize, alignment: pageSize)
+        // The staging buffer is as large as the longest run needs: a small commit's few pages
+        // are staged in a heap block, not in a fresh 256 KiB mapping faulted in page by page.
+        var longest = 0
+        var run = 0
+        for (i, pgno) in pages.enumerated() {
+            run = i > 0 && pgno == pages[i - 1] + 1 ? min(run + 1, maxRun) : 1
+            longest = max(longest, run)
+        }
+        let staging = UnsafeMutableRawPointer.allocate(byteCount: max(longest, 1) * pageSize, alignment: pageSize)
         defer { staging.deallocate() }
         var i = 0
         while i < pages.count {
