@@ -161,7 +161,9 @@ extension BTree {
             childRef = step.ref
             level -= 1
         }
-        try installRoot(outcome, level: depth == 0 ? 0 : path[0].level)
+        // A put of a new key merges no page, so it cannot leave the root with a single child:
+        // the root need not be read again to find out.
+        try installRoot(outcome, level: depth == 0 ? 0 : path[0].level, mayCollapse: edit.isRemove || found)
         return edit.isRemove ? found : !found
     }
 
@@ -243,7 +245,7 @@ extension BTree {
 
     /// Records the outcome at the top of the path as the new root: a new root above a split, the
     /// empty tree for an emptied leaf, and the only child of a root branch left with one.
-    mutating func installRoot(_ outcome: NodeOutcome, level: Int) throws(StorageError) {
+    mutating func installRoot(_ outcome: NodeOutcome, level: Int, mayCollapse: Bool = true) throws(StorageError) {
         if let sibling = outcome.sibling {
             guard level + 1 < BTreeLayout.maxLevels else {
                 throw .internal("B+tree: the tree would grow past \(BTreeLayout.maxLevels) levels")
@@ -267,7 +269,7 @@ extension BTree {
         }
         var ref = outcome.ref
         var level = level
-        while level > 0 {
+        while mayCollapse && level > 0 {
             let node = try self.node(ref, level: level)
             guard node.count == 1 else { break }
             let only = try node.child(0).ref
