@@ -367,6 +367,144 @@ cove_status_t cove_version(cove_realm_t* realm, uint64_t* out_version);
 cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Schema                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Sets the schema the realm must have, in the JSON notation (an object keyed by class name; see
+ * the project's DESIGN.md "Schema notation"), and its version. On open: a new file takes this
+ * schema; a file with the same schema opens as it is; a file whose schema differs only by added
+ * classes, properties or indexes is brought up to it when `schema_version` is higher than the
+ * file's; any other difference fails with #COVE_ERR_MIGRATION_REQUIRED (migrations come later).
+ * Without a schema the realm opens with the file's own.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, invalid UTF-8);
+ *   #COVE_ERR_SCHEMA naming the class and property at fault (unknown type, link to a missing
+ *   class, bad primary key type, duplicate names, malformed JSON with its line and column).
+ */
+cove_status_t cove_config_set_schema_json(cove_config_t* config, const char* json, uint64_t schema_version);
+
+/**
+ * The realm's schema in the JSON notation.
+ * @param out_json receives a NUL-terminated string; free it with cove_free().
+ * @return #COVE_OK; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_schema_json(cove_realm_t* realm, char** out_json);
+
+/**
+ * The stable key of a class, used inside #COVE_TYPE_LINK values.
+ * @return #COVE_OK; #COVE_ERR_NOT_FOUND for an unknown class.
+ */
+cove_status_t cove_class_key(cove_realm_t* realm, const char* class_name, uint32_t* out_class_key);
+
+/**
+ * The stable key of a property, for cove_object_get_by_key() and cove_object_set_by_key(),
+ * which skip the lookup by name.
+ * @return #COVE_OK; #COVE_ERR_NOT_FOUND for an unknown class or property.
+ */
+cove_status_t cove_property_key(cove_realm_t* realm, const char* class_name, const char* property,
+                                int64_t* out_key);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Objects                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Creates an object of a class without a primary key, every property at its default (null when
+ * optional; 0, false, "" and so on otherwise). Inside a write only.
+ * @param out receives the object (+1).
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_NOT_FOUND (unknown class);
+ *   #COVE_ERR_INVALID_ARGUMENT when the class has a primary key (use
+ *   cove_object_create_with_primary_key()) or is embedded (use cove_object_create_embedded());
+ *   #COVE_ERR_FROZEN; #COVE_ERR_READ_ONLY; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_create(cove_realm_t* realm, const char* class_name, cove_object_t** out);
+
+/**
+ * Creates an object with the given primary key.
+ * @return as cove_object_create(), and #COVE_ERR_DUPLICATE_KEY when an object has that key;
+ *   #COVE_ERR_WRONG_TYPE when the key's type is not the primary key property's.
+ */
+cove_status_t cove_object_create_with_primary_key(cove_realm_t* realm, const char* class_name,
+                                                  const cove_value_t* pk, cove_object_t** out);
+
+/**
+ * Finds the object of a class by primary key, or the one to update: creates it when absent.
+ * @return as cove_object_create_with_primary_key(), without #COVE_ERR_DUPLICATE_KEY.
+ */
+cove_status_t cove_object_create_or_update(cove_realm_t* realm, const char* class_name,
+                                           const cove_value_t* pk, cove_object_t** out);
+
+/**
+ * Finds an object by primary key at the realm's current version.
+ * @param out receives the object (+1), or NULL when there is none (still #COVE_OK).
+ * @return #COVE_OK; #COVE_ERR_NOT_FOUND (unknown class); #COVE_ERR_INVALID_ARGUMENT (the class
+ *   has no primary key); #COVE_ERR_WRONG_TYPE; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_find(cove_realm_t* realm, const char* class_name, const cove_value_t* pk,
+                               cove_object_t** out);
+
+/**
+ * Reads a property. Strings and binaries point into the realm's storage: they stay valid until
+ * the next call on that realm that writes, refreshes, delivers or closes (copy them to keep
+ * them). A link reads as #COVE_TYPE_LINK (class key and object key), or #COVE_TYPE_NULL.
+ * @return #COVE_OK; #COVE_ERR_NOT_FOUND (no such property, the message names class and
+ *   property); #COVE_ERR_INVALIDATED (the object was deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_get(cove_object_t* object, const char* property, cove_value_t* out);
+
+/**
+ * Writes a property, inside a write. Writing a value equal to the old one still counts as a
+ * change. An int is accepted for a float or double property; a double for a float property.
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_NOT_FOUND; #COVE_ERR_WRONG_TYPE (the
+ *   message names class, property, expected and given type), also for NULL into a required
+ *   property; #COVE_ERR_INVALID_ARGUMENT for invalid UTF-8 or a link to a missing object or of
+ *   the wrong class; #COVE_ERR_DUPLICATE_KEY when changing a primary key to a taken one;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_set(cove_object_t* object, const char* property, const cove_value_t* value);
+
+/** cove_object_get() by a property key from cove_property_key(). */
+cove_status_t cove_object_get_by_key(cove_object_t* object, int64_t property_key, cove_value_t* out);
+
+/** cove_object_set() by a property key from cove_property_key(). */
+cove_status_t cove_object_set_by_key(cove_object_t* object, int64_t property_key, const cove_value_t* value);
+
+/**
+ * The object a link property points at.
+ * @param out receives the object (+1), or NULL when the link is null.
+ * @return as cove_object_get(), and #COVE_ERR_WRONG_TYPE when the property is not a link.
+ */
+cove_status_t cove_object_get_object(cove_object_t* object, const char* property, cove_object_t** out);
+
+/**
+ * Deletes an object, inside a write. Links to it become null. Later calls on any handle to it
+ * give #COVE_ERR_INVALIDATED.
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_delete(cove_object_t* object);
+
+/** Whether the object still exists (false once deleted or its realm closed). */
+cove_status_t cove_object_is_valid(cove_object_t* object, bool* out);
+
+/** The object as a #COVE_TYPE_LINK value, to store in a link property. */
+cove_status_t cove_object_to_link(cove_object_t* object, cove_value_t* out_link);
+
+/**
+ * The object a #COVE_TYPE_LINK value names.
+ * @param out receives the object (+1), or NULL when it no longer exists.
+ * @return #COVE_OK; #COVE_ERR_WRONG_TYPE when the value is not a link; #COVE_ERR_NOT_FOUND for an
+ *   unknown class key.
+ */
+cove_status_t cove_object_from_link(cove_realm_t* realm, const cove_value_t* link, cove_object_t** out);
+
+/**
+ * The object of a class with the given object key (a key from a link or from results).
+ * @param out receives the object (+1), or NULL when there is none.
+ */
+cove_status_t cove_object_get_by_object_key(cove_realm_t* realm, const char* class_name, int64_t object_key,
+                                            cove_object_t** out);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 

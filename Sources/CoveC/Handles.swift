@@ -24,10 +24,12 @@ final class ConfigHandle: Handle {
     }
 }
 
-/// A `cove_realm_t`: a live or frozen realm.
+/// A `cove_realm_t`: a live or frozen realm, and the buffers of the strings and binaries it
+/// handed out, which stay valid until its next write, refresh, delivery or close.
 final class RealmHandle: Handle {
     override class var kindName: String { "cove_realm_t" }
     let realm: Realm
+    private var scratch: [UnsafeMutableRawPointer] = []
 
     init(_ realm: Realm) {
         self.realm = realm
@@ -35,6 +37,34 @@ final class RealmHandle: Handle {
 
     deinit {
         realm.close()
+        clearScratch()
+    }
+
+    /// A copy of `bytes` that lives until `clearScratch()`; (nil, 0) for no bytes.
+    func keep(_ bytes: [UInt8]) -> (UnsafeMutableRawPointer?, Int) {
+        if bytes.isEmpty { return (nil, 0) }
+        let p = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)
+        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(start: p, count: bytes.count).copyMemory(from: $0) }
+        scratch.append(p)
+        return (p, bytes.count)
+    }
+
+    /// Frees the strings and binaries handed out so far (the header's lifetime rule).
+    func clearScratch() {
+        for p in scratch { p.deallocate() }
+        scratch.removeAll()
+    }
+}
+
+/// A `cove_object_t`: an object of a realm (its handle keeps the realm handle alive).
+final class ObjectHandle: Handle {
+    override class var kindName: String { "cove_object_t" }
+    let realmHandle: RealmHandle
+    let object: DynamicObject
+
+    init(_ realmHandle: RealmHandle, _ object: DynamicObject) {
+        self.realmHandle = realmHandle
+        self.object = object
     }
 }
 

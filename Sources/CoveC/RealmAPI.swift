@@ -18,31 +18,36 @@ public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<Opaq
 @c @implementation
 public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        try handle(realm, RealmHandle.self, "realm", in: "cove_close").realm.close()
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close")
+        h.realm.close()
+        h.clearScratch()
     }
 }
 
 @c @implementation
 public func cove_begin_write(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_begin_write").realm
-        try call { () throws(CoveError) in try r.beginWrite() }
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_begin_write")
+        h.clearScratch()
+        try call { () throws(CoveError) in try h.realm.beginWrite() }
     }
 }
 
 @c @implementation
 public func cove_commit(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_commit").realm
-        try call { () throws(CoveError) in try r.commitWrite() }
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_commit")
+        h.clearScratch()
+        try call { () throws(CoveError) in try h.realm.commitWrite() }
     }
 }
 
 @c @implementation
 public func cove_cancel_write(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_cancel_write").realm
-        try call { () throws(CoveError) in try r.cancelWrite() }
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_cancel_write")
+        h.clearScratch()
+        try call { () throws(CoveError) in try h.realm.cancelWrite() }
     }
 }
 
@@ -57,8 +62,9 @@ public func cove_is_in_write(_ realm: OpaquePointer?, _ out: UnsafeMutablePointe
 @c @implementation
 public func cove_refresh(_ realm: OpaquePointer?, _ outDidAdvance: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_refresh").realm
-        let advanced = try call { () throws(CoveError) in try r.refresh() }
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_refresh")
+        h.clearScratch()
+        let advanced = try call { () throws(CoveError) in try h.realm.refresh() }
         outDidAdvance?.pointee = advanced
     }
 }
@@ -66,8 +72,9 @@ public func cove_refresh(_ realm: OpaquePointer?, _ outDidAdvance: UnsafeMutable
 @c @implementation
 public func cove_invalidate(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_invalidate").realm
-        try call { () throws(CoveError) in try r.invalidate() }
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_invalidate")
+        h.clearScratch()
+        try call { () throws(CoveError) in try h.realm.invalidate() }
     }
 }
 

@@ -1,0 +1,233 @@
+// cove_object_*, cove_class_key, cove_property_key and the schema functions: objects by class
+// and property name (or cached key) over the Swift dynamic API.
+import CCove
+import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private func realmHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> RealmHandle {
+    try handle(p, RealmHandle.self, "realm", in: function)
+}
+
+private func objectHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> ObjectHandle {
+    try handle(p, ObjectHandle.self, "object", in: function)
+}
+
+/// Hands an object out through `out` (+1), or NULL.
+private func give(_ object: DynamicObject?, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>) {
+    out.pointee = object.map { ObjectHandle(realm, $0).retainedPointer() }
+}
+
+@c @implementation
+public func cove_config_set_schema_json(_ config: OpaquePointer?, _ json: UnsafePointer<CChar>?, _ schemaVersion: UInt64) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_schema_json")
+        let text = try string(json, "json", in: "cove_config_set_schema_json")
+        let schema = try call { () throws(CoveError) in try Schema(jsonText: text) }
+        c.configuration.schema = schema
+        c.configuration.schemaVersion = schemaVersion
+    }
+}
+
+@c @implementation
+public func cove_schema_json(_ realm: OpaquePointer?, _ outJson: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outJson, "out_json", in: "cove_schema_json")
+        let r = try realmHandle(realm, in: "cove_schema_json").realm
+        if r.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_schema_json: the realm is closed") }
+        out.pointee = strdup(r.schema.jsonText())
+    }
+}
+
+@c @implementation
+public func cove_class_key(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ outClassKey: UnsafeMutablePointer<UInt32>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outClassKey, "out_class_key", in: "cove_class_key")
+        let r = try realmHandle(realm, in: "cove_class_key").realm
+        let name = try string(className, "class_name", in: "cove_class_key")
+        guard let key = r.schema[name]?.classKey else {
+            throw failure(Int32(COVE_ERR_NOT_FOUND), "cove_class_key: no class '\(name)' in the schema")
+        }
+        out.pointee = key
+    }
+}
+
+@c @implementation
+public func cove_property_key(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ property: UnsafePointer<CChar>?,
+                              _ outKey: UnsafeMutablePointer<Int64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outKey, "out_key", in: "cove_property_key")
+        let r = try realmHandle(realm, in: "cove_property_key").realm
+        let name = try string(className, "class_name", in: "cove_property_key")
+        let propertyName = try string(property, "property", in: "cove_property_key")
+        guard let cls = r.schema[name] else {
+            throw failure(Int32(COVE_ERR_NOT_FOUND), "cove_property_key: no class '\(name)' in the schema")
+        }
+        guard let key = cls[property: propertyName]?.key else {
+            throw failure(Int32(COVE_ERR_NOT_FOUND), "cove_property_key: class '\(name)' has no property '\(propertyName)'")
+        }
+        out.pointee = key
+    }
+}
+
+@c @implementation
+public func cove_object_create(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_create")
+        let h = try realmHandle(realm, in: "cove_object_create")
+        let name = try string(className, "class_name", in: "cove_object_create")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicCreate(name) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_create_with_primary_key(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                                                _ pk: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_create_with_primary_key")
+        let h = try realmHandle(realm, in: "cove_object_create_with_primary_key")
+        let name = try string(className, "class_name", in: "cove_object_create_with_primary_key")
+        let key = try ValueBridge.value(pk, "pk", in: "cove_object_create_with_primary_key")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicCreate(name, primaryKey: key) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_create_or_update(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                                         _ pk: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_create_or_update")
+        let h = try realmHandle(realm, in: "cove_object_create_or_update")
+        let name = try string(className, "class_name", in: "cove_object_create_or_update")
+        let key = try ValueBridge.value(pk, "pk", in: "cove_object_create_or_update")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicCreateOrUpdate(name, primaryKey: key) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_find(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                             _ pk: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_find")
+        let h = try realmHandle(realm, in: "cove_object_find")
+        let name = try string(className, "class_name", in: "cove_object_find")
+        let key = try ValueBridge.value(pk, "pk", in: "cove_object_find")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicObject(ofType: name, forPrimaryKey: key) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_get(_ object: OpaquePointer?, _ property: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_get")
+        let o = try objectHandle(object, in: "cove_object_get")
+        let name = try string(property, "property", in: "cove_object_get")
+        let value = try call { () throws(CoveError) in try o.object.value(forKey: name) }
+        ValueBridge.write(value, to: out, realm: o.realmHandle)
+    }
+}
+
+@c @implementation
+public func cove_object_set(_ object: OpaquePointer?, _ property: UnsafePointer<CChar>?, _ value: UnsafePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let o = try objectHandle(object, in: "cove_object_set")
+        let name = try string(property, "property", in: "cove_object_set")
+        let v = try ValueBridge.value(value, "value", in: "cove_object_set")
+        try call { () throws(CoveError) in try o.object.setValue(v, forKey: name) }
+    }
+}
+
+/// The name of the property with `key` in the object's class.
+private func propertyName(_ o: ObjectHandle, _ key: Int64, in function: StaticString) throws(CFailure) -> String {
+    guard let p = o.object.objectSchema.properties.first(where: { $0.key == key }) else {
+        throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): class '\(o.object.objectSchema.className)' has no property with key \(key)")
+    }
+    return p.name
+}
+
+@c @implementation
+public func cove_object_get_by_key(_ object: OpaquePointer?, _ propertyKey: Int64, _ out: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_get_by_key")
+        let o = try objectHandle(object, in: "cove_object_get_by_key")
+        let name = try propertyName(o, propertyKey, in: "cove_object_get_by_key")
+        let value = try call { () throws(CoveError) in try o.object.value(forKey: name) }
+        ValueBridge.write(value, to: out, realm: o.realmHandle)
+    }
+}
+
+@c @implementation
+public func cove_object_set_by_key(_ object: OpaquePointer?, _ propertyKey: Int64, _ value: UnsafePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let o = try objectHandle(object, in: "cove_object_set_by_key")
+        let name = try propertyName(o, propertyKey, in: "cove_object_set_by_key")
+        let v = try ValueBridge.value(value, "value", in: "cove_object_set_by_key")
+        try call { () throws(CoveError) in try o.object.setValue(v, forKey: name) }
+    }
+}
+
+@c @implementation
+public func cove_object_get_object(_ object: OpaquePointer?, _ property: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_get_object")
+        let o = try objectHandle(object, in: "cove_object_get_object")
+        let name = try string(property, "property", in: "cove_object_get_object")
+        let target = try call { () throws(CoveError) in try o.object.linkedObject(name) }
+        give(target, of: o.realmHandle, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_delete(_ object: OpaquePointer?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let o = try objectHandle(object, in: "cove_object_delete")
+        try call { () throws(CoveError) in try o.object.realm.delete(o.object) }
+    }
+}
+
+@c @implementation
+public func cove_object_is_valid(_ object: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_is_valid")
+        out.pointee = !(try objectHandle(object, in: "cove_object_is_valid").object.isInvalidated)
+    }
+}
+
+@c @implementation
+public func cove_object_to_link(_ object: OpaquePointer?, _ outLink: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outLink, "out_link", in: "cove_object_to_link")
+        let o = try objectHandle(object, in: "cove_object_to_link")
+        ValueBridge.write(.link(o.object.link), to: out, realm: o.realmHandle)
+    }
+}
+
+@c @implementation
+public func cove_object_from_link(_ realm: OpaquePointer?, _ link: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_from_link")
+        let h = try realmHandle(realm, in: "cove_object_from_link")
+        guard case .link(let l) = try ValueBridge.value(link, "link", in: "cove_object_from_link") else {
+            throw failure(Int32(COVE_ERR_WRONG_TYPE), "cove_object_from_link: link is not a COVE_TYPE_LINK value")
+        }
+        let object = try call { () throws(CoveError) in try h.realm.object(for: l) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_get_by_object_key(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ objectKey: Int64,
+                                          _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_get_by_object_key")
+        let h = try realmHandle(realm, in: "cove_object_get_by_object_key")
+        let name = try string(className, "class_name", in: "cove_object_get_by_object_key")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicObject(ofType: name, objectKey: objectKey) }
+        give(object, of: h, to: out)
+    }
+}

@@ -1,0 +1,96 @@
+// cove_value_t <-> Value: every tag, length and UTF-8 string checked on the way in; strings and
+// binaries handed out live in the realm handle's scratch buffers until its next write, refresh,
+// delivery or close, as the header promises.
+import CCove
+import Cove
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum ValueBridge {
+    /// The Value a caller passed. `what` names the argument in messages.
+    static func value(_ pointer: UnsafePointer<cove_value_t>?, _ what: StaticString, in function: StaticString) throws(CFailure) -> Value {
+        guard let v = pointer?.pointee else { throw invalidArgument(function, "\(what) is NULL") }
+        switch Int(v.type) {
+        case Int(COVE_TYPE_NULL.rawValue): return .null
+        case Int(COVE_TYPE_INT.rawValue): return .int(v.u.integer)
+        case Int(COVE_TYPE_BOOL.rawValue): return .bool(v.u.boolean)
+        case Int(COVE_TYPE_FLOAT.rawValue): return .float(v.u.fnum)
+        case Int(COVE_TYPE_DOUBLE.rawValue): return .double(v.u.dnum)
+        case Int(COVE_TYPE_STRING.rawValue):
+            let bytes = try Self.bytes(UnsafeRawPointer(v.u.string.data), v.u.string.size, what, in: function)
+            guard let s = String(validating: bytes, as: UTF8.self) else {
+                throw invalidArgument(function, "\(what) is a string that is not valid UTF-8")
+            }
+            return .string(s)
+        case Int(COVE_TYPE_BINARY.rawValue):
+            return .data(try Self.bytes(UnsafeRawPointer(v.u.binary.data), v.u.binary.size, what, in: function))
+        case Int(COVE_TYPE_TIMESTAMP.rawValue):
+            let t = v.u.timestamp
+            if (t.seconds > 0 && t.nanoseconds < 0) || (t.seconds < 0 && t.nanoseconds > 0) || abs(Int64(t.nanoseconds)) >= 1_000_000_000 {
+                throw invalidArgument(function, "\(what) is a timestamp with seconds \(t.seconds) and nanoseconds \(t.nanoseconds): nanoseconds must be within ±999999999 and of the seconds' sign")
+            }
+            return .timestamp(Timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds))
+        case Int(COVE_TYPE_DECIMAL128.rawValue):
+            var copy = v.u.decimal128
+            let bytes = withUnsafeBytes(of: &copy) { Array($0) }
+            do { return .decimal128(try Decimal128(bytes: bytes)) } catch { throw failure(error.code.rawValue, error.message) }
+        case Int(COVE_TYPE_OBJECT_ID.rawValue):
+            var copy = v.u.object_id
+            let bytes = withUnsafeBytes(of: &copy) { Array($0) }
+            do { return .objectId(try ObjectId(bytes: bytes)) } catch { throw failure(error.code.rawValue, error.message) }
+        case Int(COVE_TYPE_UUID.rawValue):
+            return .uuid(UUID(uuid: v.u.uuid))
+        case Int(COVE_TYPE_LINK.rawValue):
+            return .link(ObjectLink(classKey: v.u.link.class_key, objectKey: v.u.link.object_key))
+        default:
+            throw invalidArgument(function, "\(what) has type tag \(v.type), which is not a cove_value_type_e")
+        }
+    }
+
+    private static func bytes(_ data: UnsafeRawPointer?, _ size: Int, _ what: StaticString, in function: StaticString) throws(CFailure) -> [UInt8] {
+        if size == 0 { return [] }
+        guard let data else { throw invalidArgument(function, "\(what) has NULL data and size \(size)") }
+        return Array(UnsafeRawBufferPointer(start: data, count: size))
+    }
+
+    /// Fills `out` with `value`; string and binary bytes are kept in `realm`'s scratch buffers.
+    static func write(_ value: Value, to out: UnsafeMutablePointer<cove_value_t>, realm: RealmHandle) {
+        var v = cove_value_t()
+        switch value {
+        case .null: v.type = Int32(COVE_TYPE_NULL.rawValue)
+        case .int(let i): v.type = Int32(COVE_TYPE_INT.rawValue); v.u.integer = i
+        case .bool(let b): v.type = Int32(COVE_TYPE_BOOL.rawValue); v.u.boolean = b
+        case .float(let f): v.type = Int32(COVE_TYPE_FLOAT.rawValue); v.u.fnum = f
+        case .double(let d): v.type = Int32(COVE_TYPE_DOUBLE.rawValue); v.u.dnum = d
+        case .string(let s):
+            let (p, n) = realm.keep(Array(s.utf8))
+            v.type = Int32(COVE_TYPE_STRING.rawValue)
+            v.u.string = cove_string_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }, size: n)
+        case .data(let d):
+            let (p, n) = realm.keep(d)
+            v.type = Int32(COVE_TYPE_BINARY.rawValue)
+            v.u.binary = cove_binary_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) }, size: n)
+        case .timestamp(let t):
+            v.type = Int32(COVE_TYPE_TIMESTAMP.rawValue)
+            v.u.timestamp = cove_timestamp_t(seconds: t.seconds, nanoseconds: t.nanoseconds)
+        case .decimal128(let d):
+            v.type = Int32(COVE_TYPE_DECIMAL128.rawValue)
+            let bytes = d.bytes
+            withUnsafeMutableBytes(of: &v.u.decimal128) { for i in 0..<16 { $0[i] = bytes[i] } }
+        case .objectId(let o):
+            v.type = Int32(COVE_TYPE_OBJECT_ID.rawValue)
+            let bytes = o.bytes
+            withUnsafeMutableBytes(of: &v.u.object_id) { for i in 0..<12 { $0[i] = bytes[i] } }
+        case .uuid(let u):
+            v.type = Int32(COVE_TYPE_UUID.rawValue)
+            v.u.uuid = u.uuid
+        case .link(let l):
+            v.type = Int32(COVE_TYPE_LINK.rawValue)
+            v.u.link.class_key = l.classKey
+            v.u.link.object_key = l.objectKey
+        }
+        out.pointee = v
+    }
+}
