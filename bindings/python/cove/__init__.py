@@ -29,13 +29,15 @@ from ._errors import (
 )
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
+from ._object import Object
 from ._realm import Realm, open
+from ._values import ObjectId, Timestamp
 
 __version__: str = _ffi.string(_lib.cove_version_string()).decode()
 """The version of the loaded libcove."""
 
 __all__ = [
-    "open", "Realm", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
+    "open", "Realm", "Object", "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",

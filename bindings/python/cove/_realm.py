@@ -1,13 +1,16 @@
 """Opening a realm and its transactions, versions and freezing."""
 from __future__ import annotations
 
+import json
 import os
 import weakref
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, NotFoundError
 from ._lib import check, ffi, lib, release_handle
+from ._object import Object, wrap_object
+from ._values import write_value
 
 _DURABILITY = {"full": 0, "no_sync": 1, "mem_only": 2}
 
@@ -24,6 +27,8 @@ class Realm:
         self._path = path
         self._frozen = frozen
         self._finalizer = weakref.finalize(self, release_handle, handle)
+        self._schema_cache: Optional[Dict[str, Any]] = None
+        self._class_by_key: Dict[int, str] = {}
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -134,6 +139,100 @@ class Realm:
         finally:
             lib.cove_free(out[0])
 
+    # -- schema --------------------------------------------------------------------------------
+
+    @property
+    def schema(self) -> Dict[str, Any]:
+        """The realm's schema in the JSON notation, as a dict keyed by class name."""
+        out = ffi.new("char**")
+        check(lib.cove_schema_json(self._h(), out))
+        try:
+            text = ffi.string(out[0]).decode()
+        finally:
+            lib.cove_free(out[0])
+        schema: Dict[str, Any] = json.loads(text)
+        self._schema_cache = schema
+        return schema
+
+    def _class_schema(self, class_name: str) -> Dict[str, Any]:
+        schema = self._schema_cache if self._schema_cache is not None else self.schema
+        if class_name not in schema:
+            schema = self.schema  # another realm may have added it
+        if class_name not in schema:
+            raise NotFoundError(3, f"no class '{class_name}' in the schema")
+        cls: Dict[str, Any] = schema[class_name]
+        return cls
+
+    def _property_names(self, class_name: str) -> List[str]:
+        props = self._class_schema(class_name).get("properties", {})
+        return [name for name, t in props.items() if not str(t).startswith("@links")]
+
+    def _class_name_for_key(self, class_key: int) -> str:
+        if class_key not in self._class_by_key:
+            out = ffi.new("uint32_t*")
+            for name in self.schema:
+                check(lib.cove_class_key(self._h(), name.encode(), out))
+                self._class_by_key[int(out[0])] = name
+        if class_key not in self._class_by_key:
+            raise NotFoundError(3, f"no class with key {class_key} in the schema")
+        return self._class_by_key[class_key]
+
+    def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
+        value = ffi.new("cove_value_t*")
+        value.type = 11
+        value.u.link.class_key = class_key
+        value.u.link.object_key = object_key
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_from_link(self._h(), value, out))
+        if out[0] == ffi.NULL:
+            return None
+        return wrap_object(self, out[0], self._class_name_for_key(class_key))
+
+    # -- objects -------------------------------------------------------------------------------
+
+    def create(self, class_name: str, values: Optional[Mapping[str, Any]] = None, update: bool = False) -> Object:
+        """Creates an object inside a write and sets ``values`` (a dict by property name).
+
+        With a primary key, its value is taken from ``values``; ``update=True`` updates the
+        object that already has it instead of raising DuplicateKeyError.
+        """
+        values = dict(values or {})
+        pk_name = self._class_schema(class_name).get("primaryKey")
+        out = ffi.new("cove_object_t**")
+        if pk_name is not None:
+            if pk_name not in values:
+                raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
+            pk = ffi.new("cove_value_t*")
+            keep: list = []
+            write_value(ffi, pk, values.pop(pk_name), keep)
+            create = lib.cove_object_create_or_update if update else lib.cove_object_create_with_primary_key
+            check(create(self._h(), class_name.encode(), pk, out))
+        else:
+            if update:
+                raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
+            check(lib.cove_object_create(self._h(), class_name.encode(), out))
+        obj = wrap_object(self, out[0], class_name)
+        for name, value in values.items():
+            obj._set(name, value)
+        return obj
+
+    def find(self, class_name: str, primary_key: Any) -> Optional[Object]:
+        """The object of ``class_name`` with that primary key, or None."""
+        pk = ffi.new("cove_value_t*")
+        keep: list = []
+        write_value(ffi, pk, primary_key, keep)
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
+        if out[0] == ffi.NULL:
+            return None
+        return wrap_object(self, out[0], class_name)
+
+    def delete(self, obj: Object) -> None:
+        """Deletes an object inside a write; links to it become None."""
+        if not isinstance(obj, Object):
+            raise InvalidArgumentError(1, f"delete() takes a cove.Object, got {type(obj).__name__}")
+        check(lib.cove_object_delete(obj._handle))
+
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else ("frozen" if self._frozen else "live")
         return f"<cove.Realm {self._path or ':memory:'} {state}>"
@@ -142,12 +241,19 @@ class Realm:
 def open(
     path: Union[str, "os.PathLike[str]", None],
     *,
+    schema: Union[Mapping[str, Any], str, None] = None,
+    schema_version: int = 0,
     read_only: bool = False,
     max_active_versions: int = 0,
     durability: str = "full",
     write_timeout: Optional[float] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
+
+    ``schema`` is the JSON notation as a dict or as text; without it the file's own schema is
+    used. A new file takes the schema; additive changes (new classes, properties, indexes) need
+    a higher ``schema_version`` and apply by themselves; other changes raise
+    MigrationRequiredError.
 
     ``durability`` is "full" (a commit survives power loss), "no_sync" (survives a process crash)
     or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:
@@ -169,6 +275,11 @@ def open(
     check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
     timeout_ms = -1 if write_timeout is None else int(write_timeout * 1000)
     check(lib.cove_config_set_write_timeout_ms(config, timeout_ms))
+    if schema is not None:
+        text = schema if isinstance(schema, str) else json.dumps(schema)
+        if schema_version < 0:
+            raise InvalidArgumentError(1, f"schema_version {schema_version} is negative")
+        check(lib.cove_config_set_schema_json(config, text.encode(), schema_version))
     out = ffi.new("cove_realm_t**")
     check(lib.cove_open(config, out))
     return Realm(out[0], path=fspath, frozen=False)

@@ -1,0 +1,269 @@
+"""Cove's value types in Python and their conversion to and from the C API's cove_value_t.
+
+Dates are `Timestamp` (an aware UTC datetime with nanoseconds), decimals are `decimal.Decimal`
+(stored as IEEE 754-2008 decimal128 in the BID encoding, little-endian, as BSON stores them),
+object ids are `ObjectId`, UUIDs are `uuid.UUID`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import os
+import struct
+import threading
+import time
+import uuid
+from typing import Any, Optional, Tuple, Union
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+TYPE_NULL, TYPE_INT, TYPE_BOOL, TYPE_FLOAT, TYPE_DOUBLE, TYPE_STRING, TYPE_BINARY = range(7)
+TYPE_TIMESTAMP, TYPE_DECIMAL128, TYPE_OBJECT_ID, TYPE_UUID, TYPE_LINK = range(7, 12)
+
+
+class Timestamp(_dt.datetime):
+    """A point in time with nanosecond precision: an aware UTC `datetime` with a `nanosecond`
+    attribute (0-999 beyond the microseconds), as pandas' Timestamp has."""
+
+    _nanosecond: int
+
+    def __new__(cls, *args: Any, nanosecond: int = 0, **kwargs: Any) -> "Timestamp":
+        self = super().__new__(cls, *args, **kwargs)
+        if self.tzinfo is None:
+            raise ValueError("a cove.Timestamp must be timezone-aware")
+        if not 0 <= nanosecond <= 999:
+            raise ValueError(f"nanosecond {nanosecond} is not within 0..999")
+        self._nanosecond = nanosecond
+        return self
+
+    @property
+    def nanosecond(self) -> int:
+        return self._nanosecond
+
+    @classmethod
+    def from_parts(cls, seconds: int, nanoseconds: int) -> "Timestamp":
+        """From seconds and nanoseconds since 1970-01-01 UTC."""
+        total = seconds * 1_000_000_000 + nanoseconds
+        secs, nanos = divmod(total, 1_000_000_000)
+        micros, extra = divmod(nanos, 1000)
+        base = _EPOCH + _dt.timedelta(seconds=secs, microseconds=micros)
+        return cls(base.year, base.month, base.day, base.hour, base.minute, base.second,
+                   base.microsecond, tzinfo=_dt.timezone.utc, nanosecond=extra)
+
+    @staticmethod
+    def parts(value: _dt.datetime) -> Tuple[int, int]:
+        """Seconds and nanoseconds since 1970 (same sign) of an aware datetime."""
+        if value.tzinfo is None:
+            raise ValueError("a naive datetime is ambiguous: give it a tzinfo (e.g. datetime.timezone.utc)")
+        delta = value - _EPOCH
+        total = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+        total += getattr(value, "nanosecond", 0)
+        seconds = int(total / 1_000_000_000)          # truncates toward zero: same sign
+        return seconds, total - seconds * 1_000_000_000
+
+    def __repr__(self) -> str:
+        return f"cove.Timestamp({self.isoformat()}, nanosecond={self._nanosecond})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _dt.datetime) and other.tzinfo is not None:
+            return Timestamp.parts(self) == Timestamp.parts(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(Timestamp.parts(self))
+
+
+class ObjectId:
+    """A 12-byte object id, as BSON orders its bytes. From 24 hex digits or 12 bytes."""
+
+    __slots__ = ("_bytes",)
+    _counter = int.from_bytes(os.urandom(3), "big")
+    _random = os.urandom(5)
+    _lock = threading.Lock()
+
+    def __init__(self, value: Union[str, bytes, "ObjectId", None] = None) -> None:
+        if value is None:
+            with ObjectId._lock:
+                ObjectId._counter = (ObjectId._counter + 1) & 0xFFFFFF
+                counter = ObjectId._counter
+            self._bytes = struct.pack(">I", int(time.time()) & 0xFFFFFFFF) + ObjectId._random + counter.to_bytes(3, "big")
+        elif isinstance(value, ObjectId):
+            self._bytes = value._bytes
+        elif isinstance(value, (bytes, bytearray)):
+            if len(value) != 12:
+                raise ValueError(f"an ObjectId is 12 bytes, got {len(value)}")
+            self._bytes = bytes(value)
+        elif isinstance(value, str):
+            if len(value) != 24:
+                raise ValueError(f"an ObjectId is 24 hex digits, got {value!r}")
+            try:
+                self._bytes = bytes.fromhex(value)
+            except ValueError:
+                raise ValueError(f"an ObjectId is 24 hex digits, got {value!r}") from None
+        else:
+            raise TypeError(f"ObjectId from {type(value).__name__}")
+
+    @property
+    def binary(self) -> bytes:
+        return self._bytes
+
+    def __str__(self) -> str:
+        return self._bytes.hex()
+
+    def __repr__(self) -> str:
+        return f"ObjectId('{self._bytes.hex()}')"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjectId) and other._bytes == self._bytes
+
+    def __lt__(self, other: "ObjectId") -> bool:
+        return self._bytes < other._bytes
+
+    def __hash__(self) -> int:
+        return hash(self._bytes)
+
+
+# -- decimal128 (BID) ----------------------------------------------------------------------------
+
+_BID_BIAS = 6176
+_BID_MAX_COEFFICIENT = 10 ** 34 - 1
+
+
+def decimal_to_bid(value: decimal.Decimal) -> bytes:
+    """The 16 little-endian bytes of `value` as decimal128 (BID). Raises ValueError when it does
+    not fit (more than 34 significant digits, or an exponent out of range)."""
+    sign, digits, exponent = value.as_tuple()
+    high_sign = 1 << 63 if sign else 0
+    if exponent == "n" or exponent == "N":
+        return (0).to_bytes(8, "little") + (high_sign | 0x7C00 << 48).to_bytes(8, "little")
+    if exponent == "F":
+        return (0).to_bytes(8, "little") + (high_sign | 0x7800 << 48).to_bytes(8, "little")
+    coefficient = int("".join(map(str, digits)) or "0")
+    # Drop trailing zeros while the coefficient is too large or the exponent too small.
+    while coefficient > _BID_MAX_COEFFICIENT and coefficient % 10 == 0:
+        coefficient //= 10
+        exponent += 1
+    while exponent + _BID_BIAS < 0 and coefficient % 10 == 0 and coefficient:
+        coefficient //= 10
+        exponent += 1
+    if coefficient == 0:
+        exponent = max(min(exponent, 6111), -6176)
+    biased = exponent + _BID_BIAS
+    if coefficient > _BID_MAX_COEFFICIENT or not 0 <= biased <= 12287:
+        raise ValueError(f"{value} does not fit a decimal128 (34 digits, exponent -6176..6111)")
+    high = high_sign | (biased << 49) | (coefficient >> 64)
+    low = coefficient & ((1 << 64) - 1)
+    return low.to_bytes(8, "little") + high.to_bytes(8, "little")
+
+
+def bid_to_decimal(data: bytes) -> decimal.Decimal:
+    """The Decimal a decimal128 (BID, little-endian) holds."""
+    low = int.from_bytes(data[:8], "little")
+    high = int.from_bytes(data[8:16], "little")
+    sign = (high >> 63) & 1
+    if (high >> 58) & 0x1F == 0x1F:
+        return decimal.Decimal("-NaN" if sign else "NaN")
+    if (high >> 58) & 0x1F == 0x1E:
+        return decimal.Decimal("-Infinity" if sign else "Infinity")
+    if (high >> 61) & 0x3 == 0x3:
+        # The second form: an implicit 100 prefix makes the coefficient exceed 34 digits, which
+        # IEEE defines as non-canonical, read as zero.
+        exponent = ((high >> 47) & 0x3FFF) - _BID_BIAS
+        coefficient = 0
+    else:
+        exponent = ((high >> 49) & 0x3FFF) - _BID_BIAS
+        coefficient = ((high & ((1 << 49) - 1)) << 64) | low
+        if coefficient > _BID_MAX_COEFFICIENT:
+            coefficient = 0
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return decimal.Decimal((sign, tuple(int(d) for d in str(coefficient)), exponent))
+
+
+ValueLike = Union[None, bool, int, float, str, bytes, _dt.datetime, decimal.Decimal, uuid.UUID, ObjectId]
+
+
+def write_value(ffi: Any, out: Any, value: Any, keep: list) -> None:
+    """Fills the cove_value_t `out` from a Python value. Byte buffers the C side reads are
+    appended to `keep`, which the caller holds until the call returns."""
+    if value is None:
+        out.type = TYPE_NULL
+    elif isinstance(value, bool):
+        out.type = TYPE_BOOL
+        out.u.boolean = value
+    elif isinstance(value, int):
+        if not -(1 << 63) <= value < (1 << 63):
+            raise OverflowError(f"{value} does not fit a 64-bit int")
+        out.type = TYPE_INT
+        out.u.integer = value
+    elif isinstance(value, float):
+        out.type = TYPE_DOUBLE
+        out.u.dnum = value
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        buffer = ffi.from_buffer(data)
+        keep.append((data, buffer))
+        out.type = TYPE_STRING
+        out.u.string.data = buffer
+        out.u.string.size = len(data)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        buffer = ffi.from_buffer(data)
+        keep.append((data, buffer))
+        out.type = TYPE_BINARY
+        out.u.binary.data = buffer
+        out.u.binary.size = len(data)
+    elif isinstance(value, _dt.datetime):
+        seconds, nanos = Timestamp.parts(value)
+        out.type = TYPE_TIMESTAMP
+        out.u.timestamp.seconds = seconds
+        out.u.timestamp.nanoseconds = nanos
+    elif isinstance(value, decimal.Decimal):
+        out.type = TYPE_DECIMAL128
+        ffi.memmove(out.u.decimal128, decimal_to_bid(value), 16)
+    elif isinstance(value, uuid.UUID):
+        out.type = TYPE_UUID
+        ffi.memmove(out.u.uuid, value.bytes, 16)
+    elif isinstance(value, ObjectId):
+        out.type = TYPE_OBJECT_ID
+        ffi.memmove(out.u.object_id, value.binary, 12)
+    else:
+        link = getattr(value, "_cove_link", None)
+        if link is None:
+            raise TypeError(f"cove cannot store a value of type {type(value).__name__}")
+        class_key, object_key = link()
+        out.type = TYPE_LINK
+        out.u.link.class_key = class_key
+        out.u.link.object_key = object_key
+
+
+def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:
+    """The Python value of a cove_value_t; links go through `resolve_link(class_key, object_key)`."""
+    t = v.type
+    if t == TYPE_NULL:
+        return None
+    if t == TYPE_INT:
+        return int(v.u.integer)
+    if t == TYPE_BOOL:
+        return bool(v.u.boolean)
+    if t == TYPE_FLOAT:
+        return float(v.u.fnum)
+    if t == TYPE_DOUBLE:
+        return float(v.u.dnum)
+    if t == TYPE_STRING:
+        return bytes(ffi.buffer(v.u.string.data, v.u.string.size)).decode("utf-8")
+    if t == TYPE_BINARY:
+        return bytes(ffi.buffer(v.u.binary.data, v.u.binary.size))
+    if t == TYPE_TIMESTAMP:
+        return Timestamp.from_parts(v.u.timestamp.seconds, v.u.timestamp.nanoseconds)
+    if t == TYPE_DECIMAL128:
+        return bid_to_decimal(bytes(ffi.buffer(v.u.decimal128, 16)))
+    if t == TYPE_OBJECT_ID:
+        return ObjectId(bytes(ffi.buffer(v.u.object_id, 12)))
+    if t == TYPE_UUID:
+        return uuid.UUID(bytes=bytes(ffi.buffer(v.u.uuid, 16)))
+    if t == TYPE_LINK:
+        if resolve_link is None:
+            return (int(v.u.link.class_key), int(v.u.link.object_key))
+        return resolve_link(int(v.u.link.class_key), int(v.u.link.object_key))
+    raise ValueError(f"unknown cove value type {t}")

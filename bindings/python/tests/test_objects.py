@@ -1,0 +1,138 @@
+"""Objects through Python: schema at open, every value type, primary keys and upserts, links,
+deletes, and the exception raised for each kind of bad input."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import pathlib
+import uuid
+
+import pytest
+
+import cove
+
+SCHEMA = {
+    "Person": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "dog": "Dog?"}},
+    "Dog": {"properties": {"name": "string", "weight": "double?", "good": "bool", "born": "date?",
+                           "tag": "objectId?", "id": "uuid?", "price": "decimal128?", "photo": "data?",
+                           "ratio": "float", "any": "mixed", "owners": "@links(Person.dog)"}},
+}
+
+
+@pytest.fixture
+def realm(tmp_path: pathlib.Path):
+    with cove.open(tmp_path / "o.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
+        yield r
+
+
+def test_every_type_round_trips(tmp_path: pathlib.Path) -> None:
+    born = cove.Timestamp(2020, 5, 17, 12, 30, 1, 250, tzinfo=dt.timezone.utc, nanosecond=7)
+    tag = cove.ObjectId("0123456789abcdef01234567")
+    ident = uuid.uuid4()
+    path = tmp_path / "types.cove"
+    with cove.open(path, schema=SCHEMA, schema_version=1) as realm:
+        with realm.write():
+            dog = realm.create("Dog", {"name": "Rex ü", "weight": 12.5, "good": True, "born": born, "tag": tag,
+                                       "id": ident, "price": decimal.Decimal("19.99"), "photo": b"\x00\x01\xff",
+                                       "ratio": 2, "any": "mixed!"})
+            realm.create("Person", {"name": "Ann", "dog": dog})
+    with cove.open(path) as realm:  # no schema: the file's own
+        assert set(realm.schema) == {"Person", "Dog"}
+        dog = realm.find("Person", "Ann").dog
+        assert dog.name == "Rex ü"
+        assert dog.weight == 12.5
+        assert dog.good is True
+        assert dog.born == born and dog.born.nanosecond == 7 and isinstance(dog.born, cove.Timestamp)
+        assert dog.tag == tag
+        assert dog.id == ident
+        assert dog.price == decimal.Decimal("19.99")
+        assert dog.photo == b"\x00\x01\xff"
+        assert dog.ratio == 2.0
+        assert dog.any == "mixed!"
+        assert dog["name"] == "Rex ü"
+        assert "Dog" in repr(dog)
+
+
+def test_defaults_nulls_and_type_errors(realm: cove.Realm) -> None:
+    with realm.write():
+        dog = realm.create("Dog")
+        assert dog.name == "" and dog.weight is None and dog.any is None and dog.good is False
+        dog.weight = None
+        with pytest.raises(cove.WrongTypeError, match="property 'good' of class 'Dog' is bool, got string"):
+            dog.good = "yes"
+        with pytest.raises(cove.WrongTypeError, match="cannot be null"):
+            dog.name = None
+        with pytest.raises(cove.NotFoundError, match="class 'Dog' has no property 'color'"):
+            dog.color = "brown"
+        with pytest.raises(cove.NotFoundError, match="class 'Dog' has no property 'color'"):
+            dog.color
+        with pytest.raises(cove.NotFoundError, match="no class 'Cat'"):
+            realm.create("Cat")
+        with pytest.raises(TypeError, match="cannot store a value of type"):
+            dog.any = object()
+        with pytest.raises(OverflowError):
+            dog.any = 1 << 70
+        with pytest.raises(ValueError, match="naive datetime"):
+            dog.born = dt.datetime(2020, 1, 1)
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        dog.name = "Max"
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        realm.create("Dog")
+
+
+def test_primary_keys_and_upsert(realm: cove.Realm) -> None:
+    with realm.write():
+        ann = realm.create("Person", {"name": "Ann", "age": 30})
+        with pytest.raises(cove.DuplicateKeyError):
+            realm.create("Person", {"name": "Ann"})
+        with pytest.raises(cove.InvalidArgumentError, match="primary key 'name'"):
+            realm.create("Person", {"age": 1})
+        with pytest.raises(cove.WrongTypeError, match="is string, got int"):
+            realm.create("Person", {"name": 5})
+        same = realm.create("Person", {"name": "Ann", "age": 31}, update=True)
+        assert same == ann and ann.age == 31
+    assert realm.find("Person", "Ann") == ann
+    assert realm.find("Person", "Bob") is None
+    with pytest.raises(cove.InvalidArgumentError, match="has no primary key"):
+        realm.find("Dog", 1)
+
+
+def test_links_and_delete(realm: cove.Realm) -> None:
+    with realm.write():
+        rex = realm.create("Dog", {"name": "Rex"})
+        ann = realm.create("Person", {"name": "Ann", "dog": rex})
+        assert ann.dog == rex and ann.dog.name == "Rex"
+        with pytest.raises(cove.WrongTypeError, match="links to Dog, got an object of Person"):
+            ann.dog = ann
+        realm.delete(rex)
+        assert not rex.is_valid
+        assert ann.dog is None
+        with pytest.raises(cove.InvalidatedError, match="was deleted"):
+            rex.name
+    assert ann.to_dict() == {"name": "Ann", "age": 0, "dog": None}
+
+
+def test_schema_changes(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.cove"
+    with cove.open(path, schema={"A": {"properties": {"x": "int"}}}, schema_version=1) as realm:
+        with realm.write():
+            realm.create("A", {"x": 7})
+    with pytest.raises(cove.SchemaError, match="not higher"):
+        cove.open(path, schema={"A": {"properties": {"x": "int", "y": "string?"}}}, schema_version=1)
+    with cove.open(path, schema={"A": {"properties": {"x": "int", "y": "string?"}}}, schema_version=2) as realm:
+        assert realm.schema["A"]["properties"]["y"] == "string?"
+    with pytest.raises(cove.MigrationRequiredError):
+        cove.open(path, schema={"A": {"properties": {"x": "string", "y": "string?"}}}, schema_version=3)
+    with pytest.raises(cove.SchemaError, match="'B'"):
+        cove.open(None, schema={"A": {"properties": {"b": "B"}}}, schema_version=1)
+    with pytest.raises(cove.SchemaError, match="line 1"):
+        cove.open(None, schema='{"A": ', schema_version=1)
+
+
+def test_values_module() -> None:
+    with pytest.raises(ValueError, match="24 hex digits"):
+        cove.ObjectId("xyz")
+    t = cove.Timestamp.from_parts(-1, -500)
+    assert cove.Timestamp.parts(t) == (-1, -500)
+    a, b = cove.ObjectId(), cove.ObjectId()
+    assert a != b and len(str(a)) == 24
