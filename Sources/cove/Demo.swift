@@ -33,34 +33,53 @@ struct Demo: ParsableCommand {
             }
         }
 
-        let writer = try Realm(configuration: .init(path: file))
-        let reader = try Realm(configuration: .init(path: file))
+        let schema = try Schema(jsonText: """
+            {"Person": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "dog": "Dog?"}},
+             "Dog": {"properties": {"name": "string", "age": "int", "owners": "@links(Person.dog)"}}}
+            """)
+        let configuration = Realm.Configuration(path: file, schema: schema, schemaVersion: 1)
+        let writer = try Realm(configuration: configuration)
+        let reader = try Realm(configuration: configuration)
         defer {
             writer.close()
             reader.close()
         }
-        print("1. Two handles open the same file; both see version \(try writer.version).")
+        print("1. Two handles open the same file with a schema (Person, Dog); both see version \(try writer.version).")
 
-        let before = try reader.version
         let frozen = try reader.freeze()
-        for _ in 0..<3 {
-            try writer.write {}
+        try writer.write {
+            let rex = try writer.dynamicCreate("Dog", values: [("name", .string("Rex")), ("age", .int(3))])
+            try writer.dynamicCreate("Person", primaryKey: .string("Ann"), values: [("age", .int(31)), ("dog", .link(rex.link))])
+            try writer.dynamicCreate("Person", primaryKey: .string("Bob"), values: [("age", .int(28)), ("dog", .link(rex.link))])
         }
-        print("2. The writer commits three durable transactions: it is at version \(try writer.version).")
-        print("   The reader still sees its snapshot, version \(try reader.version) (MVCC isolation).")
+        print("2. The writer commits Rex and his owners Ann and Bob in one durable transaction: version \(try writer.version).")
+        print("   The reader still sees its snapshot: \(try reader.objectCount("Person")) people (MVCC isolation).")
 
         let advanced = try reader.refresh()
-        print("3. reader.refresh() advanced: \(advanced); it now sees version \(try reader.version).")
-        print("   A frozen snapshot taken earlier stays at version \(try frozen.version) (was \(before)).")
-        print("   Versions pinned in the file now: \(try writer.activeVersionCount()).")
+        print("3. reader.refresh() advanced: \(advanced); it now sees:")
+        for person in try reader.dynamicObjects("Person") {
+            let dog = try person.linkedObject("dog")
+            print("   \(try person["name"]) (\(try person["age"])) owns \(try dog?["name"] ?? .null)")
+        }
+        if let rex = try reader.dynamicObjects("Dog").first {
+            let owners = try rex.linkingObjects("owners").map { try $0["name"].description }
+            print("   Rex's owners, through backlinks: \(owners.joined(separator: ", "))")
+        }
+        print("   A frozen snapshot taken earlier still has \(try frozen.objectCount("Person")) people at version \(try frozen.version).")
         frozen.close()
-        print("   After the frozen snapshot closes: \(try writer.activeVersionCount()).")
 
-        print("4. verify() checks every page's checksum and that live and free pages partition the file:")
+        try writer.write {
+            if let rex = try writer.dynamicObjects("Dog").first { try writer.delete(rex) }
+        }
+        _ = try reader.refresh()
+        let ann = try reader.dynamicObject(ofType: "Person", forPrimaryKey: .string("Ann"))
+        print("4. Deleting Rex nullifies the links to him: Ann's dog is now \(try ann?["dog"] ?? .null).")
+
+        print("5. verify() checks every page's checksum, the trees, and that live and free pages partition the file:")
         for line in try writer.verify().split(separator: "\n") {
             print("   \(line)")
         }
-        print("\nObjects, queries and live results build on this storage engine.")
+        print("\nQueries and live results build on these objects.")
     }
 
     private func makeTemporaryFolder() -> String {
