@@ -251,12 +251,7 @@ public final class Realm {
     func objectStore() throws(CoveError) -> ObjectStore {
         try checkOpen()
         if let s = objects { return s }
-        let pages: TransactionPages
-        if let w = writeTransaction {
-            pages = TransactionPages(.write(w))
-        } else {
-            pages = TransactionPages(.read(try pinnedSnapshot()))
-        }
+        let pages = try currentPages()
         if let bytes = try ObjectStore.readSchemaRecord(pages), bytes != schemaRecordBytes {
             schema = try SchemaRecord.decode(bytes).schema
             schemaRecordBytes = bytes
@@ -323,14 +318,14 @@ public final class Realm {
         return record.schema == wanted && configuration.schemaVersion == record.version
     }
 
+    /// The pages of the current transaction: the write in progress, or the pinned snapshot.
+    private func currentPages() throws(CoveError) -> TransactionPages {
+        if let w = writeTransaction { return TransactionPages(.write(w)) }
+        return TransactionPages(.read(try pinnedSnapshot()))
+    }
+
     private func currentSchemaRecord() throws(CoveError) -> SchemaRecord? {
-        let pages: TransactionPages
-        if let w = writeTransaction {
-            pages = TransactionPages(.write(w))
-        } else {
-            pages = TransactionPages(.read(try pinnedSnapshot()))
-        }
-        guard let bytes = try ObjectStore.readSchemaRecord(pages) else { return nil }
+        guard let bytes = try ObjectStore.readSchemaRecord(try currentPages()) else { return nil }
         let record = try SchemaRecord.decode(bytes)
         schemaRecordBytes = bytes
         return record
