@@ -233,13 +233,7 @@ extension BTree {
         let start: BTreeKey? = key.map { .u64($0) }
         try scan(from: start, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
             let k = try leaf.u64Key(i)
-            switch try leaf.value(i) {
-            case .inline(let value):
-                return try body(k, value)
-            case .overflow(let ref, let length):
-                try readOverflow(ref, length: length, into: &spill)
-                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
-            }
+            return try withValue(of: leaf, i, spill: &spill) { value throws(StorageError) in try body(k, value) }
         }
     }
 
@@ -257,13 +251,7 @@ extension BTree {
         let start: BTreeKey? = key.map { .bytes($0) }
         try scan(from: start, reverse: reverse) { leaf, i throws(StorageError) -> Bool in
             let k = try leaf.bytesKey(i)
-            switch try leaf.value(i) {
-            case .inline(let value):
-                return try body(k, value)
-            case .overflow(let ref, let length):
-                try readOverflow(ref, length: length, into: &spill)
-                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
-            }
+            return try withValue(of: leaf, i, spill: &spill) { value throws(StorageError) in try body(k, value) }
         }
     }
 
@@ -278,13 +266,7 @@ extension BTree {
         var spill: [UInt8] = []
         try scan(try cursor(atPosition: position, reverse: reverse)) { leaf, i throws(StorageError) -> Bool in
             let k = try leaf.rawKey(i)
-            switch try leaf.value(i) {
-            case .inline(let value):
-                return try body(k, value)
-            case .overflow(let ref, let length):
-                try readOverflow(ref, length: length, into: &spill)
-                return try withBytes(spill) { value throws(StorageError) in try body(k, value) }
-            }
+            return try withValue(of: leaf, i, spill: &spill) { value throws(StorageError) in try body(k, value) }
         }
     }
 

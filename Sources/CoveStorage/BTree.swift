@@ -437,13 +437,21 @@ extension BTree {
     /// its overflow pages otherwise.
     @inlinable
     func withValue<R>(of leaf: BTreeNode, _ i: Int, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        var buffer: [UInt8] = []
+        return try withValue(of: leaf, i, spill: &buffer, body)
+    }
+
+    /// `withValue(of:_:_:)` assembling an overflow value into `spill`, a buffer a scan reuses
+    /// from entry to entry.
+    @inlinable
+    func withValue<R>(of leaf: BTreeNode, _ i: Int, spill: inout [UInt8],
+                      _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
         switch try leaf.value(i) {
         case .inline(let bytes):
             return try body(bytes)
         case .overflow(let ref, let length):
-            var buffer: [UInt8] = []
-            try readOverflow(ref, length: length, into: &buffer)
-            return try withBytes(buffer, body)
+            try readOverflow(ref, length: length, into: &spill)
+            return try withBytes(spill, body)
         }
     }
 

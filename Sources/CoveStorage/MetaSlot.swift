@@ -202,6 +202,13 @@ enum WrittenPageList {
     /// decoding the entries.
     static func forEachContinuation(meta: MetaSlot, page: (PageNumber) throws(StorageError) -> UnsafeRawPointer,
                                     _ body: (PageNumber) throws(StorageError) -> Void) throws(StorageError) {
+        try walkContinuations(meta: meta, page: page) { pgno, _ throws(StorageError) in try body(pgno) }
+    }
+
+    /// The chain of continuation pages: each checked (in range, no cycle, its CRC32C the one
+    /// recorded by whoever points at it, its version the meta's) before `body` sees its bytes.
+    private static func walkContinuations(meta: MetaSlot, page: (PageNumber) throws(StorageError) -> UnsafeRawPointer,
+                                          _ body: (PageNumber, UnsafeRawPointer) throws(StorageError) -> Void) throws(StorageError) {
         var next = meta.listHead
         var expected = meta.listHeadChecksum
         var hops: UInt64 = 0
@@ -212,7 +219,7 @@ enum WrittenPageList {
             }
             let p = try page(next)
             try checkContinuation(p, next, expected: expected, meta: meta)
-            try body(next)
+            try body(next, p)
             next = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: nextOffset, as: UInt64.self))
             expected = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: nextChecksumOffset, as: UInt32.self))
         }
@@ -240,23 +247,12 @@ enum WrittenPageList {
             seen += 1
             try body(pgno, crc)
         }
-        var next = meta.listHead
-        var expected = meta.listHeadChecksum
-        var hops: UInt64 = 0
-        while next != 0 {
-            hops += 1
-            guard next >= 2, next < meta.pageCount, hops <= meta.pageCount else {
-                throw .corrupt("the written-page list of version \(meta.version) names page \(next), outside the file")
-            }
-            let p = try page(next)
-            try checkContinuation(p, next, expected: expected, meta: meta)
+        try walkContinuations(meta: meta, page: page) { _, p throws(StorageError) in
             let used = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: usedOffset, as: UInt32.self)))
             last = try readEntries(p + entriesOffset, length: used, previous: last) { (pgno, crc) throws(StorageError) in
                 seen += 1
                 try body(pgno, crc)
             }
-            next = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: nextOffset, as: UInt64.self))
-            expected = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: nextChecksumOffset, as: UInt32.self))
         }
         guard seen == meta.listEntries else {
             throw .corrupt("the written-page list of version \(meta.version) has \(seen) entries, not \(meta.listEntries)")
