@@ -163,10 +163,7 @@ final class ObjectStore {
         if property.isBacklinks {
             throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is backlinks, not a single value")
         }
-        let c = try column(property, in: t)
-        guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
-        let cell: CellValue
-        do { cell = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
+        let cell = try storedCell(t, objectKey, column: try column(property, in: t))
         var target: UInt32 = 0
         if let name = property.type.objectClassName {
             target = try classKey(of: try objectSchema(name))
@@ -263,8 +260,8 @@ final class ObjectStore {
             throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is a \(property.collection.rawValue)")
         }
         let t = try table(cls)
-        guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
         let c = try column(property, in: t)
+        let old = try storedCell(t, objectKey, column: c)
         var cellValue = value
         if property.isPrimaryKey {
             cellValue = try checkPrimaryKey(value, property, cls)
@@ -273,8 +270,6 @@ final class ObjectStore {
         if let targetName = property.type.objectClassName {
             try checkLinkTarget(value, targetName, property, cls)
         }
-        let old: CellValue
-        do { old = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
         if property.isPrimaryKey && old != cell {
             if let other = try find(cls, primaryKey: cellValue), other != objectKey {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(value)")
@@ -297,9 +292,7 @@ final class ObjectStore {
         guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
         // Its own links: leave the backlink trees of their targets.
         for p in cls.properties where p.isLink && p.collection == .none {
-            let c = try column(p, in: t)
-            let old: CellValue
-            do { old = try t.tree.get(UInt64(objectKey), column: c) } catch { throw CoveError(error) }
+            let old = try storedCell(t, objectKey, column: try column(p, in: t))
             try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
         }
         // Links to it from every class: nullify.
@@ -325,7 +318,7 @@ final class ObjectStore {
         case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
         case (_, .null) where p.isOptional: return value
         default:
-            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.expectedDescription), got \(value.typedDescription)")
+            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
         }
     }
 
@@ -366,6 +359,20 @@ final class ObjectStore {
             if case .link(let target) = new {
                 try t.put(CatalogKey.bigEndian(target, bytes: 8) + sourceBytes, [UInt8]())
             }
+        }
+    }
+
+    /// The stored value of one column of an object, in one lookup; `.invalidated` when the
+    /// object is gone (the column comes from the table itself, so a missing key is the only
+    /// `.invalidArgument` the table can answer).
+    private func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
+        guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
+        do {
+            return try t.tree.get(UInt64(objectKey), column: column)
+        } catch .invalidArgument {
+            throw invalidated(t.cls, objectKey)
+        } catch {
+            throw CoveError(error)
         }
     }
 

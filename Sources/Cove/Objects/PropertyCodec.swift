@@ -27,9 +27,6 @@ extension Property {
         }
         return ColumnSpec(kind, nullable: isOptional || type == .mixed || isLink)
     }
-
-    /// What the property expects, for messages: "int", "string?", "Dog".
-    var expectedDescription: String { typeNotation }
 }
 
 enum PropertyCodec {
@@ -37,13 +34,11 @@ enum PropertyCodec {
     /// properties and doubles for float ones; links are checked by the caller (existence and class).
     static func cell(_ value: Value, for property: Property, of cls: ObjectSchema) throws(CoveError) -> CellValue {
         func mismatch() -> CoveError {
-            CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.expectedDescription), got \(value.typedDescription)")
+            CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.typeNotation), got \(value.typedDescription)")
         }
         if case .null = value {
             if property.isOptional || property.type == .mixed || property.isLink { return .null }
-            return try { () throws(CoveError) -> CellValue in
-                throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.expectedDescription) and cannot be null")
-            }()
+            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.typeNotation) and cannot be null")
         }
         switch (property.type, value) {
         case (.bool, .bool(let b)): return .bool(b)
