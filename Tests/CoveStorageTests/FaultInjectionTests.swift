@@ -44,17 +44,7 @@ final class FileBox: Sendable {
     func add(_ f: FaultInjectingFile) { files.withLock { $0.append(f) } }
 }
 
-final class FaultInjectionTests: XCTestCase {
-    var dir: TemporaryDirectory!
-
-    override func setUp() {
-        dir = TemporaryDirectory()
-    }
-
-    override func tearDown() {
-        dir.remove()
-    }
-
+final class FaultInjectionTests: StorageTestCase {
     private func removeFile(_ path: String) {
         unlink(path)
         unlink(path + ".lock")

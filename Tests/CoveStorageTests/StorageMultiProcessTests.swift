@@ -6,17 +6,7 @@ import XCTest
 import Glibc
 @testable import CoveStorage
 
-final class StorageMultiProcessTests: XCTestCase {
-    var dir: TemporaryDirectory!
-
-    override func setUp() {
-        dir = TemporaryDirectory()
-    }
-
-    override func tearDown() {
-        dir.remove()
-    }
-
+final class StorageMultiProcessTests: StorageTestCase {
     // MARK: Children
 
     /// The entry point of child processes; returns at once in a normal test run.

@@ -6,6 +6,19 @@ import Glibc
 @testable import CoveStorage
 
 /// A fresh directory under the system's temporary directory, removed by `remove()`.
+/// A test case with its own temporary directory, removed afterwards.
+class StorageTestCase: XCTestCase {
+    var dir: TemporaryDirectory!
+
+    override func setUp() {
+        dir = TemporaryDirectory()
+    }
+
+    override func tearDown() {
+        dir.remove()
+    }
+}
+
 struct TemporaryDirectory {
     let path: String
 

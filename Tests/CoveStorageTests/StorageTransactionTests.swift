@@ -6,17 +6,7 @@ import Glibc
 import Synchronization
 @testable import CoveStorage
 
-final class StorageTransactionTests: XCTestCase {
-    var dir: TemporaryDirectory!
-
-    override func setUp() {
-        dir = TemporaryDirectory()
-    }
-
-    override func tearDown() {
-        dir.remove()
-    }
-
+final class StorageTransactionTests: StorageTestCase {
     func testSnapshotsAreIsolatedFromLaterCommits() throws {
         let s = try Storage.open(path: dir.file("db"), options: TestTables.options())
         defer { s.close() }

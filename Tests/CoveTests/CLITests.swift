@@ -6,7 +6,7 @@ import Cove
 import Glibc
 #endif
 
-final class CLITests: XCTestCase {
+final class CLITests: CoveTestCase {
     /// The `cove` executable built beside this test bundle.
     private static let tool: String = {
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -20,16 +20,10 @@ final class CLITests: XCTestCase {
         return dir + "/cove"
     }()
 
-    private var folder = ""
-
     override func setUpWithError() throws {
+        try super.setUpWithError()
         // `swift build --build-tests` builds the tool beside the tests; its absence is a failure.
         _ = try XCTUnwrap(access(Self.tool, X_OK) == 0 ? Self.tool : nil, "no cove tool at \(Self.tool)")
-        folder = try makeTemporaryFolder("cove-cli")
-    }
-
-    override func tearDownWithError() throws {
-        if !folder.isEmpty { _ = system("rm -rf '\(folder)'") }
     }
 
     func testCheckGoodFile() throws {

@@ -6,33 +6,9 @@ import Cove
 import Glibc
 #endif
 
-final class RealmTests: XCTestCase {
-    private var folder = ""
-
-    override func setUpWithError() throws {
-        folder = try makeTemporaryFolder("cove-tests")
-    }
-
-    override func tearDownWithError() throws {
-        _ = system("rm -rf '\(folder)'")
-    }
-
+final class RealmTests: CoveTestCase {
     private func config(_ name: String, durability: Realm.Durability = .noSync) -> Realm.Configuration {
         Realm.Configuration(path: "\(folder)/\(name)", durability: durability)
-    }
-
-    private func assertThrows(_ code: CoveError.Code, containing text: String,
-                              file: StaticString = #filePath, line: UInt = #line,
-                              _ body: () throws -> Void) {
-        do {
-            try body()
-            XCTFail("expected \(code)", file: file, line: line)
-        } catch let error as CoveError {
-            XCTAssertEqual(error.code, code, error.message, file: file, line: line)
-            XCTAssertTrue(error.message.contains(text), "message: \(error.message)", file: file, line: line)
-        } catch {
-            XCTFail("unexpected \(error)", file: file, line: line)
-        }
     }
 
     func testCreateAndReopen() throws {
@@ -148,37 +124,4 @@ final class RealmTests: XCTestCase {
         XCTAssertEqual(CoveError.Code.invalidArgument.statusName, "COVE_ERR_INVALID_ARGUMENT")
         XCTAssertEqual(CoveError.Code.internal.statusName, "COVE_ERR_INTERNAL")
     }
-}
-
-/// Plain file access for the tests, without Foundation.
-enum FileHelper {
-    static func write(_ path: String, _ text: String) -> Bool {
-        guard let f = fopen(path, "w") else { return false }
-        defer { fclose(f) }
-        return fputs(text, f) >= 0
-    }
-
-    static func read(_ path: String) -> String? {
-        guard let f = fopen(path, "r") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, f)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// A new empty folder under $TMPDIR (or /tmp) for one test.
-func makeTemporaryFolder(_ prefix: String) throws -> String {
-    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-    var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
-        guard let p = mkdtemp(buffer.baseAddress!) else { return nil }
-        return String(cString: p)
-    }
-    return try XCTUnwrap(made, "mkdtemp failed under \(base)")
 }

@@ -6,11 +6,7 @@ from typing import Any
 from ._cove_ffi import ffi, lib  # type: ignore[import-not-found]
 from ._errors import error_for
 
-__all__ = ["ffi", "lib", "check", "status_name"]
-
-
-def status_name(status: int) -> str:
-    return str(ffi.string(lib.cove_status_name(status)).decode())
+__all__ = ["ffi", "lib", "check", "release_handle"]
 
 
 def check(status: int) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict
 
 from ._lib import check, ffi, lib, release_handle
 from ._values import read_value, write_value
@@ -105,7 +105,3 @@ class Object:
             return f"<cove.Object {self._class_name} (deleted)>"
         return f"<cove.Object {self._class_name} {self._cove_link()[1]}>"
 
-
-def wrap_object(realm: "Realm", handle: Any, class_name: str, classes: Optional[Dict[str, type]] = None) -> Object:
-    cls = (classes or {}).get(class_name, Object)
-    return cls._wrap(realm, handle, class_name)

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
 from ._errors import InvalidArgumentError, NotFoundError
 from ._lib import check, ffi, lib, release_handle
-from ._object import Object, wrap_object
+from ._object import Object
 from ._values import write_value
 
 _DURABILITY = {"full": 0, "no_sync": 1, "mem_only": 2}
@@ -186,7 +186,7 @@ class Realm:
         check(lib.cove_object_from_link(self._h(), value, out))
         if out[0] == ffi.NULL:
             return None
-        return wrap_object(self, out[0], self._class_name_for_key(class_key))
+        return Object._wrap(self, out[0], self._class_name_for_key(class_key))
 
     # -- objects -------------------------------------------------------------------------------
 
@@ -211,7 +211,7 @@ class Realm:
             if update:
                 raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
             check(lib.cove_object_create(self._h(), class_name.encode(), out))
-        obj = wrap_object(self, out[0], class_name)
+        obj = Object._wrap(self, out[0], class_name)
         for name, value in values.items():
             obj._set(name, value)
         return obj
@@ -225,7 +225,7 @@ class Realm:
         check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
         if out[0] == ffi.NULL:
             return None
-        return wrap_object(self, out[0], class_name)
+        return Object._wrap(self, out[0], class_name)
 
     def delete(self, obj: Object) -> None:
         """Deletes an object inside a write; links to it become None."""

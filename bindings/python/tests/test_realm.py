@@ -98,6 +98,22 @@ def test_freeze(tmp_path: pathlib.Path) -> None:
         realm.cancel_write()
 
 
+def test_invalidate_releases_the_pinned_version(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "inv.cove"
+    with cove.open(path, durability="no_sync") as a, cove.open(path, durability="no_sync") as b:
+        v = a.version
+        with b.write():
+            pass
+        assert b.active_versions == 2  # a still pins v
+        a.invalidate()
+        assert b.active_versions == 1
+        assert a.version == v + 1  # the next read pins the newest
+        a.begin_write()
+        with pytest.raises(cove.TransactionError):
+            a.invalidate()
+        a.cancel_write()
+
+
 def test_read_only(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "ro.cove"
     cove.open(path).close()
