@@ -54,6 +54,21 @@ public struct BTree<Store: PageStore> {
         self.keyKind = keyKind
     }
 
+    /// Opens the tree rooted at `root` with the key kind its root page records, for a reader
+    /// that holds a root without knowing what keys the tree has (verify's page walks).
+    /// - Throws: `.corrupt` when the root page is not a B+tree page.
+    public init(store: Store, root: TreeRoot) throws(StorageError) {
+        var kind = BTreeKeyKind.u64
+        if !root.page.isNone {
+            let base = try store.page(root.page.pgno)
+            guard let stored = BTreeKeyKind(rawValue: base.load(fromByteOffset: BTreeLayout.keyKindOffset, as: UInt8.self)) else {
+                throw BTreeNode.malformedHeader(base, pgno: root.page.pgno, kind: .u64)
+            }
+            kind = stored
+        }
+        self.init(store: store, root: root, keyKind: kind)
+    }
+
     /// The number of entries.
     /// - Complexity: O(1)
     @inlinable

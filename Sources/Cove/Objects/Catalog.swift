@@ -97,7 +97,8 @@ struct TableEntry: Equatable {
 }
 
 /// Walks the pages of every catalog entry for `Storage.verify()`: tables (their clusters and
-/// overflow chains), primary-key indexes and backlink trees.
+/// overflow chains, the trees of their lists, sets and maps), primary-key indexes and backlink
+/// trees.
 let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
     guard let tag = key.first else { return }
     switch tag {
@@ -105,6 +106,20 @@ let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(S
         let entry = try TableEntry.decode(value)
         let tree = ClusterTree(store: snapshot, root: entry.root, columns: entry.columns.map(\.spec))
         try tree.forEachPage(page)
+        // The lists, sets and maps of its objects: each a tree of its own, checked whole.
+        let collectionColumns = entry.columns.indices.filter { entry.columns[$0].spec.kind == .collection }
+        if collectionColumns.isEmpty { return }
+        try tree.forEachCluster { view throws(StorageError) in
+            for i in 0..<view.count {
+                for c in collectionColumns {
+                    guard case .root(let root) = try view.value(c, i), !root.page.isNone else { continue }
+                    let collection = try BTree(store: snapshot, root: root)
+                    try collection.verify()
+                    try collection.forEachPage(page)
+                }
+            }
+            return true
+        }
     case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag:
         guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
             throw .corrupt("catalog: an index entry of \(value.count) bytes")

@@ -93,7 +93,7 @@ final class ObjectStore {
         }
     }
 
-    private func column(_ property: Property, in table: Table) throws(CoveError) -> Int {
+    func column(_ property: Property, in table: Table) throws(CoveError) -> Int {
         guard let key = property.key, let c = table.columnOfProperty[key] else {
             throw CoveError(.internal, "property '\(property.name)' of class '\(table.cls.className)' has no column")
         }
@@ -102,7 +102,7 @@ final class ObjectStore {
 
     // MARK: Catalog trees (indexes, backlinks)
 
-    private func tree(_ key: [UInt8]) throws(CoveError) -> BTree<TransactionPages> {
+    func tree(_ key: [UInt8]) throws(CoveError) -> BTree<TransactionPages> {
         if let t = trees[key] { return t }
         let root: TreeRoot
         do {
@@ -119,7 +119,7 @@ final class ObjectStore {
         return t
     }
 
-    private func editTree(_ key: [UInt8], _ body: (inout BTree<TransactionPages>) throws(StorageError) -> Void) throws(CoveError) {
+    func editTree(_ key: [UInt8], _ body: (inout BTree<TransactionPages>) throws(StorageError) -> Void) throws(CoveError) {
         var t = try tree(key)
         do {
             try body(&t)
@@ -207,7 +207,7 @@ final class ObjectStore {
 
     // MARK: Writes
 
-    private func requireWrite() throws(CoveError) {
+    func requireWrite() throws(CoveError) {
         if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
     }
 
@@ -231,10 +231,20 @@ final class ObjectStore {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
         }
+        let objectKey = try insertRow(cls, primaryKey: normalizedPK)
+        if let v = normalizedPK {
+            try indexPrimaryKey(cls, v, objectKey)
+        }
+        return objectKey
+    }
+
+    /// Adds a row of defaults (and the primary key given) to `cls`'s table under the next
+    /// object key; embedded objects are made this way by their parent.
+    func insertRow(_ cls: ObjectSchema, primaryKey: Value?) throws(CoveError) -> Int64 {
         let t = try table(cls)
         let key = t.entry.nextObjectKey
         var row = t.entry.columns.map(\.spec.defaultValue)
-        if let p = pkProperty, let v = normalizedPK {
+        if let p = cls.primaryKeyProperty, let v = primaryKey {
             row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
         }
         do {
@@ -244,11 +254,7 @@ final class ObjectStore {
         }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
-        let objectKey = Int64(bitPattern: key)
-        if let v = normalizedPK {
-            try indexPrimaryKey(cls, v, objectKey)
-        }
-        return objectKey
+        return Int64(bitPattern: key)
     }
 
     func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
@@ -268,6 +274,13 @@ final class ObjectStore {
         }
         let cell = try PropertyCodec.cell(cellValue, for: property, of: cls)
         if let targetName = property.type.objectClassName {
+            if try objectSchema(targetName).isEmbedded {
+                guard case .null = value else {
+                    throw CoveError(.invalidArgument, "property '\(property.name)' of class '\(cls.className)' holds an embedded \(targetName): create it in place (createEmbedded), not by linking an existing object")
+                }
+                try replaceEmbeddedChild(cls, objectKey, property, with: nil)
+                return
+            }
             try checkLinkTarget(value, targetName, property, cls)
         }
         if property.isPrimaryKey && old != cell {
@@ -285,21 +298,36 @@ final class ObjectStore {
         t.dirty = true
     }
 
-    /// Deletes an object: removes it from its table and indexes, and sets links to it to null.
+    /// Deletes an object: removes it from its table, its indexes and every collection that
+    /// holds it, sets single links and map values that point at it to null, frees its
+    /// collections, and deletes the embedded objects it owns.
     func delete(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
         try requireWrite()
         let t = try table(cls)
         guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
-        // Its own links: leave the backlink trees of their targets.
-        for p in cls.properties where p.isLink && p.collection == .none {
-            let old = try storedCell(t, objectKey, column: try column(p, in: t))
-            try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
+        // What it holds: its collections (emptied and freed, embedded elements deleted) and its
+        // single links (leaving the backlink trees of their targets; embedded targets deleted).
+        for p in cls.properties where !p.isBacklinks {
+            if p.collection != .none {
+                try dropCollection(cls, objectKey, p)
+            } else if p.isLink {
+                let c = try column(p, in: t)
+                let old = try storedCell(t, objectKey, column: c)
+                try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
+                if case .link(let child) = old, let target = p.type.objectClassName, try objectSchema(target).isEmbedded {
+                    try delete(try objectSchema(target), Int64(bitPattern: child))
+                }
+            }
         }
-        // Links to it from every class: nullify.
+        // What points at it, from every class.
+        let link = Value.link(ObjectLink(classKey: try classKey(of: cls), objectKey: objectKey))
         for source in schema.classes {
-            for p in source.properties where p.isLink && p.collection == .none && p.type.objectClassName == cls.className {
+            for p in source.properties where p.isLink && p.type.objectClassName == cls.className {
                 for s in try backlinks(to: objectKey, from: source, via: p) {
-                    try set(source, s, p, .null)
+                    switch p.collection {
+                    case .none: try clearLinkCell(source, s, p)
+                    case .list, .set, .map: try removeFromCollection(source, s, p, link)
+                    }
                 }
             }
         }
@@ -311,9 +339,43 @@ final class ObjectStore {
         t.dirty = true
     }
 
+    /// Sets a single link cell to null without deleting what it pointed at (the target is the
+    /// object being deleted).
+    private func clearLinkCell(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+        let t = try table(cls)
+        let c = try column(p, in: t)
+        let old = try storedCell(t, objectKey, column: c)
+        try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
+        do { try t.tree.set(UInt64(objectKey), column: c, .null) } catch { throw CoveError(error) }
+        t.dirty = true
+    }
+
+    /// Makes a new embedded object the value of single link `p` (or none, for nil), deleting the
+    /// one it replaces. Returns the new object's key.
+    @discardableResult
+    func replaceEmbeddedChild(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, with newChild: ObjectSchema?) throws(CoveError) -> Int64? {
+        let t = try table(cls)
+        let c = try column(p, in: t)
+        let old = try storedCell(t, objectKey, column: c)
+        var cell = CellValue.null
+        var childKey: Int64?
+        if let newChild {
+            let key = try insertRow(newChild, primaryKey: nil)
+            childKey = key
+            cell = .link(UInt64(bitPattern: key))
+        }
+        try updateBacklink(cls, p, source: objectKey, old: old, new: cell)
+        do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
+        t.dirty = true
+        if case .link(let oldChild) = old, let target = p.type.objectClassName {
+            try delete(try objectSchema(target), Int64(bitPattern: oldChild))
+        }
+        return childKey
+    }
+
     // MARK: Index upkeep
 
-    private func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
+    func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
         switch (p.type, value) {
         case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
         case (_, .null) where p.isOptional: return value
@@ -322,7 +384,7 @@ final class ObjectStore {
         }
     }
 
-    private func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
+    func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
         var bytes = [UInt8](repeating: 0, count: 8)
         withUnsafeBytes(of: objectKey.littleEndian) { for i in 0..<8 { bytes[i] = $0[i] } }
         try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
@@ -330,13 +392,13 @@ final class ObjectStore {
         }
     }
 
-    private func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
+    func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
         try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
             try t.remove(value.indexKey())
         }
     }
 
-    private func checkLinkTarget(_ value: Value, _ targetName: String, _ property: Property, _ cls: ObjectSchema) throws(CoveError) {
+    func checkLinkTarget(_ value: Value, _ targetName: String, _ property: Property, _ cls: ObjectSchema) throws(CoveError) {
         guard case .link(let link) = value else { return }
         let target = try objectSchema(targetName)
         guard link.classKey == (try classKey(of: target)) else {
@@ -348,7 +410,7 @@ final class ObjectStore {
         }
     }
 
-    private func updateBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, old: CellValue, new: CellValue) throws(CoveError) {
+    func updateBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, old: CellValue, new: CellValue) throws(CoveError) {
         guard let propertyKey = p.key, old != new else { return }
         let key = CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)
         let sourceBytes = CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
@@ -365,7 +427,7 @@ final class ObjectStore {
     /// The stored value of one column of an object, in one lookup; `.invalidated` when the
     /// object is gone (the column comes from the table itself, so a missing key is the only
     /// `.invalidArgument` the table can answer).
-    private func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
+    func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
         do {
             return try t.tree.get(UInt64(objectKey), column: column)
@@ -376,7 +438,7 @@ final class ObjectStore {
         }
     }
 
-    private func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
+    func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
         CoveError(.invalidated, "the \(cls.className) object \(objectKey) was deleted")
     }
 

@@ -1,0 +1,508 @@
+// Lists, sets and maps: each an object's own B+tree whose root sits in the property's column.
+// A list is keyed by sparse u64 order keys (positions come from the subtree counts), a set by
+// the elements' order-preserving index keys, a map by its keys' UTF-8 bytes; every value is the
+// element's mixed encoding. Links held in collections keep counted backlink entries, so a
+// deleted target can be found and removed, and embedded elements die with their owner.
+import CoveStorage
+
+extension ObjectStore {
+    /// The gap between the order keys of a list written in one go; a list is renumbered with
+    /// this spacing when an insert finds no room between two neighbours.
+    static let listKeySpacing: UInt64 = 1 << 32
+
+    // MARK: Finding a collection
+
+    /// Checks that `p` of `cls` is a collection of `kind` and returns its column.
+    private func collectionColumn(_ t: Table, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> Int {
+        guard p.collection == kind else {
+            let what = p.collection == .none ? "not a collection" : "a \(p.collection.rawValue), not a \(kind.rawValue)"
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(t.cls.className)' is \(p.typeNotation): \(what)")
+        }
+        return try column(p, in: t)
+    }
+
+    /// The collection tree of `p` (a list, set or map) of one object.
+    func collectionTree(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> BTree<TransactionPages> {
+        let t = try table(cls)
+        let c = try collectionColumn(t, p, kind)
+        guard case .root(let root) = try storedCell(t, objectKey, column: c) else {
+            throw CoveError(.corrupt, "property '\(p.name)' of class '\(cls.className)' does not hold a collection root")
+        }
+        return BTree(store: pages, root: root, keyKind: kind == .list ? .u64 : .bytes)
+    }
+
+    /// Runs `body` on the collection tree of `p` inside a write and stores its new root.
+    func editCollection<R>(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
+                           _ body: (inout BTree<TransactionPages>) throws(CoveError) -> R) throws(CoveError) -> R {
+        try requireWrite()
+        var tree = try collectionTree(cls, objectKey, p, kind)
+        let before = tree.root
+        let result = try body(&tree)
+        if tree.root != before {
+            let t = try table(cls)
+            let c = try column(p, in: t)
+            do { try t.tree.set(UInt64(objectKey), column: c, .root(tree.root)) } catch { throw CoveError(error) }
+            t.dirty = true
+        }
+        return result
+    }
+
+    // MARK: Elements
+
+    /// The stored form of an element of `p`: the value checked against the element type (ints
+    /// and doubles widened as for single values) and, for a link, against its class and
+    /// existence. Elements of embedded classes are made in place, never linked.
+    func element(_ value: Value, for p: Property, of cls: ObjectSchema, checkingTarget: Bool = true) throws(CoveError) -> Value {
+        let cell = try PropertyCodec.cell(value, for: p, of: cls)
+        guard let targetName = p.type.objectClassName else {
+            return try PropertyCodec.value(cell, for: p, targetClassKey: 0)
+        }
+        guard case .link = value else { return .null }
+        let target = try objectSchema(targetName)
+        if checkingTarget && target.isEmbedded {
+            throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' holds embedded \(targetName) objects: create them in place, not by linking an existing object")
+        }
+        if checkingTarget {
+            try checkLinkTarget(value, targetName, p, cls)
+        }
+        return value
+    }
+
+    /// A stored element, decoded inside a storage walk (a bad one is `.corrupt`).
+    static func decodeStored(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> Value {
+        switch Result(catching: { () throws(CoveError) -> Value in try Value.decodeMixed(bytes) }) {
+        case .success(let value): return value
+        case .failure(let error): throw .corrupt(error.message)
+        }
+    }
+
+    static func decodeStored(_ bytes: [UInt8]) throws(StorageError) -> Value {
+        let result = bytes.withUnsafeBytes { b in Result { () throws(StorageError) -> Value in try decodeStored(b) } }
+        return try result.get()
+    }
+
+    func decodeElement(_ bytes: [UInt8]) throws(CoveError) -> Value {
+        do { return try Self.decodeStored(bytes) } catch { throw CoveError(error) }
+    }
+
+    /// Adds `delta` to the number of times `source`'s collection `p` holds `value` when that is a
+    /// link; the backlink entry (target, source) carries the count and goes at zero.
+    private func countBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, _ value: Value, _ delta: Int) throws(CoveError) {
+        guard case .link(let link) = value, let propertyKey = p.key else { return }
+        let entry = CatalogKey.bigEndian(UInt64(bitPattern: link.objectKey), bytes: 8)
+            + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
+        try editTree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)) { (t) throws(StorageError) in
+            var count: Int64 = 0
+            if let bytes = try t.get(entry), bytes.count == 8 {
+                count = bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
+            }
+            count += Int64(delta)
+            if count <= 0 {
+                _ = try t.remove(entry)
+            } else {
+                _ = try t.put(entry, withUnsafeBytes(of: count.littleEndian) { Array($0) })
+            }
+        }
+    }
+
+    /// Deletes `value`'s object when it is an embedded element that just left its collection.
+    private func deleteIfEmbedded(_ p: Property, _ value: Value) throws(CoveError) {
+        guard case .link(let link) = value, let name = p.type.objectClassName else { return }
+        let target = try objectSchema(name)
+        if target.isEmbedded, try exists(target, link.objectKey) { try delete(target, link.objectKey) }
+    }
+
+    /// An element has left `p` of `source`: its backlink goes, and an embedded one is deleted.
+    private func released(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) {
+        try countBacklink(cls, p, source: objectKey, value, -1)
+        try deleteIfEmbedded(p, value)
+    }
+
+    private func outOfRange(_ p: Property, _ cls: ObjectSchema, _ index: Int, _ count: UInt64, inserting: Bool = false) -> CoveError {
+        let valid = inserting ? "0...\(count)" : (count == 0 ? "none: it is empty" : "0..<\(count)")
+        return CoveError(.outOfRange, "index \(index) is out of range for \(p.collection.rawValue) '\(p.name)' of class '\(cls.className)' (valid: \(valid))")
+    }
+
+    private func storage(_ body: () throws(StorageError) -> Void) throws(CoveError) {
+        do { try body() } catch { throw CoveError(error) }
+    }
+
+    // MARK: Lists
+
+    func listCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+        Int(try collectionTree(cls, objectKey, p, .list).count)
+    }
+
+    func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
+        let tree = try collectionTree(cls, objectKey, p, .list)
+        guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
+        do {
+            return try tree.withEntry(at: UInt64(index)) { (_, v) throws(StorageError) -> Value in
+                return try Self.decodeStored(v)
+            }
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Every element, in order.
+    func listValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
+        try collectionValues(try collectionTree(cls, objectKey, p, .list))
+    }
+
+    func collectionValues(_ tree: BTree<TransactionPages>) throws(CoveError) -> [Value] {
+        var out: [Value] = []
+        out.reserveCapacity(Int(tree.count))
+        do {
+            try tree.forEach(fromPosition: 0) { (_: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                out.append(try Self.decodeStored(v))
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        return out
+    }
+
+    /// Inserts `value` at `index` (0...count).
+    /// - Complexity: O(log n), and O(n) when the order keys around `index` have no room left
+    ///   and the list is renumbered (after some 32 inserts at one place).
+    func listInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
+        let element = try element(value, for: p, of: cls)
+        try listInsertStored(cls, objectKey, p, index, element)
+    }
+
+    private func listInsertStored(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ element: Value) throws(CoveError) {
+        try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) in
+            guard index >= 0, UInt64(index) <= tree.count else { throw outOfRange(p, cls, index, tree.count, inserting: true) }
+            let bytes = element.encodeMixed()
+            try storage { () throws(StorageError) in
+                var key = try Self.orderKey(in: tree, at: UInt64(index))
+                if key == nil {
+                    try Self.renumber(&tree)
+                    key = try Self.orderKey(in: tree, at: UInt64(index))
+                }
+                guard let key else { throw .corrupt("list '\(p.name)': no order key after renumbering") }
+                _ = try tree.put(key, bytes)
+            }
+        }
+        try countBacklink(cls, p, source: objectKey, element, 1)
+    }
+
+    /// A key that sorts between the keys at `index - 1` and `index`, or nil when they are
+    /// adjacent (or the list's ends are reached).
+    static func orderKey(in tree: BTree<TransactionPages>, at index: UInt64) throws(StorageError) -> UInt64? {
+        let count = tree.count
+        let below: UInt64? = index == 0 ? nil : try tree.u64Key(at: index - 1)
+        let above: UInt64? = index == count ? nil : try tree.u64Key(at: index)
+        switch (below, above) {
+        case (nil, nil): return listKeySpacing
+        case (let b?, nil): return b <= UInt64.max - listKeySpacing ? b + listKeySpacing : nil
+        case (nil, let a?): return a >= 2 ? a / 2 : nil
+        case (let b?, let a?): return a - b >= 2 ? b + (a - b) / 2 : nil
+        }
+    }
+
+    /// Rewrites every order key of a list evenly spaced, keeping the order.
+    /// - Complexity: O(n)
+    static func renumber(_ tree: inout BTree<TransactionPages>) throws(StorageError) {
+        var values: [[UInt8]] = []
+        values.reserveCapacity(Int(tree.count))
+        try tree.forEach(fromPosition: 0) { (_: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) -> Bool in
+            values.append(Array(v))
+            return true
+        }
+        try tree.removeAll()
+        for (i, v) in values.enumerated() {
+            _ = try tree.put(UInt64(i + 1) * listKeySpacing, v)
+        }
+    }
+
+    /// Replaces the element at `index`.
+    func listSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
+        let element = try element(value, for: p, of: cls)
+        let old = try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) -> Value in
+            guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
+            var old = Value.null
+            try storage { () throws(StorageError) in
+                let (key, bytes) = try tree.u64Entry(at: UInt64(index))
+                old = try Self.decodeStored(bytes)
+                _ = try tree.put(key, element.encodeMixed())
+            }
+            return old
+        }
+        try countBacklink(cls, p, source: objectKey, element, 1)
+        try released(cls, objectKey, p, old)
+    }
+
+    /// Removes the element at `index` (an embedded one is deleted).
+    func listErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) {
+        let old = try listTake(cls, objectKey, p, index)
+        try released(cls, objectKey, p, old)
+    }
+
+    /// Removes and returns the element at `index`, its backlink and ownership untouched.
+    private func listTake(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
+        try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) -> Value in
+            guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
+            var old = Value.null
+            try storage { () throws(StorageError) in
+                let (key, bytes) = try tree.u64Entry(at: UInt64(index))
+                old = try Self.decodeStored(bytes)
+                _ = try tree.remove(key)
+            }
+            return old
+        }
+    }
+
+    /// Moves the element at `from` so that it ends up at `to` (both in 0..<count).
+    func listMove(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, from: Int, to: Int) throws(CoveError) {
+        let count = try listCount(cls, objectKey, p)
+        guard from >= 0, from < count else { throw outOfRange(p, cls, from, UInt64(count)) }
+        guard to >= 0, to < count else { throw outOfRange(p, cls, to, UInt64(count)) }
+        if from == to { return }
+        let value = try listTake(cls, objectKey, p, from)
+        // Taken and put back: the backlink count and ownership are unchanged, so the raw insert
+        // is used and the count adjusted back.
+        try listInsertStored(cls, objectKey, p, to, value)
+        try countBacklink(cls, p, source: objectKey, value, -1)
+    }
+
+    /// Removes every element (embedded ones are deleted).
+    func listClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+        try clearCollection(cls, objectKey, p, .list)
+    }
+
+    /// Creates an embedded object at `index` of a list of embedded objects.
+    func listInsertEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Int64 {
+        let target = try embeddedTarget(p, cls)
+        let count = try listCount(cls, objectKey, p)
+        guard index >= 0, index <= count else { throw outOfRange(p, cls, index, UInt64(count), inserting: true) }
+        let child = try insertRow(target, primaryKey: nil)
+        try listInsertStored(cls, objectKey, p, index, .link(ObjectLink(classKey: try classKey(of: target), objectKey: child)))
+        return child
+    }
+
+    /// The embedded class `p` holds, or an error saying it holds none.
+    func embeddedTarget(_ p: Property, _ cls: ObjectSchema) throws(CoveError) -> ObjectSchema {
+        guard let name = p.type.objectClassName, case let target = try objectSchema(name), target.isEmbedded else {
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), not of an embedded class")
+        }
+        return target
+    }
+
+    // MARK: Sets
+
+    func setCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+        Int(try collectionTree(cls, objectKey, p, .set).count)
+    }
+
+    /// The element at `index` in the set's order (the order of the values' index keys).
+    func setGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
+        let tree = try collectionTree(cls, objectKey, p, .set)
+        guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
+        do {
+            return try tree.withEntry(at: UInt64(index)) { (_, v) throws(StorageError) -> Value in
+                return try Self.decodeStored(v)
+            }
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    func setValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
+        try collectionValues(try collectionTree(cls, objectKey, p, .set))
+    }
+
+    func setContains(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+        let tree = try collectionTree(cls, objectKey, p, .set)
+        let element = try element(value, for: p, of: cls, checkingTarget: false)
+        do { return try tree.contains(element.indexKey()) } catch { throw CoveError(error) }
+    }
+
+    /// Adds `value`; false when it was already there.
+    @discardableResult
+    func setInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+        let element = try element(value, for: p, of: cls)
+        let inserted = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Bool in
+            let key = element.indexKey()
+            guard key.count <= BTree<TransactionPages>.maxKeyLength else {
+                throw CoveError(.invalidArgument, "set '\(p.name)' of class '\(cls.className)': an element of \(key.count) bytes is longer than a set holds (\(BTree<TransactionPages>.maxKeyLength - 1))")
+            }
+            var inserted = false
+            try storage { () throws(StorageError) in
+                if try !tree.contains(key) {
+                    _ = try tree.put(key, element.encodeMixed())
+                    inserted = true
+                }
+            }
+            return inserted
+        }
+        if inserted { try countBacklink(cls, p, source: objectKey, element, 1) }
+        return inserted
+    }
+
+    /// Removes `value`; false when it was not there.
+    @discardableResult
+    func setErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+        guard try setContains(cls, objectKey, p, value) else { return false }
+        let element = try element(value, for: p, of: cls, checkingTarget: false)
+        try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) in
+            try storage { () throws(StorageError) in _ = try tree.remove(element.indexKey()) }
+        }
+        try countBacklink(cls, p, source: objectKey, element, -1)
+        return true
+    }
+
+    func setClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+        try clearCollection(cls, objectKey, p, .set)
+    }
+
+    // MARK: Maps
+
+    /// Checks a map key: Realm's rules (no '.', no leading '$'), so that key paths and query
+    /// operators stay unambiguous.
+    func checkMapKey(_ key: String, _ p: Property, _ cls: ObjectSchema) throws(CoveError) {
+        if key.utf8.contains(UInt8(ascii: ".")) || key.hasPrefix("$") {
+            throw CoveError(.invalidArgument, "map '\(p.name)' of class '\(cls.className)': key \"\(key)\" may not contain '.' or start with '$'")
+        }
+        if key.utf8.count > BTree<TransactionPages>.maxKeyLength {
+            throw CoveError(.invalidArgument, "map '\(p.name)' of class '\(cls.className)': a key of \(key.utf8.count) bytes is longer than \(BTree<TransactionPages>.maxKeyLength)")
+        }
+    }
+
+    func mapCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+        Int(try collectionTree(cls, objectKey, p, .map).count)
+    }
+
+    func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
+        let tree = try collectionTree(cls, objectKey, p, .map)
+        let bytes: [UInt8]?
+        do { bytes = try tree.get(Array(key.utf8)) } catch { throw CoveError(error) }
+        guard let bytes else { return nil }
+        return try decodeElement(bytes)
+    }
+
+    /// The entry at `index` in key order (UTF-8 byte order).
+    func mapEntry(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> (key: String, value: Value) {
+        let tree = try collectionTree(cls, objectKey, p, .map)
+        guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
+        do {
+            return try tree.withEntry(at: UInt64(index)) { (k, v) throws(StorageError) -> (key: String, value: Value) in
+                guard let key = String(validating: k, as: UTF8.self) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
+                return (key, try Self.decodeStored(v))
+            }
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    func mapEntries(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [(key: String, value: Value)] {
+        let tree = try collectionTree(cls, objectKey, p, .map)
+        var out: [(key: String, value: Value)] = []
+        out.reserveCapacity(Int(tree.count))
+        do {
+            try tree.forEach(fromPosition: 0) { (k: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                guard let key = String(validating: k, as: UTF8.self) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
+                out.append((key, try Self.decodeStored(v)))
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        return out
+    }
+
+    /// Sets the value of `key`, adding the entry when it is new.
+    func mapSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String, _ value: Value) throws(CoveError) {
+        try checkMapKey(key, p, cls)
+        let element = try element(value, for: p, of: cls)
+        try mapPut(cls, objectKey, p, key, element)
+    }
+
+    private func mapPut(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String, _ element: Value) throws(CoveError) {
+        let old = try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) -> Value? in
+            var old: Value?
+            try storage { () throws(StorageError) in
+                if let bytes = try tree.get(Array(key.utf8)) {
+                    old = try Self.decodeStored(bytes)
+                }
+                _ = try tree.put(Array(key.utf8), element.encodeMixed())
+            }
+            return old
+        }
+        try countBacklink(cls, p, source: objectKey, element, 1)
+        if let old { try released(cls, objectKey, p, old) }
+    }
+
+    /// Removes the entry of `key`; false when there was none.
+    @discardableResult
+    func mapErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Bool {
+        guard let old = try mapGet(cls, objectKey, p, key) else {
+            _ = try collectionTree(cls, objectKey, p, .map)
+            return false
+        }
+        try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
+            try storage { () throws(StorageError) in _ = try tree.remove(Array(key.utf8)) }
+        }
+        try released(cls, objectKey, p, old)
+        return true
+    }
+
+    func mapClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+        try clearCollection(cls, objectKey, p, .map)
+    }
+
+    /// Creates an embedded object as the value of `key` (replacing, and deleting, the old one).
+    func mapSetEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Int64 {
+        let target = try embeddedTarget(p, cls)
+        try checkMapKey(key, p, cls)
+        _ = try collectionTree(cls, objectKey, p, .map)
+        let child = try insertRow(target, primaryKey: nil)
+        try mapPut(cls, objectKey, p, key, .link(ObjectLink(classKey: try classKey(of: target), objectKey: child)))
+        return child
+    }
+
+    // MARK: Clearing, and the owner's or a target's deletion
+
+    /// Empties a collection: backlinks of its links go, embedded elements are deleted, and the
+    /// tree's pages are freed.
+    private func clearCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) {
+        let values = try collectionValues(try collectionTree(cls, objectKey, p, kind))
+        try editCollection(cls, objectKey, p, kind) { (tree) throws(CoveError) in
+            try storage { () throws(StorageError) in try tree.removeAll() }
+        }
+        if p.isLink {
+            for v in values { try released(cls, objectKey, p, v) }
+        }
+    }
+
+    /// Empties and frees collection `p` of an object that is being deleted.
+    func dropCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+        try clearCollection(cls, objectKey, p, p.collection)
+    }
+
+    /// Takes every occurrence of `link` out of collection `p` of `source` (its target is being
+    /// deleted): removed from lists and sets, set to null in maps, as Realm does.
+    func removeFromCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ link: Value) throws(CoveError) {
+        switch p.collection {
+        case .none:
+            return
+        case .list:
+            let values = try listValues(cls, objectKey, p)
+            for i in values.indices.reversed() where values[i] == link {
+                _ = try listTake(cls, objectKey, p, i)
+                try countBacklink(cls, p, source: objectKey, link, -1)
+            }
+        case .set:
+            _ = try setErase(cls, objectKey, p, link)
+        case .map:
+            for (key, value) in try mapEntries(cls, objectKey, p) where value == link {
+                try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
+                    try storage { () throws(StorageError) in _ = try tree.put(Array(key.utf8), Value.null.encodeMixed()) }
+                }
+                try countBacklink(cls, p, source: objectKey, link, -1)
+            }
+        }
+    }
+}
