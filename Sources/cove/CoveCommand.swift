@@ -1,4 +1,5 @@
-// The `cove` command-line tool: opens, checks and demonstrates Cove database files.
+// The `cove` command-line tool: opens, checks, dumps, imports and demonstrates Cove database
+// files.
 // Every failure prints a message naming the problem and exits non-zero.
 import ArgumentParser
 import Cove
@@ -9,7 +10,7 @@ struct CoveCommand: ParsableCommand {
         commandName: "cove",
         abstract: "Cove: an embedded object database with live queries.",
         version: CoveVersion.string,
-        subcommands: [Demo.self, Check.self, Info.self])
+        subcommands: [Demo.self, Check.self, Info.self, SchemaCommand.self, Dump.self, Import.self])
 }
 
 /// Prints a Cove error the way every subcommand reports one, and exits with status 1.
@@ -18,8 +19,8 @@ func exitWith(_ error: CoveError) -> ExitCode {
     return ExitCode(1)
 }
 
-func printError(_ message: String) {
-    let line = message + "\n"
+func printError(_ message: String, newline: Bool = true) {
+    let line = newline ? message + "\n" : message
     _ = line.withCString { write(2, $0, strlen($0)) }
 }
 

@@ -1,5 +1,6 @@
 // The `cove` command-line tool, run as a user runs it: exit status and output of `demo`,
-// `check` and `info`, on good files, a file that is not a Cove file, and a missing one.
+// `check`, `info`, `schema`, `dump` and `import`, on good files, bad lines, a file that is not a
+// Cove file, and a missing one.
 import XCTest
 import Cove
 #if canImport(Glibc)
@@ -67,6 +68,58 @@ final class CLITests: CoveTestCase {
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("MVCC"), output)
         XCTAssertTrue(output.contains("verify()"), output)
+    }
+
+    func testImportDumpAndSchemaRoundTrip() throws {
+        let schema = #"{"Person": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "born": "date?", "#
+            + #""dogs": "Dog[]", "tags": "string<>", "scores": "double{}", "home": "Address?", "any": "mixed", "pic": "data?"}}, "#
+            + #""Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "owners": "@links(Person.dogs)"}}, "#
+            + #""Address": {"embedded": true, "properties": {"city": "string"}}}"#
+        XCTAssertTrue(FileHelper.write("\(folder)/schema.json", schema))
+        XCTAssertTrue(FileHelper.write("\(folder)/dogs.jsonl", "{\"id\": 1, \"name\": \"Rex\"}\n{\"id\": 2, \"name\": \"Fido\"}\n"))
+        let ann = #"{"name":"Ann","age":31,"born":"1990-05-01T10:00:00.25Z","dogs":[1,2,1],"tags":["a","b"],"#
+            + #""scores":{"x":1.5},"home":{"city":"Oslo"},"any":{"$decimal":"1.25"},"pic":"AAH/"}"#
+        XCTAssertTrue(FileHelper.write("\(folder)/people.jsonl", ann + "\n\n" + #"{"name": "Bob", "age": 40, "dogs": [{"id": 3, "name": "Max"}]}"# + "\n"))
+        let file = "\(folder)/people.cove"
+        var (status, output) = run(["import", file, "Dog", "\(folder)/dogs.jsonl", "--schema", "\(folder)/schema.json"])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("imported 2 Dog objects from 2 lines in 1 batches"), output)
+        (status, output) = run(["import", file, "Person", "\(folder)/people.jsonl", "--batch-size", "1"])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("imported 2 Person objects from 3 lines in 3 batches"), output)
+        XCTAssertTrue(output.contains("100% 3/3 lines"), output)
+
+        (status, output) = run(["dump", file, "Person"])
+        XCTAssertEqual(status, 0, output)
+        let lines = output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, ann)
+        XCTAssertEqual(lines.count, 2, output)
+        XCTAssertTrue(lines[1].contains(#""dogs":[3]"#), output)
+        (status, output) = run(["dump", file])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains(#"{"$class":"Dog","id":3,"name":"Max"}"#), output)
+        XCTAssertFalse(output.contains(#""$class":"Address""#), output)
+        (status, output) = run(["schema", file])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertEqual(try Schema(jsonText: output), try Schema(jsonText: schema))
+
+        // A bad line: its batch is not loaded, the ones before it are, and the exit is non-zero.
+        XCTAssertTrue(FileHelper.write("\(folder)/bad.jsonl", "{\"name\": \"Cy\", \"age\": 1}\n{\"name\": \"Di\", \"age\": 2}\n{\"name\": \"Ed\", \"age\": \"x\"}\n"))
+        (status, output) = run(["import", file, "Person", "\(folder)/bad.jsonl", "--batch-size", "2"])
+        XCTAssertEqual(status, 1, output)
+        XCTAssertTrue(output.contains("bad.jsonl:3: property 'age' of class 'Person' is int: expected an integer, got \"x\""), output)
+        XCTAssertTrue(output.contains("stopped at line 3: lines 3-3 not loaded"), output)
+        (status, output) = run(["dump", file, "Person"])
+        XCTAssertEqual(output.split(separator: "\n").count, 4, output)
+        XCTAssertTrue(FileHelper.write("\(folder)/bad2.jsonl", "{\"name\": \"Fay\", \"nope\": 1}\nnot json\n"))
+        (status, output) = run(["import", file, "Person", "\(folder)/bad2.jsonl"])
+        XCTAssertEqual(status, 1, output)
+        XCTAssertTrue(output.contains("bad2.jsonl:1: class 'Person' has no property 'nope'"), output)
+        (status, output) = run(["dump", file, "Nope"])
+        XCTAssertEqual(status, 1, output)
+        XCTAssertTrue(output.contains("no class 'Nope'"), output)
+        (status, output) = run(["check", file])
+        XCTAssertEqual(status, 0, output)
     }
 
     func testUnknownCommandFails() {
