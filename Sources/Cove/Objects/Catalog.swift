@@ -9,6 +9,7 @@ enum CatalogKey {
     static let tableTag: UInt8 = 0x02
     static let primaryKeyTag: UInt8 = 0x03
     static let backlinksTag: UInt8 = 0x04
+    static let indexTag: UInt8 = 0x05
 
     /// The schema record: schema version, keys and the notation.
     static let schema: [UInt8] = [schemaTag]
@@ -26,6 +27,11 @@ enum CatalogKey {
     /// The reverse of one link property: (target key, source key) pairs.
     static func backlinks(sourceClass: UInt32, property: Int64) -> [UInt8] {
         [backlinksTag] + bigEndian(UInt64(sourceClass), bytes: 4) + bigEndian(UInt64(bitPattern: property), bytes: 8)
+    }
+
+    /// A secondary index: (index key of the value, object key) pairs.
+    static func index(_ classKey: UInt32, property: Int64) -> [UInt8] {
+        [indexTag] + bigEndian(UInt64(classKey), bytes: 4) + bigEndian(UInt64(bitPattern: property), bytes: 8)
     }
 
     static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
@@ -98,7 +104,7 @@ struct TableEntry: Equatable {
 
 /// Walks the pages of every catalog entry for `Storage.verify()`: tables (their clusters and
 /// overflow chains, the trees of their lists, sets and maps), primary-key indexes and backlink
-/// trees.
+/// trees, secondary indexes.
 let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
     guard let tag = key.first else { return }
     switch tag {
@@ -120,7 +126,7 @@ let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(S
             }
             return true
         }
-    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag:
+    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag:
         guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
             throw .corrupt("catalog: an index entry of \(value.count) bytes")
         }

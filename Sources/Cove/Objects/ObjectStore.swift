@@ -238,6 +238,12 @@ final class ObjectStore {
         return objectKey
     }
 
+    /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
+    func catalogContains(_ key: [UInt8]) throws(StorageError) -> Bool {
+        if let t = trees[key] { return !t.root.page.isNone }
+        return try catalog.contains(key)
+    }
+
     /// Adds a row of defaults (and the primary key given) to `cls`'s table under the next
     /// object key; embedded objects are made this way by their parent.
     func insertRow(_ cls: ObjectSchema, primaryKey: Value?) throws(CoveError) -> Int64 {
@@ -254,7 +260,9 @@ final class ObjectStore {
         }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
-        return Int64(bitPattern: key)
+        let objectKey = Int64(bitPattern: key)
+        try indexNewRow(cls, objectKey)
+        return objectKey
     }
 
     func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
@@ -293,6 +301,12 @@ final class ObjectStore {
         }
         if property.isLink {
             try updateBacklink(cls, property, source: objectKey, old: old, new: cell)
+        }
+        if property.isIndexed && !property.isPrimaryKey {
+            let oldValue = try get(cls, objectKey, property)
+            try updateIndex(cls, property, oldValue, objectKey, remove: true)
+            let newValue = try PropertyCodec.value(cell, for: property, targetClassKey: 0)
+            try updateIndex(cls, property, newValue, objectKey, remove: false)
         }
         do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
         t.dirty = true
@@ -335,6 +349,7 @@ final class ObjectStore {
             let value = try get(cls, objectKey, pk)
             try unindexPrimaryKey(cls, value)
         }
+        try unindexRow(cls, objectKey)
         do { _ = try t.tree.remove(UInt64(objectKey)) } catch { throw CoveError(error) }
         t.dirty = true
     }
@@ -477,7 +492,7 @@ final class ObjectStore {
     }
 
     /// Makes every table of `schema` match its class: new tables for new classes, new columns
-    /// for added properties. Existing data is kept.
+    /// for added properties, indexes built for added indexes. Existing data is kept.
     func conformTables() throws(CoveError) {
         try requireWrite()
         for cls in schema.classes {
@@ -489,6 +504,7 @@ final class ObjectStore {
             }
             t.dirty = true
         }
+        try buildMissingIndexes()
     }
 
     /// The schema record stored in a catalog, if any.

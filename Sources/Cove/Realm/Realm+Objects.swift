@@ -68,6 +68,36 @@ extension Realm {
         return try store.objectKeys(cls).map { DynamicObject(realm: self, objectSchema: cls, classKey: classKey, objectKey: $0) }
     }
 
+    /// The objects of `className` whose property `property` equals `value`, in object-key order:
+    /// through the primary-key or secondary index when the property has one, by a scan
+    /// otherwise.
+    /// - Throws: `.notFound` (class or property), `.wrongType` (a collection or backlinks
+    ///   property, or a value of another type).
+    /// - Complexity: O(log n + m) for m matches with an index; O(n) without.
+    public func dynamicObjects(_ className: String, where property: String, equals value: Value) throws(CoveError) -> [DynamicObject] {
+        let store = try objectStore()
+        let cls = try store.objectSchema(className)
+        let p = try ObjectStore.property(property, of: cls)
+        guard p.collection == .none, !p.isBacklinks else {
+            throw CoveError(.wrongType, "property '\(property)' of class '\(className)' is \(p.typeNotation), not a single value")
+        }
+        // The value as the property stores it (ints widened, types checked).
+        let target = try p.type.objectClassName.map { (name) throws(CoveError) in try store.classKey(of: try store.objectSchema(name)) } ?? 0
+        let wanted = try PropertyCodec.value(try PropertyCodec.cell(value, for: p, of: cls), for: p, targetClassKey: target)
+        let classKey = try store.classKey(of: cls)
+        let keys: [Int64]
+        if p.isPrimaryKey {
+            keys = try store.find(cls, primaryKey: wanted).map { [$0] } ?? []
+        } else if p.isIndexed {
+            keys = try store.indexLookup(cls, p, wanted)
+        } else {
+            var matches: [Int64] = []
+            for key in try store.objectKeys(cls) where try store.get(cls, key, p) == wanted { matches.append(key) }
+            keys = matches
+        }
+        return keys.map { DynamicObject(realm: self, objectSchema: cls, classKey: classKey, objectKey: $0) }
+    }
+
     /// The number of objects of `className`.
     public func objectCount(_ className: String) throws(CoveError) -> UInt64 {
         let store = try objectStore()

@@ -226,16 +226,21 @@ public final class Realm {
         return frozen
     }
 
-    /// Checks the whole file: page checksums, tree order and counts, and that live and free pages
-    /// partition the file. Returns a readable report.
+    /// Checks the whole file: page checksums, tree order and counts, that live and free pages
+    /// partition the file, and that every index (primary key and secondary) has exactly one
+    /// entry per object, holding its value at the realm's current version. Returns a readable
+    /// report.
     /// - Throws: `.corrupt` naming the first problem; `.closed`.
     public func verify() throws(CoveError) -> String {
         try checkOpen()
+        let report: String
         do {
-            return String(describing: try file.storage.verify())
+            report = String(describing: try file.storage.verify())
         } catch {
             throw CoveError(error)
         }
+        let entries = try objectStore().verifyIndexes()
+        return report + "; \(entries) index entries match their objects"
     }
 
     /// Closes the realm: cancels a write in progress, unpins its version, and closes the file when

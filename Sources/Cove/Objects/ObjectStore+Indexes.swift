@@ -1,0 +1,132 @@
+// Secondary indexes: for each indexed property (not the primary key, which has its own unique
+// index), a byte-keyed B+tree of (index key of the value, object key) with empty values, kept
+// right by every create, set and delete, built for existing objects when a schema adds it, and
+// checked against the table by verifyIndexes().
+import CoveStorage
+
+extension ObjectStore {
+    /// The properties of `cls` with a secondary index.
+    func indexedProperties(_ cls: ObjectSchema) -> [Property] {
+        cls.properties.filter { $0.isIndexed && !$0.isPrimaryKey && $0.collection == .none && !$0.isBacklinks }
+    }
+
+    private func indexTreeKey(_ cls: ObjectSchema, _ p: Property) throws(CoveError) -> [UInt8] {
+        guard let propertyKey = p.key else { throw CoveError(.internal, "property '\(p.name)' of class '\(cls.className)' has no key") }
+        return CatalogKey.index(try classKey(of: cls), property: propertyKey)
+    }
+
+    static func indexEntry(_ value: Value, _ objectKey: Int64) -> [UInt8] {
+        value.indexKey() + CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8)
+    }
+
+    /// Adds (or, with `remove`, takes out) the entry of `value` for `objectKey`.
+    func updateIndex(_ cls: ObjectSchema, _ p: Property, _ value: Value, _ objectKey: Int64, remove: Bool) throws(CoveError) {
+        let entry = Self.indexEntry(value, objectKey)
+        if entry.count > BTree<TransactionPages>.maxKeyLength {
+            // A value too long for an index key is found by scanning; its entry holds a prefix
+            // that sorts it among its neighbours, and a lookup confirms on the stored value.
+            let clipped = Array(value.indexKey().prefix(BTree<TransactionPages>.maxKeyLength - 8))
+                + CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8)
+            try editTree(try indexTreeKey(cls, p)) { (t) throws(StorageError) in
+                if remove { _ = try t.remove(clipped) } else { _ = try t.put(clipped, []) }
+            }
+            return
+        }
+        try editTree(try indexTreeKey(cls, p)) { (t) throws(StorageError) in
+            if remove { _ = try t.remove(entry) } else { _ = try t.put(entry, []) }
+        }
+    }
+
+    /// Index entries for a new row of defaults.
+    func indexNewRow(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
+        for p in indexedProperties(cls) {
+            try updateIndex(cls, p, try get(cls, objectKey, p), objectKey, remove: false)
+        }
+    }
+
+    /// Takes a deleted row's entries out of its indexes.
+    func unindexRow(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
+        for p in indexedProperties(cls) {
+            try updateIndex(cls, p, try get(cls, objectKey, p), objectKey, remove: true)
+        }
+    }
+
+    /// Builds the indexes a schema change added: an index with no catalog entry over a table
+    /// with rows is new (every row of an indexed table has an entry).
+    func buildMissingIndexes() throws(CoveError) {
+        for cls in schema.classes {
+            let properties = indexedProperties(cls)
+            if properties.isEmpty { continue }
+            if try count(cls) == 0 { continue }
+            for p in properties {
+                let treeKey = try indexTreeKey(cls, p)
+                let present: Bool
+                do { present = try catalogContains(treeKey) } catch { throw CoveError(error) }
+                if present { continue }
+                for key in try objectKeys(cls) {
+                    try updateIndex(cls, p, try get(cls, key, p), key, remove: false)
+                }
+            }
+        }
+    }
+
+    /// The objects of `cls` whose indexed property `p` equals `value`, ascending.
+    /// - Complexity: O(log n + m) for m matches.
+    func indexLookup(_ cls: ObjectSchema, _ p: Property, _ value: Value) throws(CoveError) -> [Int64] {
+        let t = try tree(try indexTreeKey(cls, p))
+        var prefix = value.indexKey()
+        if prefix.count > BTree<TransactionPages>.maxKeyLength - 8 { prefix = Array(prefix.prefix(BTree<TransactionPages>.maxKeyLength - 8)) }
+        let exact = prefix.count == value.indexKey().count
+        var keys: [Int64] = []
+        do {
+            try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
+                guard k.count == prefix.count + 8, k.prefix(prefix.count).elementsEqual(prefix) else { return false }
+                var key: UInt64 = 0
+                for i in prefix.count..<k.count { key = key << 8 | UInt64(k[i]) }
+                keys.append(Int64(bitPattern: key))
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        if exact { return keys }
+        // Clipped entries: confirm on the stored values.
+        var confirmed: [Int64] = []
+        for key in keys where try get(cls, key, p) == value { confirmed.append(key) }
+        return confirmed
+    }
+
+    /// Checks every primary-key and secondary index against its table: one entry per object,
+    /// each holding the object's current value. Returns the number of entries checked.
+    /// - Throws: `.corrupt` naming class, property and object.
+    func verifyIndexes() throws(CoveError) -> Int {
+        var checked = 0
+        for cls in schema.classes {
+            let rows = try count(cls)
+            var indexed = indexedProperties(cls)
+            if let pk = cls.primaryKeyProperty { indexed.append(pk) }
+            if indexed.isEmpty { continue }
+            let keys = try objectKeys(cls)
+            for p in indexed {
+                let t = try tree(p.isPrimaryKey ? CatalogKey.primaryKey(try classKey(of: cls)) : try indexTreeKey(cls, p))
+                guard t.count == rows else {
+                    throw CoveError(.corrupt, "index of '\(p.name)' of class '\(cls.className)' has \(t.count) entries for \(rows) objects")
+                }
+                for key in keys {
+                    let value = try get(cls, key, p)
+                    let found: Bool
+                    if p.isPrimaryKey {
+                        found = try find(cls, primaryKey: value) == key
+                    } else {
+                        found = try indexLookup(cls, p, value).contains(key)
+                    }
+                    guard found else {
+                        throw CoveError(.corrupt, "index of '\(p.name)' of class '\(cls.className)' has no entry for object \(key) with value \(value)")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        return checked
+    }
+}
