@@ -20,6 +20,8 @@ final class ObjectStore {
         var tree: ClusterTree<TransactionPages>
         var columnOfProperty: [Int64: Int]
         var dirty = false
+        /// Set when a migration removed the class: the catalog entry goes at commit.
+        var dropped = false
 
         init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, pages: TransactionPages) {
             self.cls = cls
@@ -465,7 +467,11 @@ final class ObjectStore {
         do {
             for t in tables.values where t.dirty {
                 t.entry.root = t.tree.root
-                try catalog.put(CatalogKey.table(t.classKey), t.entry.encoded())
+                if t.dropped {
+                    try catalog.remove(CatalogKey.table(t.classKey))
+                } else {
+                    try catalog.put(CatalogKey.table(t.classKey), t.entry.encoded())
+                }
                 t.dirty = false
             }
             for key in dirtyTrees {

@@ -34,10 +34,16 @@ extension Realm {
         public var schema: Schema?
         /// The version of `schema`; a changed schema needs a higher one.
         public var schemaVersion: UInt64
+        /// Runs when the file's schema version is lower than `schemaVersion`, inside the write
+        /// transaction that brings the file up to `schema`, with the file's old schema version.
+        /// Throwing fails the open and leaves the file as it was. Without it, only additive
+        /// changes are accepted.
+        public var migrationBlock: MigrationBlock?
 
         public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
-                    writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0) {
+                    writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0,
+                    migrationBlock: MigrationBlock? = nil) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
@@ -46,6 +52,16 @@ extension Realm {
             self.writeTimeoutMilliseconds = writeTimeoutMilliseconds
             self.schema = schema
             self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+        }
+
+        /// Equal when every setting is; migration blocks compare by presence (closures have no
+        /// identity to compare).
+        public static func == (a: Configuration, b: Configuration) -> Bool {
+            a.path == b.path && a.inMemory == b.inMemory && a.readOnly == b.readOnly
+                && a.maxActiveVersions == b.maxActiveVersions && a.durability == b.durability
+                && a.writeTimeoutMilliseconds == b.writeTimeoutMilliseconds && a.schema == b.schema
+                && a.schemaVersion == b.schemaVersion && (a.migrationBlock == nil) == (b.migrationBlock == nil)
         }
 
         var storageOptions: StorageOptions {

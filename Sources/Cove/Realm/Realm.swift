@@ -297,22 +297,55 @@ public final class Realm {
                 if configuration.schemaVersion <= current.version && !changes.isEmpty {
                     throw CoveError(.schema, "the schema differs from the file's (\(changes)) but schema version \(configuration.schemaVersion) is not higher than the file's \(current.version)")
                 }
-                if !changes.isAdditiveOnly {
+                if !changes.isAdditiveOnly && configuration.migrationBlock == nil {
                     throw CoveError(.migrationRequired, "the schema changed in ways that need a migration: \(changes)")
                 }
             }
             let keyed = wanted.assigningKeys(previous: current?.schema)
             let record = SchemaRecord(version: configuration.schemaVersion, schema: keyed)
+            // The file as it was, for the migration block to read: the write lock is held, so the
+            // newest committed version is the one this write started from.
+            var oldRealm: Realm?
+            if let current, configuration.migrationBlock != nil, configuration.schemaVersion > current.version {
+                oldRealm = try frozenBase(schema: current.schema)
+            }
+            defer { oldRealm?.close() }
             schema = keyed
             objects = nil
             let store = try objectStore()
             try store.writeSchemaRecord(record.encoded())
             try store.conformTables()
+            if let oldRealm, let current, let block = configuration.migrationBlock {
+                let migration = Migration(oldRealm: oldRealm, newRealm: self, oldSchemaVersion: current.version, store: store)
+                do {
+                    try block(migration, current.version)
+                } catch let error as CoveError {
+                    throw error
+                } catch {
+                    throw CoveError(.callback, "the migration block failed: \(error)")
+                }
+                try store.finishMigration(from: current.schema)
+            }
             try commitWrite()
         } catch {
             if isInWriteTransaction { try? cancelWrite() }
             throw error
         }
+    }
+
+    /// A frozen realm on the newest committed version, with `schema` (a migration's old realm).
+    private func frozenBase(schema: Schema) throws(CoveError) -> Realm {
+        let base: Snapshot
+        do { base = try file.storage.beginRead() } catch { throw CoveError(error) }
+        let bytes: [UInt8]?
+        do {
+            bytes = try ObjectStore.readSchemaRecord(TransactionPages(.read(base)))
+        } catch {
+            base.end()
+            throw error
+        }
+        return Realm(configuration: configuration, file: file, frozen: true, snapshot: base,
+                     schema: schema, schemaRecordBytes: bytes)
     }
 
     /// Whether the file's schema record already is what the configuration asks for.
