@@ -1,0 +1,83 @@
+// Model objects in a realm: add (with create-or-update by primary key), look up by primary key,
+// every object of a class, delete; and a configuration made from model classes.
+
+extension Realm {
+    /// What `add` does when an object with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Fail with `.duplicateKey`.
+        case error
+        /// Update the existing object with every property of the added one.
+        case all
+        /// The same as `.all`: every property is written (writing an equal value still counts as a
+        /// change, as DESIGN.md's notification rules say).
+        case modified
+    }
+
+    /// Adds an unmanaged object (and the unmanaged objects it links to) inside a write; from
+    /// then on it reads and writes the realm. Adding a managed object of this realm does
+    /// nothing.
+    /// - Throws: `.notInWrite`, `.duplicateKey` (with `.error`), `.invalidArgument` (an embedded
+    ///   object, or an object of another realm), `.notFound` (its class is not in the schema).
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws(CoveError) {
+        if let managed = object.dynamicObject {
+            guard managed.realm === self else { throw CoveError(.invalidArgument, "the \(type(of: object).className) object belongs to another realm") }
+            return
+        }
+        let className = type(of: object).className
+        if object is EmbeddedObject {
+            throw CoveError(.invalidArgument, "class '\(className)' is embedded: add it by assigning it to a parent's property")
+        }
+        guard let cls = schema[className] else { throw CoveError(.notFound, "no class '\(className)' in the schema") }
+        let managed: DynamicObject
+        if let pk = cls.primaryKeyProperty {
+            guard let (_, persisted) = object.persistedProperties().first(where: { $0.name == pk.name }) else {
+                throw CoveError(.internal, "class '\(className)' has no @Persisted '\(pk.name)'")
+            }
+            let key = try persisted._coveValue(self)
+            if update != .error, let existing = try dynamicObject(ofType: className, forPrimaryKey: key) {
+                managed = existing
+            } else {
+                managed = try dynamicCreate(className, primaryKey: key)
+            }
+        } else {
+            managed = try dynamicCreate(className)
+        }
+        try object.adopt(managed, skipping: cls.primaryKey)
+    }
+
+    /// Adds every object of `objects`.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws(CoveError) where S.Element: Object {
+        for object in objects { try add(object, update: update) }
+    }
+
+    /// The object of type `T` with primary key `key`, or nil.
+    /// - Throws: `.notFound` (class), `.invalidArgument` (no primary key), `.wrongType`.
+    public func object<T: Object, K: _PersistableValue>(ofType type: T.Type, forPrimaryKey key: K) throws(CoveError) -> T? {
+        guard let found = try dynamicObject(ofType: type.className, forPrimaryKey: try key._coveWrite(self)) else { return nil }
+        return ModelRegistry.make(found) as? T
+    }
+
+    /// Every object of type `T` at the realm's current version, in creation order (a snapshot
+    /// array; live Results come with the query layer).
+    public func objects<T: Object>(_ type: T.Type) throws(CoveError) -> [T] {
+        try dynamicObjects(type.className).compactMap { ModelRegistry.make($0) as? T }
+    }
+
+    /// Deletes a managed object inside a write (its embedded objects with it).
+    /// - Throws: `.notInWrite`, `.invalidArgument` (unmanaged, or of another realm), `.invalidated`.
+    public func delete(_ object: Object) throws(CoveError) {
+        guard let managed = object.dynamicObject else {
+            throw CoveError(.invalidArgument, "the \(type(of: object).className) object is not managed by a realm")
+        }
+        try delete(managed)
+    }
+}
+
+extension Realm.Configuration {
+    /// A configuration whose schema is that of model classes.
+    public init(path: String? = nil, inMemory: Bool = false, objectTypes: [Object.Type], schemaVersion: UInt64 = 0,
+                durability: Realm.Durability = .full, migrationBlock: Realm.Configuration.MigrationBlock? = nil) throws(CoveError) {
+        self.init(path: path, inMemory: inMemory, durability: durability, schema: try Schema(objectTypes: objectTypes),
+                  schemaVersion: schemaVersion, migrationBlock: migrationBlock)
+    }
+}
