@@ -221,7 +221,7 @@ void cove_free(void* buffer);
 
 /**
  * Whether a handle is frozen (an immutable snapshot usable from any thread).
- * @param handle a realm (more kinds follow as the API grows).
+ * @param handle a realm, or an object, list, set or map (frozen when its realm is).
  * @param out receives the answer.
  * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for NULL or a handle of a kind that cannot freeze.
  */
@@ -346,7 +346,8 @@ cove_status_t cove_invalidate(cove_realm_t* realm);
 
 /**
  * Makes a frozen realm: an immutable snapshot of the realm's current version that any thread may
- * read; it pins that version until released.
+ * read; it pins that version until released. Freezing a frozen realm returns it again (with one
+ * more reference).
  * @param out_frozen receives the frozen realm; release it with cove_release().
  * @return #COVE_OK; #COVE_ERR_IN_WRITE inside a write; #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
  */
@@ -503,6 +504,306 @@ cove_status_t cove_object_from_link(cove_realm_t* realm, const cove_value_t* lin
  */
 cove_status_t cove_object_get_by_object_key(cove_realm_t* realm, const char* class_name, int64_t object_key,
                                             cove_object_t** out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Collections                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Lists ("int[]", "Dog[]"), sets ("string<>") and maps ("double{}") are properties of an object.
+ * A #cove_list_t, #cove_set_t or #cove_map_t names one such property of one object, keeps its
+ * realm handle alive, and reads through to the realm's current version (in a write, the write's
+ * own state). Rules shared by every function of this section:
+ *
+ * - Handles: NULL or a handle of another kind (an object passed as a list) gives
+ *   #COVE_ERR_INVALID_ARGUMENT naming the argument and both kinds.
+ * - Indexes are positions from 0; an index outside the collection gives #COVE_ERR_OUT_OF_RANGE
+ *   naming the index, the collection and the valid range.
+ * - Values are checked against the element type: #COVE_ERR_WRONG_TYPE names class, property,
+ *   expected and given type (also for NULL into a collection that is not optional, e.g. "int[]");
+ *   an int is accepted for float, double and decimal128 elements, a double for float ones.
+ *   Invalid UTF-8, a bad type tag or timestamp gives #COVE_ERR_INVALID_ARGUMENT; so does a link to
+ *   a missing object (#COVE_ERR_WRONG_TYPE for one of the wrong class) or a link to an embedded
+ *   object (embedded elements are created in place with cove_list_insert_embedded() and
+ *   cove_map_set_embedded()).
+ * - Links are #COVE_TYPE_LINK values (cove_object_to_link()). Deleting an object takes it out of
+ *   every list and set that holds it, and sets map values that name it to null, as Realm does.
+ * - Writes happen inside a write transaction: outside one (so always on a read-only realm) they
+ *   give #COVE_ERR_NOT_IN_WRITE, through a frozen handle #COVE_ERR_FROZEN. This holds also for a
+ *   write that would change nothing (erasing an absent element, a union with an empty set).
+ * - Once the owning object is deleted, reads (and writes inside a write) give
+ *   #COVE_ERR_INVALIDATED; once the realm is closed, every call gives #COVE_ERR_CLOSED.
+ * - Strings and binaries handed out follow the rule of #cove_value_t: valid until the next call
+ *   on that realm that writes, refreshes, delivers or closes, or until the realm and every handle
+ *   made from it are released.
+ * - Threads: as the realm the handle came from (a frozen list may be read by any thread).
+ */
+
+/**
+ * The list property `property` of an object.
+ * @param object the owner.
+ * @param property the property's name (NUL-terminated UTF-8).
+ * @param out receives the list (+1); release it with cove_release().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8);
+ *   #COVE_ERR_NOT_FOUND (no such property); #COVE_ERR_WRONG_TYPE (the property is not a list);
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_get_list(cove_object_t* object, const char* property, cove_list_t** out);
+
+/**
+ * The number of elements of a list. O(1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_size(cove_list_t* list, size_t* out);
+
+/**
+ * The element at `index` (0 <= index < size). A list of objects gives #COVE_TYPE_LINK values
+ * (cove_object_from_link() turns them into objects). O(log n).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_get(cove_list_t* list, size_t index, cove_value_t* out);
+
+/**
+ * Inserts a value at `index` (0 <= index <= size; size appends), inside a write. O(log n).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE; #COVE_ERR_OUT_OF_RANGE;
+ *   #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_insert(cove_list_t* list, size_t index, const cove_value_t* value);
+
+/**
+ * Replaces the element at `index` (0 <= index < size), inside a write. An embedded object
+ * replaced is deleted.
+ * @return as cove_list_insert().
+ */
+cove_status_t cove_list_set(cove_list_t* list, size_t index, const cove_value_t* value);
+
+/**
+ * Removes the element at `index`, inside a write. An embedded object removed is deleted; a linked
+ * object is not.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE; #COVE_ERR_NOT_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_erase(cove_list_t* list, size_t index);
+
+/**
+ * Moves the element at `from` so that it ends up at `to` (both 0 <= i < size), inside a write;
+ * the elements between shift by one.
+ * @return as cove_list_erase().
+ */
+cove_status_t cove_list_move(cove_list_t* list, size_t from, size_t to);
+
+/**
+ * Removes every element, inside a write (embedded elements are deleted).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_clear(cove_list_t* list);
+
+/**
+ * Creates an embedded object at `index` (0 <= index <= size) of a list of an embedded class,
+ * inside a write, every property at its default. It lives as long as it stays in the list.
+ * @param out receives the new object (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE (not a list of an embedded
+ *   class); #COVE_ERR_OUT_OF_RANGE; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_insert_embedded(cove_list_t* list, size_t index, cove_object_t** out);
+
+/**
+ * A frozen copy of a list: the same property of the same object in a frozen realm of the list's
+ * current version (as cove_freeze() makes), readable from any thread. It pins that version until
+ * released; writes through it give #COVE_ERR_FROZEN. Freezing a frozen list returns it again
+ * (with one more reference).
+ * @param out_frozen receives the frozen list (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_freeze(cove_list_t* list, cove_list_t** out_frozen);
+
+/**
+ * The set property `property` of an object (a set holds distinct values, in value order).
+ * @param out receives the set (+1); release it with cove_release().
+ * @return as cove_object_get_list(), #COVE_ERR_WRONG_TYPE when the property is not a set.
+ */
+cove_status_t cove_object_get_set(cove_object_t* object, const char* property, cove_set_t** out);
+
+/** The number of elements of a set. O(1). @return as cove_list_size(). */
+cove_status_t cove_set_size(cove_set_t* set, size_t* out);
+
+/**
+ * The element at `index` in the set's order: by value (numbers ascending, strings and binaries
+ * by their bytes, null first). O(log n).
+ * @return as cove_list_get().
+ */
+cove_status_t cove_set_get(cove_set_t* set, size_t index, cove_value_t* out);
+
+/**
+ * Adds a value inside a write. O(log n).
+ * @param out_inserted receives false when the set held it already; may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (also for a string or binary too long to be a
+ *   set element); #COVE_ERR_WRONG_TYPE; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_insert(cove_set_t* set, const cove_value_t* value, bool* out_inserted);
+
+/**
+ * Removes a value inside a write (also when the set does not hold it).
+ * @param out_erased receives whether the set held it; may be NULL.
+ * @return as cove_set_insert().
+ */
+cove_status_t cove_set_erase(cove_set_t* set, const cove_value_t* value, bool* out_erased);
+
+/**
+ * Whether the set holds a value. O(log n).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE (a value the set cannot
+ *   hold); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_contains(cove_set_t* set, const cove_value_t* value, bool* out);
+
+/** Removes every element, inside a write. @return as cove_list_clear(). */
+cove_status_t cove_set_clear(cove_set_t* set);
+
+/*
+ * Set algebra. `set` and `other` may be properties of different objects (or the same handle),
+ * but must belong to the same realm: the same cove_realm_t, or handles made from it (a set of
+ * another cove_realm_t, even of the same file, or a frozen set, gives #COVE_ERR_INVALID_ARGUMENT:
+ * its links and values may be of another file or version). Both must have the same element type,
+ * optionality included ("int<>" and "int?<>" differ): #COVE_ERR_WRONG_TYPE otherwise, naming
+ * both. Each operation is O(n log n).
+ */
+
+/**
+ * Adds every element of `other` to `set`, inside a write (RLMSet unionSet:).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE; #COVE_ERR_NOT_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_union(cove_set_t* set, cove_set_t* other);
+
+/** Keeps in `set` only the elements `other` holds too, inside a write. @return as cove_set_union(). */
+cove_status_t cove_set_intersect(cove_set_t* set, cove_set_t* other);
+
+/** Removes from `set` every element of `other`, inside a write. @return as cove_set_union(). */
+cove_status_t cove_set_minus(cove_set_t* set, cove_set_t* other);
+
+/** Makes `set` hold exactly the elements of `other`, inside a write (RLMSet setSet:). @return as cove_set_union(). */
+cove_status_t cove_set_assign(cove_set_t* set, cove_set_t* other);
+
+/**
+ * Whether the two sets share an element.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_intersects(cove_set_t* set, cove_set_t* other, bool* out);
+
+/** Whether every element of `set` is in `other`. @return as cove_set_intersects(). */
+cove_status_t cove_set_is_subset(cove_set_t* set, cove_set_t* other, bool* out);
+
+/** Whether the two sets hold the same elements. @return as cove_set_intersects(). */
+cove_status_t cove_set_equals(cove_set_t* set, cove_set_t* other, bool* out);
+
+/**
+ * The smallest element of a set of numbers (int, float, double, decimal128, mixed numbers
+ * compared by value) or dates; nulls are skipped.
+ * @param out receives the element, or #COVE_TYPE_NULL when there is none.
+ * @param out_found receives whether there was one (false for an empty set or only nulls).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE (elements with no order
+ *   for min: strings, bools...); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_min(cove_set_t* set, cove_value_t* out, bool* out_found);
+
+/** The greatest element; as cove_set_min(). */
+cove_status_t cove_set_max(cove_set_t* set, cove_value_t* out, bool* out_found);
+
+/**
+ * The sum of a set of numbers, nulls skipped: an int for ints, a double when any element is a
+ * float or double, a decimal128 when any is a decimal128. An empty set sums to the int 0.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE (not numbers);
+ *   #COVE_ERR_OUT_OF_RANGE (an int sum overflows 64 bits); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_sum(cove_set_t* set, cove_value_t* out);
+
+/**
+ * The mean of a set of numbers, nulls skipped: a double, or a decimal128 when any element is one.
+ * @param out receives the mean, or #COVE_TYPE_NULL when there is no element.
+ * @param out_found receives whether there was one.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_set_average(cove_set_t* set, cove_value_t* out, bool* out_found);
+
+/**
+ * The map property `property` of an object (string keys, kept in the order of their UTF-8
+ * bytes).
+ * @param out receives the map (+1); release it with cove_release().
+ * @return as cove_object_get_list(), #COVE_ERR_WRONG_TYPE when the property is not a map.
+ */
+cove_status_t cove_object_get_map(cove_object_t* object, const char* property, cove_map_t** out);
+
+/** The number of entries of a map. O(1). @return as cove_list_size(). */
+cove_status_t cove_map_size(cove_map_t* map, size_t* out);
+
+/**
+ * The value of a key. O(log n).
+ * @param key NUL-terminated UTF-8.
+ * @param out receives the value (#COVE_TYPE_NULL for a null value, and when the key is absent).
+ * @param out_found receives whether the map has the key.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, invalid UTF-8); #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_map_get(cove_map_t* map, const char* key, cove_value_t* out, bool* out_found);
+
+/**
+ * Sets the value of a key, adding the entry when it is new, inside a write. An embedded object
+ * replaced is deleted.
+ * @param key NUL-terminated UTF-8, without '.' and not starting with '$' (Realm's rule, which
+ *   keeps key paths and query operators unambiguous).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (also for a key with '.', a leading '$', or too
+ *   long); #COVE_ERR_WRONG_TYPE; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_map_set(cove_map_t* map, const char* key, const cove_value_t* value);
+
+/**
+ * Removes the entry of a key, inside a write (also when the map has no such key). An embedded
+ * value is deleted.
+ * @param out_erased receives whether there was an entry; may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_map_erase(cove_map_t* map, const char* key, bool* out_erased);
+
+/**
+ * The entry at `index` in key order (0 <= index < size), to walk a map. O(log n).
+ * @param out_key receives the key; its bytes are also NUL-terminated (so it can be passed back as
+ *   a key) and follow the lifetime rule of strings in values.
+ * @param out_value receives the value.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_map_get_at(cove_map_t* map, size_t index, cove_string_t* out_key, cove_value_t* out_value);
+
+/**
+ * Creates an embedded object as the value of a key of a map of an embedded class, inside a
+ * write, every property at its default; the object it replaces is deleted.
+ * @param out receives the new object (+1).
+ * @return as cove_map_set(), and #COVE_ERR_WRONG_TYPE when the map is not of an embedded class.
+ */
+cove_status_t cove_map_set_embedded(cove_map_t* map, const char* key, cove_object_t** out);
+
+/**
+ * Creates an embedded object as the value of a single link property to an embedded class
+ * ("Toy?"), inside a write, every property at its default. The object it replaces is deleted;
+ * setting the property to null with cove_object_set() deletes it too. An embedded object lives
+ * as long as its parent holds it, and is deleted with its parent.
+ * @param parent the object that will own it.
+ * @param out receives the new object (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_NOT_FOUND (no such property);
+ *   #COVE_ERR_WRONG_TYPE (not a single link to an embedded class; collections use
+ *   cove_list_insert_embedded() and cove_map_set_embedded()); #COVE_ERR_NOT_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_create_embedded(cove_object_t* parent, const char* property, cove_object_t** out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */

@@ -56,8 +56,14 @@ final class RealmHandle: Handle {
     }
 }
 
+/// A handle made from a realm handle, which it keeps alive: its strings and binaries go into that
+/// realm handle's scratch, and it is frozen when that realm is.
+protocol RealmChild: Handle {
+    var realmHandle: RealmHandle { get }
+}
+
 /// A `cove_object_t`: an object of a realm (its handle keeps the realm handle alive).
-final class ObjectHandle: Handle {
+final class ObjectHandle: Handle, RealmChild {
     override class var kindName: String { "cove_object_t" }
     let realmHandle: RealmHandle
     let object: DynamicObject
@@ -65,6 +71,42 @@ final class ObjectHandle: Handle {
     init(_ realmHandle: RealmHandle, _ object: DynamicObject) {
         self.realmHandle = realmHandle
         self.object = object
+    }
+}
+
+/// A `cove_list_t`: a list property of one object.
+final class ListHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_list_t" }
+    let realmHandle: RealmHandle
+    let list: DynamicList
+
+    init(_ realmHandle: RealmHandle, _ list: DynamicList) {
+        self.realmHandle = realmHandle
+        self.list = list
+    }
+}
+
+/// A `cove_set_t`: a set property of one object.
+final class SetHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_set_t" }
+    let realmHandle: RealmHandle
+    let set: DynamicSet
+
+    init(_ realmHandle: RealmHandle, _ set: DynamicSet) {
+        self.realmHandle = realmHandle
+        self.set = set
+    }
+}
+
+/// A `cove_map_t`: a map property of one object.
+final class MapHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_map_t" }
+    let realmHandle: RealmHandle
+    let map: DynamicMap
+
+    init(_ realmHandle: RealmHandle, _ map: DynamicMap) {
+        self.realmHandle = realmHandle
+        self.map = map
     }
 }
 

@@ -71,7 +71,14 @@ public func cove_free(_ buffer: UnsafeMutableRawPointer?) {
 public func cove_is_frozen(_ pointer: UnsafeRawPointer?, _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(out, "out", in: "cove_is_frozen")
-        out.pointee = try handle(pointer, RealmHandle.self, "handle", in: "cove_is_frozen").realm.isFrozen
+        let h = try handle(pointer, Handle.self, "handle", in: "cove_is_frozen")
+        if let r = h as? RealmHandle {
+            out.pointee = r.realm.isFrozen
+        } else if let child = h as? any RealmChild {
+            out.pointee = child.realmHandle.realm.isFrozen
+        } else {
+            throw invalidArgument("cove_is_frozen", "handle is a \(type(of: h).kindName), which has no frozen state")
+        }
     }
 }
 

@@ -6,16 +6,16 @@ import Cove
 import Glibc
 #endif
 
-private func realmHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> RealmHandle {
+func realmHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> RealmHandle {
     try handle(p, RealmHandle.self, "realm", in: function)
 }
 
-private func objectHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> ObjectHandle {
+func objectHandle(_ p: OpaquePointer?, in function: StaticString) throws(CFailure) -> ObjectHandle {
     try handle(p, ObjectHandle.self, "object", in: function)
 }
 
 /// Hands an object out through `out` (+1), or NULL.
-private func give(_ object: DynamicObject?, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>) {
+func give(_ object: DynamicObject?, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>) {
     out.pointee = object.map { ObjectHandle(realm, $0).retainedPointer() }
 }
 

@@ -82,9 +82,10 @@ public func cove_invalidate(_ realm: OpaquePointer?) -> cove_status_t {
 public func cove_freeze(_ realm: OpaquePointer?, _ outFrozen: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(outFrozen, "out_frozen", in: "cove_freeze")
-        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_freeze").realm
-        let frozen = try call { () throws(CoveError) in try r.freeze() }
-        out.pointee = RealmHandle(frozen).retainedPointer()
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_freeze")
+        let frozen = try call { () throws(CoveError) in try h.realm.freeze() }
+        // A frozen realm freezes to itself; a second handle owning it would close it when released.
+        out.pointee = frozen === h.realm ? h.retainedPointer() : RealmHandle(frozen).retainedPointer()
     }
 }
 
