@@ -47,6 +47,12 @@ extension ObjectStore {
         return result
     }
 
+    /// Notes a collection operation in the change record.
+    func record(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ op: ChangeRecord.CollectionOperation) throws(CoveError) {
+        guard let propertyKey = p.key else { return }
+        changes.recordCollection(ChangeRecord.CollectionID(classKey: try classKey(of: cls), objectKey: objectKey, propertyKey: propertyKey), op)
+    }
+
     // MARK: Elements
 
     /// The stored form of an element of `p`: the value checked against the element type (ints
@@ -187,6 +193,7 @@ extension ObjectStore {
             }
         }
         try countBacklink(cls, p, source: objectKey, element, 1)
+        try record(cls, objectKey, p, .insert(index))
     }
 
     /// A key that sorts between the keys at `index - 1` and `index`, or nil when they are
@@ -233,6 +240,7 @@ extension ObjectStore {
         }
         try countBacklink(cls, p, source: objectKey, element, 1)
         try released(cls, objectKey, p, old)
+        try record(cls, objectKey, p, .set(index))
     }
 
     /// Removes the element at `index` (an embedded one is deleted).
@@ -243,7 +251,8 @@ extension ObjectStore {
 
     /// Removes and returns the element at `index`, its backlink and ownership untouched.
     private func listTake(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
-        try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) -> Value in
+        try record(cls, objectKey, p, .erase(index))
+        return try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) -> Value in
             guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
             var old = Value.null
             try storage { () throws(StorageError) in
@@ -261,11 +270,14 @@ extension ObjectStore {
         guard from >= 0, from < count else { throw outOfRange(p, cls, from, UInt64(count)) }
         guard to >= 0, to < count else { throw outOfRange(p, cls, to, UInt64(count)) }
         if from == to { return }
+        let saved = changes
         let value = try listTake(cls, objectKey, p, from)
         // Taken and put back: the backlink count and ownership are unchanged, so the raw insert
-        // is used and the count adjusted back.
+        // is used and the count adjusted back; the record says "move", not erase and insert.
         try listInsertStored(cls, objectKey, p, to, value)
         try countBacklink(cls, p, source: objectKey, value, -1)
+        changes = saved
+        try record(cls, objectKey, p, .move(from: from, to: to))
     }
 
     /// Removes every element (embedded ones are deleted).
@@ -324,22 +336,24 @@ extension ObjectStore {
     @discardableResult
     func setInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         let element = try element(value, for: p, of: cls)
-        let inserted = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Bool in
+        let inserted = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Int? in
             let key = element.indexKey()
             guard key.count <= BTree<TransactionPages>.maxKeyLength else {
                 throw CoveError(.invalidArgument, "set '\(p.name)' of class '\(cls.className)': an element of \(key.count) bytes is longer than a set holds (\(BTree<TransactionPages>.maxKeyLength - 1))")
             }
-            var inserted = false
+            var inserted: Int?
             try storage { () throws(StorageError) in
                 if try !tree.contains(key) {
                     _ = try tree.put(key, element.encodeMixed())
-                    inserted = true
+                    inserted = Int(try tree.rank(of: key))
                 }
             }
             return inserted
         }
-        if inserted { try countBacklink(cls, p, source: objectKey, element, 1) }
-        return inserted
+        guard let inserted else { return false }
+        try countBacklink(cls, p, source: objectKey, element, 1)
+        try record(cls, objectKey, p, .insert(inserted))
+        return true
     }
 
     /// Removes `value`; false when it was not there.
@@ -347,10 +361,16 @@ extension ObjectStore {
     func setErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         guard try setContains(cls, objectKey, p, value) else { return false }
         let element = try element(value, for: p, of: cls, checkingTarget: false)
-        try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) in
-            try storage { () throws(StorageError) in _ = try tree.remove(element.indexKey()) }
+        let position = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Int in
+            var position = 0
+            try storage { () throws(StorageError) in
+                position = Int(try tree.rank(of: element.indexKey()))
+                _ = try tree.remove(element.indexKey())
+            }
+            return position
         }
         try countBacklink(cls, p, source: objectKey, element, -1)
+        try record(cls, objectKey, p, .erase(position))
         return true
     }
 
@@ -433,6 +453,7 @@ extension ObjectStore {
         }
         try countBacklink(cls, p, source: objectKey, element, 1)
         if let old { try released(cls, objectKey, p, old) }
+        try record(cls, objectKey, p, old == nil ? .insertKey(key) : .setKey(key))
     }
 
     /// Removes the entry of `key`; false when there was none.
@@ -446,6 +467,7 @@ extension ObjectStore {
             try storage { () throws(StorageError) in _ = try tree.remove(Array(key.utf8)) }
         }
         try released(cls, objectKey, p, old)
+        try record(cls, objectKey, p, .eraseKey(key))
         return true
     }
 
@@ -475,6 +497,7 @@ extension ObjectStore {
         if p.isLink {
             for v in values { try released(cls, objectKey, p, v) }
         }
+        if !values.isEmpty { try record(cls, objectKey, p, .clear) }
     }
 
     /// Empties and frees collection `p` of an object that is being deleted.
@@ -502,6 +525,7 @@ extension ObjectStore {
                     try storage { () throws(StorageError) in _ = try tree.put(Array(key.utf8), Value.null.encodeMixed()) }
                 }
                 try countBacklink(cls, p, source: objectKey, link, -1)
+                try record(cls, objectKey, p, .setKey(key))
             }
         }
     }

@@ -11,6 +11,8 @@ final class ObjectStore {
     private var tables: [UInt32: Table] = [:]
     private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
     private var dirtyTrees: Set<[UInt8]> = []
+    /// What this transaction did, for the commit's history record.
+    var changes = ChangeRecord()
 
     /// One class's table as this transaction sees it.
     final class Table {
@@ -264,6 +266,7 @@ final class ObjectStore {
         t.dirty = true
         let objectKey = Int64(bitPattern: key)
         try indexNewRow(cls, objectKey)
+        changes.recordInsert(t.classKey, objectKey)
         return objectKey
     }
 
@@ -312,6 +315,12 @@ final class ObjectStore {
         }
         do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
         t.dirty = true
+        recordModify(t, objectKey, property)
+    }
+
+    /// Notes in the change record that `property` of an object was written.
+    func recordModify(_ t: Table, _ objectKey: Int64, _ property: Property) {
+        if let key = property.key { changes.recordModify(t.classKey, objectKey, key) }
     }
 
     /// Deletes an object: removes it from its table, its indexes and every collection that
@@ -354,6 +363,7 @@ final class ObjectStore {
         try unindexRow(cls, objectKey)
         do { _ = try t.tree.remove(UInt64(objectKey)) } catch { throw CoveError(error) }
         t.dirty = true
+        changes.recordDelete(t.classKey, objectKey)
     }
 
     /// Sets a single link cell to null without deleting what it pointed at (the target is the
@@ -365,6 +375,7 @@ final class ObjectStore {
         try updateBacklink(cls, p, source: objectKey, old: old, new: .null)
         do { try t.tree.set(UInt64(objectKey), column: c, .null) } catch { throw CoveError(error) }
         t.dirty = true
+        recordModify(t, objectKey, p)
     }
 
     /// Makes a new embedded object the value of single link `p` (or none, for nil), deleting the
@@ -384,6 +395,7 @@ final class ObjectStore {
         try updateBacklink(cls, p, source: objectKey, old: old, new: cell)
         do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
         t.dirty = true
+        recordModify(t, objectKey, p)
         if case .link(let oldChild) = old, let target = p.type.objectClassName {
             try delete(try objectSchema(target), Int64(bitPattern: oldChild))
         }

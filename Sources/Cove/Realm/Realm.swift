@@ -121,6 +121,9 @@ public final class Realm {
     public func commitWrite() throws(CoveError) {
         try checkOpen()
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
+        // Every commit leaves a change record, an empty one too: a notifier reads "nothing
+        // changed" from it instead of rescanning.
+        w.setHistoryRecord((objects?.changes ?? ChangeRecord()).encoded())
         if let store = objects {
             do {
                 w.catalog = try store.flush()
@@ -314,6 +317,7 @@ public final class Realm {
             objects = nil
             let store = try objectStore()
             try store.writeSchemaRecord(record.encoded())
+            store.changes.schemaChanged = true
             try store.conformTables()
             if let oldRealm, let current, let block = configuration.migrationBlock {
                 let migration = Migration(oldRealm: oldRealm, newRealm: self, oldSchemaVersion: current.version, store: store)
@@ -331,6 +335,23 @@ public final class Realm {
             if isInWriteTransaction { try? cancelWrite() }
             throw error
         }
+    }
+
+    /// The change record commit `version` stored in the history: what the notification layer
+    /// computes change sets from. Nil when the record was trimmed (no reader pins a version
+    /// that old) or the version has none.
+    /// - Throws: `.corrupt` for a damaged record; `.closed`.
+    public func changeRecord(forVersion version: UInt64) throws(CoveError) -> ChangeRecord? {
+        try checkOpen()
+        let bytes: [UInt8]?
+        do {
+            let newest = try file.storage.beginRead()
+            defer { newest.end() }
+            bytes = try newest.historyRecord(version)
+        } catch {
+            throw CoveError(error)
+        }
+        return try bytes.map { (b) throws(CoveError) in try ChangeRecord.decode(b) }
     }
 
     /// A frozen realm on the newest committed version, with `schema` (a migration's old realm).

@@ -1,0 +1,303 @@
+// ChangeRecord: what one write transaction did, kept in the commit history (one record per
+// version) so that notifiers in any process can compute change sets without scanning: per
+// table, the objects inserted and deleted (as key ranges, so a bulk insert costs a few bytes)
+// and the properties written of the others; per collection, its operations in order.
+//
+// Encoding (all integers unsigned LEB128 varints, strings as length + UTF-8):
+//
+//     u8 format (1) | flags (bit 0: the schema changed)
+//     table count | per table: class key, inserted range count, (first, count)*,
+//                   deleted range count, (first, count)*,
+//                   modified count, (object key, property count, property key*)*
+//     collection count | per collection: class key, object key, property key, op count,
+//                   per op: tag u8 (1 insert, 2 erase, 3 set, 4 move, 5 clear, 6 insert key,
+//                   7 erase key, 8 set key) then index, from + to, or key
+
+/// What one commit changed, table by table and collection by collection.
+public struct ChangeRecord: Equatable, Sendable {
+    /// One table's changes. An object inserted by the transaction is listed as inserted only
+    /// (never also modified); one inserted and deleted again is not listed at all.
+    public struct TableChanges: Equatable, Sendable {
+        /// Inserted object keys as ascending, disjoint ranges.
+        public var inserted: [ClosedRange<Int64>] = []
+        /// Deleted object keys as ascending, disjoint ranges.
+        public var deleted: [ClosedRange<Int64>] = []
+        /// The properties written (by key) of objects that existed before and still exist.
+        public var modified: [Int64: Set<Int64>] = [:]
+
+        public init() {}
+
+        /// Whether `key` is among the inserted objects.
+        public func isInserted(_ key: Int64) -> Bool { Self.contains(inserted, key) }
+        /// Whether `key` is among the deleted objects.
+        public func isDeleted(_ key: Int64) -> Bool { Self.contains(deleted, key) }
+
+        /// The first range whose upper bound is at least `key`.
+        static func position(_ ranges: [ClosedRange<Int64>], _ key: Int64) -> Int {
+            var lo = 0, hi = ranges.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if ranges[mid].upperBound < key { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+
+        static func contains(_ ranges: [ClosedRange<Int64>], _ key: Int64) -> Bool {
+            let i = position(ranges, key)
+            return i < ranges.count && ranges[i].contains(key)
+        }
+
+        /// Adds `key`, merging it with the ranges it touches.
+        /// - Complexity: O(log r), and O(r) when a new range goes in the middle.
+        static func add(_ key: Int64, to ranges: inout [ClosedRange<Int64>]) {
+            let i = position(ranges, key)
+            if i < ranges.count && ranges[i].contains(key) { return }
+            let joinsPrevious = i > 0 && ranges[i - 1].upperBound == key - 1
+            let joinsNext = i < ranges.count && ranges[i].lowerBound == key + 1
+            switch (joinsPrevious, joinsNext) {
+            case (true, true):
+                ranges[i - 1] = ranges[i - 1].lowerBound...ranges[i].upperBound
+                ranges.remove(at: i)
+            case (true, false): ranges[i - 1] = ranges[i - 1].lowerBound...key
+            case (false, true): ranges[i] = key...ranges[i].upperBound
+            case (false, false): ranges.insert(key...key, at: i)
+            }
+        }
+
+        static func remove(_ key: Int64, from ranges: inout [ClosedRange<Int64>]) {
+            let i = position(ranges, key)
+            guard i < ranges.count, ranges[i].contains(key) else { return }
+            let r = ranges[i]
+            var pieces: [ClosedRange<Int64>] = []
+            if r.lowerBound < key { pieces.append(r.lowerBound...(key - 1)) }
+            if key < r.upperBound { pieces.append((key + 1)...r.upperBound) }
+            ranges.replaceSubrange(i...i, with: pieces)
+        }
+
+        var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
+    }
+
+    /// One operation on a collection, at the position (or key) it had when it ran.
+    public enum CollectionOperation: Equatable, Sendable {
+        case insert(Int), erase(Int), set(Int), move(from: Int, to: Int), clear
+        case insertKey(String), eraseKey(String), setKey(String)
+    }
+
+    /// A collection: its owner and property.
+    public struct CollectionID: Hashable, Sendable {
+        public var classKey: UInt32
+        public var objectKey: Int64
+        public var propertyKey: Int64
+
+        public init(classKey: UInt32, objectKey: Int64, propertyKey: Int64) {
+            self.classKey = classKey
+            self.objectKey = objectKey
+            self.propertyKey = propertyKey
+        }
+    }
+
+    /// Changes by class key.
+    public var tables: [UInt32: TableChanges] = [:]
+    /// Operations by collection, in the order they ran.
+    public var collections: [CollectionID: [CollectionOperation]] = [:]
+    /// Whether the commit changed the schema.
+    public var schemaChanged = false
+
+    public init() {}
+
+    /// Whether the commit changed nothing this record describes.
+    public var isEmpty: Bool { !schemaChanged && tables.values.allSatisfy(\.isEmpty) && collections.isEmpty }
+
+    // MARK: Recording
+
+    mutating func recordInsert(_ classKey: UInt32, _ objectKey: Int64) {
+        TableChanges.add(objectKey, to: &tables[classKey, default: TableChanges()].inserted)
+    }
+
+    mutating func recordDelete(_ classKey: UInt32, _ objectKey: Int64) {
+        var t = tables[classKey, default: TableChanges()]
+        t.modified[objectKey] = nil
+        if t.isInserted(objectKey) {
+            TableChanges.remove(objectKey, from: &t.inserted)
+        } else {
+            TableChanges.add(objectKey, to: &t.deleted)
+        }
+        tables[classKey] = t
+        if !collections.isEmpty {
+            collections = collections.filter { !($0.key.classKey == classKey && $0.key.objectKey == objectKey) }
+        }
+    }
+
+    mutating func recordModify(_ classKey: UInt32, _ objectKey: Int64, _ propertyKey: Int64) {
+        if let t = tables[classKey], t.isInserted(objectKey) { return }
+        tables[classKey, default: TableChanges()].modified[objectKey, default: []].insert(propertyKey)
+    }
+
+    mutating func recordCollection(_ id: CollectionID, _ op: CollectionOperation) {
+        if let t = tables[id.classKey], t.isInserted(id.objectKey) { return }
+        recordModify(id.classKey, id.objectKey, id.propertyKey)
+        collections[id, default: []].append(op)
+    }
+
+    // MARK: Encoding
+
+    /// The bytes kept in the history.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = [1]
+        put(schemaChanged ? 1 : 0, &out)
+        let tableKeys = tables.keys.filter { !(tables[$0]?.isEmpty ?? true) }.sorted()
+        put(UInt64(tableKeys.count), &out)
+        for key in tableKeys {
+            guard let t = tables[key] else { continue }
+            put(UInt64(key), &out)
+            for ranges in [t.inserted, t.deleted] {
+                put(UInt64(ranges.count), &out)
+                for r in ranges {
+                    put(UInt64(bitPattern: r.lowerBound), &out)
+                    put(UInt64(r.count), &out)
+                }
+            }
+            put(UInt64(t.modified.count), &out)
+            for objectKey in t.modified.keys.sorted() {
+                let properties = (t.modified[objectKey] ?? []).sorted()
+                put(UInt64(bitPattern: objectKey), &out)
+                put(UInt64(properties.count), &out)
+                for p in properties { put(UInt64(bitPattern: p), &out) }
+            }
+        }
+        let ids = collections.keys.sorted { ($0.classKey, $0.objectKey, $0.propertyKey) < ($1.classKey, $1.objectKey, $1.propertyKey) }
+        put(UInt64(ids.count), &out)
+        for id in ids {
+            let ops = collections[id] ?? []
+            put(UInt64(id.classKey), &out)
+            put(UInt64(bitPattern: id.objectKey), &out)
+            put(UInt64(bitPattern: id.propertyKey), &out)
+            put(UInt64(ops.count), &out)
+            for op in ops {
+                switch op {
+                case .insert(let i): out.append(1); put(UInt64(i), &out)
+                case .erase(let i): out.append(2); put(UInt64(i), &out)
+                case .set(let i): out.append(3); put(UInt64(i), &out)
+                case .move(let from, let to): out.append(4); put(UInt64(from), &out); put(UInt64(to), &out)
+                case .clear: out.append(5)
+                case .insertKey(let k): out.append(6); putString(k, &out)
+                case .eraseKey(let k): out.append(7); putString(k, &out)
+                case .setKey(let k): out.append(8); putString(k, &out)
+                }
+            }
+        }
+        return out
+    }
+
+    private func put(_ v: UInt64, _ out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    private func putString(_ s: String, _ out: inout [UInt8]) {
+        put(UInt64(s.utf8.count), &out)
+        out.append(contentsOf: s.utf8)
+    }
+
+    /// The record `encoded()` wrote.
+    /// - Throws: `.corrupt` for bytes that are not one (truncated, an unknown format or tag).
+    public static func decode(_ bytes: [UInt8]) throws(CoveError) -> ChangeRecord {
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == 1 else { throw CoveError(.corrupt, "change record: unknown format") }
+        var record = ChangeRecord()
+        record.schemaChanged = try reader.varint() & 1 == 1
+        for _ in 0..<(try reader.count()) {
+            let classKey = UInt32(truncatingIfNeeded: try reader.varint())
+            var t = TableChanges()
+            for which in 0..<2 {
+                var ranges: [ClosedRange<Int64>] = []
+                for _ in 0..<(try reader.count()) {
+                    let first = Int64(bitPattern: try reader.varint())
+                    let n = Int64(bitPattern: try reader.varint())
+                    guard n > 0, first >= 0, first <= Int64.max - n else { throw CoveError(.corrupt, "change record: a bad key range") }
+                    ranges.append(first...(first + n - 1))
+                }
+                if which == 0 { t.inserted = ranges } else { t.deleted = ranges }
+            }
+            for _ in 0..<(try reader.count()) {
+                let objectKey = Int64(bitPattern: try reader.varint())
+                var properties = Set<Int64>()
+                for _ in 0..<(try reader.count()) { properties.insert(Int64(bitPattern: try reader.varint())) }
+                t.modified[objectKey] = properties
+            }
+            record.tables[classKey] = t
+        }
+        for _ in 0..<(try reader.count()) {
+            let id = CollectionID(classKey: UInt32(truncatingIfNeeded: try reader.varint()),
+                                  objectKey: Int64(bitPattern: try reader.varint()),
+                                  propertyKey: Int64(bitPattern: try reader.varint()))
+            var ops: [CollectionOperation] = []
+            for _ in 0..<(try reader.count()) {
+                switch try reader.byte() {
+                case 1: ops.append(.insert(try reader.index()))
+                case 2: ops.append(.erase(try reader.index()))
+                case 3: ops.append(.set(try reader.index()))
+                case 4: ops.append(.move(from: try reader.index(), to: try reader.index()))
+                case 5: ops.append(.clear)
+                case 6: ops.append(.insertKey(try reader.string()))
+                case 7: ops.append(.eraseKey(try reader.string()))
+                case 8: ops.append(.setKey(try reader.string()))
+                case let tag: throw CoveError(.corrupt, "change record: unknown operation \(tag)")
+                }
+            }
+            record.collections[id] = ops
+        }
+        guard reader.atEnd else { throw CoveError(.corrupt, "change record: bytes after the end") }
+        return record
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var pos = 0
+
+        var atEnd: Bool { pos == bytes.count }
+
+        mutating func byte() throws(CoveError) -> UInt8 {
+            guard pos < bytes.count else { throw CoveError(.corrupt, "change record: truncated") }
+            defer { pos += 1 }
+            return bytes[pos]
+        }
+
+        mutating func varint() throws(CoveError) -> UInt64 {
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte()
+                guard shift < 64 else { throw CoveError(.corrupt, "change record: a number too long") }
+                v |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return v }
+                shift += 7
+            }
+        }
+
+        /// A count, bounded by what the remaining bytes could hold.
+        mutating func count() throws(CoveError) -> Int {
+            let n = try varint()
+            guard n <= UInt64(bytes.count - pos) else { throw CoveError(.corrupt, "change record: a count of \(n) past the end") }
+            return Int(n)
+        }
+
+        mutating func index() throws(CoveError) -> Int {
+            let n = try varint()
+            guard n <= UInt64(Int.max) else { throw CoveError(.corrupt, "change record: an index too large") }
+            return Int(n)
+        }
+
+        mutating func string() throws(CoveError) -> String {
+            let n = try count()
+            let slice = bytes[pos..<(pos + n)]
+            pos += n
+            guard let s = String(validating: slice, as: UTF8.self) else { throw CoveError(.corrupt, "change record: a key that is not UTF-8") }
+            return s
+        }
+    }
+}

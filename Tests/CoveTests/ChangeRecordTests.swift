@@ -1,0 +1,100 @@
+// The change records commits leave in the history: inserts as key ranges, deletes, modified
+// properties, collection operations in order with their positions, an empty record for an empty
+// commit, the schema flag, and a decoder that refuses damaged bytes.
+import XCTest
+import Cove
+
+final class ChangeRecordTests: CoveTestCase {
+    static let schemaJSON = """
+    {"Dog": {"properties": {"name": "string", "age": "int", "nums": "int[]", "tags": "string<>", "scores": "double{}"}}}
+    """
+
+    private func open() throws -> Realm {
+        try Realm(configuration: .init(path: "\(folder)/h.cove", durability: .noSync,
+                                       schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1))
+    }
+
+    private func lastRecord(_ realm: Realm) throws -> ChangeRecord {
+        try XCTUnwrap(realm.changeRecord(forVersion: try realm.version))
+    }
+
+    func testTablesAndCollectionsAreRecorded() throws {
+        let realm = try open()
+        XCTAssertTrue(try lastRecord(realm).schemaChanged)
+        let classKey = try XCTUnwrap(realm.schema["Dog"]?.classKey)
+        let age = try XCTUnwrap(realm.schema["Dog"]?[property: "age"]?.key)
+        let nums = try XCTUnwrap(realm.schema["Dog"]?[property: "nums"]?.key)
+        let tags = try XCTUnwrap(realm.schema["Dog"]?[property: "tags"]?.key)
+        let scores = try XCTUnwrap(realm.schema["Dog"]?[property: "scores"]?.key)
+
+        var dogs: [DynamicObject] = []
+        try realm.write {
+            for i in 0..<5 { dogs.append(try realm.dynamicCreate("Dog", values: [("age", .int(Int64(i)))])) }
+            let ghost = try realm.dynamicCreate("Dog")
+            try realm.delete(ghost)
+        }
+        var record = try lastRecord(realm)
+        XCTAssertFalse(record.schemaChanged)
+        XCTAssertEqual(record.tables[classKey]?.inserted, [dogs[0].objectKey...dogs[4].objectKey])
+        XCTAssertEqual(record.tables[classKey]?.deleted, [])
+        XCTAssertEqual(record.tables[classKey]?.modified, [:])    // inserted rows are not also modified
+
+        try realm.write {
+            try dogs[1].setValue(.int(10), forKey: "age")
+            try dogs[1].setValue(.int(10), forKey: "age")              // equal values still count
+            let list = try dogs[2].dynamicList("nums")
+            try list.append(.int(1))
+            try list.insert(.int(0), at: 0)
+            try list.move(from: 0, to: 1)
+            try list.replace(index: 0, with: .int(5))
+            try list.remove(at: 1)
+            try dogs[2].dynamicMutableSet("tags").insert(.string("b"))
+            try dogs[2].dynamicMutableSet("tags").insert(.string("a"))
+            try dogs[2].dynamicMutableSet("tags").remove(.string("b"))
+            try dogs[2].dynamicMap("scores").setValue(.double(1), forKey: "x")
+            try dogs[2].dynamicMap("scores").setValue(.double(2), forKey: "x")
+            try dogs[2].dynamicMap("scores").removeValue(forKey: "x")
+            try realm.delete(dogs[3])
+            try realm.delete(dogs[0])
+        }
+        record = try lastRecord(realm)
+        let table = try XCTUnwrap(record.tables[classKey])
+        XCTAssertEqual(table.inserted, [])
+        XCTAssertEqual(table.deleted, [dogs[0].objectKey...dogs[0].objectKey, dogs[3].objectKey...dogs[3].objectKey])
+        XCTAssertEqual(table.modified[dogs[1].objectKey], [age])
+        XCTAssertEqual(table.modified[dogs[2].objectKey], [nums, tags, scores])
+        func id(_ p: Int64) -> ChangeRecord.CollectionID { .init(classKey: classKey, objectKey: dogs[2].objectKey, propertyKey: p) }
+        XCTAssertEqual(record.collections[id(nums)], [.insert(0), .insert(0), .move(from: 0, to: 1), .set(0), .erase(1)])
+        XCTAssertEqual(record.collections[id(tags)], [.insert(0), .insert(0), .erase(1)])
+        XCTAssertEqual(record.collections[id(scores)], [.insertKey("x"), .setKey("x"), .eraseKey("x")])
+        XCTAssertEqual(try ChangeRecord.decode(record.encoded()), record)
+
+        try realm.write {}
+        XCTAssertTrue(try lastRecord(realm).isEmpty)
+    }
+
+    func testABulkInsertRecordStaysSmall() throws {
+        let realm = try open()
+        try realm.write {
+            for _ in 0..<20_000 { try realm.dynamicCreate("Dog") }
+        }
+        let record = try lastRecord(realm)
+        XCTAssertEqual(record.tables.values.first?.inserted.count, 1)
+        XCTAssertLessThan(record.encoded().count, 16)
+    }
+
+    func testDamagedRecordsAreRefused() throws {
+        var record = ChangeRecord()
+        record.schemaChanged = true
+        let bytes = record.encoded()
+        assertThrows(.corrupt, containing: "truncated") { _ = try ChangeRecord.decode(Array(bytes.dropLast())) }
+        assertThrows(.corrupt, containing: "unknown format") { _ = try ChangeRecord.decode([9] + bytes.dropFirst()) }
+        assertThrows(.corrupt, containing: "after the end") { _ = try ChangeRecord.decode(bytes + [0]) }
+        assertThrows(.corrupt, containing: "past the end") { _ = try ChangeRecord.decode([1, 0, 0x80, 0x80, 0x01]) }
+        for _ in 0..<2000 {
+            let junk = (0..<Int.random(in: 0..<24)).map { _ in UInt8.random(in: 0...255) }
+            let result = Result { () throws(CoveError) -> ChangeRecord in try ChangeRecord.decode([1] + junk) }
+            if case .failure(let error) = result { XCTAssertEqual(error.code, .corrupt) }
+        }
+    }
+}
