@@ -68,6 +68,11 @@ final class CollectionTests: CoveTestCase {
         let dog = try realm.write { try realm.dynamicCreate("Dog") }
         let nums = try dog.dynamicList("nums")
         assertThrows(.notInWrite, containing: "outside a write") { try nums.append(.int(1)) }
+        // Writes that would change nothing are refused outside a write all the same.
+        assertThrows(.notInWrite, containing: "outside a write") { try dog.dynamicMutableSet("tags").remove(.string("absent")) }
+        assertThrows(.notInWrite, containing: "outside a write") { try dog.dynamicMap("weights").removeValue(forKey: "absent") }
+        assertThrows(.notInWrite, containing: "outside a write") { try dog.dynamicMutableSet("tags").union([]) }
+        assertThrows(.notInWrite, containing: "outside a write") { _ = try dog.dynamicList("toys").appendEmbedded() }
         try realm.write {
             try nums.append(.int(1))
             assertThrows(.outOfRange, containing: "index 5 is out of range for list 'nums' of class 'Dog' (valid: 0...1)") {
@@ -80,6 +85,9 @@ final class CollectionTests: CoveTestCase {
                 try nums.append(.string("x"))
             }
             assertThrows(.wrongType, containing: "cannot be null") { try nums.append(.null) }
+            assertThrows(.wrongType, containing: "Dog[] and cannot hold null") { try dog.dynamicList("friends").append(.null) }
+            assertThrows(.wrongType, containing: "Dog<> and cannot hold null") { try dog.dynamicMutableSet("pals").insert(.null) }
+            XCTAssertFalse(try dog.dynamicMutableSet("pals").contains(.null))
             assertThrows(.wrongType, containing: "not a set") { _ = try dog.dynamicMutableSet("nums") }
             assertThrows(.wrongType, containing: "not a list") { _ = try dog.dynamicList("name") }
             assertThrows(.notFound, containing: "no property 'nope'") { _ = try dog.dynamicList("nope") }
@@ -179,7 +187,7 @@ final class CollectionTests: CoveTestCase {
             let scores = try realm.dynamicCreate("Dog").dynamicMutableSet("scores")
             XCTAssertNil(try scores.min())
             XCTAssertNil(try scores.average())
-            XCTAssertEqual(try scores.sum(), .int(0))
+            XCTAssertEqual(try scores.sum(), .double(0))          // zero of the element type
             for v in [2.5, -1.0, 4.0] { try scores.insert(.double(v)) }
             try scores.insert(.int(3))                      // widened to a double
             XCTAssertEqual(try scores.values(), [.double(-1), .double(2.5), .double(3), .double(4)])

@@ -179,7 +179,7 @@ public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, 
     /// The sum of the elements (numbers).
     public func sum() -> Element {
         do {
-            let total = try CollectionAggregates.sum(try values(), of: "MutableSet<\(Element.self)>")
+            let total = try CollectionAggregates.sum(try values(), of: "MutableSet<\(Element.self)>", elementType: Element._coveType)
             return try Element._coveRead(total, managed?.realm)
         } catch {
             managedFailure("MutableSet.sum", error)

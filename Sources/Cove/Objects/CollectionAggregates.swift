@@ -71,8 +71,9 @@ enum CollectionAggregates {
     }
 
     /// The sum of the non-null values: an int for ints (an overflow is `.outOfRange`), a double
-    /// when any is a float or double, a decimal when any is a decimal; `.int(0)` when empty.
-    static func sum(_ values: [Value], of name: String) throws(CoveError) -> Value {
+    /// when any is a float or double (or the elements are), a decimal when any is a decimal (or
+    /// the elements are); zero of that type when empty.
+    static func sum(_ values: [Value], of name: String, elementType: PropertyType = .mixed) throws(CoveError) -> Value {
         var intSum: Int64 = 0
         var doubleSum = 0.0
         var decimalSum = Decimal128.zero
@@ -92,8 +93,8 @@ enum CollectionAggregates {
                 decimalSum = decimalSum + d
             }
         }
-        if sawDecimal { return .decimal128(decimalSum + Decimal128(intSum) + Decimal128(doubleSum)) }
-        if sawDouble { return .double(doubleSum + Double(intSum)) }
+        if sawDecimal || elementType == .decimal128 { return .decimal128(decimalSum + Decimal128(intSum) + Decimal128(doubleSum)) }
+        if sawDouble || elementType == .double || elementType == .float { return .double(doubleSum + Double(intSum)) }
         return .int(intSum)
     }
 

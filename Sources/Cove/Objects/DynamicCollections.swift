@@ -175,21 +175,25 @@ public final class DynamicSet: DynamicCollection, CustomStringConvertible {
 
     /// Adds every value of `values`.
     public func union(_ values: [Value]) throws(CoveError) {
+        try store.requireWrite()
         for v in values { try insert(v) }
     }
 
     /// Keeps only the elements also in `other` (Realm's `intersect`).
     public func intersect(_ other: DynamicSet) throws(CoveError) {
+        try store.requireWrite()
         for v in try values() where !(try other.contains(v)) { try remove(v) }
     }
 
     /// Removes every element of `other` (Realm's `subtract`, RLMSet's `minusSet`).
     public func subtract(_ other: DynamicSet) throws(CoveError) {
+        try store.requireWrite()
         for v in try other.values() { try remove(v) }
     }
 
     /// Makes this set equal to `other` (RLMSet's `setSet`).
     public func setSet(_ other: DynamicSet) throws(CoveError) {
+        try store.requireWrite()
         let wanted = try other.values()
         if other !== self {
             try removeAll()
@@ -228,7 +232,7 @@ public final class DynamicSet: DynamicCollection, CustomStringConvertible {
 
     /// The sum of the elements: an int, a double or a decimal, by the element type.
     public func sum() throws(CoveError) -> Value {
-        try CollectionAggregates.sum(try values(), of: name)
+        try CollectionAggregates.sum(try values(), of: name, elementType: property.type)
     }
 
     /// The mean of the elements (a double, or a decimal), nil when there is none.

@@ -59,6 +59,10 @@ extension ObjectStore {
     /// and doubles widened as for single values) and, for a link, against its class and
     /// existence. Elements of embedded classes are made in place, never linked.
     func element(_ value: Value, for p: Property, of cls: ObjectSchema, checkingTarget: Bool = true) throws(CoveError) -> Value {
+        // Lists and sets of links hold objects only (a single link and a map's value may be null).
+        if value.isNull && p.isLink && (p.collection == .list || p.collection == .set) {
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation) and cannot hold null")
+        }
         let cell = try PropertyCodec.cell(value, for: p, of: cls)
         guard let targetName = p.type.objectClassName else {
             return try PropertyCodec.value(cell, for: p, targetClassKey: 0)
@@ -266,6 +270,7 @@ extension ObjectStore {
 
     /// Moves the element at `from` so that it ends up at `to` (both in 0..<count).
     func listMove(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, from: Int, to: Int) throws(CoveError) {
+        try requireWrite()
         let count = try listCount(cls, objectKey, p)
         guard from >= 0, from < count else { throw outOfRange(p, cls, from, UInt64(count)) }
         guard to >= 0, to < count else { throw outOfRange(p, cls, to, UInt64(count)) }
@@ -287,6 +292,7 @@ extension ObjectStore {
 
     /// Creates an embedded object at `index` of a list of embedded objects.
     func listInsertEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Int64 {
+        try requireWrite()
         let target = try embeddedTarget(p, cls)
         let count = try listCount(cls, objectKey, p)
         guard index >= 0, index <= count else { throw outOfRange(p, cls, index, UInt64(count), inserting: true) }
@@ -328,6 +334,9 @@ extension ObjectStore {
 
     func setContains(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         let tree = try collectionTree(cls, objectKey, p, .set)
+        // A null is simply not in a set that cannot hold one (set algebra between an optional
+        // and a required set asks this).
+        if value.isNull && (!p.isOptional || p.isLink) && p.type != .mixed { return false }
         let element = try element(value, for: p, of: cls, checkingTarget: false)
         do { return try tree.contains(element.indexKey()) } catch { throw CoveError(error) }
     }
@@ -359,6 +368,7 @@ extension ObjectStore {
     /// Removes `value`; false when it was not there.
     @discardableResult
     func setErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+        try requireWrite()
         guard try setContains(cls, objectKey, p, value) else { return false }
         let element = try element(value, for: p, of: cls, checkingTarget: false)
         let position = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Int in
@@ -459,6 +469,7 @@ extension ObjectStore {
     /// Removes the entry of `key`; false when there was none.
     @discardableResult
     func mapErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Bool {
+        try requireWrite()
         guard let old = try mapGet(cls, objectKey, p, key) else {
             _ = try collectionTree(cls, objectKey, p, .map)
             return false
@@ -477,6 +488,7 @@ extension ObjectStore {
 
     /// Creates an embedded object as the value of `key` (replacing, and deleting, the old one).
     func mapSetEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Int64 {
+        try requireWrite()
         let target = try embeddedTarget(p, cls)
         try checkMapKey(key, p, cls)
         _ = try collectionTree(cls, objectKey, p, .map)
@@ -490,6 +502,7 @@ extension ObjectStore {
     /// Empties a collection: backlinks of its links go, embedded elements are deleted, and the
     /// tree's pages are freed.
     private func clearCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) {
+        try requireWrite()
         let values = try collectionValues(try collectionTree(cls, objectKey, p, kind))
         try editCollection(cls, objectKey, p, kind) { (tree) throws(CoveError) in
             try storage { () throws(StorageError) in try tree.removeAll() }

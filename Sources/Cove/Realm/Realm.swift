@@ -258,6 +258,12 @@ public final class Realm {
     /// snapshot), rereading the schema when another realm changed it.
     func objectStore() throws(CoveError) -> ObjectStore {
         try checkOpen()
+        if isFrozen {
+            // Frozen realms are read by any number of threads at once: each call gets a store of
+            // its own over the one immutable snapshot, so no cache is shared between threads.
+            guard let snapshot else { throw CoveError(.closed, closedReason ?? "the realm is closed") }
+            return ObjectStore(pages: TransactionPages(.read(snapshot)), schema: schema)
+        }
         if let s = objects { return s }
         let pages = try currentPages()
         if let bytes = try ObjectStore.readSchemaRecord(pages), bytes != schemaRecordBytes {
