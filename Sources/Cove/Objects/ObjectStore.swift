@@ -215,8 +215,9 @@ final class ObjectStore {
         if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
     }
 
-    /// Creates an object with every property at its default (and the primary key given).
-    func create(_ cls: ObjectSchema, primaryKey: Value?) throws(CoveError) -> Int64 {
+    /// Creates an object with every property at its default (and the primary key given), or
+    /// with `cells` for some of its plain properties.
+    func create(_ cls: ObjectSchema, primaryKey: Value?, cells: [(Property, CellValue)] = []) throws(CoveError) -> Int64 {
         try requireWrite()
         if cls.isEmbedded {
             throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
@@ -235,7 +236,7 @@ final class ObjectStore {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
         }
-        let objectKey = try insertRow(cls, primaryKey: normalizedPK)
+        let objectKey = try insertRow(cls, primaryKey: normalizedPK, cells: cells)
         if let v = normalizedPK {
             try indexPrimaryKey(cls, v, objectKey)
         }
@@ -248,15 +249,34 @@ final class ObjectStore {
         return try catalog.contains(key)
     }
 
+    /// Creates an object with its primary key and `values` written in one row insert (plain
+    /// single values; links and collections are set afterwards, as `set` does).
+    func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(Property, Value)]) throws(CoveError) -> Int64 {
+        var inRow: [(Property, CellValue)] = []
+        var later: [(Property, Value)] = []
+        for (p, v) in values {
+            if p.isPrimaryKey { continue }
+            if p.collection == .none && !p.isLink && !p.isBacklinks {
+                inRow.append((p, try PropertyCodec.cell(v, for: p, of: cls)))
+            } else {
+                later.append((p, v))
+            }
+        }
+        let key = try create(cls, primaryKey: primaryKey, cells: inRow)
+        for (p, v) in later { try set(cls, key, p, v) }
+        return key
+    }
+
     /// Adds a row of defaults (and the primary key given) to `cls`'s table under the next
     /// object key; embedded objects are made this way by their parent.
-    func insertRow(_ cls: ObjectSchema, primaryKey: Value?) throws(CoveError) -> Int64 {
+    func insertRow(_ cls: ObjectSchema, primaryKey: Value?, cells: [(Property, CellValue)] = []) throws(CoveError) -> Int64 {
         let t = try table(cls)
         let key = t.entry.nextObjectKey
         var row = t.entry.columns.map(\.spec.defaultValue)
         if let p = cls.primaryKeyProperty, let v = primaryKey {
             row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
         }
+        for (p, cell) in cells { row[try column(p, in: t)] = cell }
         do {
             try t.tree.insert(key, row)
         } catch {

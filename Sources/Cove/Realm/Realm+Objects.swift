@@ -12,12 +12,13 @@ extension Realm {
                               values: [(String, Value)] = []) throws(CoveError) -> DynamicObject {
         let store = try objectStore()
         let cls = try store.objectSchema(className)
-        let key = try store.create(cls, primaryKey: primaryKey)
-        let object = DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
+        var resolved: [(Property, Value)] = []
+        resolved.reserveCapacity(values.count)
         for (name, value) in values where name != cls.primaryKey {
-            try object.setValue(value, forKey: name)
+            resolved.append((try ObjectStore.property(name, of: cls), value))
         }
-        return object
+        let key = try store.create(cls, primaryKey: primaryKey, values: resolved)
+        return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
 
     /// Creates the object with primary key `primaryKey`, or updates the one that has it: sets

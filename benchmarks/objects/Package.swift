@@ -1,0 +1,17 @@
+// swift-tools-version: 6.1
+// Cove's object layer side by side with SQLite's C API on the same objects. A package of its own
+// so that the root package gains no dependency on SQLite; Sources/Cove and Sources/CoveStorage
+// are symlinks to the engine's sources, compiled here with release optimisations.
+import PackageDescription
+
+let package = Package(
+    name: "CoveObjectsBench",
+    targets: [
+        .target(name: "CoveStorage"),
+        .target(name: "Cove", dependencies: ["CoveStorage"]),
+        // Debian's libsqlite3-dev as a Clang module.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .executableTarget(name: "objects-bench", dependencies: ["Cove", "CSQLite"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,238 @@
+// Cove's object layer and SQLite's C API on the same objects, one run, one Markdown table:
+// Person {id int primary key, name string, age int, score double}.
+//
+//   1M objects inserted in one write transaction (SQLite: one transaction, a prepared INSERT)
+//   1M random primary-key lookups reading all four fields
+//   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL)
+//   the file size after the bulk load
+//
+// Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000).
+import Cove
+import CSQLite
+import Glibc
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+}
+
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func envInt(_ name: String, _ fallback: Int) -> Int {
+    guard let p = getenv(name), let v = Int(String(cString: p)) else { return fallback }
+    return v
+}
+
+/// SplitMix64: the same order for both engines.
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func fileSize(_ path: String) -> Int {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int(st.st_size) : 0
+}
+
+let objects = envInt("BENCH_OBJECTS", 1_000_000)
+let lookups = envInt("BENCH_LOOKUPS", 1_000_000)
+let commits = envInt("BENCH_COMMITS", 10_000)
+let names = (0..<1000).map { "person-\($0)-" + String(repeating: "x", count: $0 % 13) }
+
+func lookupOrder() -> [Int64] {
+    var rng = SplitMix64(state: 42)
+    return (0..<lookups).map { _ in Int64(rng.next() % UInt64(objects)) }
+}
+
+struct Results {
+    var insert: UInt64 = 0, lookup: UInt64 = 0, commit: UInt64 = 0, size = 0
+}
+
+// MARK: Cove
+
+func runCove(_ dir: String) throws -> Results {
+    var r = Results()
+    let path = "\(dir)/people.cove"
+    let schema = try Schema(jsonText: #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}}}"#)
+    do {
+        let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
+        defer { realm.close() }
+        let start = now()
+        try realm.write {
+            for i in 0..<objects {
+                try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
+                    ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
+                ])
+            }
+        }
+        r.insert = now() - start
+        r.size = fileSize(path)
+
+        let order = lookupOrder()
+        var checksum = 0
+        let t0 = now()
+        for k in order {
+            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
+            if case .int(let id) = try p["id"], case .string(let name) = try p["name"], case .int(let age) = try p["age"], case .double(let score) = try p["score"] {
+                checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
+            }
+        }
+        r.lookup = now() - t0
+        if checksum == 42 { print("") }
+    }
+    // Durable single-object commits on a fresh file.
+    let commitPath = "\(dir)/commits.cove"
+    let realm = try Realm(configuration: .init(path: commitPath, schema: schema, schemaVersion: 1))
+    defer { realm.close() }
+    let t1 = now()
+    for i in 0..<commits {
+        try realm.write {
+            try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
+                ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(1.5)),
+            ])
+        }
+    }
+    r.commit = now() - t1
+    return r
+}
+
+// MARK: SQLite
+
+final class SQLite {
+    var db: OpaquePointer?
+
+    init(_ path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            throw BenchError(description: "SQLite open \(path)")
+        }
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=FULL")
+        try exec("CREATE TABLE IF NOT EXISTS person (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER NOT NULL, score REAL NOT NULL)")
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func fail(_ what: String) -> BenchError {
+        BenchError(description: "SQLite \(what): \(String(cString: sqlite3_errmsg(db)))")
+    }
+
+    func exec(_ sql: String) throws {
+        if sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK { throw fail(sql) }
+    }
+
+    func prepare(_ sql: String) throws -> OpaquePointer? {
+        var stmt: OpaquePointer?
+        if sqlite3_prepare_v2(db, sql, -1, &stmt, nil) != SQLITE_OK { throw fail("prepare \(sql)") }
+        return stmt
+    }
+
+    func insert(_ stmt: OpaquePointer?, _ i: Int, score: Double) throws {
+        sqlite3_bind_int64(stmt, 1, Int64(i))
+        let name = names[i % names.count]
+        let rc = name.withCString { p in
+            sqlite3_bind_text(stmt, 2, p, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            sqlite3_bind_int64(stmt, 3, Int64(i % 90))
+            sqlite3_bind_double(stmt, 4, score)
+            return sqlite3_step(stmt)
+        }
+        sqlite3_reset(stmt)
+        if rc != SQLITE_DONE { throw fail("insert") }
+    }
+}
+
+func runSQLite(_ dir: String) throws -> Results {
+    var r = Results()
+    let path = "\(dir)/people.db"
+    do {
+        let db = try SQLite(path)
+        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(insert) }
+        let start = now()
+        try db.exec("BEGIN")
+        for i in 0..<objects { try db.insert(insert, i, score: Double(i) * 0.5) }
+        try db.exec("COMMIT")
+        r.insert = now() - start
+        try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+        r.size = fileSize(path) + fileSize(path + "-wal")
+
+        let select = try db.prepare("SELECT id, name, age, score FROM person WHERE id = ?")
+        defer { sqlite3_finalize(select) }
+        let order = lookupOrder()
+        var checksum = 0
+        let t0 = now()
+        for k in order {
+            sqlite3_bind_int64(select, 1, k)
+            guard sqlite3_step(select) == SQLITE_ROW else { throw db.fail("lookup \(k)") }
+            let id = sqlite3_column_int64(select, 0)
+            let name = String(cString: sqlite3_column_text(select, 1))
+            let age = sqlite3_column_int64(select, 2)
+            let score = sqlite3_column_double(select, 3)
+            checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
+            sqlite3_reset(select)
+        }
+        r.lookup = now() - t0
+        if checksum == 42 { print("") }
+    }
+    let db = try SQLite("\(dir)/commits.db")
+    let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
+    defer { sqlite3_finalize(insert) }
+    let t1 = now()
+    for i in 0..<commits {
+        try db.exec("BEGIN")
+        try db.insert(insert, i, score: 1.5)
+        try db.exec("COMMIT")
+    }
+    r.commit = now() - t1
+    return r
+}
+
+// MARK: Report
+
+func fixed(_ v: Double, _ digits: Int) -> String {
+    var s = String(Int((v * pow(10, Double(digits))).rounded()))
+    if digits == 0 { return s }
+    while s.count <= digits { s = "0" + s }
+    s.insert(".", at: s.index(s.endIndex, offsetBy: -digits))
+    return s
+}
+
+func ratio(_ a: Double, _ b: Double) -> String { b == 0 ? "–" : fixed(a / b, 2) + "×" }
+
+let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+var template = Array("\(base)/cove-objects-bench-XXXXXX".utf8CString)
+guard let made = mkdtemp(&template) else { fatalError("cannot make a temporary folder") }
+let dir = String(cString: made)
+defer { _ = system("rm -rf '\(dir)'") }
+
+FileHandleErr.print("objects-bench: \(objects) objects, \(lookups) lookups, \(commits) durable commits in \(dir)")
+let cove = try runCove(dir)
+FileHandleErr.print("cove done")
+let sqlite = try runSQLite(dir)
+FileHandleErr.print("sqlite done")
+
+let n = Double(objects), l = Double(lookups), c = Double(commits)
+print("| Workload | Cove | SQLite | Cove/SQLite |")
+print("|---|--:|--:|--:|")
+func row(_ label: String, _ a: Double, _ b: Double, _ unit: String, _ digits: Int) {
+    print("| \(label) | \(fixed(a, digits)) \(unit) | \(fixed(b, digits)) \(unit) | \(ratio(a, b)) |")
+}
+row("\(objects) objects inserted in one write (per object)", Double(cove.insert) / n, Double(sqlite.insert) / n, "ns", 0)
+row("\(lookups) random primary-key lookups, 4 fields (per lookup)", Double(cove.lookup) / l, Double(sqlite.lookup) / l, "ns", 0)
+row("\(commits) single-object durable commits (per commit)", Double(cove.commit) / c / 1000, Double(sqlite.commit) / c / 1000, "µs", 1)
+row("File size after the bulk load", Double(cove.size) / 1_048_576, Double(sqlite.size) / 1_048_576, "MiB", 1)
+
+enum FileHandleErr {
+    static func print(_ s: String) {
+        let line = s + "\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds and runs the object benchmark: Cove's object layer and SQLite's C API on the same
+# Person objects, one Markdown table on stdout (progress on stderr), then the same through Python
+# (create_many against sqlite3's executemany). Needs root or sudo only to install
+# libsqlite3-dev when it is missing.
+#   BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000) change the sizes.
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! dpkg -s libsqlite3-dev >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libsqlite3-dev >&2
+fi
+swift build -c release --scratch-path .build-bench >&2
+.build-bench/release/objects-bench
+if [ -f python_bench.py ]; then
+    python=${PYTHON:-../../build/venv/bin/python}
+    "$python" python_bench.py
+fi
