@@ -256,6 +256,33 @@ final class ClusterTreeTests: XCTestCase {
         XCTAssertEqual(try table.key(at: 4321), 4321)
     }
 
+    func testBatchAppendsMatchSingleInserts() throws {
+        var rng = SeededRandom(seed: 77)
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var model = Model()
+        var next: UInt64 = 5
+        for batch in 0..<12 {
+            var rows: [(key: UInt64, values: [CellValue])] = []
+            for _ in 0..<(1 + rng.below(400)) {
+                let row = Self.randomRow(Self.schema, &rng)
+                rows.append((next, row))
+                model.rows[next] = row
+                next += UInt64(1 + rng.below(3))
+            }
+            try table.append(rows)
+            try table.verify()
+            try assertNoLeak(table, store, "batch \(batch)")
+        }
+        XCTAssertEqual(table.count, UInt64(model.rows.count))
+        for (key, row) in model.rows { XCTAssertEqual(try table.getRow(key), row, "key \(key)") }
+        // Keys must follow the table's last and ascend within the batch.
+        XCTAssertThrowsError(try table.append([(3, Self.randomRow(Self.schema, &rng))]))
+        XCTAssertThrowsError(try table.append([(next + 5, Self.randomRow(Self.schema, &rng)), (next + 1, Self.randomRow(Self.schema, &rng))]))
+        XCTAssertThrowsError(try table.append([(next, [.int(1)])]))
+        try table.verify()
+    }
+
     func testWrongValuesAreRejected() throws {
         let store = MemoryPageStore()
         var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string, nullable: true)])

@@ -37,13 +37,6 @@ extension ObjectStore {
         }
     }
 
-    /// Index entries for a new row of defaults.
-    func indexNewRow(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
-        for p in indexedProperties(cls) {
-            try updateIndex(cls, p, try get(cls, objectKey, p), objectKey, remove: false)
-        }
-    }
-
     /// Takes a deleted row's entries out of its indexes.
     func unindexRow(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
         for p in indexedProperties(cls) {

@@ -22,6 +22,18 @@ final class ObjectStore {
         var tree: ClusterTree<TransactionPages>
         var columnOfProperty: [Int64: Int]
         var dirty = false
+        /// Objects created but not yet written to `tree`: their keys follow every key in it, so
+        /// they go in with one `append` (one encode per cluster page, not per object). Every
+        /// read or edit reaches the table through `ObjectStore.table(_:)`, which writes them
+        /// first.
+        var pending: [(key: UInt64, values: [CellValue])] = []
+        static let pendingLimit = 2048
+
+        func writePending() throws(CoveError) {
+            if pending.isEmpty { return }
+            do { try tree.append(pending) } catch { throw CoveError(error) }
+            pending.removeAll(keepingCapacity: true)
+        }
         /// Set when a migration removed the class: the catalog entry goes at commit.
         var dropped = false
 
@@ -72,6 +84,13 @@ final class ObjectStore {
     // MARK: Tables
 
     func table(_ cls: ObjectSchema) throws(CoveError) -> Table {
+        let t = try tableForAppend(cls)
+        try t.writePending()
+        return t
+    }
+
+    /// The table without writing its pending objects: for adding more of them.
+    private func tableForAppend(_ cls: ObjectSchema) throws(CoveError) -> Table {
         let key = try classKey(of: cls)
         if let t = tables[key] { return t }
         let entry: TableEntry
@@ -270,22 +289,23 @@ final class ObjectStore {
     /// Adds a row of defaults (and the primary key given) to `cls`'s table under the next
     /// object key; embedded objects are made this way by their parent.
     func insertRow(_ cls: ObjectSchema, primaryKey: Value?, cells: [(Property, CellValue)] = []) throws(CoveError) -> Int64 {
-        let t = try table(cls)
+        let t = try tableForAppend(cls)
         let key = t.entry.nextObjectKey
         var row = t.entry.columns.map(\.spec.defaultValue)
         if let p = cls.primaryKeyProperty, let v = primaryKey {
             row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
         }
         for (p, cell) in cells { row[try column(p, in: t)] = cell }
-        do {
-            try t.tree.insert(key, row)
-        } catch {
-            throw CoveError(error)
-        }
+        do { try t.tree.validateRow(row) } catch { throw CoveError(error) }
+        t.pending.append((key, row))
+        if t.pending.count >= Table.pendingLimit { try t.writePending() }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
         let objectKey = Int64(bitPattern: key)
-        try indexNewRow(cls, objectKey)
+        for p in indexedProperties(cls) {
+            let value = try PropertyCodec.value(row[try column(p, in: t)], for: p, targetClassKey: 0)
+            try updateIndex(cls, p, value, objectKey, remove: false)
+        }
         changes.recordInsert(t.classKey, objectKey)
         return objectKey
     }
@@ -496,6 +516,7 @@ final class ObjectStore {
     /// Writes every changed table and tree root into the catalog and returns the catalog's root,
     /// for the write transaction to commit.
     func flush() throws(CoveError) -> TreeRoot {
+        for t in tables.values { try t.writePending() }
         do {
             for t in tables.values where t.dirty {
                 t.entry.root = t.tree.root
