@@ -80,6 +80,21 @@ struct ClusterRef {
     }
 }
 
+/// An object's place in a table (see `ClusterTree.locate`).
+public struct ClusterLocation {
+    @usableFromInline let leaf: ClusterLeaf
+    @usableFromInline let index: Int
+    /// The object's key.
+    public let key: UInt64
+
+    @inlinable
+    init(leaf: ClusterLeaf, index: Int, key: UInt64) {
+        self.leaf = leaf
+        self.index = index
+        self.key = key
+    }
+}
+
 /// A table: objects keyed by a u64 object key, each holding one value per column, stored as
 /// copy-on-write clusters of up to a page of objects, column by column.
 ///
@@ -234,6 +249,24 @@ extension ClusterTree {
         try checkColumn(column)
         guard let (leaf, i) = try find(key) else { throw missing(key) }
         return try value(leaf, column, i)
+    }
+
+    /// Where object `key` is, or nil if it is absent: for reading several of its columns with
+    /// one descent. A location stays valid while the table is not edited (the owner drops it
+    /// at every edit).
+    /// - Complexity: O(log n)
+    @inlinable
+    public func locate(_ key: UInt64) throws(StorageError) -> ClusterLocation? {
+        guard let (leaf, i) = try find(key) else { return nil }
+        return ClusterLocation(leaf: leaf, index: i, key: key)
+    }
+
+    /// The value of column `column` of the object at `location`.
+    /// - Complexity: O(1), plus O(m) for a value of m bytes in overflow pages.
+    @inlinable
+    public func get(_ location: ClusterLocation, column: Int) throws(StorageError) -> CellValue {
+        try checkColumn(column)
+        return try value(location.leaf, column, location.index)
     }
 
     /// Every column of object `key`, or nil if it is absent.

@@ -19,7 +19,11 @@ final class ObjectStore {
         let cls: ObjectSchema
         let classKey: UInt32
         var entry: TableEntry
-        var tree: ClusterTree<TransactionPages>
+        /// The table's clusters; any edit drops the cached location.
+        var tree: ClusterTree<TransactionPages> { didSet { located = nil } }
+        /// Where the object read last is, so that reading several of its properties descends
+        /// the table once.
+        var located: ClusterLocation?
         var columnOfProperty: [Int64: Int]
         var dirty = false
         /// Objects created but not yet written to `tree`: their keys follow every key in it, so
@@ -158,7 +162,12 @@ final class ObjectStore {
     func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
         guard objectKey >= 0 else { return false }
         let t = try table(cls)
-        do { return try t.tree.contains(UInt64(objectKey)) } catch { throw CoveError(error) }
+        if let located = t.located, located.key == UInt64(objectKey) { return true }
+        let found: ClusterLocation?
+        do { found = try t.tree.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
+        guard let found else { return false }
+        t.located = found
+        return true
     }
 
     func count(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
@@ -493,18 +502,18 @@ final class ObjectStore {
         }
     }
 
-    /// The stored value of one column of an object, in one lookup; `.invalidated` when the
-    /// object is gone (the column comes from the table itself, so a missing key is the only
-    /// `.invalidArgument` the table can answer).
+    /// The stored value of one column of an object; `.invalidated` when the object is gone.
+    /// Reading several columns of one object in a row descends the table once.
     func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
-        do {
-            return try t.tree.get(UInt64(objectKey), column: column)
-        } catch .invalidArgument {
-            throw invalidated(t.cls, objectKey)
-        } catch {
-            throw CoveError(error)
+        if let located = t.located, located.key == UInt64(objectKey) {
+            do { return try t.tree.get(located, column: column) } catch { throw CoveError(error) }
         }
+        let found: ClusterLocation?
+        do { found = try t.tree.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
+        guard let found else { throw invalidated(t.cls, objectKey) }
+        t.located = found
+        do { return try t.tree.get(found, column: column) } catch { throw CoveError(error) }
     }
 
     func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
