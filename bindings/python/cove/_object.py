@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
+from . import _declare
+from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, release_handle
+from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
 if TYPE_CHECKING:
@@ -13,16 +16,38 @@ if TYPE_CHECKING:
 
 class Object:
     """An object of a realm. Its properties are attributes: reading one reads the realm's
-    current version, assigning one (inside a write) writes it.
+    current version, assigning one (inside a write) writes it. A list, set or map property reads
+    as a live ``cove.List``, ``cove.Set`` or ``cove.Map``; assigning a list, set or dict replaces
+    its contents, and assigning a dict to a link to an embedded class creates the embedded
+    object with those values.
 
-    Subclass it to declare a class (``class Dog(cove.Object): name: str``); objects of classes
-    not declared in Python come back as plain ``cove.Object`` instances.
+    Subclass it to declare a class::
+
+        class Dog(cove.Object):
+            name: str
+            age: int = cove.Property(indexed=True)
+            owner: "Person | None"
+            toys: cove.List["Toy"]
+            tags: cove.Set[str]
+
+    and open the realm with ``cove.open(path, schema=[Dog, Person, Toy])``: objects of the class
+    then come back as ``Dog`` instances. Objects of classes not declared in Python come back as
+    plain ``cove.Object`` (or ``cove.EmbeddedObject``) instances.
     """
 
     __cove_internal__ = ("_realm", "_handle", "_class_name", "_finalizer")
 
+    _realm: "Realm"
+    _handle: Any
+    _class_name: str
+
     def __init__(self, **values: Any) -> None:
-        raise TypeError("create objects with realm.create(class_name, values)")
+        raise TypeError("create objects with realm.create(cls, values)")
+
+    def __init_subclass__(cls, *, class_name: Optional[str] = None, _base: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not _base:
+            _declare.prepare_class(cls, class_name)
 
     @classmethod
     def _wrap(cls, realm: "Realm", handle: Any, class_name: str) -> "Object":
@@ -53,17 +78,65 @@ class Object:
         self._set(name, value)
 
     def _get(self, name: str) -> Any:
-        out = ffi.new("cove_value_t*")
-        check(lib.cove_object_get(self._handle, name.encode(), out))
-        return read_value(ffi, out[0], self._realm._resolve_link)
+        info = self._realm._property_info(self._class_name, name)
+        kind = VALUE if info is None else info.kind
+        if kind == VALUE or kind == LINK:
+            out = ffi.new("cove_value_t*")
+            check(lib.cove_object_get(self._handle, name.encode(), out))
+            return read_value(ffi, out[0], self._realm._resolve_link)
+        assert info is not None
+        from ._collections import List, Map, Set
 
-    def _set(self, name: str, value: Any) -> None:
+        if kind == LIST:
+            handle = ffi.new("cove_list_t**")
+            check(lib.cove_object_get_list(self._handle, name.encode(), handle))
+            return List._make(self._realm, self, info, handle[0])
+        if kind == SET:
+            handle = ffi.new("cove_set_t**")
+            check(lib.cove_object_get_set(self._handle, name.encode(), handle))
+            return Set._make(self._realm, self, info, handle[0])
+        if kind == MAP:
+            handle = ffi.new("cove_map_t**")
+            check(lib.cove_object_get_map(self._handle, name.encode(), handle))
+            return Map._make(self._realm, self, info, handle[0])
+        assert kind == BACKLINKS
+        raise NotImplementedError(
+            f"{info.label} is backlinks (@links({info.origin[0] if info.origin else ''}."
+            f"{info.origin[1] if info.origin else ''})): this libcove has no call that reads backlinks")
+
+    def _set(self, name: str, value: Any, update: bool = False) -> None:
+        info = self._realm._property_info(self._class_name, name)
+        kind = VALUE if info is None else info.kind
+        if kind == VALUE:
+            self._write(name, value)
+            return
+        assert info is not None
+        if kind == LINK:
+            element = prepare(self._realm, info, value, update)
+            from ._collections import Embedded
+
+            if isinstance(element, Embedded):
+                out = ffi.new("cove_object_t**")
+                check(lib.cove_object_create_embedded(self._handle, name.encode(), out))
+                self._realm._wrap(out[0], str(info.target))._fill(element.values, update)
+            else:
+                self._write(name, element)
+            return
+        if kind == BACKLINKS:
+            raise InvalidArgumentError(1, f"{info.label} is backlinks: it is computed, not assigned")
+        self._get(name)._assign(value, update)
+
+    def _write(self, name: str, value: Any) -> None:
         v = ffi.new("cove_value_t*")
-        keep: list = []
+        keep: List[Any] = []
         write_value(ffi, v, value, keep)
         check(lib.cove_object_set(self._handle, name.encode(), v))
 
-    def _cove_link(self) -> tuple:
+    def _fill(self, values: Mapping[str, Any], update: bool) -> None:
+        for name, value in values.items():
+            self._set(name, value, update)
+
+    def _cove_link(self) -> Tuple[int, int]:
         out = ffi.new("cove_value_t*")
         check(lib.cove_object_to_link(self._handle, out))
         return int(out.u.link.class_key), int(out.u.link.object_key)
@@ -85,9 +158,19 @@ class Object:
     def realm(self) -> "Realm":
         return self._realm
 
+    @property
+    def is_embedded(self) -> bool:
+        return self._realm._class_info(self._class_name).embedded
+
     def to_dict(self) -> Dict[str, Any]:
-        """The object's properties as a dict (links as objects)."""
-        return {name: self._get(name) for name in self._realm._property_names(self._class_name)}
+        """The object's properties as plain Python values: lists, sets and dicts for its
+        collections, dicts for its embedded objects, objects for its links (backlinks are left
+        out)."""
+        return self._snapshot()
+
+    def _snapshot(self) -> Dict[str, Any]:
+        info = self._realm._class_info(self._class_name)
+        return {name: plain(self._get(name)) for name, p in info.properties.items() if p.kind != BACKLINKS}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Object):
@@ -101,7 +184,58 @@ class Object:
         return hash(self._cove_link())
 
     def __repr__(self) -> str:
+        kind = type(self)
+        if kind in (Object, EmbeddedObject):
+            prefix = f"cove.{kind.__name__} {self._class_name}"
+        else:
+            prefix = kind.__qualname__
         if not self.is_valid:
-            return f"<cove.Object {self._class_name} (deleted)>"
-        return f"<cove.Object {self._class_name} {self._cove_link()[1]}>"
+            return f"<{prefix} (deleted)>"
+        return f"<{prefix} {self._cove_link()[1]}>"
 
+
+class EmbeddedObject(Object, _base=True):
+    """An object of an embedded class: it lives inside its owner (a link, list or map property)
+    and is deleted with it. Subclass it to declare an embedded class; create one by assigning a
+    dict (``dog.home = {"city": "Oslo"}``, ``dog.toys.append({"brand": "A"})``)."""
+
+    __cove_embedded__ = True
+
+
+def plain(value: Any) -> Any:
+    """A property value as plain Python: collections copied, embedded objects as dicts."""
+    from ._collections import List, Map, Set
+
+    if isinstance(value, List):
+        return [plain(v) for v in value]
+    if isinstance(value, Set):
+        return set(value)
+    if isinstance(value, Map):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, Object) and value._realm._class_info(value._class_name).embedded:
+        return value._snapshot()
+    return value
+
+
+def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any:
+    """An element or link value ready to write into `info`: for an embedded class the values
+    of a new embedded object (from a dict, or copied from an embedded object), for a link a dict
+    turned into a new object; anything else as it is (the library checks its type)."""
+    from ._collections import Embedded
+
+    if info.target is None:
+        return value
+    if info.embedded:
+        if value is None and info.kind != LIST:
+            return None
+        if isinstance(value, Mapping):
+            return Embedded(dict(value))
+        if isinstance(value, Object):
+            if value._class_name != info.target:
+                raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value._class_name}")
+            return Embedded(value._snapshot())
+        raise WrongTypeError(
+            2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")
+    if isinstance(value, Mapping):
+        return realm._create_nested(info.target, value, update)
+    return value

@@ -5,12 +5,18 @@ import json
 import os
 import weakref
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union, overload
 
+from ._declare import class_name_of, defaults_of, schema_from_classes
 from ._errors import InvalidArgumentError, NotFoundError
 from ._lib import check, ffi, lib, release_handle
-from ._object import Object
+from ._object import EmbeddedObject, Object
+from ._schema import ClassInfo, PropertyInfo, parse_class
 from ._values import write_value
+
+_O = TypeVar("_O", bound=Object)
+
+SchemaLike = Union[Mapping[str, Any], str, Sequence[Type[Object]], Type[Object], None]
 
 _DURABILITY = {"full": 0, "no_sync": 1, "mem_only": 2}
 
@@ -22,13 +28,16 @@ class Realm:
     commit of any thread or process, and a write starts from the newest version.
     """
 
-    def __init__(self, handle: Any, *, path: Optional[str], frozen: bool) -> None:
+    def __init__(self, handle: Any, *, path: Optional[str], frozen: bool,
+                 classes: Optional[Dict[str, Type[Object]]] = None) -> None:
         self._handle = handle
         self._path = path
         self._frozen = frozen
         self._finalizer = weakref.finalize(self, release_handle, handle)
         self._schema_cache: Optional[Dict[str, Any]] = None
+        self._infos: Dict[str, ClassInfo] = {}
         self._class_by_key: Dict[int, str] = {}
+        self._classes: Dict[str, Type[Object]] = dict(classes or {})
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -128,7 +137,7 @@ class Realm:
         """An immutable snapshot of this realm's version, readable from any thread."""
         out = ffi.new("cove_realm_t**")
         check(lib.cove_freeze(self._h(), out))
-        return Realm(out[0], path=self._path, frozen=True)
+        return Realm(out[0], path=self._path, frozen=True, classes=self._classes)
 
     def verify(self) -> str:
         """Checks the whole file; returns a report or raises StorageError naming the problem."""
@@ -152,20 +161,33 @@ class Realm:
             lib.cove_free(out[0])
         schema: Dict[str, Any] = json.loads(text)
         self._schema_cache = schema
+        self._infos = {}
         return schema
 
-    def _class_schema(self, class_name: str) -> Dict[str, Any]:
+    @property
+    def classes(self) -> Dict[str, Type[Object]]:
+        """The declared Python classes objects of each class come back as, by class name."""
+        return dict(self._classes)
+
+    def _class_info(self, class_name: str) -> ClassInfo:
+        info = self._infos.get(class_name)
+        if info is not None:
+            return info
         schema = self._schema_cache if self._schema_cache is not None else self.schema
         if class_name not in schema:
             schema = self.schema  # another realm may have added it
         if class_name not in schema:
             raise NotFoundError(3, f"no class '{class_name}' in the schema")
-        cls: Dict[str, Any] = schema[class_name]
-        return cls
+        info = parse_class(class_name, schema[class_name], schema)
+        self._infos[class_name] = info
+        return info
+
+    def _property_info(self, class_name: str, name: str) -> Optional[PropertyInfo]:
+        info = self._infos.get(class_name) or self._class_info(class_name)
+        return info.properties.get(name)
 
     def _property_names(self, class_name: str) -> List[str]:
-        props = self._class_schema(class_name).get("properties", {})
-        return [name for name, t in props.items() if not str(t).startswith("@links")]
+        return [p.name for p in self._class_info(class_name).properties.values() if p.kind != "backlinks"]
 
     def _class_name_for_key(self, class_key: int) -> str:
         if class_key not in self._class_by_key:
@@ -177,6 +199,18 @@ class Realm:
             raise NotFoundError(3, f"no class with key {class_key} in the schema")
         return self._class_by_key[class_key]
 
+    def _wrap(self, handle: Any, class_name: str) -> Object:
+        """An object handle as an instance of its declared class, or of Object/EmbeddedObject."""
+        cls = self._classes.get(class_name)
+        if cls is None:
+            try:
+                embedded = self._class_info(class_name).embedded
+            except BaseException:
+                lib.cove_release(handle)
+                raise
+            cls = EmbeddedObject if embedded else Object
+        return cls._wrap(self, handle, class_name)
+
     def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
         value = ffi.new("cove_value_t*")
         value.type = 11
@@ -186,49 +220,91 @@ class Realm:
         check(lib.cove_object_from_link(self._h(), value, out))
         if out[0] == ffi.NULL:
             return None
-        return Object._wrap(self, out[0], self._class_name_for_key(class_key))
+        return self._wrap(out[0], self._class_name_for_key(class_key))
+
+    def _declared(self, cls: Union[str, Type[Object]]) -> str:
+        """The class name of `cls`; a declared class is remembered so that its objects come back
+        as instances of it."""
+        name = class_name_of(cls)
+        if not isinstance(cls, str):
+            self._classes.setdefault(name, cls)
+        return name
 
     # -- objects -------------------------------------------------------------------------------
 
-    def create(self, class_name: str, values: Optional[Mapping[str, Any]] = None, update: bool = False) -> Object:
+    @overload
+    def create(self, cls: Type[_O], values: Optional[Mapping[str, Any]] = None, update: bool = False) -> _O: ...
+    @overload
+    def create(self, cls: str, values: Optional[Mapping[str, Any]] = None, update: bool = False) -> Object: ...
+
+    def create(self, cls: Union[str, Type[Object]], values: Optional[Mapping[str, Any]] = None,
+               update: bool = False) -> Object:
         """Creates an object inside a write and sets ``values`` (a dict by property name).
 
-        With a primary key, its value is taken from ``values``; ``update=True`` updates the
-        object that already has it instead of raising DuplicateKeyError.
+        ``cls`` is a class name or a declared class. With a primary key, its value is taken from
+        ``values``; ``update=True`` updates the object that already has it instead of raising
+        DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an
+        embedded class creates the embedded object, a dict for another link creates (or with
+        ``update``, upserts) the linked object. A declared class's defaults fill what a new
+        object is not given.
         """
+        class_name = self._declared(cls)
         values = dict(values or {})
-        pk_name = self._class_schema(class_name).get("primaryKey")
+        info = self._class_info(class_name)
+        pk_name = info.primary_key
+        declared = self._classes.get(class_name)
         out = ffi.new("cove_object_t**")
         if pk_name is not None:
             if pk_name not in values:
                 raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
             pk = ffi.new("cove_value_t*")
-            keep: list = []
+            keep: List[Any] = []
             write_value(ffi, pk, values.pop(pk_name), keep)
-            create = lib.cove_object_create_or_update if update else lib.cove_object_create_with_primary_key
-            check(create(self._h(), class_name.encode(), pk, out))
+            is_new = True
+            if update:
+                # Found: updated in place (and a declared class's defaults are not applied).
+                check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
+                is_new = out[0] == ffi.NULL
+            if is_new:
+                check(lib.cove_object_create_with_primary_key(self._h(), class_name.encode(), pk, out))
         else:
             if update:
                 raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
             check(lib.cove_object_create(self._h(), class_name.encode(), out))
-        obj = Object._wrap(self, out[0], class_name)
-        for name, value in values.items():
-            obj._set(name, value)
+            is_new = True
+        obj = self._wrap(out[0], class_name)
+        if is_new and declared is not None:
+            for name, default in defaults_of(declared).items():
+                if name != pk_name and name in info.properties:
+                    values.setdefault(name, default)
+        obj._fill(values, update)
         return obj
 
-    def find(self, class_name: str, primary_key: Any) -> Optional[Object]:
-        """The object of ``class_name`` with that primary key, or None."""
+    def _create_nested(self, class_name: str, values: Mapping[str, Any], update: bool) -> Object:
+        """The object a dict stands for inside another object's values."""
+        has_key = self._class_info(class_name).primary_key is not None
+        return self.create(class_name, values, update=update and has_key)
+
+    @overload
+    def find(self, cls: Type[_O], primary_key: Any) -> Optional[_O]: ...
+    @overload
+    def find(self, cls: str, primary_key: Any) -> Optional[Object]: ...
+
+    def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
+        """The object of ``cls`` with that primary key, or None."""
+        class_name = self._declared(cls)
         pk = ffi.new("cove_value_t*")
-        keep: list = []
+        keep: List[Any] = []
         write_value(ffi, pk, primary_key, keep)
         out = ffi.new("cove_object_t**")
         check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
         if out[0] == ffi.NULL:
             return None
-        return Object._wrap(self, out[0], class_name)
+        return self._wrap(out[0], class_name)
 
     def delete(self, obj: Object) -> None:
-        """Deletes an object inside a write; links to it become None."""
+        """Deletes an object inside a write: links to it become None, lists and sets drop it,
+        maps keep their keys with None, and its embedded objects are deleted with it."""
         if not isinstance(obj, Object):
             raise InvalidArgumentError(1, f"delete() takes a cove.Object, got {type(obj).__name__}")
         check(lib.cove_object_delete(obj._handle))
@@ -241,7 +317,7 @@ class Realm:
 def open(
     path: Union[str, "os.PathLike[str]", None],
     *,
-    schema: Union[Mapping[str, Any], str, None] = None,
+    schema: SchemaLike = None,
     schema_version: int = 0,
     read_only: bool = False,
     max_active_versions: int = 0,
@@ -250,8 +326,9 @@ def open(
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
 
-    ``schema`` is the JSON notation as a dict or as text; without it the file's own schema is
-    used. A new file takes the schema; additive changes (new classes, properties, indexes) need
+    ``schema`` is the JSON notation as a dict or as text, or a list of declared classes
+    (subclasses of ``cove.Object`` and ``cove.EmbeddedObject``, whose objects then come back as
+    instances of them); without it the file's own schema is used. A new file takes the schema; additive changes (new classes, properties, indexes) need
     a higher ``schema_version`` and apply by themselves; other changes raise
     MigrationRequiredError.
 
@@ -275,6 +352,11 @@ def open(
     check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
     timeout_ms = -1 if write_timeout is None else int(write_timeout * 1000)
     check(lib.cove_config_set_write_timeout_ms(config, timeout_ms))
+    classes: Dict[str, Type[Object]] = {}
+    if isinstance(schema, type) or (isinstance(schema, Sequence) and not isinstance(schema, str)):
+        declared = [schema] if isinstance(schema, type) else list(schema)
+        schema = schema_from_classes(declared)
+        classes = {class_name_of(c): c for c in declared}
     if schema is not None:
         text = schema if isinstance(schema, str) else json.dumps(schema)
         if schema_version < 0:
@@ -282,4 +364,4 @@ def open(
         check(lib.cove_config_set_schema_json(config, text.encode(), schema_version))
     out = ffi.new("cove_realm_t**")
     check(lib.cove_open(config, out))
-    return Realm(out[0], path=fspath, frozen=False)
+    return Realm(out[0], path=fspath, frozen=False, classes=classes)

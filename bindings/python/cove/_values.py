@@ -13,7 +13,7 @@ import struct
 import threading
 import time
 import uuid
-from typing import Any, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -138,17 +138,18 @@ def decimal_to_bid(value: decimal.Decimal) -> bytes:
         return (0).to_bytes(8, "little") + (high_sign | 0x7C00 << 48).to_bytes(8, "little")
     if exponent == "F":
         return (0).to_bytes(8, "little") + (high_sign | 0x7800 << 48).to_bytes(8, "little")
+    exp = int(exponent)
     coefficient = int("".join(map(str, digits)) or "0")
     # Drop trailing zeros while the coefficient is too large or the exponent too small.
     while coefficient > _BID_MAX_COEFFICIENT and coefficient % 10 == 0:
         coefficient //= 10
-        exponent += 1
-    while exponent + _BID_BIAS < 0 and coefficient % 10 == 0 and coefficient:
+        exp += 1
+    while exp + _BID_BIAS < 0 and coefficient % 10 == 0 and coefficient:
         coefficient //= 10
-        exponent += 1
+        exp += 1
     if coefficient == 0:
-        exponent = max(min(exponent, 6111), -6176)
-    biased = exponent + _BID_BIAS
+        exp = max(min(exp, 6111), -6176)
+    biased = exp + _BID_BIAS
     if coefficient > _BID_MAX_COEFFICIENT or not 0 <= biased <= 12287:
         raise ValueError(f"{value} does not fit a decimal128 (34 digits, exponent -6176..6111)")
     high = high_sign | (biased << 49) | (coefficient >> 64)
@@ -183,7 +184,7 @@ def bid_to_decimal(data: bytes) -> decimal.Decimal:
 ValueLike = Union[None, bool, int, float, str, bytes, _dt.datetime, decimal.Decimal, uuid.UUID, ObjectId]
 
 
-def write_value(ffi: Any, out: Any, value: Any, keep: list) -> None:
+def write_value(ffi: Any, out: Any, value: Any, keep: List[Any]) -> None:
     """Fills the cove_value_t `out` from a Python value. Byte buffers the C side reads are
     appended to `keep`, which the caller holds until the call returns."""
     if value is None:
@@ -230,7 +231,9 @@ def write_value(ffi: Any, out: Any, value: Any, keep: list) -> None:
     else:
         link = getattr(value, "_cove_link", None)
         if link is None:
-            raise TypeError(f"cove cannot store a value of type {type(value).__name__}")
+            from ._errors import WrongTypeError
+
+            raise WrongTypeError(2, f"cove cannot store a value of type {type(value).__name__}")
         class_key, object_key = link()
         out.type = TYPE_LINK
         out.u.link.class_key = class_key

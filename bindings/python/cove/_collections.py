@@ -1,0 +1,697 @@
+"""Lists, sets and maps: live views of one collection property of one object.
+
+Reading goes through to the realm's current version; writing happens inside a write
+transaction. Elements convert as property values do (links come back as objects); a dict put
+into a collection of embedded objects creates one in place with those values.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import operator
+import typing
+import weakref
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
+                    Tuple, TypeVar, Union, overload)
+
+from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
+from ._lib import check, ffi, lib, release_handle
+from ._schema import PropertyInfo
+from ._values import Timestamp, write_value
+
+if TYPE_CHECKING:
+    from ._object import Object
+    from ._realm import Realm
+
+_T = TypeVar("_T")
+_V = TypeVar("_V")
+
+_MAX_INDEX = (1 << 63) - 1
+
+
+class Embedded:
+    """The values of an embedded object still to be created in place."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Dict[str, Any]) -> None:
+        self.values = values
+
+
+def cvalue(value: Any) -> Tuple[Any, _PyList[Any]]:
+    """A cove_value_t* holding `value`, and the buffers to keep alive while the C side reads it."""
+    v = ffi.new("cove_value_t*")
+    keep: _PyList[Any] = []
+    write_value(ffi, v, value, keep)
+    return v, keep
+
+
+def compare_key(value: Any) -> Any:
+    """A hashable key under which two values are equal when Cove holds them as one element."""
+    from ._object import Object
+
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return ("number", value)
+    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
+        return ("date", Timestamp.parts(value))
+    if isinstance(value, Object):
+        return ("object", value._cove_link())
+    return (type(value).__name__, value)
+
+
+class _Collection:
+    """What lists, sets and maps share: the handle, the owner and the property."""
+
+    __slots__ = ("_realm", "_owner", "_info", "_handle", "_finalizer", "__weakref__")
+
+    _realm: "Realm"
+    _owner: Optional["Object"]
+    _info: PropertyInfo
+    _handle: Any
+    _finalizer: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("lists, sets and maps are properties of objects: read them as obj.<property>")
+
+    @classmethod
+    def _make(cls, realm: "Realm", owner: Optional["Object"], info: PropertyInfo, handle: Any) -> Any:
+        self = object.__new__(cls)
+        self._realm = realm
+        self._owner = owner
+        self._info = info
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, release_handle, handle)
+        return self
+
+    @property
+    def is_frozen(self) -> bool:
+        """Whether this is an immutable snapshot (from ``freeze()`` or a frozen realm)."""
+        out = ffi.new("bool*")
+        check(lib.cove_is_frozen(self._handle, out))
+        return bool(out[0])
+
+    @property
+    def is_valid(self) -> bool:
+        """False once the owner was deleted (or the realm closed)."""
+        if self._owner is None:
+            return not self._realm.is_closed
+        return self._owner.is_valid
+
+    @property
+    def owner(self) -> Optional["Object"]:
+        """The object whose property this is."""
+        return self._owner
+
+    @property
+    def property_name(self) -> str:
+        return self._info.name
+
+    def _read(self, v: Any) -> Any:
+        from ._values import read_value
+
+        return read_value(ffi, v, self._realm._resolve_link)
+
+    def _require_write(self) -> None:
+        """The checks of a write that may call nothing in the library (an empty union...)."""
+        if self._realm.is_frozen:
+            raise FrozenError(9, f"{self._info.label} is frozen and cannot be written")
+        if not self._realm.in_write:
+            raise TransactionError(5, f"cannot write {self._info.label} outside a write transaction")
+
+    def _prepare(self, value: Any, update: bool = False) -> Any:
+        """An element ready to insert: an Embedded for an embedded class, a new object for a dict
+        put into a collection of links, else the value itself."""
+        from ._object import prepare
+
+        return prepare(self._realm, self._info, value, update)
+
+    def _fill_new(self, handle: Any, values: Dict[str, Any], update: bool) -> None:
+        obj = self._realm._wrap(handle, str(self._info.target))
+        obj._fill(values, update)
+
+    def _frozen_owner(self) -> Tuple["Realm", Optional["Object"]]:
+        frozen = self._realm.freeze()
+        owner = None
+        if self._owner is not None:
+            owner = frozen._resolve_link(*self._owner._cove_link())
+        return frozen, owner
+
+    def _label_repr(self) -> str:
+        return f"{self._info.class_name}.{self._info.name}"
+
+
+class List(_Collection, typing.MutableSequence[_T]):
+    """A list property (``"int[]"``, ``"Toy[]"``): a live ``MutableSequence``.
+
+    Reading by index (negative indices count from the end) and by slice; ``lst[i] = v``,
+    ``del lst[i]``, ``insert``, ``append``, ``extend``, ``clear``, ``move(from_index, to_index)``
+    write inside a write transaction. An index out of range raises OutOfRangeError (an
+    IndexError); an element of the wrong type WrongTypeError.
+    """
+
+    __slots__ = ()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        out = ffi.new("size_t*")
+        check(lib.cove_list_size(self._handle, out))
+        return int(out[0])
+
+    def _index(self, index: Any) -> int:
+        """A position from 0 for the library: a negative index counts from the end. The library
+        checks the upper bound and names the valid range."""
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise WrongTypeError(2, f"{self._info.label}: indices are ints or slices, got {type(index).__name__}") from None
+        if i < 0:
+            size = len(self)
+            i += size
+            if i < 0:
+                raise OutOfRangeError(4, f"index {index} is out of range for {self._info.label} of size {size}")
+        if i > _MAX_INDEX:
+            raise OutOfRangeError(4, f"index {index} is out of range for {self._info.label}")
+        return i
+
+    def _get(self, i: int) -> Any:
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_list_get(self._handle, i, out))
+        return self._read(out[0])
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> _PyList[_T]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        if isinstance(index, slice):
+            return [self._get(i) for i in range(*index.indices(len(self)))]
+        return self._get(self._index(index))
+
+    def __iter__(self) -> Iterator[_T]:
+        for i in range(len(self)):
+            try:
+                value = self._get(i)
+            except OutOfRangeError:   # shortened while iterating
+                return
+            yield value
+
+    def __contains__(self, value: object) -> bool:
+        return any(v == value for v in self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (List, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        try:
+            return f"cove.List({self._label_repr()}, {list(self)!r})"
+        except Exception:
+            return f"cove.List({self._label_repr()}, invalid)"
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _insert_prepared(self, i: int, element: Any, update: bool) -> None:
+        if isinstance(element, Embedded):
+            out = ffi.new("cove_object_t**")
+            check(lib.cove_list_insert_embedded(self._handle, i, out))
+            self._fill_new(out[0], element.values, update)
+        else:
+            v, keep = cvalue(element)
+            check(lib.cove_list_insert(self._handle, i, v))
+
+    def _set_prepared(self, i: int, element: Any, update: bool) -> None:
+        if isinstance(element, Embedded):
+            # The library creates embedded elements only by inserting: the old one goes, the new
+            # one takes its place.
+            check(lib.cove_list_erase(self._handle, i))
+            self._insert_prepared(i, element, update)
+        else:
+            v, keep = cvalue(element)
+            check(lib.cove_list_set(self._handle, i, v))
+
+    @overload
+    def __setitem__(self, index: int, value: Union[_T, Mapping[str, Any]]) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Union[_T, Mapping[str, Any]]]) -> None: ...
+
+    def __setitem__(self, index: Union[int, slice], value: Any) -> None:
+        if isinstance(index, slice):
+            self._set_slice(index, value)
+            return
+        i = self._index(index)
+        self._set_prepared(i, self._prepare(value), False)
+
+    def _set_slice(self, index: slice, values: Any) -> None:
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+            raise WrongTypeError(2, f"{self._info.label}: a slice takes an iterable, got {type(values).__name__}")
+        items = [self._prepare(v) for v in values]
+        size = len(self)
+        start, stop, step = index.indices(size)
+        if step == 1:
+            stop = max(start, stop)
+            self._require_write()
+            for i in range(stop - 1, start - 1, -1):
+                check(lib.cove_list_erase(self._handle, i))
+            for offset, element in enumerate(items):
+                self._insert_prepared(start + offset, element, False)
+            return
+        positions = range(start, stop, step)
+        if len(positions) != len(items):
+            raise ValueError(f"attempt to assign a sequence of size {len(items)} to an extended slice of size {len(positions)}")
+        self._require_write()
+        for i, element in zip(positions, items):
+            self._set_prepared(i, element, False)
+
+    def __delitem__(self, index: Union[int, slice]) -> None:
+        if isinstance(index, slice):
+            positions = sorted(range(*index.indices(len(self))), reverse=True)
+            self._require_write()
+            for i in positions:
+                check(lib.cove_list_erase(self._handle, i))
+            return
+        check(lib.cove_list_erase(self._handle, self._index(index)))
+
+    def insert(self, index: int, value: Union[_T, Mapping[str, Any]]) -> None:
+        """Inserts before ``index`` (0..len; negative counts from the end, -1 before the last);
+        an index outside the list raises OutOfRangeError rather than clamping."""
+        self._insert_prepared(self._index(index), self._prepare(value), False)
+
+    def append(self, value: Union[_T, Mapping[str, Any]]) -> None:
+        self._insert_prepared(len(self), self._prepare(value), False)
+
+    def extend(self, values: Iterable[Union[_T, Mapping[str, Any]]]) -> None:
+        items = [self._prepare(v) for v in values]   # reads `values` first: lst.extend(lst) works
+        if not items:
+            self._require_write()
+        size = len(self)
+        for offset, element in enumerate(items):
+            self._insert_prepared(size + offset, element, False)
+
+    def __iadd__(self, values: Iterable[Union[_T, Mapping[str, Any]]]) -> "List[_T]":
+        self.extend(values)
+        return self
+
+    def clear(self) -> None:
+        check(lib.cove_list_clear(self._handle))
+
+    def pop(self, index: int = -1) -> _T:
+        """Removes and returns an element (an embedded element removed is deleted: its values
+        come back as a dict)."""
+        from ._object import Object
+
+        i = self._index(index)
+        value = self._get(i)
+        if self._info.embedded and isinstance(value, Object):
+            value = value._snapshot()
+        check(lib.cove_list_erase(self._handle, i))
+        return typing.cast(_T, value)
+
+    def reverse(self) -> None:
+        """Reverses the list in place by moves (embedded elements keep their identity)."""
+        size = len(self)
+        self._require_write()
+        for i in range(size - 1):
+            check(lib.cove_list_move(self._handle, size - 1, i))
+
+    def move(self, from_index: int, to_index: int) -> None:
+        """Moves the element at ``from_index`` so that it ends up at ``to_index``."""
+        check(lib.cove_list_move(self._handle, self._index(from_index), self._index(to_index)))
+
+    def _assign(self, values: Any, update: bool) -> None:
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+            raise WrongTypeError(2, f"{self._info.label} takes an iterable of elements, got {type(values).__name__}")
+        items = [self._prepare(v, update) for v in values]
+        check(lib.cove_list_clear(self._handle))
+        for i, element in enumerate(items):
+            self._insert_prepared(i, element, update)
+
+    def freeze(self) -> "List[_T]":
+        """An immutable snapshot of the list at the realm's current version, readable from any
+        thread (not inside a write)."""
+        if self.is_frozen:
+            return self
+        out = ffi.new("cove_list_t**")
+        check(lib.cove_list_freeze(self._handle, out))
+        try:
+            frozen, owner = self._frozen_owner()
+        except BaseException:
+            lib.cove_release(out[0])
+            raise
+        result: List[_T] = List._make(frozen, owner, self._info, out[0])
+        return result
+
+
+class Set(_Collection, typing.MutableSet[_T]):
+    """A set property (``"string<>"``): a live ``MutableSet`` in the set's value order.
+
+    ``add``, ``discard``, ``remove`` (KeyError when missing), ``clear``, and Realm's in-place
+    ``union``, ``intersect``, ``minus``, ``assign`` with another set of the realm or any
+    iterable (also as ``|=``, ``&=``, ``-=``); ``is_subset``, ``intersects``; ``min()``, ``max()``,
+    ``sum()``, ``average()`` of numbers and dates.
+    """
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        out = ffi.new("size_t*")
+        check(lib.cove_set_size(self._handle, out))
+        return int(out[0])
+
+    def _get(self, i: int) -> Any:
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_set_get(self._handle, i, out))
+        return self._read(out[0])
+
+    def __iter__(self) -> Iterator[_T]:
+        for i in range(len(self)):
+            try:
+                value = self._get(i)
+            except OutOfRangeError:
+                return
+            yield value
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            v, keep = cvalue(value)
+        except (WrongTypeError, InvalidatedError, OverflowError, ValueError):
+            return False   # a value the set can never hold
+        out = ffi.new("bool*")
+        try:
+            check(lib.cove_set_contains(self._handle, v, out))
+        except WrongTypeError:
+            return False
+        return bool(out[0])
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> "set[Any]":
+        return set(it)   # a | b, a & b, a - b give plain Python sets
+
+    def __repr__(self) -> str:
+        try:
+            return f"cove.Set({self._label_repr()}, {list(self)!r})"
+        except Exception:
+            return f"cove.Set({self._label_repr()}, invalid)"
+
+    def add(self, value: _T) -> None:
+        v, keep = cvalue(self._prepare(value))
+        check(lib.cove_set_insert(self._handle, v, ffi.NULL))
+
+    def discard(self, value: _T) -> None:
+        v, keep = cvalue(value)
+        check(lib.cove_set_erase(self._handle, v, ffi.NULL))
+
+    def remove(self, value: _T) -> None:
+        """Removes a value; KeyError when the set does not hold it."""
+        v, keep = cvalue(value)
+        out = ffi.new("bool*")
+        check(lib.cove_set_erase(self._handle, v, out))
+        if not out[0]:
+            raise KeyError(value)
+
+    def pop(self) -> _T:
+        if len(self) == 0:
+            raise KeyError("pop from an empty set")
+        value = self._get(0)
+        self.discard(value)
+        return typing.cast(_T, value)
+
+    def clear(self) -> None:
+        check(lib.cove_set_clear(self._handle))
+
+    def _same_realm(self, other: Any) -> bool:
+        return isinstance(other, Set) and other._realm is self._realm
+
+    def _values_of(self, other: Iterable[Any]) -> _PyList[Any]:
+        if isinstance(other, (str, bytes, Mapping)) or not isinstance(other, Iterable):
+            raise WrongTypeError(2, f"{self._info.label}: set operations take a set or an iterable of elements, got {type(other).__name__}")
+        return [self._prepare(v) for v in other]
+
+    def union(self, other: Iterable[_T]) -> None:
+        """Adds every element of ``other`` (in place, as Realm's ``union``)."""
+        if self._same_realm(other):
+            check(lib.cove_set_union(self._handle, other._handle))  # type: ignore[attr-defined]
+            return
+        values = self._values_of(other)
+        self._require_write()
+        len(self)   # the owner still exists
+        for value in values:
+            self.add(value)
+
+    def intersect(self, other: Iterable[_T]) -> None:
+        """Keeps only the elements ``other`` holds too."""
+        if self._same_realm(other):
+            check(lib.cove_set_intersect(self._handle, other._handle))  # type: ignore[attr-defined]
+            return
+        keys = {compare_key(v) for v in self._values_of(other)}
+        self._require_write()
+        for value in list(self):
+            if compare_key(value) not in keys:
+                self.discard(value)
+
+    def minus(self, other: Iterable[_T]) -> None:
+        """Removes every element of ``other``."""
+        if self._same_realm(other):
+            check(lib.cove_set_minus(self._handle, other._handle))  # type: ignore[attr-defined]
+            return
+        values = self._values_of(other)
+        self._require_write()
+        len(self)
+        for value in values:
+            if value in self:
+                self.discard(value)
+
+    def assign(self, other: Iterable[_T]) -> None:
+        """Makes the set hold exactly the elements of ``other`` (Realm's ``setSet``)."""
+        self._assign(other, False)
+
+    def _assign(self, other: Any, update: bool) -> None:
+        if self._same_realm(other):
+            check(lib.cove_set_assign(self._handle, other._handle))
+            return
+        if isinstance(other, (str, bytes, Mapping)) or not isinstance(other, Iterable):
+            raise WrongTypeError(2, f"{self._info.label} takes an iterable of elements, got {type(other).__name__}")
+        values = [self._prepare(v, update) for v in other]
+        check(lib.cove_set_clear(self._handle))
+        for value in values:
+            self.add(value)
+
+    def is_subset(self, other: Iterable[Any]) -> bool:
+        """Whether every element of this set is in ``other``."""
+        if self._same_realm(other):
+            out = ffi.new("bool*")
+            check(lib.cove_set_is_subset(self._handle, other._handle, out))  # type: ignore[attr-defined]
+            return bool(out[0])
+        keys = {compare_key(v) for v in self._values_of(other)}
+        return all(compare_key(v) in keys for v in self)
+
+    def intersects(self, other: Iterable[Any]) -> bool:
+        """Whether the two share an element."""
+        if self._same_realm(other):
+            out = ffi.new("bool*")
+            check(lib.cove_set_intersects(self._handle, other._handle, out))  # type: ignore[attr-defined]
+            return bool(out[0])
+        return any(v in self for v in self._values_of(other))
+
+    def __ior__(self, other: Iterable[Any]) -> "Set[_T]":  # type: ignore[misc]
+        self.union(other)
+        return self
+
+    def __iand__(self, other: Iterable[Any]) -> "Set[_T]":
+        self.intersect(other)
+        return self
+
+    def __isub__(self, other: Iterable[Any]) -> "Set[_T]":
+        self.minus(other)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if self._same_realm(other):
+            out = ffi.new("bool*")
+            try:
+                check(lib.cove_set_equals(self._handle, other._handle, out))  # type: ignore[attr-defined]
+            except WrongTypeError:
+                return False   # sets of different element types
+            return bool(out[0])
+        if isinstance(other, typing.AbstractSet):
+            return len(self) == len(other) and self.is_subset(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- aggregates ----------------------------------------------------------------------------
+
+    def _aggregate(self, fn: Any) -> Any:
+        out = ffi.new("cove_value_t*")
+        found = ffi.new("bool*")
+        check(fn(self._handle, out, found))
+        return self._read(out[0]) if found[0] else None
+
+    def min(self) -> Any:
+        """The smallest number or date (nulls skipped), or None for an empty set."""
+        return self._aggregate(lib.cove_set_min)
+
+    def max(self) -> Any:
+        """The greatest number or date, or None for an empty set."""
+        return self._aggregate(lib.cove_set_max)
+
+    def sum(self) -> Any:
+        """The sum of the numbers (zero of the element type for an empty set)."""
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_set_sum(self._handle, out))
+        return self._read(out[0])
+
+    def average(self) -> Any:
+        """The mean of the numbers (a float, or a Decimal for decimal128), or None when empty."""
+        return self._aggregate(lib.cove_set_average)
+
+    def freeze(self) -> "Set[_T]":
+        """An immutable snapshot of the set at the realm's current version."""
+        if self.is_frozen:
+            return self
+        frozen, owner = self._frozen_owner()
+        if owner is None:
+            raise InvalidatedError(8, f"the owner of {self._info.label} was deleted")
+        result: Set[_T] = owner._get(self._info.name)
+        return result
+
+
+class _MapItems(typing.ItemsView[str, _V]):
+    _mapping: "Map[_V]"
+
+    def __iter__(self) -> Iterator[Tuple[str, _V]]:
+        return self._mapping._entries()
+
+
+class _MapValues(typing.ValuesView[_V]):
+    _mapping: "Map[_V]"
+
+    def __iter__(self) -> Iterator[_V]:
+        return (v for _, v in self._mapping._entries())
+
+
+class Map(_Collection, typing.MutableMapping[str, _V]):
+    """A map property (``"double{}"``): a live ``MutableMapping`` with string keys in the order
+    of their UTF-8 bytes. A missing key raises KeyError; keys may not contain '.' or start with
+    '$' (InvalidArgumentError)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        out = ffi.new("size_t*")
+        check(lib.cove_map_size(self._handle, out))
+        return int(out[0])
+
+    def _key(self, key: Any) -> bytes:
+        if not isinstance(key, str):
+            raise WrongTypeError(2, f"{self._info.label} has string keys, got {type(key).__name__}")
+        data = key.encode("utf-8", "surrogatepass")
+        if b"\0" in data:
+            raise InvalidArgumentError(1, f"key {key!r} of {self._info.label} holds a NUL character")
+        return data
+
+    def _lookup(self, key: Any) -> Tuple[bool, Any]:
+        if not isinstance(key, str):
+            return False, None
+        out = ffi.new("cove_value_t*")
+        found = ffi.new("bool*")
+        check(lib.cove_map_get(self._handle, self._key(key), out, found))
+        if not found[0]:
+            return False, None
+        return True, self._read(out[0])
+
+    def __getitem__(self, key: str) -> _V:
+        found, value = self._lookup(key)
+        if not found:
+            raise KeyError(key)
+        result: _V = value
+        return result
+
+    def __contains__(self, key: object) -> bool:
+        return self._lookup(key)[0]
+
+    def _entry(self, i: int) -> Tuple[str, Any]:
+        k = ffi.new("cove_string_t*")
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_map_get_at(self._handle, i, k, out))
+        key = bytes(ffi.buffer(k.data, k.size)).decode("utf-8")
+        return key, self._read(out[0])
+
+    def _entries(self) -> Iterator[Tuple[str, Any]]:
+        for i in range(len(self)):
+            try:
+                entry = self._entry(i)
+            except OutOfRangeError:
+                return
+            yield entry
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._entries())
+
+    def items(self) -> "_MapItems[_V]":
+        return _MapItems(self)
+
+    def values(self) -> "_MapValues[_V]":
+        return _MapValues(self)
+
+    def __setitem__(self, key: str, value: Union[_V, Mapping[str, Any]]) -> None:
+        self._set_prepared(self._key(key), self._prepare(value), False)
+
+    def _set_prepared(self, key: bytes, element: Any, update: bool) -> None:
+        if isinstance(element, Embedded):
+            out = ffi.new("cove_object_t**")
+            check(lib.cove_map_set_embedded(self._handle, key, out))
+            self._fill_new(out[0], element.values, update)
+        else:
+            v, keep = cvalue(element)
+            check(lib.cove_map_set(self._handle, key, v))
+
+    def __delitem__(self, key: str) -> None:
+        if not isinstance(key, str):
+            raise KeyError(key)
+        out = ffi.new("bool*")
+        check(lib.cove_map_erase(self._handle, self._key(key), out))
+        if not out[0]:
+            raise KeyError(key)
+
+    def clear(self) -> None:
+        self._require_write()
+        for key in [k for k, _ in self._entries()]:
+            check(lib.cove_map_erase(self._handle, self._key(key), ffi.NULL))
+
+    def _assign(self, values: Any, update: bool) -> None:
+        if not isinstance(values, Mapping):
+            raise WrongTypeError(2, f"{self._info.label} takes a mapping of string keys, got {type(values).__name__}")
+        items = [(self._key(k), self._prepare(v, update)) for k, v in values.items()]
+        self.clear()
+        for key, element in items:
+            self._set_prepared(key, element, update)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        try:
+            return f"cove.Map({self._label_repr()}, {dict(self.items())!r})"
+        except Exception:
+            return f"cove.Map({self._label_repr()}, invalid)"
+
+    def freeze(self) -> "Map[_V]":
+        """An immutable snapshot of the map at the realm's current version."""
+        if self.is_frozen:
+            return self
+        frozen, owner = self._frozen_owner()
+        if owner is None:
+            raise InvalidatedError(8, f"the owner of {self._info.label} was deleted")
+        result: Map[_V] = owner._get(self._info.name)
+        return result
