@@ -35,7 +35,10 @@ struct Demo: ParsableCommand {
 
         let schema = try Schema(jsonText: """
             {"Person": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "dog": "Dog?"}},
-             "Dog": {"properties": {"name": "string", "age": "int", "owners": "@links(Person.dog)"}}}
+             "Dog": {"properties": {"name": "string", "age": "int", "owners": "@links(Person.dog)",
+                                    "tricks": "string[]", "tags": "string<>", "scores": "double{}", "collar": "Collar?"},
+                     "indexed": ["age"]},
+             "Collar": {"embedded": true, "properties": {"color": "string"}}}
             """)
         let configuration = Realm.Configuration(path: file, schema: schema, schemaVersion: 1)
         let writer = try Realm(configuration: configuration)
@@ -69,13 +72,33 @@ struct Demo: ParsableCommand {
         frozen.close()
 
         try writer.write {
+            guard let rex = try writer.dynamicObjects("Dog").first else { return }
+            let tricks = try rex.dynamicList("tricks")
+            for trick in ["sit", "roll", "fetch"] { try tricks.append(.string(trick)) }
+            try tricks.move(from: 2, to: 0)
+            try rex.dynamicMutableSet("tags").union([.string("good"), .string("fluffy"), .string("good")])
+            try rex.dynamicMap("scores").setValue(.double(9.5), forKey: "agility")
+            try rex.createEmbeddedObject(forProperty: "collar").setValue(.string("red"), forKey: "color")
+        }
+        _ = try reader.refresh()
+        if let rex = try reader.dynamicObjects("Dog").first {
+            print("4. Rex learns tricks (a list), gets tags (a set), scores (a map) and a collar (an embedded object):")
+            print("   tricks \(try rex.dynamicList("tricks").values()), tags \(try rex.dynamicMutableSet("tags").values())")
+            print("   scores \(try rex.dynamicMap("scores").entries().map { "\($0.key): \($0.value)" }), collar \(try rex.linkedObject("collar")?["color"] ?? .null)")
+            print("   Dogs aged 3, through the index on age: \(try reader.dynamicObjects("Dog", where: "age", equals: .int(3)).count)")
+            if let record = try reader.changeRecord(forVersion: try reader.version) {
+                print("   The commit's change record, for live queries: \(record.collections.count) collections changed, in \(record.tables.count) tables")
+            }
+        }
+
+        try writer.write {
             if let rex = try writer.dynamicObjects("Dog").first { try writer.delete(rex) }
         }
         _ = try reader.refresh()
         let ann = try reader.dynamicObject(ofType: "Person", forPrimaryKey: .string("Ann"))
-        print("4. Deleting Rex nullifies the links to him: Ann's dog is now \(try ann?["dog"] ?? .null).")
+        print("5. Deleting Rex nullifies the links to him (Ann's dog is now \(try ann?["dog"] ?? .null)) and deletes his collar (\(try reader.objectCount("Collar")) collars left).")
 
-        print("5. verify() checks every page's checksum, the trees, and that live and free pages partition the file:")
+        print("6. verify() checks every page's checksum, the trees, and that live and free pages partition the file:")
         for line in try writer.verify().split(separator: "\n") {
             print("   \(line)")
         }
