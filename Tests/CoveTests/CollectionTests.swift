@@ -300,6 +300,26 @@ final class CollectionTests: CoveTestCase {
         XCTAssertTrue(try realm.verify().contains("live"))
     }
 
+    func testTenMegabyteValuesRoundTrip() throws {
+        let big = (0..<10_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let text = String(repeating: "ünïcode ", count: 1_250_000)
+        do {
+            let realm = try open()
+            try realm.write {
+                let dog = try realm.dynamicCreate("Dog", values: [("name", .string(text))])
+                try dog.dynamicList("anything").append(.data(big))
+                try dog.dynamicMap("weights").setValue(.double(1), forKey: "k")
+            }
+            realm.close()
+        }
+        let realm = try open()
+        let dog = try XCTUnwrap(realm.dynamicObjects("Dog").first)
+        XCTAssertEqual(try dog["name"], .string(text))
+        XCTAssertEqual(try dog.dynamicList("anything")[0], .data(big))
+        try realm.write { try realm.delete(dog) }
+        XCTAssertTrue(try realm.verify().contains("live"))
+    }
+
     // MARK: Randomized
 
     /// Random writes to lists, sets and maps of a few objects, checked against a model after every
