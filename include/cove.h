@@ -717,7 +717,9 @@ cove_status_t cove_set_max(cove_set_t* set, cove_value_t* out, bool* out_found);
 
 /**
  * The sum of a set of numbers, nulls skipped: an int for ints, a double when any element is a
- * float or double, a decimal128 when any is a decimal128. An empty set sums to the int 0.
+ * float or double, a decimal128 when any is a decimal128. A set of floats or doubles sums to a
+ * double and a set of decimal128 to a decimal128 also when empty; an empty set of ints (or of
+ * mixed values) sums to the int 0.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_WRONG_TYPE (not numbers);
  *   #COVE_ERR_OUT_OF_RANGE (an int sum overflows 64 bits); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
  */
