@@ -436,6 +436,52 @@ cove_status_t cove_object_create_or_update(cove_realm_t* realm, const char* clas
                                            const cove_value_t* pk, cove_object_t** out);
 
 /**
+ * Creates many objects of one class in one call, inside a write: the batch form of
+ * cove_object_create() (or cove_object_create_with_primary_key()) followed by cove_object_set()
+ * for each property, with the names looked up once for the whole batch.
+ * @param realm a live realm in a write transaction.
+ * @param class_name NUL-terminated UTF-8; a class that is not embedded.
+ * @param property_names `n_properties` distinct NUL-terminated UTF-8 names of single-value
+ *   properties (not lists, sets, maps or backlinks). When the class has a primary key it must be
+ *   among them. May be NULL when `n_properties` is 0.
+ * @param n_properties the number of names (0 creates objects with every property at its default).
+ * @param values `n_objects * n_properties` values, row-major: `values[i * n_properties + j]` is
+ *   property j of object i. Checked as cove_object_set() checks them (an int is accepted for a
+ *   float or double property; a #COVE_TYPE_LINK value names an existing object of the target
+ *   class). May be NULL when there are no values.
+ * @param n_objects the number of objects.
+ * @param update false: every object is new (#COVE_ERR_DUPLICATE_KEY for a primary key that
+ *   exists, also one given earlier in the same batch). true: create-or-update by primary key as
+ *   cove_object_create_or_update() does, then set the other values (the class must have a
+ *   primary key).
+ * @param out_created receives how many objects were created or updated: `n_objects` on success,
+ *   the index of the failing object otherwise (0 when the arguments were refused before any
+ *   object); set on failure too. May be NULL.
+ * @return #COVE_OK;
+ *   #COVE_ERR_INVALID_ARGUMENT for NULL or wrong-kind realm, NULL class_name, NULL
+ *   property_names with n_properties > 0, NULL values with values expected, a NULL or invalid
+ *   UTF-8 name, a name given twice, a backlinks property, a class with a primary key missing
+ *   from property_names, update with a class without primary key, an embedded class, counts
+ *   whose product overflows, and for a bad value (type tag, UTF-8, timestamp, a link to a missing
+ *   object);
+ *   #COVE_ERR_NOT_FOUND (unknown class or property); #COVE_ERR_WRONG_TYPE (a collection property,
+ *   or a value of the wrong type); #COVE_ERR_DUPLICATE_KEY (update false); #COVE_ERR_NOT_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ *   The names and counts are checked before any object is made. A bad value stops the batch at
+ *   its object, with a message naming the object's index, the property and the problem, e.g.
+ *   "cove_object_create_many: object 3: property 'age' of class 'Person' is int, got string "x"".
+ *   The objects before it stay created (or updated), and the failing object is not created; an
+ *   existing object the failing row was updating keeps the values set before the bad one. The
+ *   caller's write decides: cove_cancel_write() undoes the whole batch.
+ * Complexity: O(n_objects * n_properties) property writes, each O(log n).
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_create_many(cove_realm_t* realm, const char* class_name,
+                                      const char* const* property_names, size_t n_properties,
+                                      const cove_value_t* values, size_t n_objects, bool update,
+                                      size_t* out_created);
+
+/**
  * Finds an object by primary key at the realm's current version.
  * @param out receives the object (+1), or NULL when there is none (still #COVE_OK).
  * @return #COVE_OK; #COVE_ERR_NOT_FOUND (unknown class); #COVE_ERR_INVALID_ARGUMENT (the class

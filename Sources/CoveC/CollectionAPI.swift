@@ -25,7 +25,7 @@ extension DynamicCollection {
 
 /// Refuses to work on a closed realm with the status the header promises (the engine would call
 /// its objects deleted).
-private func requireOpen(_ realm: Realm, in function: StaticString) throws(CFailure) {
+func requireOpen(_ realm: Realm, in function: StaticString) throws(CFailure) {
     if realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "\(function): the realm is closed") }
 }
 

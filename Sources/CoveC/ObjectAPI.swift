@@ -108,6 +108,138 @@ public func cove_object_create_or_update(_ realm: OpaquePointer?, _ className: U
     }
 }
 
+// MARK: Batch creation
+
+@c @implementation
+public func cove_object_create_many(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                                    _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ nProperties: Int,
+                                    _ values: UnsafePointer<cove_value_t>?, _ nObjects: Int, _ update: Bool,
+                                    _ outCreated: UnsafeMutablePointer<Int>?) -> cove_status_t {
+    let function: StaticString = "cove_object_create_many"
+    outCreated?.pointee = 0
+    return entry { () throws(CFailure) in
+        let h = try realmHandle(realm, in: function)
+        let name = try string(className, "class_name", in: function)
+        // size_t arrives as Int: a count above Int.max arrives negative.
+        guard nProperties >= 0 else { throw invalidArgument(function, "n_properties \(UInt(bitPattern: nProperties)) is too large") }
+        guard nObjects >= 0 else { throw invalidArgument(function, "n_objects \(UInt(bitPattern: nObjects)) is too large") }
+        let (cellCount, overflow) = nObjects.multipliedReportingOverflow(by: nProperties)
+        if overflow { throw invalidArgument(function, "n_objects \(nObjects) times n_properties \(nProperties) is too large") }
+        if nProperties > 0 && propertyNames == nil {
+            throw invalidArgument(function, "property_names is NULL with n_properties \(nProperties)")
+        }
+        if cellCount > 0 && values == nil {
+            throw invalidArgument(function, "values is NULL with n_objects \(nObjects) and n_properties \(nProperties)")
+        }
+        try requireOpen(h.realm, in: function)
+        if h.realm.isFrozen {
+            throw failure(Int32(COVE_ERR_FROZEN), "\(function): the realm is frozen and cannot be written")
+        }
+        if !h.realm.isInWriteTransaction {
+            throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
+        }
+        // Through the engine first, so that the realm's schema is the write's own. The count
+        // tells a failed create that left its object behind (see removeHalfMadeObject); it is
+        // kept up to date here rather than asked per object, which would write the table's
+        // pending new objects every time.
+        var count = try call { () throws(CoveError) in try h.realm.objectCount(name) }
+        guard let cls = h.realm.schema[name] else {
+            throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): no class '\(name)' in the schema")
+        }
+        if cls.isEmbedded {
+            throw invalidArgument(function, "class '\(name)' is embedded: its objects are created in place through their parent")
+        }
+        if update && cls.primaryKey == nil {
+            throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
+        }
+
+        // The names, checked and made Swift strings once for every object.
+        var names: [String] = []
+        names.reserveCapacity(nProperties)
+        var positions: [String: Int] = [:]
+        var primaryKeyColumn: Int?
+        for j in 0..<nProperties {
+            guard let p = propertyNames?[j] else { throw invalidArgument(function, "property_names[\(j)] is NULL") }
+            guard let n = String(validatingCString: p) else {
+                throw invalidArgument(function, "property_names[\(j)] is not valid UTF-8")
+            }
+            guard let property = cls[property: n] else {
+                throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): class '\(name)' has no property '\(n)'")
+            }
+            if property.isBacklinks {
+                throw invalidArgument(function, "property '\(n)' of class '\(name)' is backlinks: it is computed and cannot be set")
+            }
+            if property.collection != .none {
+                throw failure(Int32(COVE_ERR_WRONG_TYPE),
+                    "\(function): property '\(n)' of class '\(name)' is \(property.typeNotation): only single values are set here; fill collections through cove_object_get_list(), _set() or _map()")
+            }
+            if let k = positions[n] {
+                throw invalidArgument(function, "property '\(n)' is named twice (property_names[\(k)] and [\(j)])")
+            }
+            positions[n] = j
+            if property.isPrimaryKey { primaryKeyColumn = j }
+            names.append(n)
+        }
+        if let pk = cls.primaryKey, primaryKeyColumn == nil {
+            throw invalidArgument(function, "class '\(name)' has primary key '\(pk)': property_names must include it")
+        }
+
+        var row: [(String, Value)] = []
+        row.reserveCapacity(nProperties)
+        for i in 0..<nObjects {
+            row.removeAll(keepingCapacity: true)
+            var primaryKey: Value?
+            for j in 0..<nProperties {
+                let v: Value
+                do throws(CFailure) {
+                    v = try ValueBridge.value(values.map { $0 + (i * nProperties + j) }, "value", in: function)
+                } catch {
+                    throw rewordedFailure(error, function, "object \(i): property '\(names[j])' of class '\(name)'")
+                }
+                if j == primaryKeyColumn { primaryKey = v } else { row.append((names[j], v)) }
+            }
+            do throws(CoveError) {
+                // dynamicCreateOrUpdate's two steps, to know which one ran.
+                if update, let primaryKey, let existing = try h.realm.dynamicObject(ofType: name, forPrimaryKey: primaryKey) {
+                    for (property, value) in row { try existing.setValue(value, forKey: property) }
+                } else {
+                    try h.realm.dynamicCreate(name, primaryKey: primaryKey, values: row)
+                    count += 1
+                }
+            } catch {
+                removeHalfMadeObject(h.realm, name, primaryKey: primaryKey, countBefore: count)
+                throw failure(error.code.rawValue, "\(function): object \(i): \(error.message)")
+            }
+            outCreated?.pointee = i + 1
+        }
+    }
+}
+
+/// `error` (a failure already recorded) recorded again with `context` after the function's name:
+/// "f: object 3: property 'age' of class 'Person': value has type tag 99, ...".
+private func rewordedFailure(_ error: CFailure, _ function: StaticString, _ context: String) -> CFailure {
+    var message = cove_last_error_message().map { String(cString: $0) } ?? ""
+    let prefix = "\(function): "
+    if message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
+    return failure(error.status, "\(function): \(context): \(message)")
+}
+
+/// Deletes the object a failed create left behind, if any (the engine may write its row before a
+/// value that then fails), so that a failed row creates nothing. An object that existed already
+/// (an update) is left as the failure left it.
+private func removeHalfMadeObject(_ realm: Realm, _ className: String, primaryKey: Value?, countBefore: UInt64) {
+    guard let count = try? realm.objectCount(className), count > countBefore else { return }
+    let leftover: DynamicObject?
+    if let primaryKey {
+        leftover = try? realm.dynamicObject(ofType: className, forPrimaryKey: primaryKey)
+    } else {
+        // The newest object has the highest key (keys are handed out in order, never reused).
+        // O(n), on this failure path only.
+        leftover = (try? realm.dynamicObjects(className))?.last
+    }
+    if let leftover { try? realm.delete(leftover) }
+}
+
 @c @implementation
 public func cove_object_find(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
                              _ pk: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
