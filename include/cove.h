@@ -287,8 +287,19 @@ cove_status_t cove_config_set_write_timeout_ms(cove_config_t* config, int64_t ti
  *   #COVE_ERR_IO when the file cannot be opened or created (a missing directory, no permission);
  *   #COVE_ERR_CORRUPT when the file is not a Cove file or is damaged;
  *   #COVE_ERR_FORMAT when a newer Cove wrote it;
- *   #COVE_ERR_NO_SPACE when the device is full.
- * Threads: the realm belongs to the calling thread until it is handed to another while idle.
+ *   #COVE_ERR_NO_SPACE when the device is full;
+ *   #COVE_ERR_SCHEMA when the file's schema differs from the configured one and the schema
+ *   version is not higher than the file's (or is lower);
+ *   #COVE_ERR_MIGRATION_REQUIRED when the schema changed in ways other than additions and no
+ *   migration callback is set (cove_config_set_migration());
+ *   #COVE_ERR_READ_ONLY when a read-only realm's file needs its schema written;
+ *   #COVE_ERR_LOCKED when the schema must be written and the write lock is not free in time;
+ *   #COVE_ERR_CALLBACK when the migration callback returned false ("the migration callback
+ *   returned false");
+ *   #COVE_ERR_DUPLICATE_KEY when a migration leaves two objects with one primary key.
+ *   A failed migration leaves the file exactly as it was.
+ * Threads: the realm belongs to the calling thread until it is handed to another while idle. A
+ * migration callback runs inside this call, on this thread.
  */
 cove_status_t cove_open(const cove_config_t* config, cove_realm_t** out);
 
@@ -296,7 +307,8 @@ cove_status_t cove_open(const cove_config_t* config, cove_realm_t** out);
  * Closes a realm: cancels a write in progress, unpins its version and closes the file. Later
  * calls on it (and on handles made from it) give #COVE_ERR_CLOSED. Closing twice is fine.
  * The handle itself stays valid until cove_release().
- * @return #COVE_OK or #COVE_ERR_INVALID_ARGUMENT.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE for a migration's old or new
+ *   realm while the migration callback runs (cove_open() closes and commits them).
  */
 cove_status_t cove_close(cove_realm_t* realm);
 
@@ -317,13 +329,17 @@ cove_status_t cove_begin_write(cove_realm_t* realm);
  * when this returns.
  * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_IO or #COVE_ERR_NO_SPACE when writing or
  *   flushing failed (the last committed version stays intact, and the realm is closed: reopen it);
- *   #COVE_ERR_TOO_MANY_VERSIONS (the transaction is cancelled); #COVE_ERR_CLOSED.
+ *   #COVE_ERR_TOO_MANY_VERSIONS (the transaction is cancelled); #COVE_ERR_IN_WRITE for a
+ *   migration's realm while the migration callback runs (cove_open() commits the migration's
+ *   write when the callback returns); #COVE_ERR_CLOSED.
  */
 cove_status_t cove_commit(cove_realm_t* realm);
 
 /**
  * Cancels the write transaction, discarding its changes, and releases the write lock.
- * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_CLOSED.
+ * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_IN_WRITE for a migration's realm while the
+ *   migration callback runs (return false from the callback to fail the migration);
+ *   #COVE_ERR_CLOSED.
  */
 cove_status_t cove_cancel_write(cove_realm_t* realm);
 
@@ -376,7 +392,8 @@ cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
  * the project's DESIGN.md "Schema notation"), and its version. On open: a new file takes this
  * schema; a file with the same schema opens as it is; a file whose schema differs only by added
  * classes, properties or indexes is brought up to it when `schema_version` is higher than the
- * file's; any other difference fails with #COVE_ERR_MIGRATION_REQUIRED (migrations come later).
+ * file's; any other difference needs a migration callback (cove_config_set_migration()) and
+ * fails with #COVE_ERR_MIGRATION_REQUIRED without one.
  * Without a schema the realm opens with the file's own.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, invalid UTF-8);
  *   #COVE_ERR_SCHEMA naming the class and property at fault (unknown type, link to a missing
@@ -404,6 +421,151 @@ cove_status_t cove_class_key(cove_realm_t* realm, const char* class_name, uint32
  */
 cove_status_t cove_property_key(cove_realm_t* realm, const char* class_name, const char* property,
                                 int64_t* out_key);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Migrations                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A migration brings a file from its schema to the configured one (cove_config_set_schema_json())
+ * when the configured schema version is higher than the file's. cove_open() then calls the
+ * configuration's migration callback, on its own thread, inside the one write transaction that
+ * also writes the new schema, with a #cove_migration_t that gives:
+ *
+ * - the old realm (cove_migration_old_realm()): the file as it was, frozen, with the old schema;
+ * - the new realm (cove_migration_new_realm()): the realm being opened, in its write, with the
+ *   new schema. Every object and collection function works on it (cove_object_create(),
+ *   cove_object_set(), cove_object_create_embedded(), cove_object_create_many()...). Objects
+ *   keep their object keys from old to new. A property whose type changed reads its default on
+ *   the new objects until it is set; a property or class the new schema lacks reads through the
+ *   old realm only.
+ *
+ * When the callback returns true, properties and classes the new schema dropped are freed,
+ * changed indexes and primary keys are rebuilt and the write is committed. When it returns false,
+ * or anything after it fails (a primary key that is no longer unique), cove_open() fails and the
+ * file is left exactly as it was.
+ *
+ * Rules shared by this section:
+ * - A #cove_migration_t is lent to the callback and valid only while it runs. A caller may
+ *   cove_retain() it, but every call on it after the callback returned gives
+ *   #COVE_ERR_INVALIDATED (never a crash); the retained handle is freed by cove_release().
+ * - A status other than #COVE_OK from a call made inside the callback is the caller's to handle:
+ *   it does not fail the migration by itself. Return false to fail it.
+ * - While the callback runs, cove_commit(), cove_cancel_write() and cove_close() on the old or new
+ *   realm give #COVE_ERR_IN_WRITE: cove_open() owns that write and those realms.
+ * - After cove_open() returned, the new realm handle is the realm cove_open() handed out (the same
+ *   handle, with one more reference for each cove_migration_new_realm() not yet released); the old
+ *   realm is closed, and its handles and objects give #COVE_ERR_CLOSED.
+ * - Threads: everything runs on the thread that called cove_open(); no handle of a migration may
+ *   be used by another thread while it runs.
+ */
+
+/**
+ * The migration callback: called once by cove_open() when an existing file's schema version is
+ * lower than the configured one, whatever changed (also nothing, or only additions); never for a
+ * new file.
+ * @param userdata the pointer given to cove_config_set_migration().
+ * @param migration the migration, valid during this call only (see above).
+ * @return true to commit the migration; false to fail cove_open() with #COVE_ERR_CALLBACK
+ *   ("the migration callback returned false") and leave the file as it was.
+ */
+typedef bool (*cove_migration_fn)(void* userdata, cove_migration_t* migration);
+
+/**
+ * Sets the migration callback cove_open() runs when the file needs one (see above); without one,
+ * only additive schema changes are accepted (#COVE_ERR_MIGRATION_REQUIRED otherwise).
+ * @param config the configuration.
+ * @param migration the callback, or NULL to remove the one set before.
+ * @param userdata passed to every call of the callback; may be NULL.
+ * @param free_userdata called with `userdata` exactly once: when the configuration is released,
+ *   or when another cove_config_set_migration() replaces this callback (so pass a new userdata,
+ *   or no free_userdata, when replacing a callback by itself); at once when `migration` is NULL.
+ *   If an open with this configuration is in progress then, it runs when that open returns. May
+ *   be NULL. It may run on any thread. When this function fails it is not called: `userdata`
+ *   stays the caller's.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration).
+ * Threads: the callback runs inside cove_open(), on the thread that calls it; several threads
+ * opening with one configuration at once may run it at once, each with its own migration.
+ */
+cove_status_t cove_config_set_migration(cove_config_t* config, cove_migration_fn migration, void* userdata,
+                                        cove_free_fn free_userdata);
+
+/**
+ * The file's schema version before the migration.
+ * @param out receives it.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind handle, NULL out);
+ *   #COVE_ERR_INVALIDATED after the callback returned.
+ */
+cove_status_t cove_migration_old_version(cove_migration_t* migration, uint64_t* out);
+
+/**
+ * The file as it was before the migration: a frozen realm with the old schema, read with the
+ * object and collection functions (it cannot be written). It is closed when the migration ends
+ * (then every call on it gives #COVE_ERR_CLOSED).
+ * @param out receives the realm (+1); release it with cove_release() (any time; releasing it
+ *   does not close it during the migration).
+ * @return as cove_migration_old_version().
+ */
+cove_status_t cove_migration_old_realm(cove_migration_t* migration, cove_realm_t** out);
+
+/**
+ * The realm being opened, in the migration's write transaction, with the new schema: create,
+ * set and delete on it as in any write (cove_begin_write() is not needed, and commit,
+ * cancel and close are refused, see above). It is the handle cove_open() then returns.
+ * @param out receives the realm (+1); release it with cove_release() (releasing it during the
+ *   migration does not close it).
+ * @return as cove_migration_old_version().
+ */
+cove_status_t cove_migration_new_realm(cove_migration_t* migration, cove_realm_t** out);
+
+/**
+ * Keeps the values of a property under its new name: `old_name` of the old schema's class becomes
+ * `new_name` of the new schema's class (the new schema must not have `old_name` any more, and the
+ * two must have the same type, optionality and collection kind). Links keep their backlinks.
+ * Without it, a renamed property is a dropped one plus a new one at its defaults. O(n) in the
+ * class's objects.
+ * @param class_name, old_name, new_name NUL-terminated UTF-8.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8);
+ *   #COVE_ERR_NOT_FOUND (the class is not in both schemas, or either property is missing);
+ *   #COVE_ERR_SCHEMA (the types differ, or the new schema still has `old_name`);
+ *   #COVE_ERR_INVALIDATED after the callback returned.
+ */
+cove_status_t cove_migration_rename_property(cove_migration_t* migration, const char* class_name,
+                                             const char* old_name, const char* new_name);
+
+/**
+ * Called by cove_migration_enumerate() for each object.
+ * @param userdata the pointer given to cove_migration_enumerate().
+ * @param old_object the object as it was, in the old realm (read-only). Borrowed: valid during
+ *   this call only, unless the callback cove_retain()s it (it then answers #COVE_ERR_CLOSED once
+ *   the migration ended).
+ * @param new_object the same object in the new realm, writable; NULL when the new schema has no
+ *   such class or the object was deleted during the migration. Borrowed as `old_object`; once
+ *   retained it stays a valid object of the opened realm.
+ * @return true to go on; false to stop the enumeration (cove_migration_enumerate() then gives
+ *   #COVE_ERR_CALLBACK).
+ */
+typedef bool (*cove_migration_object_fn)(void* userdata, cove_object_t* old_object, cove_object_t* new_object);
+
+/**
+ * Calls `callback` with each object the old file has of `class_name`, in object-key (creation)
+ * order, as it was and as it is in the new realm: the place to convert a changed type or move
+ * values into new classes. Objects created during the migration are not visited. Strings and
+ * binaries read from the objects follow the rule of #cove_value_t for their realm.
+ * @param class_name NUL-terminated UTF-8: a class of the old or the new schema (a class only the
+ *   new schema has visits nothing).
+ * @param callback called once per object (see #cove_migration_object_fn).
+ * @param userdata passed to the callback; may be NULL.
+ * @return #COVE_OK when every object was visited;
+ *   #COVE_ERR_CALLBACK when the callback returned false, the message naming the object's position
+ *   and class (the objects before it stay as the callback left them);
+ *   #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8, NULL callback);
+ *   #COVE_ERR_NOT_FOUND (neither schema has the class);
+ *   #COVE_ERR_INVALIDATED after the migration callback returned.
+ * Threads: the callback runs on the calling thread, before this function returns.
+ */
+cove_status_t cove_migration_enumerate(cove_migration_t* migration, const char* class_name,
+                                       cove_migration_object_fn callback, void* userdata);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Objects                                                                                     */

@@ -12,12 +12,22 @@ class Handle {
     final func retainedPointer() -> OpaquePointer {
         OpaquePointer(Unmanaged.passRetained(self).toOpaque())
     }
+
+    /// A pointer lent to a callback for the duration of the call (no reference added): the
+    /// caller keeps the handle alive meanwhile, and the callback may cove_retain it.
+    final func borrowedPointer() -> OpaquePointer {
+        OpaquePointer(Unmanaged.passUnretained(self).toOpaque())
+    }
 }
 
 /// A `cove_config_t`.
 final class ConfigHandle: Handle {
     override class var kindName: String { "cove_config_t" }
     var configuration: Realm.Configuration
+    /// The C migration callback, kept here rather than in `configuration` so that its user data
+    /// is freed when the configuration is released or the callback replaced (realms opened with
+    /// it keep their configuration, and would keep the user data alive too).
+    var migration: MigrationCallback?
 
     init(_ configuration: Realm.Configuration) {
         self.configuration = configuration
@@ -29,14 +39,21 @@ final class ConfigHandle: Handle {
 final class RealmHandle: Handle {
     override class var kindName: String { "cove_realm_t" }
     let realm: Realm
+    /// Whether releasing the last reference closes the realm: false for a migration's old realm,
+    /// which the engine closes itself when the migration ends.
+    private let ownsRealm: Bool
+    /// True while a migration callback runs over this realm: cove_open owns the realm's write
+    /// transaction and lifetime then, so commit, cancel and close are refused.
+    var isMigrating = false
     private var scratch: [UnsafeMutableRawPointer] = []
 
-    init(_ realm: Realm) {
+    init(_ realm: Realm, ownsRealm: Bool = true) {
         self.realm = realm
+        self.ownsRealm = ownsRealm
     }
 
     deinit {
-        realm.close()
+        if ownsRealm { realm.close() }
         clearScratch()
     }
 
@@ -107,6 +124,38 @@ final class MapHandle: Handle, RealmChild {
     init(_ realmHandle: RealmHandle, _ map: DynamicMap) {
         self.realmHandle = realmHandle
         self.map = map
+    }
+}
+
+/// A `cove_migration_t`: what a migration callback works with. Valid only while the callback
+/// runs; afterwards (a caller may have retained it) every call answers `COVE_ERR_INVALIDATED`.
+final class MigrationHandle: Handle {
+    override class var kindName: String { "cove_migration_t" }
+
+    /// The migration in progress and the realm handles made for it.
+    struct Scope {
+        let migration: Migration
+        let oldSchemaVersion: UInt64
+        /// The file as it was: frozen, old schema, closed by the engine when the migration ends.
+        let oldRealm: RealmHandle
+        /// The realm being opened, in its write: the handle cove_open returns.
+        let newRealm: RealmHandle
+    }
+
+    /// Nil once the callback returned.
+    private(set) var scope: Scope?
+
+    init(_ scope: Scope) {
+        self.scope = scope
+        scope.oldRealm.isMigrating = true
+        scope.newRealm.isMigrating = true
+    }
+
+    /// Ends the handle's validity and hands the realms back to cove_open.
+    func end() {
+        scope?.oldRealm.isMigrating = false
+        scope?.newRealm.isMigrating = false
+        scope = nil
     }
 }
 

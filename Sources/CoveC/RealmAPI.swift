@@ -10,8 +10,7 @@ public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<Opaq
     entry { () throws(CFailure) in
         let out = try required(out, "out", in: "cove_open")
         let c = try handle(config, ConfigHandle.self, "config", in: "cove_open")
-        let realm = try call { () throws(CoveError) in try Realm(configuration: c.configuration) }
-        out.pointee = RealmHandle(realm).retainedPointer()
+        out.pointee = try openRealm(c).retainedPointer()
     }
 }
 
@@ -19,6 +18,7 @@ public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<Opaq
 public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close")
+        try refuseDuringMigration(h, in: "cove_close")
         h.realm.close()
         h.clearScratch()
     }
@@ -37,6 +37,7 @@ public func cove_begin_write(_ realm: OpaquePointer?) -> cove_status_t {
 public func cove_commit(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_commit")
+        try refuseDuringMigration(h, in: "cove_commit")
         h.clearScratch()
         try call { () throws(CoveError) in try h.realm.commitWrite() }
     }
@@ -46,6 +47,7 @@ public func cove_commit(_ realm: OpaquePointer?) -> cove_status_t {
 public func cove_cancel_write(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_cancel_write")
+        try refuseDuringMigration(h, in: "cove_cancel_write")
         h.clearScratch()
         try call { () throws(CoveError) in try h.realm.cancelWrite() }
     }
