@@ -38,9 +38,18 @@ def _prepare_library() -> str:
     return link_dir
 
 
+# Python functions the library calls back (cffi's extern "Python"), declared for the callback
+# types the header has.
+_CALLBACKS = {
+    "cove_migration_fn": 'extern "Python" bool _cove_migration_cb(void*, cove_migration_t*);',
+    "cove_migration_object_fn": 'extern "Python" bool _cove_migration_object_cb(void*, cove_object_t*, cove_object_t*);',
+}
+
+
 def _cdef() -> str:
     cc = os.environ.get("CC", "cc")
-    return subprocess.check_output([cc, "-E", "-P", "-DCOVE_CDEF", os.path.join(INCLUDE, "cove.h")], text=True)
+    cdef = subprocess.check_output([cc, "-E", "-P", "-DCOVE_CDEF", os.path.join(INCLUDE, "cove.h")], text=True)
+    return cdef + "\n".join(decl for name, decl in _CALLBACKS.items() if name in cdef) + "\n"
 
 
 def _ffibuilder():

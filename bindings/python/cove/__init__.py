@@ -31,6 +31,7 @@ from ._lib import ffi as _ffi
 from ._lib import lib as _lib
 from ._collections import List, Map, Set
 from ._declare import LinkingObjects, Property
+from ._migration import Migration
 from ._object import EmbeddedObject, Object
 from ._realm import Realm, open
 from ._values import ObjectId, Timestamp
@@ -39,7 +40,7 @@ __version__: str = _ffi.string(_lib.cove_version_string()).decode()
 """The version of the loaded libcove."""
 
 __all__ = [
-    "open", "Realm", "Object", "EmbeddedObject", "List", "Set", "Map", "Property", "LinkingObjects",
+    "open", "Realm", "Migration", "Object", "EmbeddedObject", "List", "Set", "Map", "Property", "LinkingObjects",
     "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",

@@ -5,13 +5,17 @@ import json
 import os
 import weakref
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union, overload
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar,
+                    Union, overload)
+
+from . import _migration
 
 from ._declare import class_name_of, defaults_of, schema_from_classes
-from ._errors import InvalidArgumentError, NotFoundError
+from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
 from ._lib import check, ffi, lib, release_handle
-from ._object import EmbeddedObject, Object
-from ._schema import ClassInfo, PropertyInfo, parse_class
+from ._migration import Migration
+from ._object import EmbeddedObject, Object, prepare
+from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._values import write_value
 
 _O = TypeVar("_O", bound=Object)
@@ -280,6 +284,37 @@ class Realm:
         obj._fill(values, update)
         return obj
 
+    def create_many(self, cls: Union[str, Type[Object]], objects: Iterable[Mapping[str, Any]],
+                    update: bool = False) -> int:
+        """Creates objects from an iterable of dicts inside a write and returns how many were
+        created (or, with ``update=True``, created or updated by primary key).
+
+        The single values and links of up to 1000 objects at a time go to the library in one
+        call; lists, sets, maps and embedded objects of each object are set afterwards (for a
+        class without a primary key, an object that has any is created on its own, in order).
+        A declared class's defaults fill what new objects are not given (not with
+        ``update=True``). A bad value raises with the library's message naming the object's
+        index in its batch; the objects before it stay created until the write is cancelled.
+        """
+        class_name = self._declared(cls)
+        info = self._class_info(class_name)
+        declared = self._classes.get(class_name)
+        defaults = {} if declared is None or update else {
+            k: v for k, v in _declare_defaults(declared).items() if k in info.properties}
+        if not self.in_write:
+            from ._errors import TransactionError
+
+            raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
+        batch = _Batch(self, class_name, info, update)
+        for row in objects:
+            if type(row) is not dict and not isinstance(row, Mapping):
+                raise InvalidArgumentError(1, f"create_many() takes dicts of property values, got {type(row).__name__}")
+            if defaults:
+                row = {**defaults, **row}
+            batch.add(row)
+        batch.flush()
+        return batch.created
+
     def _create_nested(self, class_name: str, values: Mapping[str, Any], update: bool) -> Object:
         """The object a dict stands for inside another object's values."""
         has_key = self._class_info(class_name).primary_key is not None
@@ -319,6 +354,7 @@ def open(
     *,
     schema: SchemaLike = None,
     schema_version: int = 0,
+    migration: Optional[Callable[[Migration], Any]] = None,
     read_only: bool = False,
     max_active_versions: int = 0,
     durability: str = "full",
@@ -328,9 +364,17 @@ def open(
 
     ``schema`` is the JSON notation as a dict or as text, or a list of declared classes
     (subclasses of ``cove.Object`` and ``cove.EmbeddedObject``, whose objects then come back as
-    instances of them); without it the file's own schema is used. A new file takes the schema; additive changes (new classes, properties, indexes) need
-    a higher ``schema_version`` and apply by themselves; other changes raise
-    MigrationRequiredError.
+    instances of them); without it the file's own schema is used. A new file takes the schema;
+    additive changes (new classes, properties, indexes) need a higher ``schema_version`` and
+    apply by themselves; other changes need ``migration`` and raise MigrationRequiredError
+    without one.
+
+    ``migration(m)`` runs when the file's schema version is lower than ``schema_version``,
+    inside the write that brings the file to the new schema: ``m.old_version``, ``m.old_realm``
+    (read-only, the old schema), ``m.new_realm`` (writable, the new schema),
+    ``m.rename_property(cls, old, new)`` and ``for old, new in m.enumerate(cls)``. An exception
+    it raises fails the open with that exception (its cause the library's CallbackError) and
+    leaves the file as it was.
 
     ``durability`` is "full" (a commit survives power loss), "no_sync" (survives a process crash)
     or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:
@@ -362,6 +406,136 @@ def open(
         if schema_version < 0:
             raise InvalidArgumentError(1, f"schema_version {schema_version} is negative")
         check(lib.cove_config_set_schema_json(config, text.encode(), schema_version))
+    if migration is not None:
+        if not callable(migration):
+            raise InvalidArgumentError(1, f"migration is a function taking a cove.Migration, got {type(migration).__name__}")
+        if not _migration.AVAILABLE:
+            raise InvalidArgumentError(1, "this libcove has no migrations (cove_config_set_migration)")
+        return Realm(_migration.open_with_migration(config, migration, classes, fspath), path=fspath,
+                     frozen=False, classes=classes)
     out = ffi.new("cove_realm_t**")
     check(lib.cove_open(config, out))
     return Realm(out[0], path=fspath, frozen=False, classes=classes)
+
+
+def _declare_defaults(cls: Type[Object]) -> Dict[str, Any]:
+    from ._declare import defaults_of
+
+    return defaults_of(cls)
+
+
+class _Batch:
+    """Rows of create_many waiting for one cove_object_create_many call: consecutive rows with
+    the same single-value properties, up to SIZE of them."""
+
+    SIZE = 1000
+
+    def __init__(self, realm: Realm, class_name: str, info: ClassInfo, update: bool) -> None:
+        self.realm = realm
+        self.class_name = class_name
+        self.info = info
+        self.update = update
+        self.names: Tuple[str, ...] = ()
+        self.rows: List[List[Any]] = []
+        self.extras: List[Tuple[int, Dict[str, Any]]] = []   # (row in batch, collection values)
+        self.plans: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], bool]] = {}
+        self.created = 0
+        self.start = 0        # the input's index of the batch's first row
+
+    def _plan(self, keys: Tuple[str, ...]) -> Tuple[Tuple[str, ...], bool]:
+        """The single-value names among `keys`, and whether every key is one that is written
+        as it is (no link that may need preparing, no collection or embedded value)."""
+        names = []
+        plain = True
+        for name in keys:
+            p = self.info.properties.get(name)
+            if p is not None and p.kind == BACKLINKS:
+                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not given")
+            if p is None or p.kind == VALUE:
+                names.append(name)
+            else:
+                plain = False
+                if p.kind == LINK:
+                    names.append(name)
+        return tuple(names), plain
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        keys = tuple(row)
+        plan = self.plans.get(keys)
+        if plan is None:
+            plan = self.plans[keys] = self._plan(keys)
+        names, plain = plan
+        extras: Dict[str, Any] = {}
+        if plain:
+            values = list(row.values())
+        else:
+            names_list: List[str] = []
+            values = []
+            for name, value in row.items():
+                p = self.info.properties.get(name)
+                if p is None or p.kind == VALUE:
+                    names_list.append(name)
+                    values.append(value)
+                elif p.kind == LINK and not (p.embedded and value is not None):
+                    names_list.append(name)
+                    values.append(prepare(self.realm, p, value, self.update))
+                else:
+                    extras[name] = value
+            names = tuple(names_list)
+        if extras and self.info.primary_key is None:
+            # Without a primary key the new object cannot be found again after the batch call:
+            # it is created on its own, after the rows before it.
+            self.flush()
+            self.realm.create(self.class_name, row, update=self.update)
+            self.created += 1
+            self.start += 1
+            return
+        if names != self.names or len(self.rows) >= self.SIZE:
+            self.flush()
+            self.names = names
+        if extras:
+            self.extras.append((len(self.rows), extras))
+        self.rows.append(values)
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        rows, names, extras = self.rows, self.names, self.extras
+        self.rows, self.extras = [], []
+        n = len(names)
+        keep: List[Any] = []
+        c_names = [ffi.new("char[]", name.encode()) for name in names]
+        names_array = ffi.new("const char*[]", c_names) if n else ffi.NULL
+        values = ffi.new("cove_value_t[]", len(rows) * n) if n else ffi.NULL
+        failure: Optional[Exception] = None
+        filled = len(rows)
+        for i, row in enumerate(rows):
+            try:
+                for j, value in enumerate(row):
+                    write_value(ffi, values[i * n + j], value, keep)
+            except (Error, OverflowError, ValueError, TypeError) as exc:
+                failure, filled = exc, i    # the rows before it are still created, as the library does
+                break
+        created = ffi.new("size_t*")
+        status = 0
+        if filled:
+            status = lib.cove_object_create_many(self.realm._h(), self.class_name.encode(), names_array, n, values,
+                                                 filled, self.update, created)
+            self.created += int(created[0])
+        if status != 0:
+            message = ffi.string(lib.cove_last_error_message()).decode("utf-8", "replace")
+            raise error_for(status, f"{message} (object {self.start + int(created[0])} of the input)")
+        if failure is not None:
+            where = f"create_many: object {self.start + filled} of the input"
+            if isinstance(failure, Error):
+                raise type(failure)(failure.code, f"{where}: {failure.message}") from failure
+            raise type(failure)(f"{where}: {failure}") from failure
+        self.start += len(rows)
+        if extras:
+            pk = self.info.primary_key
+            assert pk is not None
+            position = names.index(pk)
+            for index, values_after in extras:
+                obj = self.realm.find(self.class_name, rows[index][position])
+                assert obj is not None
+                obj._fill(values_after, self.update)

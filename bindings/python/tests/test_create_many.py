@@ -1,0 +1,133 @@
+"""realm.create_many: batches of single values and links through one library call each, the
+collections and embedded objects of each object set afterwards, upserts, declared classes, and
+the exception raised for each kind of bad input with the index of the object at fault."""
+from __future__ import annotations
+
+import pathlib
+from typing import Iterator
+
+import pytest
+
+import cove
+from cove import _realm
+
+SCHEMA = {
+    "Person": {"primaryKey": "id",
+               "properties": {"id": "int", "name": "string", "age": "int", "score": "double?",
+                              "dog": "Dog?", "tags": "string<>", "home": "Address?", "pets": "Dog[]"}},
+    "Dog": {"properties": {"name": "string", "toys": "Toy[]", "owners": "@links(Person.pets)"}},
+    "Toy": {"embedded": True, "properties": {"brand": "string"}},
+    "Address": {"embedded": True, "properties": {"city": "string"}},
+}
+
+
+@pytest.fixture
+def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
+    with cove.open(tmp_path / "m.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
+        yield r
+
+
+def test_batches_of_single_values(realm: cove.Realm, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    lib = _realm.lib
+    original = lib.cove_object_create_many
+
+    class Spy:
+        def __getattr__(self, name: str) -> object:
+            return getattr(lib, name)
+
+    spy = Spy()
+    spy.cove_object_create_many = lambda *args: calls.append(args[5]) or original(*args)  # type: ignore[attr-defined]
+    monkeypatch.setattr(_realm, "lib", spy)
+    with realm.write():
+        rows = ({"id": i, "name": f"p{i}", "age": i % 90, "score": i / 2} for i in range(2500))   # any iterable
+        assert realm.create_many("Person", rows) == 2500
+    assert calls == [1000, 1000, 500]                       # one call per batch of up to 1000
+    assert realm.find("Person", 1234).name == "p1234" and realm.find("Person", 2499).score == 1249.5
+    with realm.write():
+        assert realm.create_many("Person", []) == 0
+
+
+def test_links_collections_and_embedded_values(realm: cove.Realm) -> None:
+    with realm.write():
+        rex = realm.create("Dog", {"name": "Rex"})
+        created = realm.create_many("Person", [
+            {"id": 1, "name": "Ann", "dog": rex, "tags": ["a", "b"], "home": {"city": "Oslo"}, "pets": [rex]},
+            {"id": 2, "name": "Bob", "dog": {"name": "Max"}, "pets": [{"name": "Fido", "toys": [{"brand": "A"}]}]},
+            {"id": 3, "name": "Cy"},
+        ])
+        assert created == 3
+        ann, bob, cy = (realm.find("Person", i) for i in (1, 2, 3))
+        assert ann.dog == rex and set(ann.tags) == {"a", "b"} and ann.home.city == "Oslo" and list(ann.pets) == [rex]
+        assert bob.dog.name == "Max" and bob.pets[0].toys[0].brand == "A"
+        assert cy.name == "Cy" and cy.dog is None and len(cy.tags) == 0
+        # a class without a primary key: objects with collections are created in order
+        assert realm.create_many("Dog", [{"name": "D1"}, {"name": "D2", "toys": [{"brand": "T"}]}, {"name": "D3"}]) == 3
+
+
+def test_update(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create_many("Person", [{"id": i, "name": f"p{i}", "age": 1} for i in range(3)])
+        assert realm.create_many("Person", [{"id": 1, "age": 50, "tags": ["x"]}, {"id": 7, "name": "new"}], update=True) == 2
+        one = realm.find("Person", 1)
+        assert one.name == "p1" and one.age == 50 and list(one.tags) == ["x"]   # not given: kept
+        assert realm.find("Person", 7).name == "new"
+        with pytest.raises(cove.InvalidArgumentError):
+            realm.create_many("Dog", [{"name": "x"}], update=True)     # no primary key to update by
+
+
+def test_declared_class(tmp_path: pathlib.Path) -> None:
+    class Item(cove.Object):
+        sku: str = cove.Property(primary_key=True)
+        count: int = 1
+        labels: cove.Set[str]
+
+    with cove.open(None, schema=[Item], schema_version=1) as realm:
+        with realm.write():
+            assert realm.create_many(Item, [{"sku": "a"}, {"sku": "b", "count": 5, "labels": {"x"}}]) == 2
+            a = realm.find(Item, "a")
+            assert isinstance(a, Item) and a.count == 1 and realm.find(Item, "b").count == 5
+            assert list(realm.find(Item, "b").labels) == ["x"]
+            a.count = 9
+            realm.create_many(Item, [{"sku": "a"}], update=True)      # defaults only for new objects
+            assert a.count == 9
+
+
+def test_bad_input(realm: cove.Realm) -> None:
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        realm.create_many("Person", [{"id": 1}])
+    with pytest.raises(cove.TransactionError):
+        realm.create_many("Person", [])
+    with realm.write():
+        with pytest.raises(cove.WrongTypeError, match=r"object 2: property 'age' of class 'Person' is int.*\(object 2 of the input\)"):
+            realm.create_many("Person", [{"id": 1, "age": 1}, {"id": 2, "age": 2}, {"id": 3, "age": "x"}])
+        assert realm.find("Person", 2) is not None and realm.find("Person", 3) is None   # the ones before stay
+        with pytest.raises(cove.WrongTypeError, match="object 1 of the input: cove cannot store"):
+            realm.create_many("Person", [{"id": 10, "age": 1}, {"id": 11, "age": object()}])
+        assert realm.find("Person", 10) is not None
+        with pytest.raises(cove.DuplicateKeyError, match="object 1 of the input"):
+            realm.create_many("Person", [{"id": 20}, {"id": 20}])
+        with pytest.raises(cove.InvalidArgumentError, match="primary key"):
+            realm.create_many("Person", [{"name": "no key"}])
+        with pytest.raises(cove.NotFoundError, match="colour"):
+            realm.create_many("Person", [{"id": 30, "colour": "red"}])
+        with pytest.raises(cove.NotFoundError, match="no class 'Cat'"):
+            realm.create_many("Cat", [{}])
+        with pytest.raises(cove.InvalidArgumentError):
+            realm.create_many("Toy", [{"brand": "A"}])                 # embedded
+        with pytest.raises(cove.InvalidArgumentError, match="dicts"):
+            realm.create_many("Person", [("id", 1)])                   # type: ignore[list-item]
+        with pytest.raises(cove.InvalidArgumentError):
+            realm.create_many("Dog", [{"name": "x", "owners": []}])    # backlinks are computed
+        with pytest.raises(OverflowError, match="object 0 of the input"):
+            realm.create_many("Person", [{"id": 1 << 70}])
+
+
+def test_persists(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "p.cove"
+    with cove.open(path, schema=SCHEMA, schema_version=1) as realm:
+        with realm.write():
+            realm.create_many("Person", [{"id": i, "name": str(i), "tags": [str(i)]} for i in range(1500)])
+    with cove.open(path) as realm:
+        assert realm.find("Person", 1499).name == "1499" and list(realm.find("Person", 7).tags) == ["7"]
+        assert realm.verify()
