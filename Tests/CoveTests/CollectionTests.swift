@@ -96,6 +96,15 @@ final class CollectionTests: CoveTestCase {
                 let toy = try dog.createEmbeddedObject(forProperty: "toy")
                 try dog.dynamicList("friends").append(.link(toy.link))
             }
+            // A create with a bad value for a collection or an embedded link leaves no object behind.
+            let before = try realm.objectCount("Dog")
+            assertThrows(.wrongType, containing: "is a list") {
+                try realm.dynamicCreate("Dog", values: [("name", .string("x")), ("nums", .int(1))])
+            }
+            assertThrows(.invalidArgument, containing: "create it in place") {
+                try realm.dynamicCreate("Dog", values: [("name", .string("x")), ("toy", .link(try dog.createEmbeddedObject(forProperty: "toy").link))])
+            }
+            XCTAssertEqual(try realm.objectCount("Dog"), before)
             try realm.delete(dog)
             assertThrows(.invalidated, containing: "was deleted") { _ = try nums.count }
             assertThrows(.invalidated, containing: "was deleted") { try nums.append(.int(1)) }

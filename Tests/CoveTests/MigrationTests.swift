@@ -100,6 +100,13 @@ final class MigrationTests: CoveTestCase {
             XCTAssertEqual((error as? CoveError)?.code, .callback)
             XCTAssertTrue("\(error)".contains("Refused"), "\(error)")
         }
+        // The block cannot commit or cancel the migration's write itself.
+        assertThrows(.inWrite, containing: "cannot commit") {
+            _ = try self.open(v2, version: 2) { migration, _ in try migration.newRealm.commitWrite() }
+        }
+        assertThrows(.inWrite, containing: "cannot cancel") {
+            _ = try self.open(v2, version: 2) { migration, _ in try migration.newRealm.cancelWrite() }
+        }
         // Without a block the change needs a migration.
         assertThrows(.migrationRequired, containing: "need a migration") { _ = try self.open(v2, version: 2) }
         // A new primary key that is not unique fails the migration too.

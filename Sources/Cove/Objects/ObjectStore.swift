@@ -287,6 +287,20 @@ final class ObjectStore {
             if p.collection == .none && !p.isLink && !p.isBacklinks {
                 inRow.append((p, try PropertyCodec.cell(v, for: p, of: cls)))
             } else {
+                // Checked before the object exists, so a bad value leaves nothing half made.
+                if p.isBacklinks {
+                    throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+                }
+                if p.collection != .none {
+                    throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is a \(p.collection.rawValue)")
+                }
+                _ = try PropertyCodec.cell(v, for: p, of: cls)
+                if let target = p.type.objectClassName {
+                    if try objectSchema(target).isEmbedded, !v.isNull {
+                        throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' holds an embedded \(target): create it in place (createEmbedded), not by linking an existing object")
+                    }
+                    try checkLinkTarget(v, target, p, cls)
+                }
                 later.append((p, v))
             }
         }

@@ -23,6 +23,8 @@ public final class Realm {
     public private(set) var schema: Schema = .empty
     /// The bytes of the schema record `schema` was read from, to notice another process's change.
     private var schemaRecordBytes: [UInt8]?
+    /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
+    private var isMigrating = false
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -120,6 +122,7 @@ public final class Realm {
     ///   last committed version); `.tooManyVersions` (the transaction is cancelled).
     public func commitWrite() throws(CoveError) {
         try checkOpen()
+        if isMigrating { throw CoveError(.inWrite, "a migration block cannot commit its realm's write: the open commits it") }
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
         // Every commit leaves a change record, an empty one too: a notifier reads "nothing
         // changed" from it instead of rescanning.
@@ -156,6 +159,7 @@ public final class Realm {
     /// Discards the write transaction's changes and releases the write lock.
     public func cancelWrite() throws(CoveError) {
         try checkOpen()
+        if isMigrating { throw CoveError(.inWrite, "a migration block cannot cancel its realm's write: throw to fail the migration") }
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "cancel outside a write transaction") }
         writeTransaction = nil
         w.cancel()
@@ -249,6 +253,9 @@ public final class Realm {
     /// Closes the realm: cancels a write in progress, unpins its version, and closes the file when
     /// no other realm (a frozen one) still uses it. Closing twice is fine.
     public func close() {
+        // A migration block closing its realm would commit nothing and leave the open half done:
+        // the realm closes when the open fails instead.
+        if isMigrating { return }
         close(reason: "the realm is closed")
     }
 
@@ -327,6 +334,8 @@ public final class Realm {
             try store.conformTables()
             if let oldRealm, let current, let block = configuration.migrationBlock {
                 let migration = Migration(oldRealm: oldRealm, newRealm: self, oldSchemaVersion: current.version, store: store)
+                isMigrating = true
+                defer { isMigrating = false }
                 do {
                     try block(migration, current.version)
                 } catch let error as CoveError {
