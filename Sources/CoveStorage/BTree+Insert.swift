@@ -16,6 +16,8 @@ struct PathStep {
 /// The change a mutation makes in its leaf.
 enum LeafEdit {
     case put(UnsafeRawBufferPointer)
+    /// A put that leaves an existing entry alone.
+    case insert(UnsafeRawBufferPointer)
     case remove
 }
 
@@ -74,6 +76,22 @@ extension BTree {
         }
     }
 
+    /// Adds `value` under the byte-string `key` unless the key is present (one descent where a
+    /// lookup then a put would take two: a unique index's insert).
+    /// - Returns: true if the entry was added, false if `key` was there (nothing changed).
+    /// - Throws: as `put`.
+    /// - Complexity: O(log n · k + m)
+    @discardableResult
+    public mutating func insert(_ key: [UInt8], _ value: [UInt8]) throws(StorageError) -> Bool {
+        try requireKind(.bytes)
+        guard key.count <= Self.maxKeyLength else {
+            throw .invalidArgument("B+tree key of \(key.count) bytes is longer than the maximum of \(Self.maxKeyLength)")
+        }
+        return try withBytes(key) { k throws(StorageError) in
+            try withBytes(value) { v throws(StorageError) in try update(.bytes(k), .insert(v)) }
+        }
+    }
+
     /// The longest value kept in the leaf under a key of `keyLength` bytes (ignored in a UInt64
     /// tree, where it is 1006); longer values go to overflow pages.
     /// - Complexity: O(1)
@@ -92,11 +110,11 @@ extension BTree {
     /// - Returns: for a put, whether the key is new; for a remove, whether it was present.
     @_specialize(where Store == WriteTransaction)
     mutating func update(_ key: BTreeKey, _ edit: LeafEdit) throws(StorageError) -> Bool {
-        if case .put(let value) = edit, value.count > Self.maxValueLength {
+        if let value = edit.value, value.count > Self.maxValueLength {
             throw .invalidArgument("B+tree value of \(value.count) bytes is longer than the maximum of \(Self.maxValueLength)")
         }
         if root.page.isNone {
-            guard case .put(let value) = edit else { return false }
+            guard let value = edit.value else { return false }
             try plantRoot(key, value)
             return true
         }
@@ -141,6 +159,12 @@ extension BTree {
             guard found else { return false }
             outcome = try removeFromLeaf(node, ref, at: index, isRoot: isRoot)
             delta = -1
+        case .insert(let value):
+            if found { return false }
+            if rightmost && index == node.count { bias = .packLeft }
+            if leftmost && index == 0 { bias = .packRight }
+            outcome = try putInLeaf(node, ref, key, value, at: index, replacing: false, isRoot: isRoot, bias: bias)
+            delta = 1
         case .put(let value):
             if !found && rightmost && index == node.count { bias = .packLeft }
             if !found && leftmost && index == 0 { bias = .packRight }
@@ -285,5 +309,13 @@ extension LeafEdit {
     var isRemove: Bool {
         if case .remove = self { return true }
         return false
+    }
+
+    /// The value a put or insert writes.
+    var value: UnsafeRawBufferPointer? {
+        switch self {
+        case .put(let v), .insert(let v): return v
+        case .remove: return nil
+        }
     }
 }

@@ -15,6 +15,28 @@ final class BTreeEdgeTests: XCTestCase {
         return a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.elementsEqual(y) } }
     }
 
+    // MARK: - Insert-if-absent
+
+    func testInsertLeavesAnExistingEntryAlone() throws {
+        let store = MemoryPageStore()
+        var tree = BTree(store: store, root: .empty, keyKind: .bytes)
+        var rng = SeededRandom(seed: 9)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for _ in 0..<3000 {
+            let key = rng.bytes(1 + rng.below(12))
+            let value = rng.bytes(rng.below(40))
+            let added = try tree.insert(key, value)
+            XCTAssertEqual(added, model[key] == nil)
+            if model[key] == nil { model[key] = value }
+        }
+        try tree.verify()
+        XCTAssertEqual(tree.count, UInt64(model.count))
+        for (key, value) in model { XCTAssertTrue(same(try tree.get(key), value)) }
+        XCTAssertThrowsError(try tree.insert([UInt8](repeating: 1, count: 2000), []))
+        var numbers = BTree(store: store, root: .empty, keyKind: .u64)
+        XCTAssertThrowsError(try numbers.insert([1], [2]))
+    }
+
     // MARK: - Overflow values
 
     func testTenMegabyteValueRoundTrips() throws {

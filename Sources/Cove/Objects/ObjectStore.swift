@@ -13,6 +13,9 @@ final class ObjectStore {
     private var dirtyTrees: Set<[UInt8]> = []
     /// What this transaction did, for the commit's history record.
     var changes = ChangeRecord()
+    /// Grows with every write through this store, so results computed before a write in
+    /// progress know to run again (they show the write's own changes).
+    private(set) var editCount = 0
 
     /// One class's table as this transaction sees it.
     final class Table {
@@ -91,6 +94,11 @@ final class ObjectStore {
         let t = try tableForAppend(cls)
         try t.writePending()
         return t
+    }
+
+    /// The table, its pending objects left pending (a create only needs its next key).
+    func table(forCreate cls: ObjectSchema) throws(CoveError) -> Table {
+        try tableForAppend(cls)
     }
 
     /// The table without writing its pending objects: for adding more of them.
@@ -241,6 +249,7 @@ final class ObjectStore {
 
     func requireWrite() throws(CoveError) {
         if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
+        editCount &+= 1
     }
 
     /// Creates an object with every property at its default (and the primary key given), or
@@ -260,15 +269,24 @@ final class ObjectStore {
             throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
         case (.some(let p), .some(let v)):
             normalizedPK = try checkPrimaryKey(v, p, cls)
-            if try find(cls, primaryKey: v) != nil {
+        }
+        // The primary key goes into its unique index first, under the key the row will get: one
+        // descent finds a duplicate and files the new object.
+        if let v = normalizedPK {
+            let objectKey = Int64(bitPattern: try table(forCreate: cls).entry.nextObjectKey)
+            guard try insertPrimaryKey(cls, v, objectKey) else {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
+            do throws(CoveError) {
+                let created = try insertRow(cls, primaryKey: normalizedPK, cells: cells)
+                guard created == objectKey else { throw CoveError(.internal, "object key \(created) differs from the indexed \(objectKey)") }
+                return created
+            } catch {
+                try unindexPrimaryKey(cls, v)
+                throw error
+            }
         }
-        let objectKey = try insertRow(cls, primaryKey: normalizedPK, cells: cells)
-        if let v = normalizedPK {
-            try indexPrimaryKey(cls, v, objectKey)
-        }
-        return objectKey
+        return try insertRow(cls, primaryKey: nil, cells: cells)
     }
 
     /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
@@ -474,6 +492,17 @@ final class ObjectStore {
         default:
             throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
         }
+    }
+
+    /// Files `objectKey` under `value` in the primary-key index unless the value is taken.
+    /// - Returns: false when another object has the value (nothing changed).
+    func insertPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
+        let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
+        var inserted = false
+        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
+            inserted = try t.insert(value.indexKey(), bytes)
+        }
+        return inserted
     }
 
     func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
