@@ -222,22 +222,36 @@ public final class DynamicSet: DynamicCollection, CustomStringConvertible {
 
     /// The smallest element (numbers and dates), nil when there is none.
     public func min() throws(CoveError) -> Value? {
-        try CollectionAggregates.extreme(try values(), largest: false, of: name)
+        try requireElements(["min"], dates: true)
+        return try CollectionAggregates.extreme(try values(), largest: false, of: name)
     }
 
     /// The greatest element (numbers and dates), nil when there is none.
     public func max() throws(CoveError) -> Value? {
-        try CollectionAggregates.extreme(try values(), largest: true, of: name)
+        try requireElements(["max"], dates: true)
+        return try CollectionAggregates.extreme(try values(), largest: true, of: name)
     }
 
     /// The sum of the elements: an int, a double or a decimal, by the element type.
     public func sum() throws(CoveError) -> Value {
-        try CollectionAggregates.sum(try values(), of: name, elementType: property.type)
+        try requireElements(["sum"], dates: false)
+        return try CollectionAggregates.sum(try values(), of: name, elementType: property.type)
     }
 
     /// The mean of the elements (a double, or a decimal), nil when there is none.
     public func average() throws(CoveError) -> Value? {
-        try CollectionAggregates.average(try values(), of: name)
+        try requireElements(["average"], dates: false)
+        return try CollectionAggregates.average(try values(), of: name)
+    }
+
+    /// Refuses an aggregate the element type has none of, whatever the set holds now.
+    private func requireElements(_ what: [String], dates: Bool) throws(CoveError) {
+        switch property.type {
+        case .int, .float, .double, .decimal128, .mixed: return
+        case .date where dates: return
+        default:
+            throw CoveError(.wrongType, "\(what[0]) of \(name): its elements are \(property.type.name), which has no \(what[0])")
+        }
     }
 
     public var description: String {

@@ -247,7 +247,11 @@ final class ObjectStore {
 
     // MARK: Writes
 
+    /// Set for the store of a frozen realm: writes say so rather than "not in a write".
+    var isFrozen = false
+
     func requireWrite() throws(CoveError) {
+        if isFrozen { throw CoveError(.frozen, "a frozen realm cannot be written") }
         if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
         editCount &+= 1
     }

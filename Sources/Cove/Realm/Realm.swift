@@ -269,7 +269,9 @@ public final class Realm {
             // Frozen realms are read by any number of threads at once: each call gets a store of
             // its own over the one immutable snapshot, so no cache is shared between threads.
             guard let snapshot else { throw CoveError(.closed, closedReason ?? "the realm is closed") }
-            return ObjectStore(pages: TransactionPages(.read(snapshot)), schema: schema)
+            let store = ObjectStore(pages: TransactionPages(.read(snapshot)), schema: schema)
+            store.isFrozen = true
+            return store
         }
         if let s = objects { return s }
         let pages = try currentPages()
