@@ -1,0 +1,513 @@
+// Results: the objects of a class (or the elements of a list or set) that a chain of queries,
+// sorts and distincts selects. Lazy: nothing runs until a read, and chaining builds new Results
+// without evaluating the ones in between. Live: every read shows the realm's current version on
+// its thread, the uncommitted changes of a write in progress included; the matches are computed
+// again only when the version or the write changed.
+import FoundationEssentials
+
+/// A value a Results can hold: objects (dynamic or model classes) and the primitive types.
+public protocol RealmCollectionValue {
+    /// The element for a stored value (a link for objects).
+    static func _fromResultsValue(_ value: Value, _ realm: Realm) throws(CoveError) -> Self
+}
+
+extension Value: RealmCollectionValue {
+    public static func _fromResultsValue(_ value: Value, _ realm: Realm) -> Value { value }
+}
+
+extension DynamicObject: RealmCollectionValue {
+    public static func _fromResultsValue(_ value: Value, _ realm: Realm) throws(CoveError) -> Self {
+        guard case .link(let link) = value, let object = try realm.object(for: link) as? Self else {
+            throw CoveError(.invalidated, "a result's object was deleted")
+        }
+        return object
+    }
+}
+
+extension RealmCollectionValue where Self: _PersistableValue {
+    public static func _fromResultsValue(_ value: Value, _ realm: Realm) throws(CoveError) -> Self {
+        try _coveRead(value, realm)
+    }
+}
+
+extension Int: RealmCollectionValue {}
+extension Int64: RealmCollectionValue {}
+extension Bool: RealmCollectionValue {}
+extension Double: RealmCollectionValue {}
+extension Float: RealmCollectionValue {}
+extension String: RealmCollectionValue {}
+extension Timestamp: RealmCollectionValue {}
+extension Decimal128: RealmCollectionValue {}
+extension ObjectId: RealmCollectionValue {}
+extension UUID: RealmCollectionValue {}
+extension Object: RealmCollectionValue {}
+
+/// A sort key: a key path and a direction (realm-swift's `SortDescriptor`).
+public struct SortDescriptor: Sendable, Equatable {
+    public var keyPath: String
+    public var ascending: Bool
+
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+}
+
+/// The selected objects or values, lazily evaluated and always current.
+///
+/// Reads throw `CoveError`: `.invalidArgument`/`.querySyntax` for a bad query (found when it
+/// first runs), `.closed`, `.invalidated` when a list's owner was deleted. Iteration walks the
+/// matches as they were when it began.
+public final class Results<Element: RealmCollectionValue>: Sequence, CustomStringConvertible {
+    let engine: ResultsEngine
+
+    init(engine: ResultsEngine) {
+        self.engine = engine
+    }
+
+    /// The realm the results read.
+    public var realm: Realm { engine.realm }
+
+    /// Whether the results read a frozen realm.
+    public var isFrozen: Bool { engine.realm.isFrozen }
+
+    /// The number of matches.
+    /// - Complexity: the query's cost the first time after a change, O(1) after.
+    public func count() throws(CoveError) -> Int { try engine.elements().count }
+
+    /// The match at `index`.
+    /// - Throws: `.outOfRange`, and what evaluating the query throws.
+    public func element(at index: Int) throws(CoveError) -> Element {
+        let all = try engine.elements()
+        guard index >= 0 && index < all.count else {
+            throw CoveError(.outOfRange, "index \(index) is out of range for results of \(all.count)")
+        }
+        return try Element._fromResultsValue(all[index], engine.realm)
+    }
+
+    /// The match at `index`; traps on an error, as realm-swift's subscript does (use
+    /// `element(at:)` to handle it).
+    public subscript(index: Int) -> Element {
+        do { return try element(at: index) } catch { preconditionFailure("Results[\(index)]: \(error.message)") }
+    }
+
+    /// Every match, in order.
+    public func elements() throws(CoveError) -> [Element] {
+        let realm = engine.realm
+        return try engine.elements().map { (v) throws(CoveError) in try Element._fromResultsValue(v, realm) }
+    }
+
+    /// The object keys of the matches from `start` (objects only), for batch reads.
+    public func objectKeys(from start: Int = 0, count: Int = .max) throws(CoveError) -> [Int64] {
+        let all = try engine.elements()
+        guard start >= 0 && start <= all.count else {
+            throw CoveError(.outOfRange, "start \(start) is out of range for results of \(all.count)")
+        }
+        let end = start + Swift.min(count, all.count - start)
+        return all[start..<end].compactMap { if case .link(let l) = $0 { return l.objectKey } else { return nil } }
+    }
+
+    /// Iterates over the matches as they are when iteration begins (an error ends it early; use
+    /// `elements()` to see it).
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        ((try? elements()) ?? []).makeIterator()
+    }
+
+    // MARK: Chaining (lazy)
+
+    /// The matches that also satisfy `query` (RQL, see QUERY.md), with `$0...` bound to
+    /// `arguments`. The query is parsed now (a syntax error throws here) and bound when it runs.
+    public func filter(_ query: String, _ arguments: [QueryArgument] = []) throws(CoveError) -> Results<Element> {
+        Results(engine: try engine.adding(.query(try QueryParser.parse(query, argumentCount: arguments.count), arguments, query)))
+    }
+
+    /// `filter` with plain values as arguments.
+    public func filter(_ query: String, _ arguments: Value...) throws(CoveError) -> Results<Element> {
+        try filter(query, arguments.map { QueryArgument.value($0) })
+    }
+
+    /// Sorted by `keyPath` (through to-one links), stably.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws(CoveError) -> Results<Element> {
+        try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// Sorted by several keys, the first one primary.
+    public func sorted(by descriptors: [SortDescriptor]) throws(CoveError) -> Results<Element> {
+        Results(engine: try engine.adding(.sort(descriptors)))
+    }
+
+    /// The first match of each distinct combination of the key paths' values, in order.
+    public func distinct(by keyPaths: [String]) throws(CoveError) -> Results<Element> {
+        Results(engine: try engine.adding(.distinct(keyPaths)))
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of `property` among the matches (numbers and dates); nil when none.
+    public func min(ofProperty property: String? = nil) throws(CoveError) -> Value? {
+        try CollectionAggregates.extreme(try engine.propertyValues(property), largest: false, of: engine.describe(property))
+    }
+
+    /// The greatest value of `property` among the matches; nil when none.
+    public func max(ofProperty property: String? = nil) throws(CoveError) -> Value? {
+        try CollectionAggregates.extreme(try engine.propertyValues(property), largest: true, of: engine.describe(property))
+    }
+
+    /// The sum of `property` over the matches (zero of its type when none).
+    public func sum(ofProperty property: String? = nil) throws(CoveError) -> Value {
+        try CollectionAggregates.sum(try engine.propertyValues(property), of: engine.describe(property),
+                                     elementType: try engine.propertyType(property))
+    }
+
+    /// The mean of `property` over the matches; nil when none.
+    public func average(ofProperty property: String? = nil) throws(CoveError) -> Value? {
+        try CollectionAggregates.average(try engine.propertyValues(property), of: engine.describe(property))
+    }
+
+    // MARK: Export, plan, freezing
+
+    /// The matches as a JSON array (objects as `cove dump` writes them).
+    public func jsonText() throws(CoveError) -> String {
+        try engine.json().serialized()
+    }
+
+    /// How the results are computed: the index used, if any, and the stages.
+    public func explain() throws(CoveError) -> String { try engine.explain() }
+
+    /// The same results over a frozen copy of the realm at its current version.
+    public func freeze() throws(CoveError) -> Results<Element> {
+        if isFrozen { return self }
+        return Results(engine: try engine.moved(to: try engine.realm.freeze()))
+    }
+
+    /// The same results in a live realm (on its current version).
+    public func thaw(in live: Realm) throws(CoveError) -> Results<Element> {
+        Results(engine: try engine.moved(to: live))
+    }
+
+    public var description: String {
+        guard let count = try? count() else { return "Results<\(Element.self)>(invalid)" }
+        return "Results<\(Element.self)> (\(count)) \(engine.summary)"
+    }
+}
+
+/// The engine behind Results: what to read and the stages to apply, with the last evaluation
+/// kept while the realm's version and write are unchanged.
+final class ResultsEngine {
+    enum Source {
+        case table(className: String)
+        case list(DynamicList)
+        case set(DynamicSet)
+    }
+
+    enum Stage {
+        case query(ParsedQuery, [QueryArgument], String)
+        case sort([SortDescriptor])
+        case distinct([String])
+    }
+
+    let realm: Realm
+    let source: Source
+    let stages: [Stage]
+    private var cache: (store: ObjectIdentifier, edits: Int, version: UInt64, elements: [Value])?
+    private var lastPlan = ""
+
+    init(realm: Realm, source: Source, stages: [Stage] = []) {
+        self.realm = realm
+        self.source = source
+        self.stages = stages
+    }
+
+    func adding(_ stage: Stage) throws(CoveError) -> ResultsEngine {
+        if case .sort(let keys) = stage, keys.isEmpty { throw CoveError(.invalidArgument, "sorted(by:) needs at least one key") }
+        if case .distinct(let keys) = stage, keys.isEmpty { throw CoveError(.invalidArgument, "distinct(by:) needs at least one key path") }
+        return ResultsEngine(realm: realm, source: source, stages: stages + [stage])
+    }
+
+    /// The same source and stages over another realm (freeze, thaw).
+    func moved(to other: Realm) throws(CoveError) -> ResultsEngine {
+        let moved: Source
+        switch source {
+        case .table: moved = source
+        case .list(let l):
+            guard let owner = try other.dynamicObject(ofType: l.owner.objectSchema.className, objectKey: l.owner.objectKey) else {
+                throw CoveError(.invalidated, "the list's owner was deleted")
+            }
+            moved = .list(try owner.dynamicList(l.property.name))
+        case .set(let s):
+            guard let owner = try other.dynamicObject(ofType: s.owner.objectSchema.className, objectKey: s.owner.objectKey) else {
+                throw CoveError(.invalidated, "the set's owner was deleted")
+            }
+            moved = .set(try owner.dynamicMutableSet(s.property.name))
+        }
+        return ResultsEngine(realm: other, source: moved, stages: stages)
+    }
+
+    var summary: String {
+        var parts: [String] = []
+        switch source {
+        case .table(let name): parts.append(name)
+        case .list(let l): parts.append("\(l.owner.objectSchema.className).\(l.property.name)")
+        case .set(let s): parts.append("\(s.owner.objectSchema.className).\(s.property.name)")
+        }
+        for stage in stages {
+            switch stage {
+            case .query(_, _, let text): parts.append("filter(\(text))")
+            case .sort(let keys): parts.append("sorted(" + keys.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")")
+            case .distinct(let keys): parts.append("distinct(" + keys.joined(separator: ", ") + ")")
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// The class of the objects, or nil for values; and the element property for values.
+    private func subject(_ store: ObjectStore) throws(CoveError) -> (cls: ObjectSchema?, element: Property?) {
+        switch source {
+        case .table(let name): return (try store.objectSchema(name), nil)
+        case .list(let l):
+            if let target = l.property.type.objectClassName { return (try store.objectSchema(target), nil) }
+            return (nil, l.property)
+        case .set(let s):
+            if let target = s.property.type.objectClassName { return (try store.objectSchema(target), nil) }
+            return (nil, s.property)
+        }
+    }
+
+    // MARK: Evaluation
+
+    /// The matches: links for objects, values for a collection of values.
+    func elements() throws(CoveError) -> [Value] {
+        let store = try realm.objectStore()
+        let version = try realm.version
+        if let cache, cache.store == ObjectIdentifier(store), cache.edits == store.editCount, cache.version == version {
+            return cache.elements
+        }
+        let (cls, elementProperty) = try subject(store)
+        var stageIndex = 0
+        var current: [Value]
+        var plan: [String] = []
+        switch source {
+        case .table:
+            guard let cls else { throw CoveError(.internal, "a table without a class") }
+            let classKey = try store.classKey(of: cls)
+            // An index may narrow the first query's candidates.
+            if case .query(let parsed, let args, let text)? = stages.first,
+               let candidates = try indexCandidates(parsed, args, text, cls, store, &plan) {
+                current = candidates.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+            } else {
+                current = try store.objectKeys(cls).map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+                plan.append("scan of \(current.count) \(cls.className) objects")
+            }
+        case .list(let l):
+            current = try l.values()
+            plan.append("the \(current.count) elements of \(l.owner.objectSchema.className).\(l.property.name)")
+        case .set(let s):
+            current = try s.values()
+            plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
+        }
+        while stageIndex < stages.count {
+            switch stages[stageIndex] {
+            case .query(let parsed, let args, let text):
+                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: args, text: text)
+                let bound = try binder.bind(parsed)
+                var evaluator = QueryEvaluator(store: store)
+                if case .constant(true) = bound.predicate {} else {
+                    var kept: [Value] = []
+                    for row in current where try evaluator.matches(bound.predicate, row) { kept.append(row) }
+                    current = kept
+                    plan.append("filter \(text)")
+                }
+                for d in bound.descriptors { current = try apply(d, current, store, &plan) }
+            case .sort(let keys):
+                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
+                var bound: [(BoundPath, ascending: Bool)] = []
+                for key in keys {
+                    let path = try binder.bindPath(QueryKeyPath(head: key.keyPath, steps: []))
+                    if path.isMultiple { throw binder.error("cannot sort on '\(key.keyPath)': it is a collection") }
+                    bound.append((path, key.ascending))
+                }
+                _ = binder
+                current = try apply(.sort(bound), current, store, &plan)
+            case .distinct(let keys):
+                let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
+                var bound: [BoundPath] = []
+                for key in keys {
+                    let path = try binder.bindPath(QueryKeyPath(head: key, steps: []))
+                    if path.isMultiple { throw binder.error("cannot apply distinct on '\(key)': it is a collection") }
+                    bound.append(path)
+                }
+                current = try apply(.distinct(bound), current, store, &plan)
+            }
+            stageIndex += 1
+        }
+        cache = (ObjectIdentifier(store), store.editCount, version, current)
+        lastPlan = plan.joined(separator: ", then ")
+        return current
+    }
+
+    private func apply(_ d: BoundDescriptor, _ rows: [Value], _ store: ObjectStore, _ plan: inout [String]) throws(CoveError) -> [Value] {
+        var evaluator = QueryEvaluator(store: store)
+        switch d {
+        case .limit(let n):
+            plan.append("limit \(n)")
+            return Array(rows.prefix(n))
+        case .offset(let n):
+            plan.append("offset \(n)")
+            return Array(rows.dropFirst(n))
+        case .sort(let keys):
+            plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", "))
+            var decorated: [(keys: [Value], index: Int, row: Value)] = []
+            decorated.reserveCapacity(rows.count)
+            for (i, row) in rows.enumerated() {
+                var values: [Value] = []
+                for (path, _) in keys { values.append(try evaluator.pathValues(path, row).first ?? .null) }
+                decorated.append((values, i, row))
+            }
+            decorated.sort { a, b in
+                for (k, key) in keys.enumerated() {
+                    let c = QueryEvaluator.sortOrder(a.keys[k], b.keys[k])
+                    if c != 0 { return key.ascending ? c < 0 : c > 0 }
+                }
+                return a.index < b.index
+            }
+            return decorated.map(\.row)
+        case .distinct(let paths):
+            plan.append("distinct on " + paths.map(\.text).joined(separator: ", "))
+            var seen = Set<[Value]>()
+            var out: [Value] = []
+            for row in rows {
+                var values: [Value] = []
+                for path in paths { values.append(QueryEvaluator.normalized(try evaluator.pathValues(path, row).first ?? .null)) }
+                if seen.insert(values).inserted { out.append(row) }
+            }
+            return out
+        }
+    }
+
+    /// The object keys an index gives for the query's first condition, when it is an equality
+    /// or IN on an indexed property or the primary key (alone, or one term of a top-level AND);
+    /// nil when no index applies.
+    private func indexCandidates(_ parsed: ParsedQuery, _ args: [QueryArgument], _ text: String, _ cls: ObjectSchema,
+                                 _ store: ObjectStore, _ plan: inout [String]) throws(CoveError) -> [Int64]? {
+        var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
+        let bound = try binder.bind(parsed.predicate)
+        var terms: [BoundPredicate] = [bound]
+        if case .and(let all) = bound { terms = all }
+        for term in terms {
+            guard case .compare(let c) = term, c.options.isEmpty else { continue }
+            guard case .path(let path) = c.left, path.root == .object, path.quantifier == nil, path.steps.count == 1,
+                  case .property(_, let p) = path.steps[0], case .none = path.postfix,
+                  p.collection == .none, p.isIndexed else { continue }
+            var wanted: [Value] = []
+            switch (c.op, c.right) {
+            case (.equal, .constant(let v)): wanted = [v]
+            case (.in, .list(let vs, let q)) where q == nil || q == .any: wanted = vs
+            case (.equal, .list(let vs, let q)) where q == nil || q == .any: wanted = vs
+            default: continue
+            }
+            var keys = Set<Int64>()
+            var looked = 0
+            for v in wanted {
+                // Only values the property can hold can match; others are skipped, not errors.
+                guard let normalized = try? PropertyCodec.value(try PropertyCodec.cell(QueryEvaluator.normalized(v), for: p, of: cls), for: p, targetClassKey: 0) else { continue }
+                looked += 1
+                if p.isPrimaryKey {
+                    if let k = try store.find(cls, primaryKey: normalized) { keys.insert(k) }
+                } else {
+                    keys.formUnion(try store.indexLookup(cls, p, normalized))
+                }
+            }
+            plan.append("\(p.isPrimaryKey ? "primary-key" : "secondary") index on \(cls.className).\(p.name) (\(looked) lookups, \(keys.count) candidates)")
+            return keys.sorted()
+        }
+        return nil
+    }
+
+    func explain() throws(CoveError) -> String {
+        _ = try elements()
+        return lastPlan
+    }
+
+    // MARK: Aggregates and export
+
+    func describe(_ property: String?) -> String {
+        "\(property ?? "the elements") of \(summary)"
+    }
+
+    /// The values of `property` of each matching object, or the matches themselves for values.
+    func propertyValues(_ property: String?) throws(CoveError) -> [Value] {
+        let rows = try elements()
+        let store = try realm.objectStore()
+        let (cls, elementProperty) = try subject(store)
+        guard let property else {
+            guard elementProperty != nil else { throw CoveError(.invalidArgument, "aggregates of objects need a property name") }
+            return rows
+        }
+        guard let cls else { throw CoveError(.invalidArgument, "the results hold values, not objects with a property '\(property)'") }
+        let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: [], text: property)
+        let path = try binder.bindPath(QueryKeyPath(head: property, steps: []))
+        if path.isMultiple { throw CoveError(.invalidArgument, "'\(property)' is a collection: aggregate a single-valued property") }
+        var evaluator = QueryEvaluator(store: store)
+        var out: [Value] = []
+        out.reserveCapacity(rows.count)
+        for row in rows { out.append(contentsOf: try evaluator.pathValues(path, row)) }
+        return out
+    }
+
+    func propertyType(_ property: String?) throws(CoveError) -> PropertyType {
+        let store = try realm.objectStore()
+        let (cls, elementProperty) = try subject(store)
+        guard let property else { return elementProperty?.type ?? .mixed }
+        guard let cls else { return .mixed }
+        let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: [], text: property)
+        return try binder.bindPath(QueryKeyPath(head: property, steps: [])).type ?? .mixed
+    }
+
+    func json() throws(CoveError) -> JSONValue {
+        let rows = try elements()
+        let store = try realm.objectStore()
+        let (cls, elementProperty) = try subject(store)
+        var items: [JSONValue] = []
+        items.reserveCapacity(rows.count)
+        for row in rows {
+            if cls != nil, case .link(let link) = row, let object = try realm.object(for: link) {
+                items.append(try ObjectJSON.encode(object))
+            } else if let p = elementProperty {
+                items.append(try ObjectJSON.encode(row, p, realm))
+            }
+        }
+        return .array(items)
+    }
+}
+
+extension Realm {
+    /// Every object of `className`, as live, lazy Results (filter, sort and distinct them).
+    /// - Throws: `.notFound` (class).
+    public func objects(_ className: String) throws(CoveError) -> Results<DynamicObject> {
+        let known = try objectStore().schema[className] != nil
+        guard known else {
+            throw CoveError(.notFound, "no class '\(className)' in the schema")
+        }
+        return Results(engine: ResultsEngine(realm: self, source: .table(className: className)))
+    }
+
+    /// The objects of `className` that `query` selects (RQL).
+    public func objects(_ className: String, where query: String, _ arguments: Value...) throws(CoveError) -> Results<DynamicObject> {
+        try objects(className).filter(query, arguments.map { QueryArgument.value($0) })
+    }
+}
+
+extension DynamicList {
+    /// The list's elements as Results (objects for a list of objects, values otherwise), in
+    /// list order; filter, sort and distinct them like any Results.
+    public func asResults() -> Results<Value> {
+        Results(engine: ResultsEngine(realm: realm, source: .list(self)))
+    }
+}
+
+extension DynamicSet {
+    /// The set's elements as Results.
+    public func asResults() -> Results<Value> {
+        Results(engine: ResultsEngine(realm: realm, source: .set(self)))
+    }
+}

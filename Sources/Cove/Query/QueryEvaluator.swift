@@ -1,0 +1,459 @@
+// QueryEvaluator: runs a bound predicate on one object (or one element of a collection of
+// values). Key paths become lists of values (a to-many step multiplies them, a null link gives
+// null), comparisons are existential over those lists unless a quantifier says otherwise, and
+// the value rules of QUERY.md (numbers by value across types, strings by UTF-8 bytes, null
+// rules, [c]/[d] folding) live in `test`. AND/OR chains are loops, not recursion.
+import FoundationEssentials
+
+struct QueryEvaluator {
+    /// The class key of `O<n>` constants: they match an object key of any class.
+    static let anyClass = UInt32.max
+
+    let store: ObjectStore
+    /// The values of the SUBQUERY variables in scope.
+    var variables: [Value] = []
+
+    init(store: ObjectStore) {
+        self.store = store
+    }
+
+    // MARK: Predicates
+
+    mutating func matches(_ p: BoundPredicate, _ row: Value) throws(CoveError) -> Bool {
+        switch p {
+        case .constant(let b): return b
+        case .and(let terms):
+            for t in terms where !(try matches(t, row)) { return false }
+            return true
+        case .or(let terms):
+            for t in terms where try matches(t, row) { return true }
+            return false
+        case .not(let inner): return !(try matches(inner, row))
+        case .compare(let c): return try compare(c, row)
+        }
+    }
+
+    private static func quantified(_ q: QueryQuantifier, _ values: [Value], _ test: (Value) -> Bool) -> Bool {
+        switch q {
+        case .any: return values.contains(where: test)
+        case .all: return values.allSatisfy(test)
+        case .none: return !values.contains(where: test)
+        }
+    }
+
+    private static func quantifier(_ e: BoundExpression) -> QueryQuantifier? {
+        switch e {
+        case .path(let p): return p.quantifier
+        case .list(_, let q): return q
+        default: return nil
+        }
+    }
+
+    mutating func compare(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool {
+        let left = try values(c.left, row)
+        let leftQuantifier = Self.quantifier(c.left) ?? .any
+        switch c.op {
+        case .between:
+            guard case .list(let bounds, _) = c.right, bounds.count == 2 else { return false }
+            let (lo, hi) = (bounds[0], bounds[1])
+            return Self.quantified(leftQuantifier, left) { v in
+                Self.test(v, .greaterOrEqual, lo, []) && Self.test(v, .lessOrEqual, hi, [])
+            }
+        case .in:
+            if let lookup = c.lookup {
+                return Self.quantified(leftQuantifier, left) { lookup.contains(Self.normalized($0)) }
+            }
+            let right = try values(c.right, row)
+            let options = c.options
+            return Self.quantified(leftQuantifier, left) { l in right.contains { Self.test(l, .equal, $0, options) } }
+        case .text:
+            let right = try values(c.right, row)
+            guard case .string(let query)? = right.first else { return false }
+            return left.contains { v in
+                guard case .string(let s) = v else { return false }
+                return StringFolding.textMatches(s, query)
+            }
+        default:
+            let right = try values(c.right, row)
+            // A collection against a list literal, with no quantifier on either: the whole list,
+            // element by element.
+            if case .path(let p) = c.left, p.isMultiple, p.quantifier == nil, case .list(_, nil) = c.right, c.op == .equal {
+                return left.count == right.count && zip(left, right).allSatisfy { Self.test($0, .equal, $1, c.options) }
+            }
+            let rightQuantifier = Self.quantifier(c.right) ?? .any
+            let op = c.op, options = c.options
+            return Self.quantified(leftQuantifier, left) { l in
+                Self.quantified(rightQuantifier, right) { r in Self.test(l, op, r, options) }
+            }
+        }
+    }
+
+    // MARK: Expressions
+
+    mutating func values(_ e: BoundExpression, _ row: Value) throws(CoveError) -> [Value] {
+        switch e {
+        case .constant(let v): return [v]
+        case .list(let vs, _): return vs
+        case .path(let p): return try pathValues(p, row)
+        case .subquery(let path, let variable, let predicate):
+            let elements = try pathValues(path, row)
+            var count: Int64 = 0
+            for element in elements {
+                if variables.count > variable { variables[variable] = element } else { variables.append(element) }
+                if try matches(predicate, row) { count += 1 }
+            }
+            if variables.count > variable { variables.removeSubrange(variable...) }
+            return [.int(count)]
+        case .arithmetic(let op, let a, let b):
+            let xs = try values(a, row), ys = try values(b, row)
+            var out: [Value] = []
+            for x in xs { for y in ys { if let v = Self.arithmetic(op, x, y) { out.append(v) } } }
+            return out
+        }
+    }
+
+    mutating func pathValues(_ path: BoundPath, _ row: Value) throws(CoveError) -> [Value] {
+        var current: [Value]
+        switch path.root {
+        case .object, .element: current = [row]
+        case .variable(let i): current = i < variables.count ? [variables[i]] : []
+        }
+        var fromCollection = false
+        var i = 0
+        let steps = path.steps
+        while i < steps.count {
+            let step = steps[i]
+            let next = i + 1 < steps.count ? steps[i + 1] : nil
+            var consumed = false
+            var out: [Value] = []
+            switch step {
+            case .property(let cls, let p):
+                for v in current {
+                    guard case .link(let link) = v else {
+                        // A hop through a null link: null for the rest of the path.
+                        out.append(.null)
+                        continue
+                    }
+                    switch p.collection {
+                    case .none:
+                        out.append(try store.get(cls, link.objectKey, p))
+                    case .list:
+                        switch next {
+                        case .index(let n)?:
+                            consumed = true
+                            let count = try store.listCount(cls, link.objectKey, p)
+                            if n >= 0 && n < count { out.append(try store.listGet(cls, link.objectKey, p, n)) }
+                        case .first?, .last?:
+                            consumed = true
+                            let count = try store.listCount(cls, link.objectKey, p)
+                            if count > 0 {
+                                let n: Int
+                                if case .first? = next { n = 0 } else { n = count - 1 }
+                                out.append(try store.listGet(cls, link.objectKey, p, n))
+                            }
+                        case .all?:
+                            consumed = true
+                            fromCollection = true
+                            out.append(contentsOf: try store.listValues(cls, link.objectKey, p))
+                        default:
+                            fromCollection = true
+                            out.append(contentsOf: try store.listValues(cls, link.objectKey, p))
+                        }
+                    case .set:
+                        if case .all? = next { consumed = true }
+                        fromCollection = true
+                        out.append(contentsOf: try store.setValues(cls, link.objectKey, p))
+                    case .map:
+                        switch next {
+                        case .key(let k)?:
+                            consumed = true
+                            // Cove's decision 5: a missing key reads as null.
+                            out.append(try store.mapGet(cls, link.objectKey, p, k) ?? .null)
+                        case .keys?:
+                            consumed = true
+                            fromCollection = true
+                            out.append(contentsOf: try store.mapEntries(cls, link.objectKey, p).map { Value.string($0.key) })
+                        default:
+                            if case .all? = next { consumed = true }
+                            fromCollection = true
+                            out.append(contentsOf: try store.mapEntries(cls, link.objectKey, p).map(\.value))
+                        }
+                    }
+                }
+            case .backlinks(let source, let via):
+                fromCollection = true
+                let sourceKey = try store.classKey(of: source)
+                for v in current {
+                    guard case .link(let link) = v else { continue }
+                    for key in try store.backlinks(to: link.objectKey, from: source, via: via) {
+                        out.append(.link(ObjectLink(classKey: sourceKey, objectKey: key)))
+                    }
+                }
+            case .allBacklinks:
+                fromCollection = true
+                for v in current {
+                    guard case .link(let link) = v, let target = store.schema.objectSchema(forClassKey: link.classKey) else { continue }
+                    for source in store.schema.classes {
+                        for p in source.properties where p.type.objectClassName == target.className {
+                            let sourceKey = try store.classKey(of: source)
+                            for key in try store.backlinks(to: link.objectKey, from: source, via: p) {
+                                out.append(.link(ObjectLink(classKey: sourceKey, objectKey: key)))
+                            }
+                        }
+                    }
+                }
+            case .all:
+                fromCollection = true
+                out = current
+            case .index(let n):
+                out = n >= 0 && n < current.count ? [current[n]] : []
+            case .first:
+                out = current.first.map { [$0] } ?? []
+            case .last:
+                out = current.last.map { [$0] } ?? []
+            case .key, .keys:
+                out = current
+            }
+            current = out
+            i += consumed ? 2 : 1
+        }
+        switch path.postfix {
+        case .none:
+            return current
+        case .count:
+            if fromCollection { return [.int(Int64(current.count))] }
+            return current.map(Self.byteLength)
+        case .length:
+            return current.map(Self.byteLength)
+        case .type:
+            return current.map { .string(Self.typeName($0)) }
+        case .aggregate(let aggregate, let inner):
+            var elements = current
+            if !inner.isEmpty {
+                var innerPath = BoundPath(root: .element, steps: inner, postfix: .none, quantifier: nil, isMultiple: false,
+                                          type: nil, lastProperty: nil, text: path.text)
+                innerPath.kind = .plain
+                var collected: [Value] = []
+                for element in elements { collected.append(contentsOf: try pathValues(innerPath, element)) }
+                elements = collected
+            }
+            switch aggregate {
+            case .min: return [try CollectionAggregates.extreme(elements, largest: false, of: path.text) ?? .null]
+            case .max: return [try CollectionAggregates.extreme(elements, largest: true, of: path.text) ?? .null]
+            case .sum: return [try CollectionAggregates.sum(elements, of: path.text)]
+            case .avg: return [try CollectionAggregates.average(elements, of: path.text) ?? .null]
+            }
+        }
+    }
+
+    static func byteLength(_ v: Value) -> Value {
+        switch v {
+        case .string(let s): return .int(Int64(s.utf8.count))
+        case .data(let d): return .int(Int64(d.count))
+        default: return .null
+        }
+    }
+
+    static func typeName(_ v: Value) -> String {
+        switch v {
+        case .null: return "null"
+        case .bool: return "bool"
+        case .int: return "int"
+        case .float: return "float"
+        case .double: return "double"
+        case .string: return "string"
+        case .data: return "binary"
+        case .timestamp: return "date"
+        case .decimal128: return "decimal"
+        case .objectId: return "objectid"
+        case .uuid: return "uuid"
+        case .link: return "objectlink"
+        }
+    }
+
+    // MARK: Values
+
+    /// The form IN's hash set holds: integral numbers as ints, others as doubles, the rest as is.
+    static func normalized(_ v: Value) -> Value {
+        switch v {
+        case .float(let f): return normalized(.double(Double(f)))
+        case .double(let d):
+            if d.isFinite, d == d.rounded(), let i = Int64(exactly: d) { return .int(i) }
+            return .double(d)
+        case .decimal128(let d):
+            return normalized(.double(d.doubleValue))
+        default: return v
+        }
+    }
+
+    /// `l op r` by QUERY.md's rules.
+    static func test(_ l: Value, _ op: QueryOperator, _ r: Value, _ options: QueryStringOptions) -> Bool {
+        if l.isNull || r.isNull {
+            switch op {
+            case .equal, .lessOrEqual, .greaterOrEqual, .like: return l.isNull && r.isNull
+            case .notEqual: return !(l.isNull && r.isNull)
+            case .beginsWith, .endsWith, .contains: return r.isNull
+            default: return false
+            }
+        }
+        switch op {
+        case .equal: return equal(l, r, options)
+        case .notEqual: return !equal(l, r, options)
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            guard let c = order(l, r) else { return false }
+            switch op {
+            case .less: return c < 0
+            case .lessOrEqual: return c <= 0
+            case .greater: return c > 0
+            default: return c >= 0
+            }
+        case .beginsWith, .endsWith, .contains, .like:
+            switch (l, r) {
+            case (.string(let a), .string(let b)):
+                let x = StringFolding.fold(a, options), y = StringFolding.fold(b, options)
+                switch op {
+                case .beginsWith: return x.utf8.starts(with: y.utf8)
+                case .endsWith: return x.utf8.reversed().starts(with: y.utf8.reversed())
+                case .contains: return y.isEmpty || contains(Array(x.utf8), Array(y.utf8))
+                default: return StringFolding.like(x, y)
+                }
+            case (.data(let a), .data(let b)):
+                switch op {
+                case .beginsWith: return a.starts(with: b)
+                case .endsWith: return a.reversed().starts(with: b.reversed())
+                case .contains: return b.isEmpty || contains(a, b)
+                default: return false
+                }
+            default:
+                return false
+            }
+        default:
+            return false
+        }
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        if needle.count > haystack.count { return false }
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    static func equal(_ l: Value, _ r: Value, _ options: QueryStringOptions) -> Bool {
+        if let c = numericOrder(l, r) { return c == 0 }
+        switch (l, r) {
+        case (.string(let a), .string(let b)):
+            if options.isEmpty { return a.utf8.elementsEqual(b.utf8) }
+            return StringFolding.fold(a, options).utf8.elementsEqual(StringFolding.fold(b, options).utf8)
+        case (.link(let a), .link(let b)):
+            return a.objectKey == b.objectKey && (a.classKey == b.classKey || a.classKey == anyClass || b.classKey == anyClass)
+        default:
+            return l == r
+        }
+    }
+
+    /// The order of two numbers of any numeric types, nil when either is not a number.
+    static func numericOrder(_ l: Value, _ r: Value) -> Int? {
+        func double(_ v: Value) -> Double? {
+            switch v {
+            case .int(let i): return Double(i)
+            case .float(let f): return Double(f)
+            case .double(let d): return d
+            case .decimal128(let d): return d.doubleValue
+            default: return nil
+            }
+        }
+        switch (l, r) {
+        case (.int(let a), .int(let b)): return a < b ? -1 : (a > b ? 1 : 0)
+        case (.decimal128(let a), .decimal128(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.decimal128(let a), .int(let b)): let d = Decimal128(b); return a < d ? -1 : (a == d ? 0 : 1)
+        case (.int(let a), .decimal128(let b)): let d = Decimal128(a); return d < b ? -1 : (d == b ? 0 : 1)
+        default:
+            guard let a = double(l), let b = double(r) else { return nil }
+            if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? 0 : nil }
+            return a < b ? -1 : (a > b ? 1 : 0)
+        }
+    }
+
+    /// The order of two values of comparable types; nil when they do not compare.
+    static func order(_ l: Value, _ r: Value) -> Int? {
+        if let c = numericOrder(l, r) { return c }
+        func bytes(_ a: some Sequence<UInt8>, _ b: some Sequence<UInt8>) -> Int {
+            var x = a.makeIterator(), y = b.makeIterator()
+            while true {
+                switch (x.next(), y.next()) {
+                case (nil, nil): return 0
+                case (nil, _): return -1
+                case (_, nil): return 1
+                case (let p?, let q?): if p != q { return p < q ? -1 : 1 }
+                }
+            }
+        }
+        switch (l, r) {
+        case (.string(let a), .string(let b)): return bytes(a.utf8, b.utf8)
+        case (.data(let a), .data(let b)): return bytes(a, b)
+        case (.timestamp(let a), .timestamp(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.objectId(let a), .objectId(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.uuid(let a), .uuid(let b)): return bytes(a.rfc4122Bytes, b.rfc4122Bytes)
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        default: return nil
+        }
+    }
+
+    /// A total order for SORT: null < bool < numbers < strings < binaries < dates < ObjectIds <
+    /// UUIDs < links, each by value.
+    static func sortOrder(_ l: Value, _ r: Value) -> Int {
+        func rank(_ v: Value) -> Int {
+            switch v {
+            case .null: return 0
+            case .bool: return 1
+            case .int, .float, .double, .decimal128: return 2
+            case .string: return 3
+            case .data: return 4
+            case .timestamp: return 5
+            case .objectId: return 6
+            case .uuid: return 7
+            case .link: return 8
+            }
+        }
+        let a = rank(l), b = rank(r)
+        if a != b { return a < b ? -1 : 1 }
+        if case .link(let x) = l, case .link(let y) = r {
+            return (x.classKey, x.objectKey) < (y.classKey, y.objectKey) ? -1 : ((x.classKey, x.objectKey) == (y.classKey, y.objectKey) ? 0 : 1)
+        }
+        return order(l, r) ?? 0
+    }
+
+    /// Constant-folded or per-row arithmetic; nil for a division by zero or a non-number.
+    static func arithmetic(_ op: QueryArithmetic, _ a: Value, _ b: Value) -> Value? {
+        if case .int(let x) = a, case .int(let y) = b {
+            switch op {
+            case .add: let (v, o) = x.addingReportingOverflow(y); return o ? .double(Double(x) + Double(y)) : .int(v)
+            case .subtract: let (v, o) = x.subtractingReportingOverflow(y); return o ? .double(Double(x) - Double(y)) : .int(v)
+            case .multiply: let (v, o) = x.multipliedReportingOverflow(by: y); return o ? .double(Double(x) * Double(y)) : .int(v)
+            case .divide:
+                if y == 0 { return nil }
+                return x % y == 0 ? .int(x / y) : .double(Double(x) / Double(y))
+            }
+        }
+        func double(_ v: Value) -> Double? {
+            switch v {
+            case .int(let i): return Double(i)
+            case .float(let f): return Double(f)
+            case .double(let d): return d
+            case .decimal128(let d): return d.doubleValue
+            default: return nil
+            }
+        }
+        guard let x = double(a), let y = double(b) else { return nil }
+        switch op {
+        case .add: return .double(x + y)
+        case .subtract: return .double(x - y)
+        case .multiply: return .double(x * y)
+        case .divide: return y == 0 ? nil : .double(x / y)
+        }
+    }
+}

@@ -1,0 +1,283 @@
+// The query language over a small fixed data set, through the Swift API: every operator family,
+// the edge cases QUERY.md lists (null rules, empty collections under ANY/ALL/NONE, BETWEEN
+// bounds, LIKE wildcards, stable SORT with ties, DISTINCT keeps the first, LIMIT after SORT,
+// case and diacritic folding in Greek and Cyrillic), Results' laziness, liveness, aggregates,
+// index use and errors.
+import XCTest
+import Cove
+
+final class QueryTests: CoveTestCase {
+    static let schemaJSON = """
+    {"Person": {"properties": {"name": "string", "age": "int", "score": "double?", "nick": "string?", "active": "bool",
+                               "tags": "string[]", "dogs": "Dog[]", "friend": "Person?", "bio": "string"},
+                "indexed": ["age", "name"], "fulltext": ["bio"]},
+     "Dog": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "weight": "double",
+                                                  "owners": "@links(Person.dogs)"}}}
+    """
+
+    var realm: Realm!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        realm = try Realm(configuration: .init(path: "\(folder)/q.cove", durability: .noSync,
+                                               schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1))
+        try realm.write {
+            let rex = try realm.dynamicCreate("Dog", primaryKey: .string("Rex"), values: [("age", .int(3)), ("weight", .double(30))])
+            let fido = try realm.dynamicCreate("Dog", primaryKey: .string("Fido"), values: [("age", .int(5)), ("weight", .double(12))])
+            let max = try realm.dynamicCreate("Dog", primaryKey: .string("Max"), values: [("age", .int(8)), ("weight", .double(25))])
+            func person(_ name: String, _ age: Int64, _ score: Double?, _ nick: String?, _ tags: [String], _ dogs: [DynamicObject],
+                        _ bio: String, active: Bool = false) throws -> DynamicObject {
+                let p = try realm.dynamicCreate("Person", values: [
+                    ("name", .string(name)), ("age", .int(age)), ("score", score.map { .double($0) } ?? .null),
+                    ("nick", nick.map { .string($0) } ?? .null), ("active", .bool(active)), ("bio", .string(bio)),
+                ])
+                for t in tags { try p.dynamicList("tags").append(.string(t)) }
+                for d in dogs { try p.dynamicList("dogs").append(.link(d.link)) }
+                return p
+            }
+            let ann = try person("Ann", 31, 8.5, "annie", ["dev", "admin"], [rex, fido], "Loves hiking and café mornings", active: true)
+            let bob = try person("Bob", 25, nil, nil, [], [], "Plays chess")
+            _ = try person("Çelik", 40, 3.0, "Çe", ["ops"], [max], "Builds boats in İzmir")
+            let dave = try person("dave", 25, 9.75, "", ["dev"], [rex], "chess and hiking")
+            _ = try person("Όμηρος", 60, 1.0, "ΟΜΗΡΟΣ", ["intern", "dev"], [], "Ποιητής της Οδύσσειας")
+            _ = try person("Юрий", 33, 5.5, "юрий", [], [], "Космонавт")
+            try bob.setValue(.link(ann.link), forKey: "friend")
+            try dave.setValue(.link(bob.link), forKey: "friend")
+        }
+    }
+
+    override func tearDownWithError() throws {
+        realm?.close()
+        realm = nil
+        try super.tearDownWithError()
+    }
+
+    private func names(_ query: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        do {
+            return try realm.objects("Person").filter(query, args).elements().map { object -> String in
+                guard case .string(let s) = try object["name"] else { return "?" }
+                return s
+            }
+        } catch {
+            XCTFail("\(query): \(error)", file: file, line: line)
+            return []
+        }
+    }
+
+    private func check(_ query: String, _ expected: [String], _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(names(query, args, file: file, line: line), expected, query, file: file, line: line)
+    }
+
+    func testComparisonsAndNumbers() {
+        check("age > 30", ["Ann", "Çelik", "Όμηρος", "Юрий"])
+        check("age == 25", ["Bob", "dave"])
+        check("age = 25 && active == false", ["Bob", "dave"])
+        check("age > 29.5", ["Ann", "Çelik", "Όμηρος", "Юрий"])
+        check("age == 25.0", ["Bob", "dave"])
+        check("age >= 40 || age <= 25", ["Bob", "Çelik", "dave", "Όμηρος"])
+        check("age <> 25 AND NOT age > 35", ["Ann", "Юрий"])
+        check("!age == 25 && age < 35", ["Ann", "Юрий"])
+        check("age BETWEEN {25, 31}", ["Ann", "Bob", "dave"])
+        check("age BETWEEN {31, 25}", [])
+        check("age BETWEEN {24.5, 25.5}", ["Bob", "dave"])
+        check("age IN {25, 40}", ["Bob", "Çelik", "dave"])
+        check("age == {25, 40}", ["Bob", "Çelik", "dave"])
+        check("NOT age IN {25, 40}", ["Ann", "Όμηρος", "Юрий"])
+        check("age == NONE {25, 40}", ["Ann", "Όμηρος", "Юрий"])
+        check("age * 2 > 100", ["Όμηρος"])
+        check("age + 5 == 30", ["Bob", "dave"])
+        check("age / 0 == 1", [])
+        check("TRUEPREDICATE", ["Ann", "Bob", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("FALSEPREDICATE", [])
+        check("age > $0", ["Όμηρος"], [.value(.int(40))])
+        check("name == %@ OR name == %@", ["Bob", "dave"], [.value(.string("Bob")), .value(.string("dave"))])
+        check("age IN $0", ["Bob", "Çelik", "dave"], [.list([.int(25), .int(40)])])
+    }
+
+    func testNullRules() {
+        check("score == nil", ["Bob"])
+        check("score != NULL", ["Ann", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("score > 5", ["Ann", "dave", "Юрий"])
+        check("score < 100", ["Ann", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("score <= nil", ["Bob"])
+        check("nick == ''", ["dave"])
+        check("nick BEGINSWITH ''", ["Ann", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("nick CONTAINS NULL", ["Ann", "Bob", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("nick LIKE NULL", ["Bob"])
+        check("nick LIKE '*'", ["Ann", "Çelik", "dave", "Όμηρος", "Юрий"])
+        check("friend == nil", ["Ann", "Çelik", "Όμηρος", "Юрий"])
+        check("friend.name == 'Ann'", ["Bob"])
+        check("friend.friend.name == 'Ann'", ["dave"])
+        check("friend.name == nil", ["Ann", "Çelik", "Όμηρος", "Юрий"])
+    }
+
+    func testStrings() {
+        check("name BEGINSWITH 'd'", ["dave"])
+        check("name BEGINSWITH[c] 'D'", ["dave"])
+        check("name ENDSWITH 'b'", ["Bob"])
+        check("name CONTAINS 'e'", ["Çelik", "dave"])
+        check("name ==[c] 'ANN'", ["Ann"])
+        check("name LIKE '?o?'", ["Bob"])
+        check("name LIKE '*a*'", ["dave"])
+        check("name LIKE[c] 'a*'", ["Ann"])
+        check("name < 'B'", ["Ann"])
+        check("name > 'a'", ["Çelik", "dave", "Όμηρος", "Юрий"])
+        check("'Bob' == name", ["Bob"])
+        check("'hello dave' CONTAINS name", ["dave"])
+        check("name IN[c] {'ann', 'BOB'}", ["Ann", "Bob"])
+        check(#"name == "dave" "#, ["dave"])
+        check(#"name == 'O\'Brien' OR name == "Ann""#, ["Ann"])
+        check("name.@size == 3", ["Ann", "Bob"])
+    }
+
+    func testUnicodeFolding() {
+        // Greek and Cyrillic fold by case; diacritics fold with [d].
+        check("name ==[c] 'όμηρος'", ["Όμηρος"])
+        check("nick ==[c] 'ομηρος'", ["Όμηρος"])
+        check("name ==[c] 'ομηρος'", [])
+        check("nick ==[cd] 'ομηρος'", ["Όμηρος"])
+        check("name ==[c] 'ЮРИЙ'", ["Юрий"])
+        check("nick ==[c] 'ЮРИЙ'", ["Юрий"])
+        check("name ==[c] 'celik'", [])
+        check("name ==[cd] 'celik'", ["Çelik"])
+        check("name ==[d] 'Celik'", ["Çelik"])
+        check("name BEGINSWITH[cd] 'ομη'", ["Όμηρος"])
+        check("name CONTAINS[c] 'РИ'", ["Юрий"])
+    }
+
+    func testCollectionsQuantifiersAndAggregates() {
+        check("ANY tags == 'dev'", ["Ann", "dave", "Όμηρος"])
+        check("tags == 'dev'", ["Ann", "dave", "Όμηρος"])
+        check("'dev' IN tags", ["Ann", "dave", "Όμηρος"])
+        check("ALL tags == 'dev'", ["Bob", "dave", "Юрий"])
+        check("NONE tags == 'dev'", ["Bob", "Çelik", "Юрий"])
+        check("tags == {'dev', 'admin'}", ["Ann"])
+        check("ANY tags IN {'ops', 'intern'}", ["Çelik", "Όμηρος"])
+        check("tags.@count == 0", ["Bob", "Юрий"])
+        check("tags.@size > 1", ["Ann", "Όμηρος"])
+        check("tags[FIRST] == 'intern'", ["Όμηρος"])
+        check("tags[1] == 'admin'", ["Ann"])
+        check("dogs.age > 6", ["Çelik"])
+        check("dogs.@count > 0 AND dogs.age < 4", ["Ann", "dave"])
+        check("dogs.@max.age == 8", ["Çelik"])
+        check("dogs.@sum.age == 8", ["Ann", "Çelik"])
+        check("dogs.@avg.weight > 20", ["Ann", "Çelik", "dave"])
+        check("dogs.@min.weight == nil", ["Bob", "Όμηρος", "Юрий"])
+        check("SUBQUERY(dogs, $d, $d.age > 2 AND $d.weight > 20).@count > 0", ["Ann", "Çelik", "dave"])
+        check("dogs.age > 4 AND dogs.weight > 20", ["Ann", "Çelik"])
+        check("SUBQUERY(dogs, $d, $d.age > 4 AND $d.weight > 20).@count > 0", ["Çelik"])
+        check("ANY dogs.name == 'Rex'", ["Ann", "dave"])
+        check("bio TEXT 'hiking'", ["Ann", "dave"])
+        check("bio TEXT 'hiking -chess'", ["Ann"])
+        check("bio TEXT 'cafe'", ["Ann"])
+        check("bio TEXT 'ΟΔΥΣ*'", ["Όμηρος"])
+        check("bio TEXT 'οδυσσειας'", ["Όμηρος"])
+    }
+
+    func testBacklinksAndOtherClasses() throws {
+        let dogs = try realm.objects("Dog").filter("owners.@count > 1").elements().map { try $0["name"] }
+        XCTAssertEqual(dogs, [.string("Rex")])
+        let annsDogs = try realm.objects("Dog").filter("ANY owners.name == 'Ann'").elements().map { try $0["name"] }
+        XCTAssertEqual(annsDogs, [.string("Rex"), .string("Fido")])
+        let viaLinks = try realm.objects("Dog").filter("@links.Person.dogs.@count == 0").count()
+        XCTAssertEqual(viaLinks, 0)
+    }
+
+    func testSortDistinctLimitOffset() {
+        check("TRUEPREDICATE SORT(age ASC, name DESC)", ["dave", "Bob", "Ann", "Юрий", "Çelik", "Όμηρος"])
+        check("TRUEPREDICATE SORT(score ASC)", ["Bob", "Όμηρος", "Çelik", "Юрий", "Ann", "dave"])
+        check("TRUEPREDICATE SORT(age DESC)", ["Όμηρος", "Çelik", "Юрий", "Ann", "Bob", "dave"])
+        check("TRUEPREDICATE DISTINCT(age)", ["Ann", "Bob", "Çelik", "Όμηρος", "Юрий"])
+        check("TRUEPREDICATE SORT(age DESC) LIMIT(2)", ["Όμηρος", "Çelik"])
+        check("TRUEPREDICATE LIMIT(3) SORT(age ASC)", ["Bob", "Ann", "Çelik"])
+        check("age > 20 OFFSET(4)", ["Όμηρος", "Юрий"])
+        check("age > 20 SORT(age ASC) OFFSET(1) LIMIT(2)", ["dave", "Ann"])
+        check("TRUEPREDICATE SORT(tags.@count DESC, name ASC)", ["Ann", "Όμηρος", "dave", "Çelik", "Bob", "Юрий"])
+        check("TRUEPREDICATE SORT(friend.name ASC)", ["Ann", "Çelik", "Όμηρος", "Юрий", "Bob", "dave"])
+    }
+
+    func testResultsAreLazyLiveAndChainable() throws {
+        let adults = try realm.objects("Person").filter("age > 30").sorted(byKeyPath: "age", ascending: false)
+        XCTAssertEqual(try adults.count(), 4)
+        let chained = try adults.filter("name != 'Юрий'").distinct(by: ["active"])
+        XCTAssertEqual(try chained.elements().map { try $0["name"] }, [.string("Όμηρος"), .string("Ann")])
+        try realm.write {
+            try realm.dynamicCreate("Person", values: [("name", .string("Zed")), ("age", .int(99))])
+            // A write in progress is visible to Results on its thread.
+            XCTAssertEqual(try adults.count(), 5)
+            XCTAssertEqual(try adults[0]["name"], .string("Zed"))
+            try realm.cancelWrite()
+        }
+        XCTAssertEqual(try adults.count(), 4)
+        // Iteration walks the matches as they were when it began.
+        var seen = 0
+        for _ in adults { seen += 1 }
+        XCTAssertEqual(seen, 4)
+        XCTAssertEqual(try adults.min(ofProperty: "age"), .int(31))
+        XCTAssertEqual(try adults.max(ofProperty: "score"), .double(8.5))
+        XCTAssertEqual(try realm.objects("Person").sum(ofProperty: "age"), .int(214))
+        XCTAssertEqual(try realm.objects("Person").average(ofProperty: "score"), .double((8.5 + 3 + 9.75 + 1 + 5.5) / 5))
+        XCTAssertNil(try realm.objects("Person").filter("age > 100").min(ofProperty: "age"))
+        let frozen = try adults.freeze()
+        try realm.write { try realm.delete(try realm.objects("Person").filter("name == 'Ann'")[0]) }
+        XCTAssertEqual(try adults.count(), 3)
+        XCTAssertEqual(try frozen.count(), 4)
+        XCTAssertTrue(frozen.isFrozen)
+        frozen.realm.close()
+    }
+
+    func testResultsOverListsAndSets() throws {
+        let ann = try realm.objects("Person").filter("name == 'Ann'")[0]
+        let dogs = try ann.dynamicList("dogs").asResults().filter("age > 4")
+        XCTAssertEqual(try dogs.count(), 1)
+        let tags = try ann.dynamicList("tags").asResults().filter("self BEGINSWITH 'a'")
+        XCTAssertEqual(try tags.elements(), [.string("admin")])
+        XCTAssertEqual(try ann.dynamicList("tags").asResults().sorted(byKeyPath: "self").elements(), [.string("admin"), .string("dev")])
+    }
+
+    func testIndexesAndLongQueries() throws {
+        let byAge = try realm.objects("Person").filter("age == 25 AND name BEGINSWITH 'd'")
+        XCTAssertEqual(try byAge.count(), 1)
+        let plan = try byAge.explain()
+        XCTAssertTrue(plan.contains("secondary index on Person.age"), plan)
+        XCTAssertTrue(try realm.objects("Dog").filter("name == 'Max'").explain().contains("primary-key index"))
+        XCTAssertTrue(try realm.objects("Person").filter("score > 1").explain().contains("scan of 6"))
+        // 10,000 OR terms, and IN with 40,000 values through a hash set.
+        let chain = (0..<10_000).map { "age == \($0)" }.joined(separator: " OR ")
+        check(chain, ["Ann", "Bob", "Çelik", "dave", "Όμηρος", "Юрий"])
+        let many = (0..<40_000).map { Value.int(Int64($0 * 5)) }
+        check("age IN $0", ["Bob", "Çelik", "dave", "Όμηρος"], [.list(many)])
+        check("score IN $0", ["Çelik", "Όμηρος"], [.list(many.map { if case .int(let i) = $0 { return .double(Double(i) / 5) } else { return $0 } })])
+    }
+
+    func testErrors() {
+        func fails(_ query: String, _ code: CoveError.Code, _ text: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) {
+            assertThrows(code, containing: text, file: file, line: line) {
+                _ = try self.realm.objects("Person").filter(query, args).count()
+            }
+        }
+        fails("nope > 1", .invalidArgument, "no property 'nope'")
+        fails("age > 'x'", .invalidArgument, "cannot compare 'age' (int) with string")
+        fails("age == '25'", .invalidArgument, "cannot compare")
+        fails("active < true", .invalidArgument, "does not order bools")
+        fails("ANY age > 3", .invalidArgument, "needs a collection")
+        fails("5 > 3", .invalidArgument, "two constants")
+        fails("age BETWEEN {1, 2, 3}", .querySyntax, "exactly two values")
+        fails("age ==[c] 5", .invalidArgument, "[c]/[d] apply to strings")
+        fails("name TEXT 'x'", .invalidArgument, "no full-text index")
+        fails("age > $1", .invalidArgument, "out of range", [.value(.int(1))])
+        fails("tags.@sum > 1", .invalidArgument, "@sum needs numbers")
+        fails("age.@count > 1", .invalidArgument, "@count")
+        fails("age >", .querySyntax, "expected a value at position 6")
+        fails("age > 3 SORT(", .querySyntax, "expected a key path")
+        assertThrows(.invalidArgument, containing: "cannot sort on 'tags'") {
+            _ = try self.realm.objects("Person").sorted(byKeyPath: "tags").count()
+        }
+        assertThrows(.notFound, containing: "no class 'Nope'") { _ = try self.realm.objects("Nope") }
+    }
+
+    func testJSONExport() throws {
+        let json = try realm.objects("Dog").filter("age < 6").sorted(byKeyPath: "age").jsonText()
+        XCTAssertEqual(json, #"[{"name":"Rex","age":3,"weight":30.0},{"name":"Fido","age":5,"weight":12.0}]"#)
+    }
+}
