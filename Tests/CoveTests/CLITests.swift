@@ -1,5 +1,5 @@
 // The `cove` command-line tool, run as a user runs it: exit status and output of `demo`,
-// `check`, `info`, `schema`, `dump` and `import`, on good files, bad lines, a file that is not a
+// `check`, `info`, `schema`, `dump`, `import` and `query`, on good files, bad lines, a file that is not a
 // Cove file, and a missing one.
 import XCTest
 import Cove
@@ -120,6 +120,21 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(output.contains("no class 'Nope'"), output)
         (status, output) = run(["check", file])
         XCTAssertEqual(status, 0, output)
+
+        // Queries over what was imported.
+        (status, output) = run(["query", file, "Person", "age > 30 SORT(name DESC)"])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertEqual(output.split(separator: "\n").map { $0.contains(#""name":"Bob""#) }, [true, false])
+        (status, output) = run(["query", file, "Person", "ANY dogs.name == \"Max\"", "--count"])
+        XCTAssertEqual(output, "1\n")
+        (status, output) = run(["query", file, "Dog", "id == 2", "--explain"])
+        XCTAssertTrue(output.contains("primary-key index on Dog.id"), output)
+        (status, output) = run(["query", file, "Person", "age >"])
+        XCTAssertEqual(status, 1, output)
+        XCTAssertTrue(output.contains("COVE_ERR_QUERY_SYNTAX") && output.contains("position 6"), output)
+        (status, output) = run(["query", file, "Person", "nope == 1"])
+        XCTAssertEqual(status, 1, output)
+        XCTAssertTrue(output.contains("no property 'nope'"), output)
     }
 
     func testUnknownCommandFails() {

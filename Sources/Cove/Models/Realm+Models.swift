@@ -57,10 +57,12 @@ extension Realm {
         return ModelRegistry.make(found) as? T
     }
 
-    /// Every object of type `T` at the realm's current version, in creation order (a snapshot
-    /// array; live Results come with the query layer).
-    public func objects<T: Object>(_ type: T.Type) throws(CoveError) -> [T] {
-        try dynamicObjects(type.className).compactMap { ModelRegistry.make($0) as? T }
+    /// Every object of type `T`, as live, lazy Results (filter, sort and distinct them).
+    public func objects<T: Object>(_ type: T.Type) throws(CoveError) -> Results<T> {
+        guard try objectStore().schema[type.className] != nil else {
+            throw CoveError(.notFound, "no class '\(type.className)' in the schema")
+        }
+        return Results(engine: ResultsEngine(realm: self, source: .table(className: type.className)))
     }
 
     /// Deletes a managed object inside a write (its embedded objects with it).
