@@ -276,6 +276,45 @@ final class QueryTests: CoveTestCase {
         assertThrows(.notFound, containing: "no class 'Nope'") { _ = try self.realm.objects("Nope") }
     }
 
+    /// Random and mutated query text, run through the parser, the binder and the evaluator on
+    /// the data set: each query returns results or throws a CoveError naming a syntax or
+    /// argument problem; nothing traps or hangs.
+    func testFuzzedQueriesFailCleanly() throws {
+        let seeds = ["age > 30", "name BEGINSWITH[c] 'd'", "ANY tags == 'dev'", "dogs.@avg.weight > 20",
+                     "SUBQUERY(dogs, $d, $d.age > 2).@count > 0", "score == nil OR friend.name == 'Ann'",
+                     "TRUEPREDICATE SORT(age DESC) LIMIT(2)", "age IN {25, 40}", "tags[FIRST] == 'x'",
+                     "age BETWEEN {1, 40}", "name LIKE '*a?'", "@links.@count > 0", "age * 2 + 1 > 3"]
+        let pieces = ["(", ")", "{", "}", "'", "\"", " AND ", " OR ", "!", "==", "<", ">=", "[c]", "[cd]", "@count",
+                      "@sum", ".", ",", "$0", "%@", "SORT(", "LIMIT(", "nil", "1.5", "-", "*", "ANY ", "ALL ", "NONE ",
+                      "IN", "BETWEEN", "SUBQUERY(", "$d", "age", "dogs", "tags", "name", "friend", "\u{0}", "é", "0x1F"]
+        var state: UInt64 = 0xC0FFEE
+        func random(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let people = try realm.objects("Person")
+        var parsed = 0
+        for _ in 0..<3000 {
+            var text = Array(seeds[random(seeds.count)])
+            for _ in 0..<(1 + random(4)) {
+                let at = random(text.count + 1)
+                switch random(3) {
+                case 0: text.insert(contentsOf: Array(pieces[random(pieces.count)]), at: at)
+                case 1: if at < text.count { text.remove(at: at) }
+                default: if at < text.count { text[at] = Character(Unicode.Scalar(UInt8(32 + random(95)))) }
+                }
+            }
+            let query = String(text)
+            let outcome = Result { () throws(CoveError) -> Int in try people.filter(query, [.value(.int(3))]).count() }
+            switch outcome {
+            case .success: parsed += 1
+            case .failure(let error):
+                XCTAssertTrue([.querySyntax, .invalidArgument].contains(error.code), "\(query): \(error)")
+            }
+        }
+        XCTAssertGreaterThan(parsed, 100, "some mutations still make valid queries")
+    }
+
     func testJSONExport() throws {
         let json = try realm.objects("Dog").filter("age < 6").sorted(byKeyPath: "age").jsonText()
         XCTAssertEqual(json, #"[{"name":"Rex","age":3,"weight":30.0},{"name":"Fido","age":5,"weight":12.0}]"#)
