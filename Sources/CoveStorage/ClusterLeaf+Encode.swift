@@ -90,6 +90,7 @@ struct ClusterRows {
     /// - Complexity: O(n · c)
     @inlinable
     func plan(specs: [ColumnSpec], packLeft: Bool) -> [Range<Int>] {
+        if packLeft { return planPacked(specs: specs) }
         let overhead = ClusterLayout.overhead(columns: specs.count)
         let capacityBits = (pageSize &- overhead) &* 8
         var rowBits: [Int] = []
@@ -121,6 +122,68 @@ struct ClusterRows {
             }
             ranges.append(start..<end)
             remaining &-= acc
+            start = end
+        }
+        return ranges
+    }
+
+    /// Cuts the objects into ranges as full as their exact encoding allows, from the left (an
+    /// append at the end of a table): ints are measured at their frame-of-reference width and
+    /// bitmaps only where a column has nulls, so pages fill to the byte instead of to the
+    /// worst case `bits` assumes.
+    /// - Complexity: O(n · c)
+    @usableFromInline
+    func planPacked(specs: [ColumnSpec]) -> [Range<Int>] {
+        let c = specs.count
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var lo = [Int64](repeating: .max, count: c)
+        var hi = [Int64](repeating: .min, count: c)
+        var nulls = [Bool](repeating: false, count: c)
+        while start < count {
+            for j in 0..<c { lo[j] = .max; hi[j] = .min; nulls[j] = false }
+            var heap = 0
+            var end = start
+            while end < count && end &- start < ClusterLayout.maxObjects {
+                // The page with object `end` added, measured exactly as `encode` lays it out.
+                let n = end &- start &+ 1
+                var p = ClusterLayout.keysOffset(columns: c) &+ 8 &* n
+                var rowHeap = 0
+                for j in 0..<c {
+                    let cell = columns[j][end]
+                    rowHeap &+= cell.heapBytes
+                    p = ClusterLayout.align8(p)
+                    if nulls[j] || cell.isNull { p &+= ClusterLayout.bitmapBytes(n) }
+                    switch specs[j].kind {
+                    case .bool: p &+= ClusterLayout.bitmapBytes(n)
+                    case .int:
+                        var l = lo[j], h = hi[j]
+                        if case .value(.int(let x)) = cell {
+                            if x < l { l = x }
+                            if x > h { h = x }
+                        }
+                        let spread = l > h ? 0 : UInt64(bitPattern: h) &- UInt64(bitPattern: l)
+                        let width = spread == 0 ? 0 : spread <= 0xFF ? 1 : spread <= 0xFFFF ? 2 : spread <= 0xFFFF_FFFF ? 4 : 8
+                        p &+= 8 &+ width &* n
+                    case .string, .binary, .mixed: p &+= 4 &* n
+                    case .timestamp: p &+= 12 &* n
+                    case .collection: p &+= 24 &* n
+                    default: p &+= ClusterLayout.elementSize(specs[j].kind) &* n
+                    }
+                }
+                if end > start && p &+ heap &+ rowHeap > pageSize { break }
+                for j in 0..<c {
+                    let cell = columns[j][end]
+                    if cell.isNull { nulls[j] = true }
+                    if case .value(.int(let x)) = cell {
+                        if x < lo[j] { lo[j] = x }
+                        if x > hi[j] { hi[j] = x }
+                    }
+                }
+                heap &+= rowHeap
+                end &+= 1
+            }
+            ranges.append(start..<end)
             start = end
         }
         return ranges
