@@ -107,6 +107,17 @@ public enum ObjectJSON {
             guard cls[property: m.key] != nil else { throw CoveError(.invalidArgument, "class '\(className)' has no property '\(m.key)'") }
             guard seen.insert(m.key).inserted else { throw CoveError(.invalidArgument, "property '\(m.key)' appears twice") }
         }
+        // Plain values go into the object's row as it is created; links, collections and
+        // embedded objects are applied to it afterwards.
+        var plain: [(String, Value)] = []
+        var rest: [JSONMember] = []
+        for m in members where m.key != cls.primaryKey {
+            if let p = cls[property: m.key], p.collection == .none, !p.isLink, !p.isBacklinks {
+                plain.append((m.key, try decode(m.value, p, cls, realm)))
+            } else {
+                rest.append(m)
+            }
+        }
         let object: DynamicObject
         if let pk = cls.primaryKeyProperty {
             guard let given = json[pk.name] else {
@@ -114,14 +125,14 @@ public enum ObjectJSON {
             }
             let key = try decode(given, pk, cls, realm)
             if update {
-                object = try realm.dynamicCreateOrUpdate(className, primaryKey: key)
+                object = try realm.dynamicCreateOrUpdate(className, primaryKey: key, values: plain)
             } else {
-                object = try realm.dynamicCreate(className, primaryKey: key)
+                object = try realm.dynamicCreate(className, primaryKey: key, values: plain)
             }
         } else {
-            object = try realm.dynamicCreate(className)
+            object = try realm.dynamicCreate(className, values: plain)
         }
-        try apply(members.filter { $0.key != cls.primaryKey }, to: object)
+        try apply(rest, to: object)
         return object
     }
 
