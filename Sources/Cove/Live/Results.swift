@@ -286,14 +286,24 @@ final class ResultsEngine {
         var stageIndex = 0
         var current: [Value]
         var plan: [String] = []
+        /// Set when the first query's predicate was applied while reading the table.
+        var firstFiltered: BoundQuery?
         switch source {
         case .table:
             guard let cls else { throw CoveError(.internal, "a table without a class") }
             let classKey = try store.classKey(of: cls)
-            // An index may narrow the first query's candidates.
+            // An index may narrow the first query's candidates; a predicate of plain properties
+            // runs over the packed columns.
             if case .query(let parsed, let args, let text)? = stages.first,
                let candidates = try indexCandidates(parsed, args, text, cls, store, &plan) {
                 current = candidates.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+            } else if case .query(let parsed, let args, let text)? = stages.first,
+                      case var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text),
+                      case let bound = try binder.bind(parsed),
+                      let keys = try store.columnScan(cls, bound.predicate) {
+                current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+                plan.append("column scan of \(try store.count(cls)) \(cls.className) objects for \(text)")
+                firstFiltered = bound
             } else {
                 current = try store.objectKeys(cls).map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
                 plan.append("scan of \(current.count) \(cls.className) objects")
@@ -304,6 +314,10 @@ final class ResultsEngine {
         case .set(let s):
             current = try s.values()
             plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
+        }
+        if let firstFiltered {
+            for d in firstFiltered.descriptors { current = try apply(d, current, store, &plan) }
+            stageIndex = 1
         }
         while stageIndex < stages.count {
             switch stages[stageIndex] {
