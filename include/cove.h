@@ -221,7 +221,7 @@ void cove_free(void* buffer);
 
 /**
  * Whether a handle is frozen (an immutable snapshot usable from any thread).
- * @param handle a realm, or an object, list, set or map (frozen when its realm is).
+ * @param handle a realm, or an object, list, set, map or results (frozen when its realm is).
  * @param out receives the answer.
  * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for NULL or a handle of a kind that cannot freeze.
  */
@@ -1014,6 +1014,267 @@ cove_status_t cove_map_set_embedded(cove_map_t* map, const char* key, cove_objec
  *   #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
  */
 cove_status_t cove_object_create_embedded(cove_object_t* parent, const char* property, cove_object_t** out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Queries and results                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A #cove_results_t is the objects of a class that a query selects (cove_query()), the elements
+ * of a list or set (cove_list_as_results(), cove_set_as_results()) or the objects linking to an
+ * object (cove_object_get_backlinks()), narrowed, ordered and thinned by a chain of
+ * cove_results_filter(), cove_results_sort() and cove_results_distinct(). Queries are RQL, as
+ * the project's QUERY.md describes: the Realm Query Language with Cove's decisions (unescaped
+ * string literals, Unicode [c] and [d], OFFSET beside LIMIT...). Rules shared by every function of
+ * this section:
+ *
+ * - Results are live: every read (count, element, aggregate, JSON...) runs on the realm's current
+ *   version, and on its thread it sees the uncommitted writes of a write in progress; after a
+ *   commit, a cancel or a refresh the next read shows the new state. The matches are computed
+ *   again only when the version or the write changed since the last read of the same results, so
+ *   reading element after element costs one evaluation. A frozen results handle
+ *   (cove_results_freeze()) keeps the version it was frozen at.
+ * - A function that makes results (cove_query(), cove_results_filter(), cove_results_sort(),
+ *   cove_results_distinct(), cove_results_thaw(), cove_object_get_backlinks()) runs them once
+ *   before returning, so that every error of a query, of its syntax or of its meaning, comes back
+ *   from that call; it costs the query's evaluation, which the first read then reuses.
+ * - Errors of a query: #COVE_ERR_QUERY_SYNTAX for text that does not parse, the message naming
+ *   the query, the position, what was expected and what was found (e.g. "expected a value at
+ *   position 6"); #COVE_ERR_INVALID_ARGUMENT for a query that parses but names an unknown
+ *   property, compares values of types that do not compare (a string with an int), misuses an
+ *   operator, or uses an argument that is missing (`$2` with two arguments) or of the wrong type.
+ * - Arguments: `args` holds `n_args` values bound to `$0` ... `$(n_args-1)` (also `%@` in order,
+ *   and `$Kn` when the value is a string naming a key path). Each is checked as a value passed to
+ *   cove_object_set() is (type tag, UTF-8, timestamp): #COVE_ERR_INVALID_ARGUMENT naming
+ *   `args[i]`. `args` may be NULL when `n_args` is 0. A list argument (`IN $0`) cannot be passed
+ *   from C: write the list in the text (`age IN {1, 2, 3}`).
+ * - Elements: results of a class, of a list or set of objects, and of backlinks hold objects
+ *   (cove_results_get_object(), cove_results_get_keys(); cove_results_get_value() gives them as
+ *   #COVE_TYPE_LINK values). Results of a list or set of values hold values
+ *   (cove_results_get_value() only; `self` names the element in their queries, sorts and
+ *   distincts: `self > 2`).
+ * - Handles: results keep their realm handle alive. NULL or a handle of another kind gives
+ *   #COVE_ERR_INVALID_ARGUMENT naming the argument and both kinds. Once the realm is closed every
+ *   read gives #COVE_ERR_CLOSED; once the owner of a list or set the results read is deleted,
+ *   #COVE_ERR_INVALIDATED.
+ * - Strings and binaries handed out follow the rule of #cove_value_t: valid until the next call
+ *   on that realm that writes, refreshes, delivers or closes, or until the realm and every handle
+ *   made from it are released. Text handed out (JSON, plans) is the caller's: cove_free() it.
+ * - Threads: as the realm the results come from; a frozen results handle may be read by any
+ *   number of threads at once.
+ */
+
+/**
+ * The objects of a class that a query selects.
+ * @param realm an open realm.
+ * @param class_name NUL-terminated UTF-8: a class of the realm's schema.
+ * @param rql the query, NUL-terminated UTF-8: a predicate (`TRUEPREDICATE` for every object)
+ *   optionally followed by SORT, DISTINCT, LIMIT and OFFSET, e.g.
+ *   "age > $0 AND name BEGINSWITH[c] $1 SORT(age DESC) LIMIT(10)".
+ * @param args the values of `$0`...; may be NULL when `n_args` is 0.
+ * @param n_args the number of values in `args`.
+ * @param out receives the results (+1); release them with cove_release().
+ * @return #COVE_OK;
+ *   #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL class_name, rql or out, invalid
+ *   UTF-8, NULL args with n_args > 0, a bad argument value, and the query's semantic errors);
+ *   #COVE_ERR_QUERY_SYNTAX; #COVE_ERR_NOT_FOUND (unknown class); #COVE_ERR_CLOSED.
+ * Complexity: the query's evaluation: O(n) in the class's objects for a scan, O(log n + m) when
+ *   the first condition is an equality or IN on an indexed property or the primary key (see
+ *   cove_results_explain()), plus O(m log m) for a sort of m matches.
+ */
+cove_status_t cove_query(cove_realm_t* realm, const char* class_name, const char* rql,
+                         const cove_value_t* args, size_t n_args, cove_results_t** out);
+
+/**
+ * The matches of `results` that also satisfy a query (chaining: `results` is not changed). The
+ * query's SORT, DISTINCT, LIMIT and OFFSET apply after the stages of `results`.
+ * @param results results of any kind; for results of values the query names the element `self`.
+ * @param rql, args, n_args as for cove_query().
+ * @param out receives the new results (+1), of the same kind and realm as `results`.
+ * @return as cove_query() (without #COVE_ERR_NOT_FOUND), and #COVE_ERR_INVALIDATED when the
+ *   owner of the list or set was deleted.
+ */
+cove_status_t cove_results_filter(cove_results_t* results, const char* rql, const cove_value_t* args,
+                                  size_t n_args, cove_results_t** out);
+
+/**
+ * The results sorted by a key path, stably: ties keep their order, ascending or descending. Nulls
+ * come first ascending; strings compare by their UTF-8 bytes. Sorting again makes the new key the
+ * primary one.
+ * @param key_path NUL-terminated UTF-8: a property, or a path through to-one links
+ *   ("owner.name"); `self` for results of values.
+ * @param ascending true for ascending order.
+ * @param out receives the new results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8, an unknown
+ *   property, a collection property); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ * Complexity: O(m log m) for m matches, at the first read after each change.
+ */
+cove_status_t cove_results_sort(cove_results_t* results, const char* key_path, bool ascending,
+                                cove_results_t** out);
+
+/**
+ * The first match of each distinct value of a key path, in the order of `results`.
+ * @param key_path as for cove_results_sort().
+ * @param out receives the new results (+1).
+ * @return as cove_results_sort().
+ */
+cove_status_t cove_results_distinct(cove_results_t* results, const char* key_path, cove_results_t** out);
+
+/**
+ * The elements of a list as results, in list order: objects for a list of objects, values
+ * otherwise. They follow the list: an element added or removed shows at the next read.
+ * @param out receives the results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind); #COVE_ERR_INVALIDATED (the
+ *   list's owner was deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_as_results(cove_list_t* list, cove_results_t** out);
+
+/**
+ * The elements of a set as results, in the set's order (by value). As cove_list_as_results().
+ */
+cove_status_t cove_set_as_results(cove_set_t* set, cove_results_t** out);
+
+/**
+ * The objects of another class that link to an object through a backlinks property
+ * ("@links(Person.dogs)": the Person objects whose `dogs` holds this object), as results of that
+ * class, in object-key (creation) order; filter, sort and read them like any results. An object
+ * that links to it twice (a list holding it twice) is there once. Once the object is deleted,
+ * nothing links to it and the results are empty.
+ * @param object the object linked to.
+ * @param property NUL-terminated UTF-8: a backlinks property of the object's class.
+ * @param out receives the results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8);
+ *   #COVE_ERR_NOT_FOUND (no such property); #COVE_ERR_WRONG_TYPE (not a backlinks property);
+ *   #COVE_ERR_INVALIDATED (the object was deleted); #COVE_ERR_CLOSED.
+ * Complexity: O(n) in the linking class's objects at each evaluation.
+ */
+cove_status_t cove_object_get_backlinks(cove_object_t* object, const char* property, cove_results_t** out);
+
+/**
+ * The number of matches.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind); #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ * Complexity: the query's evaluation after a change, O(1) otherwise.
+ */
+cove_status_t cove_results_count(cove_results_t* results, size_t* out);
+
+/**
+ * The object at `index` (0 <= index < count) of results of objects.
+ * @param out receives the object (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE (the message names the
+ *   index and the count); #COVE_ERR_WRONG_TYPE for results of values (use
+ *   cove_results_get_value()); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_get_object(cove_results_t* results, size_t index, cove_object_t** out);
+
+/**
+ * The element at `index` (0 <= index < count) as a value: the value itself for results of values,
+ * a #COVE_TYPE_LINK value (cove_object_from_link()) for results of objects.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE; #COVE_ERR_INVALIDATED;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_get_value(cove_results_t* results, size_t index, cove_value_t* out);
+
+/**
+ * The object keys of up to `count` matches from `start`, for reading many objects in one call
+ * (cove_object_get_by_object_key()). Results of objects only.
+ * @param start the first match (0 <= start <= count of the results; start == count gives none).
+ * @param count the capacity of `out_keys`.
+ * @param out_keys receives the keys, in results order; may be NULL when `count` is 0.
+ * @param out_n receives how many keys were written: min(count, results count - start).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind results, NULL out_n, NULL
+ *   out_keys with count > 0); #COVE_ERR_OUT_OF_RANGE (start past the end); #COVE_ERR_WRONG_TYPE
+ *   for results of values; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_get_keys(cove_results_t* results, size_t start, size_t count,
+                                    int64_t* out_keys, size_t* out_n);
+
+/**
+ * The smallest value of a property over the matches: numbers (compared by value across int,
+ * float, double and decimal128) or dates; nulls are skipped.
+ * @param property NUL-terminated UTF-8: a property of the objects, or a path through to-one
+ *   links; NULL for results of values (the elements themselves).
+ * @param out receives the value, or #COVE_TYPE_NULL when there is none.
+ * @param out_found receives whether there was one (false for no matches, or only nulls).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind results, NULL out or
+ *   out_found, invalid UTF-8, an unknown property or a collection, a NULL property for results
+ *   of objects, a property for results of values); #COVE_ERR_WRONG_TYPE (values that are neither
+ *   numbers nor dates: strings, bools...); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_min(cove_results_t* results, const char* property, cove_value_t* out, bool* out_found);
+
+/** The greatest value of a property over the matches; as cove_results_min(). */
+cove_status_t cove_results_max(cove_results_t* results, const char* property, cove_value_t* out, bool* out_found);
+
+/**
+ * The sum of a numeric property over the matches, nulls skipped: an int for ints, a double when
+ * any value is a float or double, a decimal128 when any is a decimal128; with no matches, zero of
+ * the property's type.
+ * @param property as for cove_results_min().
+ * @return as cove_results_min(), #COVE_ERR_WRONG_TYPE for values that are not numbers, and
+ *   #COVE_ERR_OUT_OF_RANGE when an int sum overflows 64 bits.
+ */
+cove_status_t cove_results_sum(cove_results_t* results, const char* property, cove_value_t* out);
+
+/**
+ * The mean of a numeric property over the matches, nulls skipped: a double, or a decimal128 when
+ * any value is one.
+ * @param out receives the mean, or #COVE_TYPE_NULL when there is no value.
+ * @param out_found receives whether there was one.
+ * @return as cove_results_sum().
+ */
+cove_status_t cove_results_average(cove_results_t* results, const char* property, cove_value_t* out, bool* out_found);
+
+/**
+ * Frozen results: the same query over a frozen realm of the results' current version (as
+ * cove_freeze() makes), readable from any thread. They pin that version until released. Freezing
+ * frozen results returns them again (with one more reference).
+ * @param out receives the frozen results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write (commit or
+ *   cancel first); #COVE_ERR_INVALIDATED (the list's or set's owner was deleted);
+ *   #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_freeze(cove_results_t* results, cove_results_t** out);
+
+/**
+ * Live results from frozen ones: the same query, sort and distinct over `live`, a live realm of
+ * the same file, at its current version (a list's or set's results follow the same property of
+ * the same object there).
+ * @param frozen the results to thaw (live ones work too).
+ * @param live a live realm of the same file.
+ * @param out receives the live results (+1), or NULL when the owner of their list or set no
+ *   longer exists in `live` (still #COVE_OK, as cove_object_thaw() answers for a deleted object).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, a frozen `live`);
+ *   #COVE_ERR_NOT_FOUND (the class is not in `live`'s schema); the errors of the query on
+ *   `live`; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_thaw(cove_results_t* frozen, cove_realm_t* live, cove_results_t** out);
+
+/**
+ * Whether the results can still be read: false once their realm is closed, or once the owner of
+ * the list or set they read was deleted.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT.
+ */
+cove_status_t cove_results_is_valid(cove_results_t* results, bool* out);
+
+/**
+ * The matches as a JSON array: objects as objects of their properties (as the CLI's dump writes
+ * them), values as JSON values.
+ * @param out_json receives NUL-terminated UTF-8; free it with cove_free().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_to_json(cove_results_t* results, char** out_json);
+
+/**
+ * How the results are computed, for a person reading it: the source (a scan of the class, a
+ * primary-key or secondary index lookup with its number of candidates, a list's elements) and
+ * each stage after it, e.g. "secondary index on Person.age (1 lookups, 2 candidates), then filter
+ * age == 25 AND name BEGINSWITH 'd'". The wording may change between versions. Runs the query if
+ * it has not run on the current version.
+ * @param out_text receives NUL-terminated UTF-8; free it with cove_free().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_explain(cove_results_t* results, char** out_text);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */

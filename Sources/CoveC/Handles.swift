@@ -2,6 +2,9 @@
 // kind, so a handle of the wrong kind is refused with a status instead of being misread.
 import CCove
 import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The base of every handle; its reference count is the handle's.
 class Handle {
@@ -46,6 +49,9 @@ final class RealmHandle: Handle {
     /// transaction and lifetime then, so commit, cancel and close are refused.
     var isMigrating = false
     private var scratch: [UnsafeMutableRawPointer] = []
+    /// Guards `scratch`: the threads reading a frozen realm's handles at once all keep their
+    /// strings here.
+    private let scratchLock = Lock()
 
     init(_ realm: Realm, ownsRealm: Bool = true) {
         self.realm = realm
@@ -62,14 +68,40 @@ final class RealmHandle: Handle {
         if bytes.isEmpty { return (nil, 0) }
         let p = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)
         bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(start: p, count: bytes.count).copyMemory(from: $0) }
-        scratch.append(p)
+        scratchLock.locked { scratch.append(p) }
         return (p, bytes.count)
     }
 
     /// Frees the strings and binaries handed out so far (the header's lifetime rule).
     func clearScratch() {
-        for p in scratch { p.deallocate() }
-        scratch.removeAll()
+        scratchLock.locked {
+            for p in scratch { p.deallocate() }
+            scratch.removeAll()
+        }
+    }
+}
+
+/// A mutual-exclusion lock (a pthread mutex), for the state of handles that several threads may
+/// use at once: frozen handles.
+final class Lock {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` holding the lock. Not reentrant: `body` must not take it again.
+    func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 }
 
@@ -125,6 +157,56 @@ final class MapHandle: Handle, RealmChild {
         self.realmHandle = realmHandle
         self.map = map
     }
+}
+
+/// A `cove_results_t`: live, lazy results (Results.swift) of a query over a class, or the
+/// elements of a list or set, chained with filters, sorts and distincts.
+final class ResultsHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_results_t" }
+
+    /// The engine's results: objects of a class and elements of a collection are different Swift
+    /// types.
+    enum Contents {
+        /// Objects of a class (cove_query(), backlinks).
+        case objects(Results<DynamicObject>)
+        /// The elements of a list or set property: links to objects for a collection of objects,
+        /// values otherwise.
+        case elements(Results<Value>)
+    }
+
+    /// The list or set whose elements the results hold, named so that the results can tell
+    /// when its owner is gone and what its elements are, in whatever realm they move to.
+    struct CollectionSource {
+        let ownerClass: String
+        let ownerKey: Int64
+        let property: Property
+
+        init(_ collection: DynamicCollection) {
+            ownerClass = collection.owner.objectSchema.className
+            ownerKey = collection.owner.objectKey
+            property = collection.property
+        }
+
+        /// "list 'dogs' of class 'Person'", for messages.
+        var label: String { "\(property.collection.rawValue) '\(property.name)' of class '\(ownerClass)'" }
+    }
+
+    let realmHandle: RealmHandle
+    let contents: Contents
+    /// Nil for objects of a class.
+    let source: CollectionSource?
+    /// Serializes reads: the engine keeps its last evaluation in the Results, and a frozen
+    /// results handle may be read by several threads at once.
+    let lock = Lock()
+
+    init(_ realmHandle: RealmHandle, _ contents: Contents, source: CollectionSource?) {
+        self.realmHandle = realmHandle
+        self.contents = contents
+        self.source = source
+    }
+
+    /// Whether the elements are objects: a class's objects, or a collection of links.
+    var holdsObjects: Bool { source.map { $0.property.isLink } ?? true }
 }
 
 /// A `cove_migration_t`: what a migration callback works with. Valid only while the callback

@@ -217,7 +217,7 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
 
 /// `error` (a failure already recorded) recorded again with `context` after the function's name:
 /// "f: object 3: property 'age' of class 'Person': value has type tag 99, ...".
-private func rewordedFailure(_ error: CFailure, _ function: StaticString, _ context: String) -> CFailure {
+func rewordedFailure(_ error: CFailure, _ function: StaticString, _ context: String) -> CFailure {
     var message = cove_last_error_message().map { String(cString: $0) } ?? ""
     let prefix = "\(function): "
     if message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
