@@ -193,7 +193,9 @@ final class QueryTests: CoveTestCase {
         check("age > 20 OFFSET(4)", ["Όμηρος", "Юрий"])
         check("age > 20 SORT(age ASC) OFFSET(1) LIMIT(2)", ["dave", "Ann"])
         check("TRUEPREDICATE SORT(tags.@count DESC, name ASC)", ["Ann", "Όμηρος", "dave", "Çelik", "Bob", "Юрий"])
-        check("TRUEPREDICATE SORT(friend.name ASC)", ["Ann", "Çelik", "Όμηρος", "Юрий", "Bob", "dave"])
+        // Rows whose path crosses a null link sort last ascending, first descending.
+        check("TRUEPREDICATE SORT(friend.name ASC)", ["Bob", "dave", "Ann", "Çelik", "Όμηρος", "Юрий"])
+        check("TRUEPREDICATE SORT(friend.name DESC)", ["Ann", "Çelik", "Όμηρος", "Юрий", "dave", "Bob"])
     }
 
     func testResultsAreLazyLiveAndChainable() throws {
@@ -209,6 +211,11 @@ final class QueryTests: CoveTestCase {
             try realm.cancelWrite()
         }
         XCTAssertEqual(try adults.count(), 4)
+        // A later write starts from scratch: nothing of the cancelled one shows.
+        try realm.beginWrite()
+        try realm.dynamicCreate("Person", values: [("name", .string("Young")), ("age", .int(10))])
+        XCTAssertEqual(try adults.count(), 4)
+        try realm.cancelWrite()
         // Iteration walks the matches as they were when it began.
         var seen = 0
         for _ in adults { seen += 1 }
@@ -218,6 +225,9 @@ final class QueryTests: CoveTestCase {
         XCTAssertEqual(try realm.objects("Person").sum(ofProperty: "age"), .int(214))
         XCTAssertEqual(try realm.objects("Person").average(ofProperty: "score"), .double((8.5 + 3 + 9.75 + 1 + 5.5) / 5))
         XCTAssertNil(try realm.objects("Person").filter("age > 100").min(ofProperty: "age"))
+        assertThrows(.wrongType, containing: "string has no min") {
+            _ = try self.realm.objects("Person").filter("age > 100").min(ofProperty: "name")
+        }
         let frozen = try adults.freeze()
         try realm.write { try realm.delete(try realm.objects("Person").filter("name == 'Ann'")[0]) }
         XCTAssertEqual(try adults.count(), 3)

@@ -4,6 +4,7 @@
 // its thread, the uncommitted changes of a write in progress included; the matches are computed
 // again only when the version or the write changed.
 import FoundationEssentials
+import Synchronization
 
 /// A value a Results can hold: objects (dynamic or model classes) and the primitive types.
 public protocol RealmCollectionValue {
@@ -144,24 +145,29 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
     // MARK: Aggregates
 
     /// The smallest value of `property` among the matches (numbers and dates); nil when none.
+    /// - Throws: `.wrongType` for a property of another type, whatever the matches.
     public func min(ofProperty property: String? = nil) throws(CoveError) -> Value? {
-        try CollectionAggregates.extreme(try engine.propertyValues(property), largest: false, of: engine.describe(property))
+        try engine.requireAggregate("min", property, dates: true)
+        return try CollectionAggregates.extreme(try engine.propertyValues(property), largest: false, of: engine.describe(property))
     }
 
     /// The greatest value of `property` among the matches; nil when none.
     public func max(ofProperty property: String? = nil) throws(CoveError) -> Value? {
-        try CollectionAggregates.extreme(try engine.propertyValues(property), largest: true, of: engine.describe(property))
+        try engine.requireAggregate("max", property, dates: true)
+        return try CollectionAggregates.extreme(try engine.propertyValues(property), largest: true, of: engine.describe(property))
     }
 
     /// The sum of `property` over the matches (zero of its type when none).
     public func sum(ofProperty property: String? = nil) throws(CoveError) -> Value {
-        try CollectionAggregates.sum(try engine.propertyValues(property), of: engine.describe(property),
-                                     elementType: try engine.propertyType(property))
+        try engine.requireAggregate("sum", property, dates: false)
+        return try CollectionAggregates.sum(try engine.propertyValues(property), of: engine.describe(property),
+                                            elementType: try engine.propertyType(property))
     }
 
     /// The mean of `property` over the matches; nil when none.
     public func average(ofProperty property: String? = nil) throws(CoveError) -> Value? {
-        try CollectionAggregates.average(try engine.propertyValues(property), of: engine.describe(property))
+        try engine.requireAggregate("average", property, dates: false)
+        return try CollectionAggregates.average(try engine.propertyValues(property), of: engine.describe(property))
     }
 
     // MARK: Export, plan, freezing
@@ -209,8 +215,10 @@ final class ResultsEngine {
     let realm: Realm
     let source: Source
     let stages: [Stage]
-    private var cache: (store: ObjectIdentifier, edits: Int, version: UInt64, elements: [Value])?
-    private var lastPlan = ""
+    /// The last evaluation, with the realm generation and write count it was made at. Frozen
+    /// results are read by many threads at once, so the cache sits behind a lock (evaluation
+    /// itself runs outside it).
+    private let cache = Mutex<(generation: UInt64, edits: Int, elements: [Value], plan: String)?>(nil)
 
     init(realm: Realm, source: Source, stages: [Stage] = []) {
         self.realm = realm
@@ -278,9 +286,13 @@ final class ResultsEngine {
     /// The matches: links for objects, values for a collection of values.
     func elements() throws(CoveError) -> [Value] {
         let store = try realm.objectStore()
-        let version = try realm.version
-        if let cache, cache.store == ObjectIdentifier(store), cache.edits == store.editCount, cache.version == version {
-            return cache.elements
+        let generation = realm.generation
+        let edits = store.editCount
+        if let hit = cache.withLock({ c -> [Value]? in
+            guard let c, c.generation == generation, c.edits == edits else { return nil }
+            return c.elements
+        }) {
+            return hit
         }
         let (cls, elementProperty) = try subject(store)
         var stageIndex = 0
@@ -292,18 +304,20 @@ final class ResultsEngine {
         case .table:
             guard let cls else { throw CoveError(.internal, "a table without a class") }
             let classKey = try store.classKey(of: cls)
-            // An index may narrow the first query's candidates; a predicate of plain properties
-            // runs over the packed columns.
-            if case .query(let parsed, let args, let text)? = stages.first,
-               let candidates = try indexCandidates(parsed, args, text, cls, store, &plan) {
+            // An index may narrow the first query's candidates (and answer it whole); a
+            // predicate of plain properties runs over the packed columns.
+            var first: BoundQuery?
+            if case .query(let parsed, let args, let text)? = stages.first {
+                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
+                first = try binder.bind(parsed)
+            }
+            if let first, let (candidates, exact) = try indexCandidates(first.predicate, cls, store, &plan) {
                 current = candidates.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-            } else if case .query(let parsed, let args, let text)? = stages.first,
-                      case var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text),
-                      case let bound = try binder.bind(parsed),
-                      let keys = try store.columnScan(cls, bound.predicate) {
+                if exact { firstFiltered = first }
+            } else if let first, let keys = try store.columnScan(cls, first.predicate) {
                 current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-                plan.append("column scan of \(try store.count(cls)) \(cls.className) objects for \(text)")
-                firstFiltered = bound
+                plan.append("column scan of \(try store.count(cls)) \(cls.className) objects")
+                firstFiltered = first
             } else {
                 current = try store.objectKeys(cls).map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
                 plan.append("scan of \(current.count) \(cls.className) objects")
@@ -316,7 +330,7 @@ final class ResultsEngine {
             plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
         }
         if let firstFiltered {
-            for d in firstFiltered.descriptors { current = try apply(d, current, store, &plan) }
+            current = try applyAll(firstFiltered.descriptors, current, store, &plan)
             stageIndex = 1
         }
         while stageIndex < stages.count {
@@ -331,7 +345,7 @@ final class ResultsEngine {
                     current = kept
                     plan.append("filter \(text)")
                 }
-                for d in bound.descriptors { current = try apply(d, current, store, &plan) }
+                current = try applyAll(bound.descriptors, current, store, &plan)
             case .sort(let keys):
                 var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
                 var bound: [(BoundPath, ascending: Bool)] = []
@@ -354,8 +368,27 @@ final class ResultsEngine {
             }
             stageIndex += 1
         }
-        cache = (ObjectIdentifier(store), store.editCount, version, current)
-        lastPlan = plan.joined(separator: ", then ")
+        let text = plan.joined(separator: ", then ")
+        cache.withLock { $0 = (generation, edits, current, text) }
+        return current
+    }
+
+    /// Applies descriptors in order; a SORT directly followed by LIMIT keeps only what the
+    /// limit takes while it sorts.
+    private func applyAll(_ descriptors: [BoundDescriptor], _ rows: [Value], _ store: ObjectStore,
+                          _ plan: inout [String]) throws(CoveError) -> [Value] {
+        var current = rows
+        var i = 0
+        while i < descriptors.count {
+            if case .sort(let keys) = descriptors[i], i + 1 < descriptors.count, case .limit(let n) = descriptors[i + 1] {
+                current = try sort(current, keys, limit: n, store, &plan)
+                plan.append("limit \(n)")
+                i += 2
+                continue
+            }
+            current = try apply(descriptors[i], current, store, &plan)
+            i += 1
+        }
         return current
     }
 
@@ -369,22 +402,7 @@ final class ResultsEngine {
             plan.append("offset \(n)")
             return Array(rows.dropFirst(n))
         case .sort(let keys):
-            plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", "))
-            var decorated: [(keys: [Value], index: Int, row: Value)] = []
-            decorated.reserveCapacity(rows.count)
-            for (i, row) in rows.enumerated() {
-                var values: [Value] = []
-                for (path, _) in keys { values.append(try evaluator.pathValues(path, row).first ?? .null) }
-                decorated.append((values, i, row))
-            }
-            decorated.sort { a, b in
-                for (k, key) in keys.enumerated() {
-                    let c = QueryEvaluator.sortOrder(a.keys[k], b.keys[k])
-                    if c != 0 { return key.ascending ? c < 0 : c > 0 }
-                }
-                return a.index < b.index
-            }
-            return decorated.map(\.row)
+            return try sort(rows, keys, limit: nil, store, &plan)
         case .distinct(let paths):
             plan.append("distinct on " + paths.map(\.text).joined(separator: ", "))
             var seen = Set<[Value]>()
@@ -398,13 +416,78 @@ final class ResultsEngine {
         }
     }
 
+    /// Rows sorted stably by `keys` (the first one primary); with `limit`, only the first
+    /// `limit` of them, kept in a bounded sorted buffer instead of sorting everything.
+    private func sort(_ rows: [Value], _ keys: [(BoundPath, ascending: Bool)], limit: Int?, _ store: ObjectStore,
+                      _ plan: inout [String]) throws(CoveError) -> [Value] {
+        plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                    + (limit.map { " keeping the first \($0)" } ?? ""))
+        // The keys' values, a column at a time where a key is a plain property of the objects.
+        // A row whose path crosses a null link sorts after every value (last ascending, first
+        // descending), as QUERY.md says.
+        var columns: [[Value]] = []
+        var crossed: [[Bool]] = []
+        var evaluator = QueryEvaluator(store: store)
+        for (path, _) in keys {
+            if let values = try store.columnValues(path, rows) {
+                columns.append(values)
+                crossed.append([])
+                continue
+            }
+            var values: [Value] = []
+            var nullHop: [Bool] = []
+            values.reserveCapacity(rows.count)
+            var prefix = path
+            prefix.steps.removeLast(prefix.steps.isEmpty ? 0 : 1)
+            prefix.postfix = .none
+            let hops = path.steps.count > 1
+            for row in rows {
+                values.append(try evaluator.pathValues(path, row).first ?? .null)
+                if hops { nullHop.append((try evaluator.pathValues(prefix, row).first ?? .null).isNull) }
+            }
+            columns.append(values)
+            crossed.append(nullHop)
+        }
+        func before(_ a: Int, _ b: Int) -> Bool {
+            for (k, key) in keys.enumerated() {
+                var c: Int
+                let x = crossed[k].isEmpty ? false : crossed[k][a], y = crossed[k].isEmpty ? false : crossed[k][b]
+                if x != y { c = x ? 1 : -1 } else { c = QueryEvaluator.sortOrder(columns[k][a], columns[k][b]) }
+                if c != 0 { return key.ascending ? c < 0 : c > 0 }
+            }
+            return a < b
+        }
+        var order: [Int]
+        if let limit, limit < rows.count / 4 {
+            // The best `limit` rows so far, sorted; a row that does not beat the last is skipped
+            // after one comparison.
+            order = []
+            order.reserveCapacity(limit + 1)
+            for i in rows.indices {
+                if order.count == limit, let last = order.last, !before(i, last) { continue }
+                var lo = 0, hi = order.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if before(order[mid], i) { lo = mid + 1 } else { hi = mid }
+                }
+                order.insert(i, at: lo)
+                if order.count > limit { order.removeLast() }
+            }
+        } else {
+            order = Array(rows.indices)
+            order.sort(by: before)
+            if let limit { order = Array(order.prefix(limit)) }
+        }
+        return order.map { rows[$0] }
+    }
+
     /// The object keys an index gives for the query's first condition, when it is an equality
     /// or IN on an indexed property or the primary key (alone, or one term of a top-level AND);
-    /// nil when no index applies.
-    private func indexCandidates(_ parsed: ParsedQuery, _ args: [QueryArgument], _ text: String, _ cls: ObjectSchema,
-                                 _ store: ObjectStore, _ plan: inout [String]) throws(CoveError) -> [Int64]? {
-        var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
-        let bound = try binder.bind(parsed.predicate)
+    /// nil when no index applies. `exact` says the keys are the whole answer (the condition is
+    /// the whole predicate, and the index compares as the query does), so the predicate need
+    /// not run on them again.
+    private func indexCandidates(_ bound: BoundPredicate, _ cls: ObjectSchema, _ store: ObjectStore,
+                                 _ plan: inout [String]) throws(CoveError) -> (keys: [Int64], exact: Bool)? {
         var terms: [BoundPredicate] = [bound]
         if case .and(let all) = bound { terms = all }
         for term in terms {
@@ -432,14 +515,15 @@ final class ResultsEngine {
                 }
             }
             plan.append("\(p.isPrimaryKey ? "primary-key" : "secondary") index on \(cls.className).\(p.name) (\(looked) lookups, \(keys.count) candidates)")
-            return keys.sorted()
+            // Mixed values compare across numeric types, which their index keys do not.
+            return (keys.sorted(), terms.count == 1 && p.type != .mixed)
         }
         return nil
     }
 
     func explain() throws(CoveError) -> String {
         _ = try elements()
-        return lastPlan
+        return cache.withLock { $0?.plan ?? "" }
     }
 
     // MARK: Aggregates and export
@@ -466,6 +550,16 @@ final class ResultsEngine {
         out.reserveCapacity(rows.count)
         for row in rows { out.append(contentsOf: try evaluator.pathValues(path, row)) }
         return out
+    }
+
+    /// Refuses an aggregate of a property type that has none (checked even with no matches).
+    func requireAggregate(_ what: String, _ property: String?, dates: Bool) throws(CoveError) {
+        let type = try propertyType(property)
+        switch type {
+        case .int, .float, .double, .decimal128, .mixed: return
+        case .date where dates: return
+        default: throw CoveError(.wrongType, "\(what) of \(describe(property)): \(type.name) has no \(what)")
+        }
     }
 
     func propertyType(_ property: String?) throws(CoveError) -> PropertyType {

@@ -254,3 +254,65 @@ extension ObjectStore {
         return keys
     }
 }
+
+extension ObjectStore {
+    /// The values of `path` for `rows`, read a cluster at a time, when the path is a plain
+    /// property of the objects and the rows are links to them in ascending key order (as a
+    /// scan or a filter leaves them); nil otherwise, for the caller to read row by row.
+    func columnValues(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> [Value]? {
+        guard path.root == .object, path.steps.count == 1, case .none = path.postfix,
+              case .property(let cls, let p) = path.steps[0], p.collection == .none, !p.isBacklinks else { return nil }
+        let classKey = try self.classKey(of: cls)
+        var keys: [UInt64] = []
+        keys.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .link(let link) = row, link.classKey == classKey, link.objectKey >= 0 else { return nil }
+            let key = UInt64(link.objectKey)
+            if let last = keys.last, key <= last { return nil }
+            keys.append(key)
+        }
+        let t = try table(cls)
+        guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey] else { return nil }
+        var target: UInt32 = 0
+        if let name = p.type.objectClassName { target = try self.classKey(of: try objectSchema(name)) }
+        var out: [Value] = []
+        out.reserveCapacity(keys.count)
+        var next = 0
+        var failure: CoveError?
+        do {
+            try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+                guard next < keys.count else { return false }
+                if view.key(view.count - 1) < keys[next] { return true }
+                var i = 0
+                while next < keys.count && i < view.count {
+                    let k = view.key(i)
+                    if k < keys[next] {
+                        i += 1
+                    } else if k == keys[next] {
+                        switch Result(catching: { () throws(CoveError) -> Value in
+                            try PropertyCodec.value(try Self.cell(view, column, i), for: p, targetClassKey: target)
+                        }) {
+                        case .success(let v): out.append(v)
+                        case .failure(let e):
+                            failure = e
+                            return false
+                        }
+                        next += 1
+                        i += 1
+                    } else {
+                        return false    // a row the table does not hold
+                    }
+                }
+                return next < keys.count
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        if let failure { throw failure }
+        return out.count == keys.count ? out : nil
+    }
+
+    private static func cell(_ view: ClusterView, _ column: Int, _ i: Int) throws(CoveError) -> CellValue {
+        do { return try view.value(column, i) } catch { throw CoveError(error) }
+    }
+}

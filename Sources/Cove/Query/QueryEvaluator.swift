@@ -4,6 +4,9 @@
 // the value rules of QUERY.md (numbers by value across types, strings by UTF-8 bytes, null
 // rules, [c]/[d] folding) live in `test`. AND/OR chains are loops, not recursion.
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct QueryEvaluator {
     /// The class key of `O<n>` constants: they match an object key of any class.
@@ -393,13 +396,28 @@ struct QueryEvaluator {
             }
         }
         switch (l, r) {
-        case (.string(let a), .string(let b)): return bytes(a.utf8, b.utf8)
+        case (.string(let a), .string(let b)): return compareUTF8(a, b)
         case (.data(let a), .data(let b)): return bytes(a, b)
         case (.timestamp(let a), .timestamp(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.objectId(let a), .objectId(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.uuid(let a), .uuid(let b)): return bytes(a.rfc4122Bytes, b.rfc4122Bytes)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
         default: return nil
+        }
+    }
+
+    /// The byte order of two strings' UTF-8, with memcmp on their contiguous storage.
+    static func compareUTF8(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let n = Swift.min(x.count, y.count)
+                if n > 0, let px = x.baseAddress, let py = y.baseAddress {
+                    let c = memcmp(px, py, n)
+                    if c != 0 { return c < 0 ? -1 : 1 }
+                }
+                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+            }
         }
     }
 

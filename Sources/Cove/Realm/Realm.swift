@@ -14,8 +14,11 @@ public final class Realm {
     public let isFrozen: Bool
 
     let file: RealmFile
-    private var snapshot: Snapshot? { didSet { objects = nil } }
-    private var writeTransaction: WriteTransaction? { didSet { objects = nil } }
+    private var snapshot: Snapshot? { didSet { objects = nil; generation &+= 1 } }
+    private var writeTransaction: WriteTransaction? { didSet { objects = nil; generation &+= 1 } }
+    /// Grows whenever the realm moves to another version or begins or ends a write, so results
+    /// computed before know to run again (with the object store's write count).
+    private(set) var generation: UInt64 = 0
     private var closedReason: String?
     /// The object layer over the current transaction, made when first needed.
     private var objects: ObjectStore?

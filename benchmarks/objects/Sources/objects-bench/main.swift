@@ -5,6 +5,9 @@
 //   1M random primary-key lookups reading all four fields
 //   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL)
 //   the file size after the bulk load
+//   queries, after an index on age is added: a two-predicate scan counting its matches (and a
+//   plain loop over the same columns in memory, the floor), an indexed equality returning ids,
+//   a sorted top-1000 by a string without index, IN with 40,000 primary-key values
 //
 // Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000).
 import Cove
@@ -55,7 +58,27 @@ func lookupOrder() -> [Int64] {
 
 struct Results {
     var insert: UInt64 = 0, lookup: UInt64 = 0, commit: UInt64 = 0, size = 0
+    /// Queries (after an index on age is added): a two-predicate scan counting, an indexed
+    /// equality returning ids, a sorted top-1000 by name, an IN of 40,000 ids.
+    var scan: UInt64 = 0, indexed: UInt64 = 0, top: UInt64 = 0, inList: UInt64 = 0
+    var scanCount = 0, indexedCount = 0
 }
+
+/// The best of `runs` timings of `body` (queries are read-only, so repeats measure the same work).
+func best(_ runs: Int = 3, _ body: () throws -> Void) rethrows -> UInt64 {
+    var best = UInt64.max
+    for _ in 0..<runs {
+        let t = now()
+        try body()
+        best = Swift.min(best, now() - t)
+    }
+    return best
+}
+
+let inIds: [Int64] = {
+    var rng = SplitMix64(state: 7)
+    return (0..<40_000).map { _ in Int64(rng.next() % UInt64(objects)) }
+}()
 
 // MARK: Cove
 
@@ -88,6 +111,18 @@ func runCove(_ dir: String) throws -> Results {
         }
         r.lookup = now() - t0
         if checksum == 42 { print("") }
+    }
+    // Queries, with an index on age added by an additive schema change.
+    do {
+        let indexed = try Schema(jsonText: #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}, "indexed": ["age"]}}"#)
+        let realm = try Realm(configuration: .init(path: path, schema: indexed, schemaVersion: 2))
+        defer { realm.close() }
+        let people = try realm.objects("Person")
+        r.scan = try best { r.scanCount = try people.filter("age > 50 AND score < 250000").count() }
+        r.indexed = try best { r.indexedCount = try people.filter("age == 42").objectKeys().count }
+        r.top = try best(1) { _ = try people.filter("TRUEPREDICATE SORT(name ASC) LIMIT(1000)").objectKeys() }
+        let args = [QueryArgument.list(inIds.map { .int($0) })]
+        r.inList = try best { _ = try people.filter("id IN $0", args).count() }
     }
     // Durable single-object commits on a fresh file.
     let commitPath = "\(dir)/commits.cove"
@@ -181,6 +216,24 @@ func runSQLite(_ dir: String) throws -> Results {
         }
         r.lookup = now() - t0
         if checksum == 42 { print("") }
+        try db.exec("CREATE INDEX person_age ON person(age)")
+        func count(_ sql: String) throws -> Int {
+            let stmt = try db.prepare(sql)
+            defer { sqlite3_finalize(stmt) }
+            var n = 0
+            while sqlite3_step(stmt) == SQLITE_ROW { n += 1 }
+            return n
+        }
+        r.scan = try best {
+            let stmt = try db.prepare("SELECT count(*) FROM person WHERE age > 50 AND score < 250000")
+            defer { sqlite3_finalize(stmt) }
+            guard sqlite3_step(stmt) == SQLITE_ROW else { throw db.fail("count") }
+            r.scanCount = Int(sqlite3_column_int64(stmt, 0))
+        }
+        r.indexed = try best { r.indexedCount = try count("SELECT id FROM person WHERE age = 42") }
+        r.top = try best(1) { _ = try count("SELECT id FROM person ORDER BY name LIMIT 1000") }
+        let inSQL = "SELECT count(*) FROM person WHERE id IN (" + inIds.map(String.init).joined(separator: ",") + ")"
+        r.inList = try best { _ = try count(inSQL) }
     }
     let db = try SQLite("\(dir)/commits.db")
     let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
@@ -229,6 +282,26 @@ row("\(objects) objects inserted in one write (per object)", Double(cove.insert)
 row("\(lookups) random primary-key lookups, 4 fields (per lookup)", Double(cove.lookup) / l, Double(sqlite.lookup) / l, "ns", 0)
 row("\(commits) single-object durable commits (per commit)", Double(cove.commit) / c / 1000, Double(sqlite.commit) / c / 1000, "µs", 1)
 row("File size after the bulk load", Double(cove.size) / 1_048_576, Double(sqlite.size) / 1_048_576, "MiB", 1)
+if cove.scanCount != sqlite.scanCount || cove.indexedCount != sqlite.indexedCount {
+    FileHandleErr.print("MISMATCH: scan \(cove.scanCount) vs \(sqlite.scanCount), indexed \(cove.indexedCount) vs \(sqlite.indexedCount)")
+}
+// The floor for the scan: a plain loop over the same two columns held in arrays.
+var ages = (0..<objects).map { Int64($0 % 90) }
+var scores = (0..<objects).map { Double($0) * 0.5 }
+var plainCount = 0
+let plain = best {
+    var n = 0
+    for i in 0..<ages.count where ages[i] > 50 && scores[i] < 250000 { n += 1 }
+    plainCount = n
+}
+ages.removeAll()
+scores.removeAll()
+row("Two-predicate scan counting \(cove.scanCount) matches (whole query)", Double(cove.scan) / 1e6, Double(sqlite.scan) / 1e6, "ms", 2)
+print("| … the same as a plain loop over two in-memory arrays | \(fixed(Double(plain) / 1e6, 2)) ms | | Cove/loop \(ratio(Double(cove.scan), Double(plain))) |")
+row("Indexed equality returning \(cove.indexedCount) ids", Double(cove.indexed) / 1e6, Double(sqlite.indexed) / 1e6, "ms", 2)
+row("Sorted top-1000 by a string, no index", Double(cove.top) / 1e6, Double(sqlite.top) / 1e6, "ms", 1)
+row("IN with 40,000 primary-key values", Double(cove.inList) / 1e6, Double(sqlite.inList) / 1e6, "ms", 2)
+if plainCount < 0 { print("") }
 
 enum FileHandleErr {
     static func print(_ s: String) {
