@@ -504,6 +504,13 @@ final class ResultsEngine {
             }
             var keys = Set<Int64>()
             var looked = 0
+            // One value: the index gives its objects in key order already.
+            if wanted.count == 1, !p.isPrimaryKey,
+               let normalized = try? PropertyCodec.value(try PropertyCodec.cell(QueryEvaluator.normalized(wanted[0]), for: p, of: cls), for: p, targetClassKey: 0) {
+                let found = try store.indexLookup(cls, p, normalized)
+                plan.append("secondary index on \(cls.className).\(p.name) (1 lookup, \(found.count) candidates)")
+                return (found, terms.count == 1 && p.type != .mixed)
+            }
             for v in wanted {
                 // Only values the property can hold can match; others are skipped, not errors.
                 guard let normalized = try? PropertyCodec.value(try PropertyCodec.cell(QueryEvaluator.normalized(v), for: p, of: cls), for: p, targetClassKey: 0) else { continue }

@@ -3,6 +3,9 @@
 // right by every create, set and delete, built for existing objects when a schema adds it, and
 // checked against the table by verifyIndexes().
 import CoveStorage
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ObjectStore {
     /// The properties of `cls` with a secondary index.
@@ -72,11 +75,11 @@ extension ObjectStore {
         let exact = prefix.count == value.indexKey().count
         var keys: [Int64] = []
         do {
+            let n = prefix.count
             try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
-                guard k.count == prefix.count + 8, k.prefix(prefix.count).elementsEqual(prefix) else { return false }
-                var key: UInt64 = 0
-                for i in prefix.count..<k.count { key = key << 8 | UInt64(k[i]) }
-                keys.append(Int64(bitPattern: key))
+                guard k.count == n + 8, let base = k.baseAddress,
+                      prefix.withUnsafeBytes({ w in w.baseAddress.map { memcmp(base, $0, n) == 0 } ?? (n == 0) }) else { return false }
+                keys.append(Int64(bitPattern: UInt64(bigEndian: base.loadUnaligned(fromByteOffset: n, as: UInt64.self))))
                 return true
             }
         } catch {
