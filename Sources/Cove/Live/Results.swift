@@ -561,6 +561,15 @@ final class ResultsEngine {
 
     /// Refuses an aggregate of a property type that has none (checked even with no matches).
     func requireAggregate(_ what: String, _ property: String?, dates: Bool) throws(CoveError) {
+        if let property {
+            let store = try realm.objectStore()
+            if let cls = try subject(store).cls {
+                let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: [], text: property)
+                if try binder.bindPath(QueryKeyPath(head: property, steps: [])).isMultiple {
+                    throw CoveError(.invalidArgument, "'\(property)' is a collection: aggregate a single-valued property")
+                }
+            }
+        }
         let type = try propertyType(property)
         switch type {
         case .int, .float, .double, .decimal128, .mixed: return

@@ -144,11 +144,17 @@ extension ObjectStore {
     }
 
     func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
-        let tree = try collectionTree(cls, objectKey, p, .list)
+        try element(at: index, of: cls, objectKey, p, .list)
+    }
+
+    /// The element at position `index` of a list or set (in the set's order).
+    private func element(at index: Int, of cls: ObjectSchema, _ objectKey: Int64, _ p: Property,
+                         _ kind: CollectionKind) throws(CoveError) -> Value {
+        let tree = try collectionTree(cls, objectKey, p, kind)
         guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
         do {
             return try tree.withEntry(at: UInt64(index)) { (_, v) throws(StorageError) -> Value in
-                return try Self.decodeStored(v)
+                try Self.decodeStored(v)
             }
         } catch {
             throw CoveError(error)
@@ -317,15 +323,7 @@ extension ObjectStore {
 
     /// The element at `index` in the set's order (the order of the values' index keys).
     func setGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
-        let tree = try collectionTree(cls, objectKey, p, .set)
-        guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
-        do {
-            return try tree.withEntry(at: UInt64(index)) { (_, v) throws(StorageError) -> Value in
-                return try Self.decodeStored(v)
-            }
-        } catch {
-            throw CoveError(error)
-        }
+        try element(at: index, of: cls, objectKey, p, .set)
     }
 
     func setValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {

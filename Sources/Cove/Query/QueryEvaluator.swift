@@ -359,16 +359,18 @@ struct QueryEvaluator {
     }
 
     /// The order of two numbers of any numeric types, nil when either is not a number.
-    static func numericOrder(_ l: Value, _ r: Value) -> Int? {
-        func double(_ v: Value) -> Double? {
-            switch v {
-            case .int(let i): return Double(i)
-            case .float(let f): return Double(f)
-            case .double(let d): return d
-            case .decimal128(let d): return d.doubleValue
-            default: return nil
-            }
+    /// A number as a double; nil for other values.
+    static func double(_ v: Value) -> Double? {
+        switch v {
+        case .int(let i): return Double(i)
+        case .float(let f): return Double(f)
+        case .double(let d): return d
+        case .decimal128(let d): return d.doubleValue
+        default: return nil
         }
+    }
+
+    static func numericOrder(_ l: Value, _ r: Value) -> Int? {
         switch (l, r) {
         case (.int(let a), .int(let b)): return a < b ? -1 : (a > b ? 1 : 0)
         case (.decimal128(let a), .decimal128(let b)): return a < b ? -1 : (a == b ? 0 : 1)
@@ -455,15 +457,6 @@ struct QueryEvaluator {
             case .divide:
                 if y == 0 { return nil }
                 return x % y == 0 ? .int(x / y) : .double(Double(x) / Double(y))
-            }
-        }
-        func double(_ v: Value) -> Double? {
-            switch v {
-            case .int(let i): return Double(i)
-            case .float(let f): return Double(f)
-            case .double(let d): return d
-            case .decimal128(let d): return d.doubleValue
-            default: return nil
             }
         }
         guard let x = double(a), let y = double(b) else { return nil }

@@ -16,45 +16,8 @@ static const char* SCHEMA =
     " \"Note\": {\"properties\": {\"text\": \"string\", \"dog\": \"Dog?\"}},"
     " \"Toy\": {\"embedded\": true, \"properties\": {\"name\": \"string\"}}}";
 
-static cove_value_t int_value(int64_t i) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_INT;
-    v.u.integer = i;
-    return v;
-}
-
-static cove_value_t double_value(double d) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_DOUBLE;
-    v.u.dnum = d;
-    return v;
-}
-
-static cove_value_t string_value(const char* s) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_STRING;
-    v.u.string.data = s;
-    v.u.string.size = strlen(s);
-    return v;
-}
-
-static int is_string(const cove_value_t* v, const char* s) {
-    return v->type == COVE_TYPE_STRING && v->u.string.size == strlen(s) &&
-           memcmp(v->u.string.data, s, v->u.string.size) == 0;
-}
-
 static cove_realm_t* open_realm(const char* path) {
-    cove_config_t* config = NULL;
-    cove_realm_t* realm = NULL;
-    CHECK_OK(cove_config_new(path, &config));
-    CHECK_OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
-    CHECK_OK(cove_config_set_schema_json(config, SCHEMA, 1));
-    CHECK_OK(cove_open(config, &realm));
-    cove_release(config);
-    return realm;
+    return open_schema(path, SCHEMA, 1);
 }
 
 /* The person named `name`, or NULL. */

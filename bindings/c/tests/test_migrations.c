@@ -16,28 +16,6 @@ static const char* V1 =
     "{\"Person\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\","
     "   \"age\": \"string\", \"street\": \"string\", \"city\": \"string\"}}}";
 
-static cove_value_t int_value(int64_t i) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_INT;
-    v.u.integer = i;
-    return v;
-}
-
-static cove_value_t string_value(const char* s) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_STRING;
-    v.u.string.data = s;
-    v.u.string.size = strlen(s);
-    return v;
-}
-
-static int is_string(const cove_value_t* v, const char* s) {
-    return v->type == COVE_TYPE_STRING && v->u.string.size == strlen(s) &&
-           memcmp(v->u.string.data, s, v->u.string.size) == 0;
-}
-
 /* Opens `path` with a schema, a version and (when `fn` is not NULL) a migration. */
 static cove_status_t open_with(const char* path, const char* schema, uint64_t version, cove_migration_fn fn,
                                void* userdata, cove_realm_t** out) {

@@ -14,32 +14,8 @@ static const char* SCHEMA =
     "   \"born\": \"date?\", \"tag\": \"objectId?\", \"id\": \"uuid?\", \"price\": \"decimal128?\","
     "   \"photo\": \"data?\", \"ratio\": \"float\", \"any\": \"mixed\"}}}";
 
-static cove_value_t int_value(int64_t i) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_INT;
-    v.u.integer = i;
-    return v;
-}
-
-static cove_value_t string_value(const char* s) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_STRING;
-    v.u.string.data = s;
-    v.u.string.size = strlen(s);
-    return v;
-}
-
 static cove_realm_t* open_realm(const char* path) {
-    cove_config_t* config = NULL;
-    cove_realm_t* realm = NULL;
-    CHECK_OK(cove_config_new(path, &config));
-    CHECK_OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
-    CHECK_OK(cove_config_set_schema_json(config, SCHEMA, 1));
-    CHECK_OK(cove_open(config, &realm));
-    cove_release(config);
-    return realm;
+    return open_schema(path, SCHEMA, 1);
 }
 
 static void test_schema_errors(void) {

@@ -19,53 +19,8 @@ static const char* SCHEMA =
     " \"Dog\": {\"primaryKey\": \"name\", \"properties\": {\"name\": \"string\", \"age\": \"int\","
     "   \"owners\": \"@links(Person.dogs)\", \"fans\": \"@links(Person.best)\"}}}";
 
-static cove_value_t int_value(int64_t i) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_INT;
-    v.u.integer = i;
-    return v;
-}
-
-static cove_value_t double_value(double d) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_DOUBLE;
-    v.u.dnum = d;
-    return v;
-}
-
-static cove_value_t null_value(void) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_NULL;
-    return v;
-}
-
-static cove_value_t string_value(const char* s) {
-    cove_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = COVE_TYPE_STRING;
-    v.u.string.data = s;
-    v.u.string.size = strlen(s);
-    return v;
-}
-
-static cove_value_t link_to(cove_object_t* object) {
-    cove_value_t v = null_value();
-    CHECK_OK(cove_object_to_link(object, &v));
-    return v;
-}
-
 static cove_realm_t* open_realm(const char* path) {
-    cove_config_t* config = NULL;
-    cove_realm_t* realm = NULL;
-    CHECK_OK(cove_config_new(path, &config));
-    CHECK_OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
-    CHECK_OK(cove_config_set_schema_json(config, SCHEMA, 1));
-    CHECK_OK(cove_open(config, &realm));
-    cove_release(config);
-    return realm;
+    return open_schema(path, SCHEMA, 1);
 }
 
 static cove_object_t* dog(cove_realm_t* realm, const char* name, int64_t age) {
