@@ -34,13 +34,14 @@ from ._declare import LinkingObjects, Property
 from ._migration import Migration
 from ._object import EmbeddedObject, Object
 from ._realm import Realm, open
+from ._results import Results
 from ._values import ObjectId, Timestamp
 
 __version__: str = _ffi.string(_lib.cove_version_string()).decode()
 """The version of the loaded libcove."""
 
 __all__ = [
-    "open", "Realm", "Migration", "Object", "EmbeddedObject", "List", "Set", "Map", "Property", "LinkingObjects",
+    "open", "Realm", "Migration", "Object", "EmbeddedObject", "Results", "List", "Set", "Map", "Property", "LinkingObjects",
     "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",

@@ -22,6 +22,7 @@ from ._values import Timestamp, write_value
 if TYPE_CHECKING:
     from ._object import Object
     from ._realm import Realm
+    from ._results import Results
 
 _T = TypeVar("_T")
 _V = TypeVar("_V")
@@ -332,6 +333,15 @@ class List(_Collection, typing.MutableSequence[_T]):
         for i, element in enumerate(items):
             self._insert_prepared(i, element, update)
 
+    def as_results(self) -> "Results[_T]":
+        """The elements as live ``cove.Results``, in list order: objects for a list of objects,
+        values otherwise (``self`` names the element in their queries: ``filter("self > 2")``)."""
+        from ._results import Results
+
+        out = ffi.new("cove_results_t**")
+        check(lib.cove_list_as_results(self._handle, out))
+        return Results._make(self._realm, out[0], self._info.target, self._info.label)
+
     def freeze(self) -> "List[_T]":
         """An immutable snapshot of the list at the realm's current version, readable from any
         thread (not inside a write)."""
@@ -550,6 +560,15 @@ class Set(_Collection, typing.MutableSet[_T]):
     def average(self) -> Any:
         """The mean of the numbers (a float, or a Decimal for decimal128), or None when empty."""
         return self._aggregate(lib.cove_set_average)
+
+    def as_results(self) -> "Results[_T]":
+        """The elements as live ``cove.Results``, in the set's order: objects for a set of
+        objects, values otherwise (``self`` names the element in their queries)."""
+        from ._results import Results
+
+        out = ffi.new("cove_results_t**")
+        check(lib.cove_set_as_results(self._handle, out))
+        return Results._make(self._realm, out[0], self._info.target, self._info.label)
 
     def freeze(self) -> "Set[_T]":
         """An immutable snapshot of the set at the realm's current version."""

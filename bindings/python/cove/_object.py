@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 class Object:
     """An object of a realm. Its properties are attributes: reading one reads the realm's
     current version, assigning one (inside a write) writes it. A list, set or map property reads
-    as a live ``cove.List``, ``cove.Set`` or ``cove.Map``; assigning a list, set or dict replaces
-    its contents, and assigning a dict to a link to an embedded class creates the embedded
-    object with those values.
+    as a live ``cove.List``, ``cove.Set`` or ``cove.Map``, a backlinks property
+    (``@links(Class.prop)``, ``cove.LinkingObjects``) as live ``cove.Results`` of the objects
+    linking to this one; assigning a list, set or dict replaces its contents, and assigning a
+    dict to a link to an embedded class creates the embedded object with those values.
 
     Subclass it to declare a class::
 
@@ -100,9 +101,13 @@ class Object:
             check(lib.cove_object_get_map(self._handle, name.encode(), handle))
             return Map._make(self._realm, self, info, handle[0])
         assert kind == BACKLINKS
-        raise NotImplementedError(
-            f"{info.label} is backlinks (@links({info.origin[0] if info.origin else ''}."
-            f"{info.origin[1] if info.origin else ''})): this libcove has no call that reads backlinks")
+        from ._results import Results
+
+        results = ffi.new("cove_results_t**")
+        check(lib.cove_object_get_backlinks(self._handle, name.encode(), results))
+        origin = info.origin or (str(info.target), "")
+        label = f"{origin[0]} linking through '{origin[1]}' ({info.label})"
+        return Results._make(self._realm, results[0], origin[0], label)
 
     def _set(self, name: str, value: Any, update: bool = False) -> None:
         info = self._realm._property_info(self._class_name, name)

@@ -5,8 +5,8 @@ import json
 import os
 import weakref
 from contextlib import contextmanager
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar,
-                    Union, overload)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Type, TypeVar, Union, overload)
 
 from . import _migration
 
@@ -17,6 +17,9 @@ from ._migration import Migration
 from ._object import EmbeddedObject, Object, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._values import write_value
+
+if TYPE_CHECKING:
+    from ._results import Results
 
 _O = TypeVar("_O", bound=Object)
 
@@ -141,7 +144,9 @@ class Realm:
         """An immutable snapshot of this realm's version, readable from any thread."""
         out = ffi.new("cove_realm_t**")
         check(lib.cove_freeze(self._h(), out))
-        return Realm(out[0], path=self._path, frozen=True, classes=self._classes)
+        frozen = Realm(out[0], path=self._path, frozen=True, classes=self._classes)
+        frozen._live_ref = weakref.ref(self)     # where its results thaw to by default
+        return frozen
 
     def verify(self) -> str:
         """Checks the whole file; returns a report or raises StorageError naming the problem."""
@@ -336,6 +341,22 @@ class Realm:
         if out[0] == ffi.NULL:
             return None
         return self._wrap(out[0], class_name)
+
+    @overload
+    def objects(self, cls: Type[_O]) -> "Results[_O]": ...
+    @overload
+    def objects(self, cls: str) -> "Results[Object]": ...
+
+    def objects(self, cls: Union[str, Type[Object]]) -> "Results[Any]":
+        """Every object of a class (a name or a declared class) as live, lazy results: narrow
+        them with ``filter(query, *args)``, order them with ``sorted``, read them by index, slice
+        or iteration. Raises NotFoundError for a class the schema lacks."""
+        from ._results import Results
+
+        class_name = self._declared(cls)
+        self._h()
+        self._class_info(class_name)
+        return Results._of_class(self, class_name)
 
     def delete(self, obj: Object) -> None:
         """Deletes an object inside a write: links to it become None, lists and sets drop it,

@@ -211,11 +211,13 @@ def test_deleted_objects(realm: cove.Realm) -> None:
             len(toys)
 
 
-def test_backlinks_are_declared_but_not_readable_yet(realm: cove.Realm) -> None:
+def test_backlinks_read_as_live_results_of_declared_objects(realm: cove.Realm) -> None:
     with realm.write():
         rex = realm.create(Dog, {"name": "Rex"})
-        with pytest.raises(NotImplementedError, match="backlinks"):
-            rex.owners
+        owners = rex.owners
+        assert isinstance(owners, cove.Results) and len(owners) == 0
+        ann = realm.create(Person, {"name": "Ann", "dogs": [rex]})
+        assert list(owners) == [ann] and isinstance(owners[0], Person)
         with pytest.raises(cove.InvalidArgumentError, match="computed"):
             rex.owners = []
 

@@ -1,0 +1,449 @@
+"""Results: the live, lazy matches of a query over a class, a list or set, or an object's
+backlinks, narrowed with filter, sorted and distinct."""
+from __future__ import annotations
+
+import operator
+import threading
+import typing
+import weakref
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+
+from ._errors import Error, FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError
+from ._lib import check, ffi, lib, release_handle
+from ._query import bind_arguments
+from ._values import read_value, write_value
+
+if TYPE_CHECKING:
+    from ._realm import Realm
+
+_T = TypeVar("_T")
+
+_MAX_INDEX = (1 << 63) - 1
+
+# Guards the first query of results made by realm.objects(), which may be read from several
+# threads at once when their realm is frozen.
+_MAKE_LOCK = threading.Lock()
+
+SortKeys = Union[None, str, Sequence[Union[str, Tuple[str, bool]]]]
+
+
+def _text(value: Any, what: str) -> bytes:
+    """A NUL-terminated string argument: the library would read only up to an embedded NUL."""
+    if not isinstance(value, str):
+        raise WrongTypeError(2, f"{what} is a str, got {type(value).__name__}")
+    data = value.encode("utf-8", "surrogatepass")
+    if b"\0" in data:
+        raise InvalidArgumentError(1, f"{what} {value!r} holds a NUL character")
+    return data
+
+
+def _owned_text(pointer: Any) -> str:
+    """Text the library handed out (+1): decoded, then freed."""
+    try:
+        return str(ffi.string(pointer).decode("utf-8"))
+    finally:
+        lib.cove_free(pointer)
+
+
+class Results(typing.Sequence[_T]):
+    """The matches of a query: a live, lazy ``Sequence``.
+
+    ``realm.objects(cls)`` gives every object of a class; ``filter(query, *args)``,
+    ``sorted(key_path, ascending=True)`` and ``distinct(*key_paths)`` give new results (the query
+    language is RQL, as QUERY.md describes it). Nothing is read until it is needed, and every
+    read sees the realm's current version, a write in progress included; frozen results
+    (``freeze()``, or results of a frozen realm) keep their version and may be read from any
+    thread.
+
+    Elements are objects (instances of their declared class when there is one) for results of
+    a class, of a list or set of objects and of backlinks, and Python values for results of a
+    list or set of values. ``results[i]`` takes negative indices and raises OutOfRangeError (an
+    IndexError) outside the matches; a slice gives a list; iterating goes over the matches as
+    they were when the iteration began.
+    """
+
+    __slots__ = ("_realm", "_handle", "_finalizer", "_class_name", "_label", "_root", "_live", "__weakref__")
+
+    _realm: "Realm"
+    _handle: Any
+    _finalizer: Any
+    _class_name: Optional[str]     # the class of the objects; None for results of values
+    _label: str
+    _root: bool                    # realm.objects(cls) itself: filter() queries the class directly
+    _live: Any                     # the live realm frozen results came from (a weak reference)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("results come from realm.objects(cls), lst.as_results() or backlinks properties")
+
+    @classmethod
+    def _make(cls, realm: "Realm", handle: Any, class_name: Optional[str], label: str) -> "Results[Any]":
+        self: Results[Any] = object.__new__(cls)
+        self._realm = realm
+        self._class_name = class_name
+        self._label = label
+        self._root = False
+        self._live = None
+        self._handle = None
+        self._finalizer = None
+        if handle is not None:
+            self._adopt(handle)
+        return self
+
+    @classmethod
+    def _of_class(cls, realm: "Realm", class_name: str) -> "Results[Any]":
+        """Every object of a class; the query runs at the first read."""
+        self = cls._make(realm, None, class_name, class_name)
+        self._root = True
+        return self
+
+    def _adopt(self, handle: Any) -> None:
+        self._finalizer = weakref.finalize(self, release_handle, handle)
+        self._handle = handle
+
+    def _h(self) -> Any:
+        handle = self._handle
+        if handle is None:
+            with _MAKE_LOCK:
+                if self._handle is None:
+                    assert self._class_name is not None
+                    out = ffi.new("cove_results_t**")
+                    check(lib.cove_query(self._realm._h(), self._class_name.encode(), b"TRUEPREDICATE",
+                                         ffi.NULL, 0, out))
+                    self._adopt(out[0])
+                handle = self._handle
+        return handle
+
+    def _derive(self, handle: Any, stage: str) -> "Results[_T]":
+        result: Results[_T] = Results._make(self._realm, handle, self._class_name, f"{self._label} {stage}")
+        result._live = self._live
+        return result
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def realm(self) -> "Realm":
+        """The realm the results read (for frozen results, the frozen realm of their version)."""
+        return self._realm
+
+    @property
+    def is_frozen(self) -> bool:
+        """Whether the results keep one version (from ``freeze()`` or a frozen realm)."""
+        return self._realm.is_frozen
+
+    @property
+    def is_valid(self) -> bool:
+        """False once the realm is closed, or once the owner of the list or set they read was
+        deleted."""
+        if self._handle is None:
+            return not self._realm.is_closed
+        out = ffi.new("bool*")
+        check(lib.cove_results_is_valid(self._handle, out))
+        return bool(out[0])
+
+    @property
+    def holds_objects(self) -> bool:
+        """True for results of objects, False for results of a list or set of values."""
+        return self._class_name is not None
+
+    @property
+    def class_name(self) -> Optional[str]:
+        """The class of the objects, or None for results of values."""
+        return self._class_name
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        out = ffi.new("size_t*")
+        check(lib.cove_results_count(self._h(), out))
+        return int(out[0])
+
+    def _index(self, index: Any) -> int:
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise WrongTypeError(2, f"results: indices are ints or slices, got {type(index).__name__}") from None
+        if i < 0:
+            size = len(self)
+            i += size
+            if i < 0:
+                raise OutOfRangeError(4, f"index {index} is out of range for results of {size} matches")
+        if i > _MAX_INDEX:
+            raise OutOfRangeError(4, f"index {index} is out of range for the results")
+        return i
+
+    def _read(self, v: Any) -> Any:
+        return read_value(ffi, v, self._realm._resolve_link)
+
+    def _get(self, i: int) -> Any:
+        if self._class_name is None:
+            out = ffi.new("cove_value_t*")
+            check(lib.cove_results_get_value(self._h(), i, out))
+            return self._read(out[0])
+        obj = ffi.new("cove_object_t**")
+        check(lib.cove_results_get_object(self._h(), i, obj))
+        return self._realm._wrap(obj[0], self._class_name)
+
+    def _keys(self, start: int, count: int) -> List[int]:
+        """The object keys of up to `count` matches from `start`, in one call."""
+        keys = ffi.new("int64_t[]", count) if count else ffi.NULL
+        n = ffi.new("size_t*")
+        check(lib.cove_results_get_keys(self._h(), start, count, keys, n))
+        return ffi.unpack(keys, int(n[0])) if n[0] else []
+
+    def _objects(self, keys: List[int]) -> Iterator[Any]:
+        """The objects of `keys`, read one at a time as the iterator advances; one deleted since
+        its key was read is skipped."""
+        assert self._class_name is not None
+        realm = self._realm
+        name = self._class_name.encode()
+        out = ffi.new("cove_object_t**")
+        for key in keys:
+            check(lib.cove_object_get_by_object_key(realm._h(), name, key, out))
+            if out[0] != ffi.NULL:
+                yield realm._wrap(out[0], self._class_name)
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> List[_T]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        if not isinstance(index, slice):
+            return self._get(self._index(index))
+        positions = range(*index.indices(len(self)))
+        if not positions:
+            return []
+        if self._class_name is None:
+            return [self._get(i) for i in positions]
+        low, high = min(positions[0], positions[-1]), max(positions[0], positions[-1])
+        keys = self._keys(low, high - low + 1)
+        return list(self._objects([keys[i - low] for i in positions if i - low < len(keys)]))
+
+    def __iter__(self) -> Iterator[_T]:
+        # Not a generator itself: the matches are read when iter() is called, not at the first next().
+        if self._class_name is None:
+            size = len(self)
+            values = [self._get(i) for i in range(size)]
+            return iter(values)
+        size = len(self)
+        return self._objects(self._keys(0, size) if size else [])
+
+    def __repr__(self) -> str:
+        state = " frozen" if self.is_frozen else ""
+        try:
+            size = len(self)
+        except Error:
+            return f"<cove.Results of {self._label}{state} (invalid)>"
+        return f"<cove.Results of {self._label}{state} ({size} {'match' if size == 1 else 'matches'})>"
+
+    # -- narrowing and ordering ----------------------------------------------------------------
+
+    def filter(self, query: str, *args: Any) -> "Results[_T]":
+        """The matches that also satisfy an RQL query, e.g. ``filter("age > $0 AND name
+        BEGINSWITH[c] $1", 3, "r")``; the query's SORT, DISTINCT, LIMIT and OFFSET apply after
+        the stages of these results. For results of values the element is ``self``.
+
+        Arguments bind to ``$0``, ``$1``... (or to ``%@`` in order): None, bool, int, float, str,
+        bytes, datetime, Decimal, UUID, ObjectId and objects; a list, tuple or set becomes a list
+        literal (``filter("age IN $0", [1, 2])``). A query that does not parse raises
+        QuerySyntaxError (the message gives the position); one that names an unknown property,
+        compares types that do not compare or misuses an argument, InvalidArgumentError; a Python
+        value Cove has no type for, WrongTypeError.
+        """
+        _text(query, "the query")
+        text, values, labels = bind_arguments(query, args)
+        c_text = text.encode("utf-8", "surrogatepass")
+        c_args, keep = _arguments(values, labels)
+        out = ffi.new("cove_results_t**")
+        if self._root and self._class_name is not None:
+            check(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out))
+        else:
+            check(lib.cove_results_filter(self._h(), c_text, c_args, len(values), out))
+        del keep
+        return self._derive(out[0], f"where {query!r}")
+
+    def sorted(self, key_path: SortKeys = None, ascending: bool = True) -> "Results[_T]":
+        """The results sorted by a key path (a property, or a path through to-one links such as
+        ``"owner.name"``; ``"self"``, the default, for results of values), stably; or by a list
+        of ``(key_path, ascending)`` pairs, the first the primary key (a plain key path in the
+        list takes ``ascending``). Nulls come first ascending; strings compare by their UTF-8
+        bytes; a path through a null link sorts last."""
+        if key_path is None or isinstance(key_path, str):
+            keys = [(key_path or "self", bool(ascending))]
+        else:
+            keys = []
+            for item in key_path:
+                if isinstance(item, str):
+                    keys.append((item, bool(ascending)))
+                elif isinstance(item, tuple) and len(item) == 2:
+                    keys.append((item[0], bool(item[1])))
+                else:
+                    raise WrongTypeError(2, f"sorted() takes a key path or (key_path, ascending) pairs, got {item!r}")
+        if not keys:
+            return self
+        result: Results[_T] = self
+        # Sorting again makes the new key the primary one: the last key goes first.
+        for path, up in reversed(keys):
+            out = ffi.new("cove_results_t**")
+            check(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out))
+            result = result._derive(out[0], f"sorted by {path}{'' if up else ' descending'}")
+        return result
+
+    def distinct(self, *key_paths: Union[str, Sequence[str]]) -> "Results[_T]":
+        """The first match of each distinct value (of each combination of values, for several
+        key paths), in the order of these results; ``"self"``, the default, for results of
+        values. ``distinct("a", "b")`` and ``distinct(["a", "b"])`` are the same."""
+        paths: List[str] = []
+        for item in key_paths:
+            if isinstance(item, str):
+                paths.append(item)
+            elif isinstance(item, (list, tuple)):
+                paths.extend(item)
+            else:
+                raise WrongTypeError(2, f"distinct() takes key paths, got {type(item).__name__}")
+        if not paths:
+            paths = ["self"]
+        out = ffi.new("cove_results_t**")
+        if len(paths) == 1:
+            check(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out))
+        else:
+            # One DISTINCT of several paths; the paths go in as $K arguments, so that a name the
+            # query language reads as a keyword still works.
+            text = "TRUEPREDICATE DISTINCT(" + ", ".join(f"$K{i}" for i in range(len(paths))) + ")"
+            for path in paths:
+                _text(path, "the key path")
+            c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths])
+            check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
+            del keep
+        return self._derive(out[0], f"distinct on {', '.join(paths)}")
+
+    # -- aggregates ----------------------------------------------------------------------------
+
+    def _property(self, prop: Optional[str]) -> Any:
+        return ffi.NULL if prop is None else _text(prop, "the property")
+
+    def _aggregate(self, fn: Any, prop: Optional[str]) -> Any:
+        out = ffi.new("cove_value_t*")
+        found = ffi.new("bool*")
+        check(fn(self._h(), self._property(prop), out, found))
+        return self._read(out[0]) if found[0] else None
+
+    def min(self, prop: Optional[str] = None) -> Any:
+        """The smallest value of a numeric or date property over the matches (nulls skipped),
+        or None when there is none. ``prop`` is omitted for results of values."""
+        return self._aggregate(lib.cove_results_min, prop)
+
+    def max(self, prop: Optional[str] = None) -> Any:
+        """The greatest value of a numeric or date property, or None when there is none."""
+        return self._aggregate(lib.cove_results_max, prop)
+
+    def sum(self, prop: Optional[str] = None) -> Any:
+        """The sum of a numeric property (nulls skipped): an int for ints, a float when any value
+        is one, a Decimal when any is; zero of the property's type when nothing matches."""
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_results_sum(self._h(), self._property(prop), out))
+        return self._read(out[0])
+
+    def average(self, prop: Optional[str] = None) -> Any:
+        """The mean of a numeric property (a float, or a Decimal for decimals), or None when
+        there is no value."""
+        return self._aggregate(lib.cove_results_average, prop)
+
+    # -- export --------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The matches as JSON text: an array of objects (their properties) or of values."""
+        out = ffi.new("char**")
+        check(lib.cove_results_to_json(self._h(), out))
+        return _owned_text(out[0])
+
+    def explain(self) -> str:
+        """How the results are computed, for a person to read: the source (a scan, an index
+        lookup, a list's elements) and each stage after it. The wording may change."""
+        out = ffi.new("char**")
+        check(lib.cove_results_explain(self._h(), out))
+        return _owned_text(out[0])
+
+    # -- versions ------------------------------------------------------------------------------
+
+    def freeze(self) -> "Results[_T]":
+        """Frozen results: the same query over the realm's current version, kept while they
+        live, readable from any thread (not inside a write). Frozen results return themselves."""
+        if self.is_frozen:
+            return self
+        out = ffi.new("cove_results_t**")
+        check(lib.cove_results_freeze(self._h(), out))
+        try:
+            frozen = self._realm.freeze()
+        except BaseException:
+            lib.cove_release(out[0])
+            raise
+        result: Results[_T] = Results._make(frozen, out[0], self._class_name, self._label)
+        result._live = weakref.ref(self._realm)
+        return result
+
+    def thaw(self, realm: Optional["Realm"] = None) -> Optional["Results[_T]"]:
+        """Live results of the same query, sort and distinct over a live realm of the same file
+        at its current version: ``realm``, by default the one the results were frozen from. None
+        when the owner of the list or set they read no longer exists there. Live results return
+        themselves."""
+        if not self.is_frozen:
+            return self
+        live = realm
+        if live is None:
+            ref = self._live or getattr(self._realm, "_live_ref", None)
+            live = ref() if ref is not None else None
+            if live is None:
+                raise InvalidArgumentError(1, "these frozen results do not know their live realm: "
+                                              "pass it, results.thaw(realm)")
+        if live.is_frozen:
+            raise InvalidArgumentError(1, "results thaw into a live realm, not a frozen one")
+        out = ffi.new("cove_results_t**")
+        check(lib.cove_results_thaw(self._h(), live._h(), out))
+        if out[0] == ffi.NULL:
+            return None
+        return Results._make(live, out[0], self._class_name, self._label)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def delete_all(self) -> None:
+        """Deletes every object that matches, inside a write (the matches when it is called)."""
+        if self._class_name is None:
+            raise WrongTypeError(2, f"the results of {self._label} hold values, not objects: "
+                                    "remove them from their list or set")
+        if self._realm.is_frozen:
+            raise FrozenError(9, f"the results of {self._label} are frozen: nothing can be deleted through them")
+        if not self._realm.in_write:
+            raise TransactionError(5, f"cannot delete the objects of {self._label} outside a write transaction")
+        size = len(self)
+        if not size:
+            return
+        realm = self._realm._h()
+        name = self._class_name.encode()
+        out = ffi.new("cove_object_t**")
+        for key in self._keys(0, size):
+            check(lib.cove_object_get_by_object_key(realm, name, key, out))
+            if out[0] == ffi.NULL:
+                continue    # gone with an object deleted before it (an embedded one)
+            try:
+                check(lib.cove_object_delete(out[0]))
+            finally:
+                lib.cove_release(out[0])
+
+
+def _arguments(values: Sequence[Any], labels: Sequence[str]) -> Tuple[Any, List[Any]]:
+    """The cove_value_t array of query arguments and the buffers to keep while the call reads
+    them. A value that cannot be converted raises naming the argument."""
+    keep: List[Any] = []
+    if not values:
+        return ffi.NULL, keep
+    array = ffi.new("cove_value_t[]", len(values))
+    keep.append(array)
+    for i, value in enumerate(values):
+        try:
+            write_value(ffi, array[i], value, keep)
+        except Error as exc:
+            raise type(exc)(exc.code, f"query argument {labels[i]}: {exc.message}") from None
+        except (ValueError, OverflowError) as exc:
+            raise InvalidArgumentError(1, f"query argument {labels[i]}: {exc}") from exc
+    return array, keep
