@@ -188,6 +188,7 @@ final class QueryTests: CoveTestCase {
         check("TRUEPREDICATE SORT(score ASC)", ["Bob", "Όμηρος", "Çelik", "Юрий", "Ann", "dave"])
         check("TRUEPREDICATE SORT(age DESC)", ["Όμηρος", "Çelik", "Юрий", "Ann", "Bob", "dave"])
         check("TRUEPREDICATE DISTINCT(age)", ["Ann", "Bob", "Çelik", "Όμηρος", "Юрий"])
+        check("TRUEPREDICATE DISTINCT(friend.age)", ["Bob", "dave"])
         check("TRUEPREDICATE SORT(age DESC) LIMIT(2)", ["Όμηρος", "Çelik"])
         check("TRUEPREDICATE LIMIT(3) SORT(age ASC)", ["Bob", "Ann", "Çelik"])
         check("age > 20 OFFSET(4)", ["Όμηρος", "Юрий"])

@@ -407,9 +407,20 @@ final class ResultsEngine {
             plan.append("distinct on " + paths.map(\.text).joined(separator: ", "))
             var seen = Set<[Value]>()
             var out: [Value] = []
-            for row in rows {
+            // Rows whose path crosses a null link are dropped, as QUERY.md says.
+            let prefixes = paths.map { path -> BoundPath? in
+                guard path.steps.count > 1 else { return nil }
+                var prefix = path
+                prefix.steps.removeLast()
+                prefix.postfix = .none
+                return prefix
+            }
+            rows: for row in rows {
                 var values: [Value] = []
-                for path in paths { values.append(QueryEvaluator.normalized(try evaluator.pathValues(path, row).first ?? .null)) }
+                for (k, path) in paths.enumerated() {
+                    if let prefix = prefixes[k], (try evaluator.pathValues(prefix, row).first ?? .null).isNull { continue rows }
+                    values.append(QueryEvaluator.normalized(try evaluator.pathValues(path, row).first ?? .null))
+                }
                 if seen.insert(values).inserted { out.append(row) }
             }
             return out

@@ -139,6 +139,42 @@ public struct ChangeRecord: Equatable, Sendable {
         collections[id, default: []].append(op)
     }
 
+    // MARK: Merging
+
+    /// Folds in the record of a later commit, so that one record describes both: an object
+    /// inserted by the first and deleted by the second is in neither list, one inserted by the
+    /// first stays inserted (not modified), and collection operations follow each other.
+    public mutating func merge(_ later: ChangeRecord) {
+        schemaChanged = schemaChanged || later.schemaChanged
+        for (classKey, t) in later.tables {
+            var mine = tables[classKey, default: TableChanges()]
+            for range in t.inserted {
+                // Keys only grow: a later insert goes at the end, joining the last range.
+                if let last = mine.inserted.last, range.lowerBound == last.upperBound + 1 {
+                    mine.inserted[mine.inserted.count - 1] = last.lowerBound...range.upperBound
+                } else if let last = mine.inserted.last, range.lowerBound <= last.upperBound {
+                    for k in range { TableChanges.add(k, to: &mine.inserted) }
+                } else {
+                    mine.inserted.append(range)
+                }
+            }
+            for range in t.deleted {
+                for k in range {
+                    mine.modified[k] = nil
+                    if mine.isInserted(k) { TableChanges.remove(k, from: &mine.inserted) } else { TableChanges.add(k, to: &mine.deleted) }
+                }
+            }
+            for (k, properties) in t.modified where !mine.isInserted(k) {
+                mine.modified[k, default: []].formUnion(properties)
+            }
+            tables[classKey] = mine
+        }
+        for (id, ops) in later.collections {
+            if let t = tables[id.classKey], t.isInserted(id.objectKey) || t.isDeleted(id.objectKey) { continue }
+            collections[id, default: []].append(contentsOf: ops)
+        }
+    }
+
     // MARK: Encoding
 
     /// The bytes kept in the history.

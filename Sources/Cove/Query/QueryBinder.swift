@@ -385,7 +385,7 @@ struct QueryBinder {
                 throw error("argument $K\(n) must be a string (a key path)")
             }
             head = spliced
-            text = spliced
+            text = String(spliced.split(separator: ".").first ?? "")
         }
         // A spliced key path may hold dots: its components are plain names. An empty head
         // (`@links.Class.prop`) starts at the object itself.

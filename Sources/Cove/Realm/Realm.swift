@@ -28,6 +28,8 @@ public final class Realm {
     private var schemaRecordBytes: [UInt8]?
     /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
     private var isMigrating = false
+    /// The realm's observers and their delivery.
+    let notifier = RealmNotifier()
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -108,6 +110,14 @@ public final class Realm {
         if isFrozen { throw CoveError(.frozen, "a frozen realm cannot write") }
         if writeTransaction != nil { throw CoveError(.alreadyInWrite, "the realm is already in a write transaction") }
         if configuration.readOnly { throw CoveError(.readOnly, "the realm was opened read-only") }
+        // Observers hear of everything up to the newest version before the write starts (and
+        // never inside it).
+        if !notifier.isEmpty && !isMigrating {
+            if let s = snapshot, s.version != file.storage.latestVersion() {
+                do { try repin() } catch { throw CoveError(error) }
+            }
+            try notifier.deliver(self)
+        }
         do {
             let w = try file.storage.beginWrite()
             // The write starts from the newest version: the realm's snapshot moves there too, so
@@ -197,12 +207,16 @@ public final class Realm {
         if isFrozen { throw CoveError(.frozen, "a frozen realm cannot refresh") }
         if writeTransaction != nil { throw CoveError(.inWrite, "refresh inside a write transaction") }
         let before = snapshot?.version
-        if let s = snapshot, s.version == file.storage.latestVersion() { return false }
+        if let s = snapshot, s.version == file.storage.latestVersion() {
+            try notifier.deliver(self)
+            return false
+        }
         do {
             try repin()
         } catch {
             throw CoveError(error)
         }
+        try notifier.deliver(self)
         return snapshot?.version != before
     }
 
@@ -415,6 +429,7 @@ public final class Realm {
     private func close(reason: String) {
         guard closedReason == nil else { return }
         closedReason = reason
+        notifier.close()
         writeTransaction?.cancel()
         writeTransaction = nil
         snapshot?.end()

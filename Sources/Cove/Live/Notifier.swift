@@ -1,0 +1,509 @@
+// Notifier: the observers of one realm, and their delivery. Each registration remembers the
+// version its last delivery described and what it saw then (the rows of a collection, the
+// values of an object); at each delivery point (deliver, refresh, the start of a write, never
+// inside one) the change records of the commits since then, from any thread or process, are
+// merged into one, a registration whose classes the record does not touch is skipped without
+// reading anything, and the others compute their change set and call back.
+import CoveStorage
+
+/// Keeps an observation alive; `invalidate()` (or releasing the token) stops it. A token may be
+/// invalidated from inside its own callback.
+public final class NotificationToken: @unchecked Sendable {
+    // The notifier is confined to its realm's thread, like the realm; `invalidate` from another
+    // thread only flips the registration's flag, which delivery reads on the realm's thread.
+    private weak var registration: NotifierRegistration?
+
+    init(_ registration: NotifierRegistration) {
+        self.registration = registration
+    }
+
+    /// Stops the observation: no callback runs after this returns (on the realm's thread).
+    public func invalidate() {
+        registration?.isInvalidated = true
+        registration = nil
+    }
+
+    deinit { invalidate() }
+}
+
+/// One observer: what it observes, what it saw last, and its callback.
+class NotifierRegistration {
+    var isInvalidated = false
+    /// The version the last delivery described.
+    var version: UInt64
+    /// Whether the initial call is still due (collections only).
+    var initialPending: Bool
+
+    init(version: UInt64, initialPending: Bool) {
+        self.version = version
+        self.initialPending = initialPending
+    }
+
+    /// Calls back with the changes since the last delivery (`record` merges them), or the
+    /// initial state; returns false when the observation ends (an error, a deleted object).
+    func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool { true }
+}
+
+/// The key paths an observer filters on, resolved to property keys per class: nil observes
+/// every property (and linked objects' up to four levels), an empty list only insertions and
+/// deletions.
+struct KeyPathFilter {
+    /// For each path, the properties along it: (class, property) from the observed class on.
+    var paths: [[(cls: ObjectSchema, property: Property)]]?
+
+    static let maxDepth = 4
+
+    init(_ keyPaths: [String]?, root: ObjectSchema, schema: Schema) throws(CoveError) {
+        guard let keyPaths else {
+            paths = nil
+            return
+        }
+        var resolved: [[(cls: ObjectSchema, property: Property)]] = []
+        for path in keyPaths {
+            var cls: ObjectSchema? = root
+            var steps: [(cls: ObjectSchema, property: Property)] = []
+            for name in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+                guard let current = cls else {
+                    throw CoveError(.invalidArgument, "key path '\(path)': '\(name)' follows a property that is not a link")
+                }
+                guard let p = current[property: name] else {
+                    throw CoveError(.invalidArgument, "key path '\(path)': class '\(current.className)' has no property '\(name)'")
+                }
+                steps.append((current, p))
+                switch p.type {
+                case .object(let target): cls = schema[target]
+                case .linkingObjects(let source, _): cls = schema[source]
+                default: cls = nil
+                }
+            }
+            resolved.append(steps)
+        }
+        paths = resolved
+    }
+
+    /// Whether `objectKey` of `cls` changed in a way this filter sees, per `record` (reading the
+    /// object's links at the current version to follow paths and deep links).
+    func isModified(_ cls: ObjectSchema, _ objectKey: Int64, _ record: ChangeRecord, _ store: ObjectStore,
+                    _ touched: Set<UInt32>) throws(CoveError) -> Bool {
+        guard let paths else {
+            var seen = Set<Int64>()
+            return try deepModified(cls, objectKey, record, store, touched, depth: 0, seen: &seen)
+        }
+        for path in paths where try pathModified(path[...], objectKey, record, store) { return true }
+        return false
+    }
+
+    private func pathModified(_ path: ArraySlice<(cls: ObjectSchema, property: Property)>, _ objectKey: Int64,
+                              _ record: ChangeRecord, _ store: ObjectStore) throws(CoveError) -> Bool {
+        guard let (cls, p) = path.first, let classKey = cls.classKey, let propertyKey = p.key else { return false }
+        if record.tables[classKey]?.modified[objectKey]?.contains(propertyKey) == true { return true }
+        let rest = path.dropFirst()
+        if rest.isEmpty { return false }
+        for target in try linkedKeys(cls, objectKey, p, store) where try pathModified(rest, target, record, store) {
+            return true
+        }
+        return false
+    }
+
+    /// Any property of the object, or of objects it links to up to `maxDepth` levels.
+    private func deepModified(_ cls: ObjectSchema, _ objectKey: Int64, _ record: ChangeRecord, _ store: ObjectStore,
+                              _ touched: Set<UInt32>, depth: Int, seen: inout Set<Int64>) throws(CoveError) -> Bool {
+        guard let classKey = cls.classKey else { return false }
+        if let props = record.tables[classKey]?.modified[objectKey], !props.isEmpty { return true }
+        if depth >= Self.maxDepth { return false }
+        for p in cls.properties where p.isLink {
+            guard let targetName = p.type.objectClassName, let target = store.schema[targetName],
+                  let targetKey = target.classKey, touched.contains(targetKey) else { continue }
+            for t in try linkedKeys(cls, objectKey, p, store) where seen.insert(Int64(targetKey) << 40 ^ t).inserted {
+                if try deepModified(target, t, record, store, touched, depth: depth + 1, seen: &seen) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Whether an object that `p` of the object links to changed in a way this filter sees
+    /// (without key paths: deeply; with them: along the paths that start with `p`).
+    func linkModified(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ record: ChangeRecord, _ store: ObjectStore,
+                      _ touched: Set<UInt32>) throws(CoveError) -> Bool {
+        guard let targetName = p.type.objectClassName, let target = store.schema[targetName] else { return false }
+        if let paths {
+            for path in paths where path.count > 1 && path[0].property.name == p.name {
+                for t in try linkedKeys(cls, objectKey, p, store) where try pathModified(path.dropFirst(), t, record, store) { return true }
+            }
+            return false
+        }
+        guard let targetKey = target.classKey, touched.contains(targetKey) else { return false }
+        var seen = Set<Int64>()
+        for t in try linkedKeys(cls, objectKey, p, store) where try deepModified(target, t, record, store, touched, depth: 1, seen: &seen) {
+            return true
+        }
+        return false
+    }
+
+    /// The objects property `p` of an object links to now (none when it is deleted).
+    private func linkedKeys(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ store: ObjectStore) throws(CoveError) -> [Int64] {
+        guard try store.exists(cls, objectKey) else { return [] }
+        var values: [Value]
+        switch p.collection {
+        case .none:
+            if case .linkingObjects(let sourceName, let sourceProperty) = p.type {
+                guard let source = store.schema[sourceName], let via = source[property: sourceProperty] else { return [] }
+                return try store.backlinks(to: objectKey, from: source, via: via)
+            }
+            values = [try store.get(cls, objectKey, p)]
+        case .list: values = try store.listValues(cls, objectKey, p)
+        case .set: values = try store.setValues(cls, objectKey, p)
+        case .map: values = try store.mapEntries(cls, objectKey, p).map(\.value)
+        }
+        return values.compactMap { if case .link(let l) = $0 { return l.objectKey } else { return nil } }
+    }
+
+    /// The names of the observed object's own properties this filter lists (nil: all).
+    var ownProperties: Set<String>? {
+        paths.map { Set($0.compactMap { $0.first?.property.name }) }
+    }
+}
+
+/// The observers of one realm.
+final class RealmNotifier {
+    private var registrations: [NotifierRegistration] = []
+    /// A pin on the oldest version a registration last saw, so the change records after it stay
+    /// in the history until they are read.
+    private var pin: Snapshot?
+    private var delivering = false
+
+    func add(_ registration: NotifierRegistration, pinning snapshot: Snapshot) {
+        registrations.append(registration)
+        if pin == nil || (pin?.version ?? 0) > registration.version {
+            pin?.end()
+            pin = snapshot
+        } else {
+            snapshot.end()
+        }
+    }
+
+    var isEmpty: Bool { registrations.allSatisfy(\.isInvalidated) }
+
+    /// Delivers to every registration what happened up to the realm's current version.
+    /// Registrations added during delivery wait for the next one; a callback may invalidate any
+    /// token, its own included.
+    func deliver(_ realm: Realm) throws(CoveError) {
+        if delivering { return }
+        delivering = true
+        defer { delivering = false }
+        registrations.removeAll(where: \.isInvalidated)
+        if registrations.isEmpty {
+            pin?.end()
+            pin = nil
+            return
+        }
+        let current = try realm.version
+        let store = try realm.objectStore()
+        var records: [UInt64: ChangeRecord] = [:]
+        let oldest = registrations.map(\.version).min() ?? current
+        if oldest < current {
+            let newest: Snapshot
+            do { newest = try realm.file.storage.beginRead() } catch { throw CoveError(error) }
+            defer { newest.end() }
+            var failure: CoveError?
+            do {
+                try newest.forEachHistoryRecord(after: oldest) { (version: UInt64, bytes: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                    if version > current { return false }
+                    switch Result(catching: { () throws(CoveError) -> ChangeRecord in try ChangeRecord.decode(Array(bytes)) }) {
+                    case .success(let r): records[version] = r
+                    case .failure(let e):
+                        failure = e
+                        return false
+                    }
+                    return true
+                }
+            } catch {
+                throw CoveError(error)
+            }
+            if let failure { throw failure }
+        }
+        for registration in registrations {
+            if registration.isInvalidated { continue }
+            var merged: ChangeRecord?
+            if registration.version < current {
+                var m = ChangeRecord()
+                var complete = true
+                for v in (registration.version + 1)...current {
+                    guard let r = records[v] else { complete = false; break }
+                    m.merge(r)
+                }
+                // A missing record (it cannot be, while the pin holds) means "anything changed".
+                merged = complete ? m : nil
+                if !complete { m.schemaChanged = true; merged = m }
+            }
+            if registration.initialPending || merged != nil {
+                if !registration.deliver(realm, store, merged) { registration.isInvalidated = true }
+            }
+            registration.version = current
+        }
+        registrations.removeAll(where: \.isInvalidated)
+        // Move the pin up to the oldest version still to be described.
+        if registrations.isEmpty {
+            pin?.end()
+            pin = nil
+        } else if let p = pin, p.version < current {
+            let current = try realm.pinnedSnapshot()
+            let next: Snapshot
+            do { next = try current.duplicate() } catch { throw CoveError(error) }
+            p.end()
+            pin = next
+        }
+    }
+
+    func close() {
+        registrations.removeAll()
+        pin?.end()
+        pin = nil
+    }
+}
+
+// MARK: - Collections
+
+/// An observed Results (or list or set): its rows at the last delivery and the classes whose
+/// changes could alter them.
+final class CollectionRegistration: NotifierRegistration {
+    let engine: ResultsEngine
+    let filter: KeyPathFilter
+    let callback: (RealmCollectionChange) -> Void
+    var rows: [Value]
+    /// Class keys whose changes can change the rows or their objects.
+    let relevant: Set<UInt32>
+    let rootClass: ObjectSchema?
+
+    init(engine: ResultsEngine, filter: KeyPathFilter, rows: [Value], relevant: Set<UInt32>, rootClass: ObjectSchema?,
+         version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
+        self.engine = engine
+        self.filter = filter
+        self.rows = rows
+        self.relevant = relevant
+        self.rootClass = rootClass
+        self.callback = callback
+        super.init(version: version, initialPending: true)
+    }
+
+    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        do throws(CoveError) {
+            if initialPending {
+                initialPending = false
+                rows = try engine.elements()
+                callback(.initial)
+                return true
+            }
+            guard let record else { return true }
+            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            if !record.schemaChanged && touched.isDisjoint(with: relevant) { return true }
+            let new = try engine.elements()
+            var modified: (Value) -> Bool = { _ in false }
+            var failure: CoveError?
+            if let cls = rootClass {
+                modified = { [filter] v in
+                    guard case .link(let link) = v, failure == nil else { return false }
+                    switch Result(catching: { () throws(CoveError) -> Bool in
+                        try filter.isModified(cls, link.objectKey, record, store, touched)
+                    }) {
+                    case .success(let b): return b
+                    case .failure(let e):
+                        failure = e
+                        return false
+                    }
+                }
+            }
+            let changes = CollectionChangeSet.diff(old: rows, new: new, modified: modified)
+            if let failure { throw failure }
+            rows = new
+            if !changes.isEmpty { callback(.update(changes)) }
+            return true
+        } catch {
+            callback(.error(error))
+            return false
+        }
+    }
+}
+
+// MARK: - Objects
+
+/// An observed object: its values at the last delivery.
+final class ObjectRegistration: NotifierRegistration {
+    let object: DynamicObject
+    let filter: KeyPathFilter
+    let callback: (ObjectChange) -> Void
+    var values: [String: Value]
+
+    init(object: DynamicObject, filter: KeyPathFilter, values: [String: Value], version: UInt64,
+         callback: @escaping (ObjectChange) -> Void) {
+        self.object = object
+        self.filter = filter
+        self.values = values
+        self.callback = callback
+        super.init(version: version, initialPending: false)
+    }
+
+    static func snapshot(_ object: DynamicObject) throws(CoveError) -> [String: Value] {
+        var out: [String: Value] = [:]
+        for p in object.objectSchema.properties where p.collection == .none && !p.isBacklinks {
+            out[p.name] = try object.value(forKey: p.name)
+        }
+        return out
+    }
+
+    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        guard let record else { return true }
+        let cls = object.objectSchema
+        do throws(CoveError) {
+            guard let classKey = cls.classKey else { return true }
+            let table = record.tables[classKey]
+            let exists = try store.exists(cls, object.objectKey)
+            if table?.isDeleted(object.objectKey) == true || !exists {
+                callback(.deleted)
+                return false
+            }
+            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let own = table?.modified[object.objectKey] ?? []
+            var changes: [PropertyChange] = []
+            for p in cls.properties where !p.isBacklinks {
+                guard let key = p.key else { continue }
+                let wanted = filter.ownProperties.map { $0.contains(p.name) } ?? true
+                if !wanted { continue }
+                var changed = own.contains(key)
+                if !changed && p.isLink {
+                    // A change along the link (`dog.name`, or any linked property without key
+                    // paths) is a change of the link.
+                    changed = try filter.linkModified(cls, object.objectKey, p, record, store, touched)
+                }
+                if !changed { continue }
+                if p.collection == .none {
+                    let new = try object.value(forKey: p.name)
+                    changes.append(PropertyChange(name: p.name, oldValue: values[p.name] ?? .null, newValue: new))
+                    values[p.name] = new
+                } else {
+                    changes.append(PropertyChange(name: p.name, oldValue: nil, newValue: nil))
+                }
+            }
+            if !changes.isEmpty { callback(.change(changes)) }
+            return true
+        } catch {
+            callback(.error(error))
+            return false
+        }
+    }
+}
+
+// MARK: - Registering
+
+extension Realm {
+    /// Delivers the notifications that are ready: what commits of any thread or process did up
+    /// to the realm's current version (call `refresh()` to move to the newest first). Never
+    /// inside a write.
+    /// - Throws: `.inWrite`, `.closed`.
+    public func deliver() throws(CoveError) {
+        if isInWriteTransaction { throw CoveError(.inWrite, "notifications are not delivered inside a write") }
+        try notifier.deliver(self)
+    }
+
+    func register(_ registration: NotifierRegistration) throws(CoveError) {
+        let current = try pinnedSnapshot()
+        let pin: Snapshot
+        do { pin = try current.duplicate() } catch { throw CoveError(error) }
+        notifier.add(registration, pinning: pin)
+    }
+
+    /// Refuses to observe where nothing can be delivered.
+    func requireObservable(_ what: String) throws(CoveError) {
+        if isClosed { throw CoveError(.closed, "the realm is closed") }
+        if isFrozen { throw CoveError(.frozen, "a frozen \(what) cannot be observed: it never changes") }
+        if isInWriteTransaction { throw CoveError(.inWrite, "cannot observe \(what) inside a write transaction") }
+    }
+}
+
+extension Results {
+    /// Calls `block` with `.initial` at the next delivery, then with the changes after each
+    /// commit that changed the matches or their objects (key paths narrow which properties
+    /// count: `["name", "toys.brand"]`; `[]` means insertions and deletions only; nil, every
+    /// property and linked objects' up to four levels).
+    /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property).
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        let realm = engine.realm
+        try realm.requireObservable("results")
+        let store = try realm.objectStore()
+        let root = try engine.rootClass(store)
+        let filter: KeyPathFilter
+        if let root {
+            filter = try KeyPathFilter(keyPaths, root: root, schema: store.schema)
+        } else {
+            filter = KeyPathFilter(paths: keyPaths == nil ? nil : [])
+        }
+        let registration = CollectionRegistration(engine: engine, filter: filter, rows: [], relevant: try engine.relevantClasses(store),
+                                                  rootClass: root, version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
+
+extension KeyPathFilter {
+    init(paths: [[(cls: ObjectSchema, property: Property)]]?) {
+        self.paths = paths
+    }
+}
+
+extension DynamicObject {
+    /// Calls `block` after each commit that wrote a property of the object (or, without key
+    /// paths, of the objects it links to), with old and new values, and once when it is
+    /// deleted. No initial call.
+    /// - Throws: `.frozen`, `.inWrite`, `.invalidated`, `.invalidArgument` (an unknown key path).
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+        try realm.requireObservable("object")
+        if isInvalidated { throw CoveError(.invalidated, "the \(objectSchema.className) object \(objectKey) was deleted: it cannot be observed") }
+        let store = try realm.objectStore()
+        let filter = try KeyPathFilter(keyPaths, root: objectSchema, schema: store.schema)
+        let registration = ObjectRegistration(object: self, filter: filter, values: try ObjectRegistration.snapshot(self),
+                                              version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
+
+extension ResultsEngine {
+    /// The class of the objects, nil for values.
+    func rootClass(_ store: ObjectStore) throws(CoveError) -> ObjectSchema? {
+        switch source {
+        case .table(let name): return try store.objectSchema(name)
+        case .list(let l): return l.property.type.objectClassName.flatMap { store.schema[$0] }
+        case .set(let s): return s.property.type.objectClassName.flatMap { store.schema[$0] }
+        }
+    }
+
+    /// The classes whose changes can change the results: the objects' class and every class
+    /// reachable from it through links and backlinks (up to the depth deep changes follow),
+    /// and for a list or set its owner's class.
+    func relevantClasses(_ store: ObjectStore) throws(CoveError) -> Set<UInt32> {
+        var out = Set<UInt32>()
+        var frontier: [ObjectSchema] = []
+        switch source {
+        case .table(let name): frontier = [try store.objectSchema(name)]
+        case .list(let l): frontier = [l.owner.objectSchema]
+        case .set(let s): frontier = [s.owner.objectSchema]
+        }
+        var depth = 0
+        while !frontier.isEmpty && depth <= KeyPathFilter.maxDepth + 1 {
+            var next: [ObjectSchema] = []
+            for cls in frontier {
+                guard let key = cls.classKey, out.insert(key).inserted else { continue }
+                for p in cls.properties {
+                    switch p.type {
+                    case .object(let name), .linkingObjects(let name, _):
+                        if let target = store.schema[name] { next.append(target) }
+                    default: break
+                    }
+                }
+            }
+            frontier = next
+            depth += 1
+        }
+        return out
+    }
+}

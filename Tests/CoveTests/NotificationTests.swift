@@ -1,0 +1,307 @@
+// Notifications through the Swift API: the initial call, change sets that turn the old rows
+// into the new ones, exact key-path filters, object changes with old and new values, merged
+// commits, commits from another realm on the same file, re-entrancy, and a randomized property
+// test over filtered and sorted results.
+import XCTest
+import Cove
+
+final class NotificationTests: CoveTestCase {
+    static let schemaJSON = """
+    {"Person": {"properties": {"name": "string", "age": "int", "dog": "Dog?", "tags": "string[]"}},
+     "Dog": {"properties": {"name": "string", "age": "int"}},
+     "Other": {"properties": {"x": "int"}}}
+    """
+
+    private func open(_ name: String = "n.cove") throws -> Realm {
+        try Realm(configuration: .init(path: "\(folder)/\(name)", durability: .noSync,
+                                       schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1))
+    }
+
+    private func names(_ results: Results<DynamicObject>) throws -> [String] {
+        try results.elements().map { object -> String in
+            guard case .string(let s) = try object["name"] else { return "?" }
+            return s
+        }
+    }
+
+    /// Collects what a collection observer receives.
+    final class Log {
+        var initial = 0
+        var changes: [CollectionChangeSet] = []
+        var errors: [CoveError] = []
+        func record(_ change: RealmCollectionChange) {
+            switch change {
+            case .initial: initial += 1
+            case .update(let c): changes.append(c)
+            case .error(let e): errors.append(e)
+            }
+        }
+    }
+
+    func testResultsInitialAndChangeSets() throws {
+        let realm = try open()
+        var people: [DynamicObject] = []
+        try realm.write {
+            for (name, age) in [("a", 30), ("b", 60), ("c", 45), ("d", 20)] {
+                people.append(try realm.dynamicCreate("Person", values: [("name", .string(name)), ("age", .int(Int64(age)))]))
+            }
+        }
+        let adults = try realm.objects("Person").filter("age > 25").sorted(byKeyPath: "age")
+        let log = Log()
+        let token = try adults.observe { log.record($0) }
+        XCTAssertEqual(log.initial, 0, "no call before a delivery")
+        try realm.deliver()
+        XCTAssertEqual(log.initial, 1)
+        var before = try names(adults)                               // a 30, c 45, b 60
+        XCTAssertEqual(before, ["a", "c", "b"])
+
+        try realm.write {
+            try people[3].setValue(.int(50), forKey: "age")          // d comes in between c and b
+            try people[1].setValue(.string("B"), forKey: "name")     // b modified in place
+            try realm.delete(people[0])                              // a leaves
+        }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.count, 1)
+        var after = try names(adults)
+        XCTAssertEqual(after, ["c", "d", "B"])
+        let c = try XCTUnwrap(log.changes.last)
+        XCTAssertEqual(c.deletions, [0])
+        XCTAssertEqual(c.insertions, [1])
+        XCTAssertEqual(c.modifications, [2])
+        XCTAssertEqual(c.modificationsOld, [2])
+        XCTAssertEqual(CollectionChangeSet.apply(c, to: before, new: after), after)
+
+        // A write to a class the results do not depend on delivers nothing.
+        try realm.write { try realm.dynamicCreate("Other", values: [("x", .int(1))]) }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.count, 1)
+
+        // Two commits before a delivery are one change set; a net no-op delivers nothing. (They
+        // come from another realm: a write of this realm delivers first, as it begins.)
+        before = after
+        let other = try open()
+        defer { other.close() }
+        try other.write { try other.dynamicCreate("Person", values: [("name", .string("e")), ("age", .int(99))]) }
+        try other.write { try other.dynamicCreate("Person", values: [("name", .string("f")), ("age", .int(26))]) }
+        try realm.refresh()
+        XCTAssertEqual(log.changes.count, 2)
+        after = try names(adults)
+        XCTAssertEqual(log.changes.last?.insertions, [0, 4])
+        XCTAssertEqual(CollectionChangeSet.apply(log.changes[1], to: before, new: after), after)
+        try realm.write {
+            let g = try realm.dynamicCreate("Person", values: [("name", .string("g")), ("age", .int(70))])
+            try realm.delete(g)
+        }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.count, 2)
+
+        token.invalidate()
+        try realm.write { try realm.delete(people[2]) }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.count, 2, "nothing after invalidate")
+        XCTAssertTrue(log.errors.isEmpty)
+    }
+
+    func testKeyPathFiltersAreExactPerCallback() throws {
+        let realm = try open()
+        let (ann, rex) = try realm.write { () -> (DynamicObject, DynamicObject) in
+            let rex = try realm.dynamicCreate("Dog", values: [("name", .string("Rex")), ("age", .int(3))])
+            let ann = try realm.dynamicCreate("Person", values: [("name", .string("Ann")), ("age", .int(30)), ("dog", .link(rex.link))])
+            return (ann, rex)
+        }
+        let people = try realm.objects("Person")
+        let all = Log(), ages = Log(), none = Log(), dogNames = Log()
+        let t1 = try people.observe { all.record($0) }
+        let t2 = try people.observe(keyPaths: ["age"]) { ages.record($0) }
+        let t3 = try people.observe(keyPaths: []) { none.record($0) }
+        let t4 = try people.observe(keyPaths: ["dog.name"]) { dogNames.record($0) }
+        try realm.deliver()
+        try realm.write { try ann.setValue(.string("Anna"), forKey: "name") }
+        try realm.deliver()
+        XCTAssertEqual(all.changes.map(\.modifications), [[0]])
+        XCTAssertEqual(ages.changes.count, 0, "a filtered callback never fires for a property outside its paths")
+        XCTAssertEqual(none.changes.count, 0)
+        XCTAssertEqual(dogNames.changes.count, 0)
+        try realm.write { try rex.setValue(.string("Max"), forKey: "name") }          // deep change
+        try realm.deliver()
+        XCTAssertEqual(all.changes.count, 2)
+        XCTAssertEqual(dogNames.changes.map(\.modifications), [[0]])
+        XCTAssertEqual(ages.changes.count, 0)
+        try realm.write { try rex.setValue(.int(4), forKey: "age") }
+        try realm.deliver()
+        XCTAssertEqual(all.changes.count, 3)
+        XCTAssertEqual(dogNames.changes.count, 1)
+        try realm.write { try realm.dynamicCreate("Person", values: [("name", .string("Bob"))]) }
+        try realm.deliver()
+        XCTAssertEqual(none.changes.map(\.insertions), [[1]], "an empty key path list still sees insertions")
+        assertThrows(.invalidArgument, containing: "class 'Dog' has no property 'nope'") {
+            _ = try people.observe(keyPaths: ["dog.nope"]) { _ in }
+        }
+        withExtendedLifetime([t1, t2, t3, t4]) {}
+    }
+
+    func testObjectChangesCarryOldAndNewValues() throws {
+        let realm = try open()
+        let (ann, rex) = try realm.write { () -> (DynamicObject, DynamicObject) in
+            let rex = try realm.dynamicCreate("Dog", values: [("name", .string("Rex"))])
+            let ann = try realm.dynamicCreate("Person", values: [("name", .string("Ann")), ("age", .int(30)), ("dog", .link(rex.link))])
+            return (ann, rex)
+        }
+        var changes: [ObjectChange] = []
+        let token = try ann.observe { changes.append($0) }
+        var ageOnly: [ObjectChange] = []
+        let token2 = try ann.observe(keyPaths: ["age"]) { ageOnly.append($0) }
+        try realm.deliver()
+        XCTAssertTrue(changes.isEmpty, "no initial call")
+        try realm.write {
+            try ann.setValue(.int(31), forKey: "age")
+            try ann.setValue(.string("Ann"), forKey: "name")          // equal value: still reported
+            try ann.dynamicList("tags").append(.string("x"))
+        }
+        try realm.deliver()
+        guard case .change(let props)? = changes.last else { return XCTFail("no change") }
+        XCTAssertEqual(props.map(\.name), ["name", "age", "tags"])
+        XCTAssertEqual(props[1].oldValue, .int(30))
+        XCTAssertEqual(props[1].newValue, .int(31))
+        XCTAssertEqual(props[0].oldValue, props[0].newValue)
+        guard case .change(let onlyAge)? = ageOnly.last else { return XCTFail("no change") }
+        XCTAssertEqual(onlyAge.map(\.name), ["age"])
+        try realm.write { try rex.setValue(.string("Max"), forKey: "name") }
+        try realm.deliver()
+        guard case .change(let viaLink)? = changes.last else { return XCTFail("no change") }
+        XCTAssertEqual(viaLink.map(\.name), ["dog"], "a change along the link is a change of the link")
+        XCTAssertEqual(ageOnly.count, 1)
+        try realm.write { try realm.delete(ann) }
+        try realm.deliver()
+        guard case .deleted? = changes.last else { return XCTFail("no deletion") }
+        let count = changes.count
+        try realm.write { try realm.dynamicCreate("Person", values: [("name", .string("x"))]) }
+        try realm.deliver()
+        XCTAssertEqual(changes.count, count, "deletion is reported once")
+        withExtendedLifetime([token, token2]) {}
+    }
+
+    func testCommitsFromAnotherRealmAndReentrancy() throws {
+        let realm = try open()
+        let other = try open()
+        defer { other.close() }
+        let people = try realm.objects("Person")
+        let log = Log()
+        var tokens: [NotificationToken] = []
+        var inner: Log?
+        var selfToken: NotificationToken?
+        selfToken = try people.observe { change in
+            log.record(change)
+            if case .update = change {
+                // A callback may release its own token and register another.
+                selfToken?.invalidate()
+                let l = Log()
+                inner = l
+                if let t = try? people.observe({ l.record($0) }) { tokens.append(t) }
+            }
+        }
+        try realm.deliver()
+        try other.write { try other.dynamicCreate("Person", values: [("name", .string("x"))]) }
+        XCTAssertTrue(try realm.refresh())                          // refresh advances and delivers
+        XCTAssertEqual(log.changes.map(\.insertions), [[0]])
+        XCTAssertEqual(inner?.initial ?? 0, 0, "a callback added during delivery fires next cycle")
+        try realm.deliver()
+        XCTAssertEqual(inner?.initial, 1)
+        try other.write { try other.dynamicCreate("Person", values: [("name", .string("y"))]) }
+        // The start of a write delivers first (never inside the write).
+        try realm.write {}
+        XCTAssertEqual(inner?.changes.map(\.insertions), [[1]])
+        XCTAssertEqual(log.changes.count, 1, "the released token heard nothing more")
+
+        assertThrows(.inWrite, containing: "inside a write") {
+            try realm.write { _ = try people.observe { _ in } }
+        }
+        let frozen = try people.freeze()
+        assertThrows(.frozen, containing: "cannot be observed") { _ = try frozen.observe { _ in } }
+        frozen.realm.close()
+        withExtendedLifetime(tokens) {}
+    }
+
+    /// Random write transactions over people; after each delivery (one commit or several), the
+    /// change set applied to the previous rows gives exactly the new rows, and a row is
+    /// reported modified only if a property its callback depends on was written.
+    func testRandomizedChangeSetsReproduceTheNewRows() throws {
+        for seed in [UInt64(5), 6] { try runRandomized(seed: seed) }
+    }
+
+    private func runRandomized(seed: UInt64) throws {
+        let realm = try open("r\(seed).cove")
+        // The writes go through a second realm on the file, so that the observing realm hears
+        // of them at its refresh, one or several commits at a time.
+        let writer = try open("r\(seed).cove")
+        defer { writer.close() }
+        var state = seed &* 0x9E37_79B9_7F4A_7C15
+        func random(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        try realm.write {
+            for i in 0..<40 { try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("age", .int(Int64(random(100))))]) }
+        }
+        let queries = [try realm.objects("Person").filter("age > 50"),
+                       try realm.objects("Person").filter("age > 20").sorted(byKeyPath: "age", ascending: false),
+                       try realm.objects("Person").distinct(by: ["age"]),
+                       try realm.objects("Person").sorted(by: [SortDescriptor(keyPath: "name")])]
+        var rows: [[Int64]] = try queries.map { try $0.objectKeys() }
+        var received: [[CollectionChangeSet]] = Array(repeating: [], count: queries.count)
+        var ageWritten = Set<Int64>()
+        var tokens: [NotificationToken] = []
+        for (q, results) in queries.enumerated() {
+            tokens.append(try results.observe(keyPaths: ["age"]) { change in
+                if case .update(let c) = change { received[q].append(c) }
+            })
+        }
+        try realm.deliver()
+        for round in 0..<60 {
+            for _ in 0..<(1 + random(3)) {
+                try writer.write {
+                    let people = try writer.objects("Person").elements()
+                    for _ in 0..<(1 + random(4)) {
+                        switch random(5) {
+                        case 0: try writer.dynamicCreate("Person", values: [("name", .string("n\(round)")), ("age", .int(Int64(random(100))))])
+                        case 1 where !people.isEmpty:
+                            let p = people[random(people.count)]
+                            if !p.isInvalidated { try writer.delete(p) }
+                        case 2 where !people.isEmpty:
+                            let p = people[random(people.count)]
+                            try p.setValue(.string("r\(random(99))"), forKey: "name")
+                        default:
+                            guard !people.isEmpty else { continue }
+                            let p = people[random(people.count)]
+                            if !p.isInvalidated {
+                                try p.setValue(.int(Int64(random(100))), forKey: "age")
+                                ageWritten.insert(p.objectKey)
+                            }
+                        }
+                    }
+                }
+            }
+            for q in queries.indices { received[q].removeAll() }
+            try realm.refresh()
+            for (q, results) in queries.enumerated() {
+                let new = try results.objectKeys()
+                let changes = received[q].reduce(into: CollectionChangeSet?.none) { acc, c in
+                    XCTAssertNil(acc, "one change set per delivery (seed \(seed), round \(round))")
+                    acc = c
+                }
+                if let changes {
+                    XCTAssertEqual(CollectionChangeSet.apply(changes, to: rows[q], new: new), new, "seed \(seed) round \(round) query \(q)")
+                    for m in changes.modifications {
+                        XCTAssertTrue(ageWritten.contains(new[m]), "modified without an age write (seed \(seed), round \(round))")
+                    }
+                } else {
+                    XCTAssertEqual(rows[q], new, "rows changed without a change set (seed \(seed), round \(round), query \(q))")
+                }
+                rows[q] = new
+            }
+            ageWritten.removeAll()
+        }
+        withExtendedLifetime(tokens) {}
+        realm.close()
+    }
+}
