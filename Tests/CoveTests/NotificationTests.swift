@@ -4,10 +4,14 @@
 // test over filtered and sorted results.
 import XCTest
 import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class NotificationTests: CoveTestCase {
     static let schemaJSON = """
-    {"Person": {"properties": {"name": "string", "age": "int", "dog": "Dog?", "tags": "string[]"}},
+    {"Person": {"properties": {"name": "string", "age": "int", "dog": "Dog?", "tags": "string[]", "scores": "double{}",
+                               "nums": "int<>"}},
      "Dog": {"properties": {"name": "string", "age": "int"}},
      "Other": {"properties": {"x": "int"}}}
     """
@@ -220,6 +224,95 @@ final class NotificationTests: CoveTestCase {
         assertThrows(.frozen, containing: "cannot be observed") { _ = try frozen.observe { _ in } }
         frozen.realm.close()
         withExtendedLifetime(tokens) {}
+    }
+
+    func testListsSetsAndMaps() throws {
+        let realm = try open()
+        let other = try open()
+        defer { other.close() }
+        let (ann, rex) = try realm.write { () -> (DynamicObject, DynamicObject) in
+            let rex = try realm.dynamicCreate("Dog", values: [("name", .string("Rex"))])
+            let ann = try realm.dynamicCreate("Person", values: [("name", .string("Ann"))])
+            for t in ["a", "b", "c", "d"] { try ann.dynamicList("tags").append(.string(t)) }
+            return (ann, rex)
+        }
+        _ = rex
+        let tags = try ann.dynamicList("tags")
+        let log = Log()
+        let token = try tags.observe { log.record($0) }
+        try realm.deliver()
+        XCTAssertEqual(log.initial, 1)
+        let before = try tags.values()
+        // Several operations in one commit, from another realm: a move, an insert, a set, an erase.
+        try other.refresh()
+        let otherAnn = try XCTUnwrap(other.dynamicObject(ofType: "Person", objectKey: ann.objectKey))
+        try other.write {
+            let list = try otherAnn.dynamicList("tags")
+            try list.move(from: 0, to: 3)          // b c d a
+            try list.insert(.string("x"), at: 1)   // b x c d a
+            try list.replace(index: 2, with: .string("C"))   // b x C d a
+            try list.remove(at: 3)                 // b x C a
+        }
+        try realm.refresh()
+        let c = try XCTUnwrap(log.changes.last)
+        XCTAssertEqual(c.deletions, [3])
+        XCTAssertEqual(c.insertions, [1])
+        XCTAssertEqual(c.modifications, [2])
+        XCTAssertEqual(c.modificationsOld, [2])
+        XCTAssertEqual(c.moves.map(\.from), [0])
+        XCTAssertEqual(c.moves.map(\.to), [3])
+        XCTAssertEqual(CollectionChangeSet.apply(c, to: before, new: try tags.values()), try tags.values())
+        try realm.write { try tags.removeAll() }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.last?.cleared, true)
+        XCTAssertEqual(log.changes.last?.deletions, [0, 1, 2, 3])
+
+        // A map, by key; a set, by position in its order.
+        var mapChanges: [MapChangeSet] = []
+        let scores = try ann.dynamicMap("scores")
+        try realm.write {
+            try scores.setValue(.double(1), forKey: "a")
+            try scores.setValue(.double(2), forKey: "b")
+        }
+        let mapToken = try scores.observe { if case .update(let c) = $0 { mapChanges.append(c) } }
+        let setLog = Log()
+        let nums = try ann.dynamicMutableSet("nums")
+        let setToken = try nums.observe { setLog.record($0) }
+        try realm.deliver()
+        try realm.write {
+            try scores.setValue(.double(3), forKey: "c")
+            try scores.setValue(.double(9), forKey: "a")
+            try scores.removeValue(forKey: "b")
+            try nums.insert(.int(5))
+            try nums.insert(.int(1))
+        }
+        try realm.deliver()
+        XCTAssertEqual(mapChanges.last?.insertions, ["c"])
+        XCTAssertEqual(mapChanges.last?.deletions, ["b"])
+        XCTAssertEqual(mapChanges.last?.modifications, ["a"])
+        XCTAssertEqual(setLog.changes.last?.insertions, [0, 1])
+        try realm.write { try realm.delete(ann) }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.last?.ownerDeleted, true)
+        XCTAssertEqual(mapChanges.last?.ownerDeleted, true)
+        withExtendedLifetime([token, mapToken, setToken]) {}
+    }
+
+    func testNotificationDescriptorAndWaitForChange() throws {
+        let realm = try open()
+        let other = try open()
+        defer { other.close() }
+        let fd = try realm.notificationFileDescriptor()
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&poller, 1, 0), 0, "nothing to read yet")
+        XCTAssertFalse(try realm.waitForChange(timeoutMilliseconds: 20))
+        try other.write { try other.dynamicCreate("Other", values: [("x", .int(1))]) }
+        XCTAssertEqual(poll(&poller, 1, 2000), 1, "readable once another realm commits")
+        XCTAssertTrue(try realm.waitForChange(timeoutMilliseconds: 0))
+        XCTAssertTrue(try realm.refresh())
+        poller.revents = 0
+        XCTAssertEqual(poll(&poller, 1, 50), 0, "drained by the delivery")
+        assertThrows(.frozen, containing: "never changes") { _ = try realm.freeze().notificationFileDescriptor() }
     }
 
     /// Random write transactions over people; after each delivery (one commit or several), the

@@ -190,7 +190,10 @@ final class RealmNotifier {
     func deliver(_ realm: Realm) throws(CoveError) {
         if delivering { return }
         delivering = true
-        defer { delivering = false }
+        defer {
+            delivering = false
+            realm.acknowledgeDelivery()
+        }
         registrations.removeAll(where: \.isInvalidated)
         if registrations.isEmpty {
             pin?.end()
@@ -403,6 +406,11 @@ extension Realm {
     public func deliver() throws(CoveError) {
         if isInWriteTransaction { throw CoveError(.inWrite, "notifications are not delivered inside a write") }
         try notifier.deliver(self)
+    }
+
+    /// After a delivery: the notification descriptor is drained up to this version.
+    func acknowledgeDelivery() {
+        if let watcher, let v = try? version { watcher.acknowledge(v) }
     }
 
     func register(_ registration: NotifierRegistration) throws(CoveError) {

@@ -30,6 +30,8 @@ public final class Realm {
     private var isMigrating = false
     /// The realm's observers and their delivery.
     let notifier = RealmNotifier()
+    /// The thread behind `notificationFileDescriptor()`, made when first asked for.
+    var watcher: CommitWatcher?
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -430,6 +432,8 @@ public final class Realm {
         guard closedReason == nil else { return }
         closedReason = reason
         notifier.close()
+        watcher?.stop()
+        watcher = nil
         writeTransaction?.cancel()
         writeTransaction = nil
         snapshot?.end()

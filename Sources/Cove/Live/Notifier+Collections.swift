@@ -1,0 +1,246 @@
+// Observing an object's list, set or map: the collection's operations in the change records
+// are replayed over its previous elements, so lists report moves as moves, sets and lists
+// their insertions and deletions by position, maps theirs by key; elements that are objects
+// are also modified when a linked object changes (as the key paths say).
+
+/// The changes of a map between two deliveries, by key.
+public struct MapChangeSet: Equatable, Sendable {
+    /// Keys that went away.
+    public var deletions: [String] = []
+    /// Keys that came.
+    public var insertions: [String] = []
+    /// Keys whose value was written (or whose object changed).
+    public var modifications: [String] = []
+    /// The map's owner was deleted.
+    public var ownerDeleted = false
+
+    public init() {}
+
+    public var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty && !ownerDeleted }
+}
+
+/// What a map observer receives.
+public enum RealmMapChange: Sendable {
+    case initial
+    case update(MapChangeSet)
+    case error(CoveError)
+}
+
+/// An observed list or set.
+final class ElementsRegistration: NotifierRegistration {
+    let collection: DynamicCollection
+    let filter: KeyPathFilter
+    let callback: (RealmCollectionChange) -> Void
+    var elements: [Value] = []
+
+    init(collection: DynamicCollection, filter: KeyPathFilter, version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
+        self.collection = collection
+        self.filter = filter
+        self.callback = callback
+        super.init(version: version, initialPending: true)
+    }
+
+    private func current() throws(CoveError) -> [Value] {
+        if let list = collection as? DynamicList { return try list.values() }
+        if let set = collection as? DynamicSet { return try set.values() }
+        return []
+    }
+
+    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        do throws(CoveError) {
+            if initialPending {
+                initialPending = false
+                elements = try current()
+                callback(.initial)
+                return true
+            }
+            guard let record else { return true }
+            let owner = collection.owner
+            let cls = owner.objectSchema
+            guard let classKey = cls.classKey, let propertyKey = collection.property.key else { return true }
+            let ownerExists = try store.exists(cls, owner.objectKey)
+            if record.tables[classKey]?.isDeleted(owner.objectKey) == true || !ownerExists {
+                var changes = CollectionChangeSet()
+                changes.deletions = Array(elements.indices)
+                changes.ownerDeleted = true
+                callback(.update(changes))
+                return false
+            }
+            let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
+            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let target = collection.property.type.objectClassName.flatMap { store.schema[$0] }
+            if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
+            // Replay: the old index of what stands at each position now (nil: inserted).
+            var origin: [Int?] = elements.indices.map { $0 }
+            var written = Set<Int>()
+            var moved = Set<Int>()
+            var cleared = false
+            for op in ops {
+                switch op {
+                case .insert(let i): origin.insert(nil, at: Swift.min(i, origin.count))
+                case .erase(let i): if i < origin.count { origin.remove(at: i) }
+                case .set(let i): if i < origin.count, let o = origin[i] { written.insert(o) }
+                case .move(let from, let to):
+                    guard from < origin.count else { continue }
+                    let x = origin.remove(at: from)
+                    origin.insert(x, at: Swift.min(to, origin.count))
+                    if let o = x { moved.insert(o) }
+                case .clear:
+                    origin.removeAll()
+                    cleared = true
+                case .insertKey, .eraseKey, .setKey: continue
+                }
+            }
+            let new = try current()
+            guard new.count == origin.count else {
+                throw CoveError(.internal, "\(collection.property.name): the replayed operations give \(origin.count) elements, the collection has \(new.count)")
+            }
+            var changes = CollectionChangeSet()
+            changes.cleared = cleared
+            let present = Set(origin.compactMap { $0 })
+            changes.deletions = elements.indices.filter { !present.contains($0) }
+            for (j, o) in origin.enumerated() {
+                guard let o else {
+                    changes.insertions.append(j)
+                    continue
+                }
+                if moved.contains(o) { changes.moves.append((from: o, to: j)) }
+                var modified = written.contains(o)
+                if !modified, let target, case .link(let link) = new[j] {
+                    modified = try filter.isModified(target, link.objectKey, record, store, touched)
+                }
+                if modified {
+                    changes.modifications.append(j)
+                    changes.modificationsOld.append(o)
+                }
+            }
+            elements = new
+            if !changes.isEmpty { callback(.update(changes)) }
+            return true
+        } catch {
+            callback(.error(error))
+            return false
+        }
+    }
+}
+
+/// An observed map.
+final class MapRegistration: NotifierRegistration {
+    let map: DynamicMap
+    let filter: KeyPathFilter
+    let callback: (RealmMapChange) -> Void
+
+    init(map: DynamicMap, filter: KeyPathFilter, version: UInt64, callback: @escaping (RealmMapChange) -> Void) {
+        self.map = map
+        self.filter = filter
+        self.callback = callback
+        super.init(version: version, initialPending: true)
+    }
+
+    var keys = Set<String>()
+
+    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        do throws(CoveError) {
+            if initialPending {
+                initialPending = false
+                keys = Set(try map.keys())
+                callback(.initial)
+                return true
+            }
+            guard let record else { return true }
+            let owner = map.owner
+            let cls = owner.objectSchema
+            guard let classKey = cls.classKey, let propertyKey = map.property.key else { return true }
+            let ownerExists = try store.exists(cls, owner.objectKey)
+            if record.tables[classKey]?.isDeleted(owner.objectKey) == true || !ownerExists {
+                var changes = MapChangeSet()
+                changes.deletions = keys.sorted()
+                changes.ownerDeleted = true
+                callback(.update(changes))
+                return false
+            }
+            let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
+            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let target = map.property.type.objectClassName.flatMap { store.schema[$0] }
+            if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
+            var written = Set<String>()
+            for op in ops {
+                switch op {
+                case .insertKey(let k), .setKey(let k): written.insert(k)
+                case .clear: written.formUnion(keys)
+                default: continue
+                }
+            }
+            let entries = try map.entries()
+            let now = Set(entries.map(\.key))
+            var changes = MapChangeSet()
+            changes.deletions = keys.subtracting(now).sorted()
+            changes.insertions = now.subtracting(keys).sorted()
+            for (key, value) in entries where keys.contains(key) {
+                var modified = written.contains(key)
+                if !modified, let target, case .link(let link) = value {
+                    modified = try filter.isModified(target, link.objectKey, record, store, touched)
+                }
+                if modified { changes.modifications.append(key) }
+            }
+            keys = now
+            if !changes.isEmpty { callback(.update(changes)) }
+            return true
+        } catch {
+            callback(.error(error))
+            return false
+        }
+    }
+}
+
+extension DynamicCollection {
+    fileprivate func elementFilter(_ keyPaths: [String]?, _ store: ObjectStore) throws(CoveError) -> KeyPathFilter {
+        if let target = property.type.objectClassName, let cls = store.schema[target] {
+            return try KeyPathFilter(keyPaths, root: cls, schema: store.schema)
+        }
+        if let keyPaths, !keyPaths.isEmpty {
+            throw CoveError(.invalidArgument, "\(name) holds values: key paths name properties of objects")
+        }
+        return KeyPathFilter(paths: keyPaths == nil ? nil : [])
+    }
+
+    fileprivate func prepareObservation() throws(CoveError) -> ObjectStore {
+        try realm.requireObservable(name)
+        if owner.isInvalidated {
+            throw CoveError(.invalidated, "the \(owner.objectSchema.className) object \(owner.objectKey) that owns \(name) was deleted")
+        }
+        return try realm.objectStore()
+    }
+}
+
+extension DynamicList {
+    /// Calls `block` with `.initial` at the next delivery, then with the list's changes after
+    /// each commit that changed it or (for a list of objects) its objects: moves are moves.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        let store = try prepareObservation()
+        let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
+
+extension DynamicSet {
+    /// Calls `block` with `.initial` at the next delivery, then with the set's changes (by
+    /// position in the set's order).
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        let store = try prepareObservation()
+        let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
+
+extension DynamicMap {
+    /// Calls `block` with `.initial` at the next delivery, then with the map's changes by key.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange) -> Void) throws(CoveError) -> NotificationToken {
+        let store = try prepareObservation()
+        let registration = MapRegistration(map: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
