@@ -300,6 +300,10 @@ final class CollectionRegistration: NotifierRegistration {
             guard let record else { return true }
             let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
             if !record.schemaChanged && touched.isDisjoint(with: relevant) { return true }
+            if let changes = try incremental(record, touched, store) {
+                if !changes.isEmpty { callback(.update(changes)) }
+                return true
+            }
             let new = try engine.elements()
             var modified: (Value) -> Bool = { _ in false }
             var failure: CoveError?
@@ -324,6 +328,118 @@ final class CollectionRegistration: NotifierRegistration {
         } catch {
             callback(.error(error))
             return false
+        }
+    }
+}
+
+extension CollectionRegistration {
+    /// The fast path, whose cost follows what changed rather than the size of the results: a
+    /// class's objects in key order filtered by a predicate on their own plain properties, after
+    /// commits that touched that class only. The predicate runs on the inserted and modified
+    /// objects alone, the rows are merged by key, and only the modified objects are checked
+    /// against the key-path filter. Nil when it does not apply.
+    func incremental(_ record: ChangeRecord, _ touched: Set<UInt32>, _ store: ObjectStore) throws(CoveError) -> CollectionChangeSet? {
+        guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey, touched == [classKey],
+              case .table = engine.source, engine.stages.count <= 1 else { return nil }
+        var predicate = BoundPredicate.constant(true)
+        if case .query(let parsed, let args, let text)? = engine.stages.first {
+            guard parsed.descriptors.isEmpty else { return nil }
+            var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
+            predicate = try binder.bind(parsed.predicate)
+            guard predicate.isLocal else { return nil }
+        } else if !engine.stages.isEmpty {
+            return nil
+        }
+        guard let table = record.tables[classKey] else { return nil }
+        // The rows are links in ascending key order (a table read in key order, filtered).
+        var oldKeys: [Int64] = []
+        oldKeys.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .link(let l) = row else { return nil }
+            if let last = oldKeys.last, l.objectKey <= last { return nil }
+            oldKeys.append(l.objectKey)
+        }
+        func position(_ keys: [Int64], _ key: Int64) -> Int? {
+            var lo = 0, hi = keys.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if keys[mid] < key { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < keys.count && keys[lo] == key ? lo : nil
+        }
+        // The objects whose membership may have changed, and whether each matches now.
+        var candidates = Set<Int64>()
+        for r in table.inserted { for k in r { candidates.insert(k) } }
+        for k in table.modified.keys { candidates.insert(k) }
+        var evaluator = QueryEvaluator(store: store)
+        var leaving = Set<Int64>()
+        var arriving: [Int64] = []
+        for r in table.deleted { for k in r where position(oldKeys, k) != nil { leaving.insert(k) } }
+        for k in candidates {
+            var matches = try store.exists(cls, k)
+            if matches { matches = try evaluator.matches(predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) }
+            let wasIn = position(oldKeys, k) != nil
+            if wasIn && !matches { leaving.insert(k) }
+            if !wasIn && matches { arriving.append(k) }
+        }
+        arriving.sort()
+        var newKeys: [Int64] = []
+        newKeys.reserveCapacity(oldKeys.count - leaving.count + arriving.count)
+        var changes = CollectionChangeSet()
+        var a = 0
+        for (i, k) in oldKeys.enumerated() {
+            while a < arriving.count && arriving[a] < k {
+                changes.insertions.append(newKeys.count)
+                newKeys.append(arriving[a])
+                a += 1
+            }
+            if leaving.contains(k) { changes.deletions.append(i) } else { newKeys.append(k) }
+        }
+        while a < arriving.count {
+            changes.insertions.append(newKeys.count)
+            newKeys.append(arriving[a])
+            a += 1
+        }
+        // Rows that stayed and whose objects changed in a way the filter sees.
+        var modified: [(new: Int, old: Int)] = []
+        for k in table.modified.keys {
+            guard let j = position(newKeys, k), let i = position(oldKeys, k) else { continue }
+            if try filter.isModified(cls, k, record, store, touched) { modified.append((j, i)) }
+        }
+        modified.sort { $0.new < $1.new }
+        changes.modifications = modified.map(\.new)
+        changes.modificationsOld = modified.map(\.old)
+        rows = newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+        return changes
+    }
+}
+
+extension BoundPredicate {
+    /// Whether the predicate reads only the tested object's own single-valued properties (no
+    /// links, collections, backlinks, subqueries or variables), so that whether an object
+    /// matches can change only when that object is written.
+    var isLocal: Bool {
+        switch self {
+        case .constant: return true
+        case .and(let terms), .or(let terms): return terms.allSatisfy(\.isLocal)
+        case .not(let inner): return inner.isLocal
+        case .compare(let c): return c.left.isLocal && c.right.isLocal
+        }
+    }
+}
+
+extension BoundExpression {
+    var isLocal: Bool {
+        switch self {
+        case .constant, .list: return true
+        case .subquery: return false
+        case .arithmetic(_, let a, let b): return a.isLocal && b.isLocal
+        case .path(let p):
+            guard p.root == .object, p.steps.count <= 1 else { return false }
+            if case .aggregate = p.postfix { return false }
+            if case .count = p.postfix, p.isMultiple { return true }
+            if let step = p.steps.first, case .property(_, let property) = step { return !property.isBacklinks }
+            return p.steps.isEmpty
         }
     }
 }

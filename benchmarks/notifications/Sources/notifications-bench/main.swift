@@ -1,0 +1,128 @@
+// Over 100,000 Person objects, observe Results `age > 50` (about 49,000 rows) and measure, per
+// commit, the time from the start of the commit (commitWrite, after the edits) to the callback
+// and the CPU the delivery takes,
+// for a transaction that changes 100 objects inside the results and for one that moves 100
+// objects out of and 100 into them; beside it, the naive way: re-running the query and diffing
+// the keys. Environment: BENCH_OBJECTS (100000), BENCH_ROUNDS (50).
+import Cove
+import Glibc
+
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func cpu() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func envInt(_ name: String, _ fallback: Int) -> Int {
+    guard let p = getenv(name), let v = Int(String(cString: p)) else { return fallback }
+    return v
+}
+
+let objects = envInt("BENCH_OBJECTS", 100_000)
+let rounds = envInt("BENCH_ROUNDS", 50)
+let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+var template = Array("\(base)/cove-notify-bench-XXXXXX".utf8CString)
+guard let made = mkdtemp(&template) else { fatalError("no temporary folder") }
+let dir = String(cString: made)
+defer { _ = system("rm -rf '\(dir)'") }
+
+let schema = try Schema(jsonText: #"{"Person": {"properties": {"name": "string", "age": "int", "score": "double"}}}"#)
+let realm = try Realm(configuration: .init(path: "\(dir)/n.cove", durability: .noSync, schema: schema, schemaVersion: 1))
+var state: UInt64 = 1
+@MainActor func random(_ n: Int) -> Int {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Int((state >> 33) % UInt64(n))
+}
+try realm.write {
+    for i in 0..<objects {
+        try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("age", .int(Int64(random(100)))), ("score", .double(0))])
+    }
+}
+let people = try realm.objects("Person")
+let adults = try people.filter("age > 50")
+let all = try people.elements()
+var delivered = 0
+var deliveredAt: UInt64 = 0
+let token = try adults.observe { change in
+    delivered += 1
+    deliveredAt = now()
+}
+try realm.deliver()
+let note = "observing \(try adults.count()) of \(objects) objects\n"
+_ = note.withCString { write(2, $0, strlen($0)) }
+
+struct Figures { var latency: [Double] = []; var cpu: [Double] = [] }
+
+/// Runs `edit` in a write, then delivers; returns (commit start → callback, delivery CPU).
+@MainActor func measure(_ edit: () throws -> Void) throws -> (Double, Double) {
+    let before = delivered
+    try realm.beginWrite()
+    try edit()
+    let start = now()
+    try realm.commitWrite()
+    let c0 = cpu()
+    try realm.deliver()
+    let c1 = cpu()
+    guard delivered >= before + 1 else { throw CoveError(.internal, "no delivery") }
+    return (Double(deliveredAt - start) / 1e6, Double(c1 - c0) / 1e6)
+}
+
+/// The naive way: run the query again and diff the keys with a hash set.
+@MainActor func naive(_ edit: () throws -> Void) throws -> (Double, Double) {
+    let old = try adults.objectKeys()
+    try realm.beginWrite()
+    try edit()
+    let start = now()
+    try realm.commitWrite()
+    let c0 = cpu()
+    let fresh = try realm.objects("Person").filter("age > 50").objectKeys()
+    let oldSet = Set(old), newSet = Set(fresh)
+    let changes = old.filter { !newSet.contains($0) }.count + fresh.filter { !oldSet.contains($0) }.count
+    let c1 = cpu()
+    if changes < 0 { print("") }
+    let figures = (Double(now() - start) / 1e6, Double(c1 - c0) / 1e6)
+    try realm.deliver()     // the observer hears of this commit outside the measurement
+    return figures
+}
+
+func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+var inside = Figures(), moving = Figures(), naiveInside = Figures(), naiveMoving = Figures()
+for _ in 0..<rounds {
+    let inAdults = try adults.elements()
+    let change100 = { () throws in
+        for _ in 0..<100 { try inAdults[random(inAdults.count)].setValue(.double(Double(random(1000))), forKey: "score") }
+    }
+    var (l, c) = try measure(change100)
+    inside.latency.append(l); inside.cpu.append(c)
+    (l, c) = try naive(change100)
+    naiveInside.latency.append(l); naiveInside.cpu.append(c)
+    let move200 = { () throws in
+        let current = try adults.elements()
+        for _ in 0..<100 { try current[random(current.count)].setValue(.int(Int64(random(50))), forKey: "age") }
+        for _ in 0..<100 { try all[random(all.count)].setValue(.int(Int64(51 + random(49))), forKey: "age") }
+    }
+    (l, c) = try measure(move200)
+    moving.latency.append(l); moving.cpu.append(c)
+    (l, c) = try naive(move200)
+    naiveMoving.latency.append(l); naiveMoving.cpu.append(c)
+}
+func ms(_ v: Double) -> String { String(Int((v * 100).rounded())).leftPad() }
+extension String {
+    func leftPad() -> String {
+        let s = self.count < 3 ? String(repeating: "0", count: 3 - self.count) + self : self
+        return String(s.dropLast(2)) + "." + String(s.suffix(2))
+    }
+}
+print("| Commit (\(rounds) runs, medians) | Cove: commit → callback | Cove: delivery CPU | Re-run and diff: commit → result | Re-run and diff: CPU |")
+print("|---|--:|--:|--:|--:|")
+print("| 100 objects changed inside the results | \(ms(median(inside.latency))) ms | \(ms(median(inside.cpu))) ms | \(ms(median(naiveInside.latency))) ms | \(ms(median(naiveInside.cpu))) ms |")
+print("| 100 objects moved out, 100 in | \(ms(median(moving.latency))) ms | \(ms(median(moving.cpu))) ms | \(ms(median(naiveMoving.latency))) ms | \(ms(median(naiveMoving.cpu))) ms |")
+token.invalidate()
+realm.close()
