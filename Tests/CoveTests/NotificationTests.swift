@@ -315,6 +315,34 @@ final class NotificationTests: CoveTestCase {
         assertThrows(.frozen, containing: "never changes") { _ = try realm.freeze().notificationFileDescriptor() }
     }
 
+    func testFreezeThawAndAsyncChanges() async throws {
+        let realm = try open()
+        let ann = try realm.write { try realm.dynamicCreate("Person", values: [("name", .string("Ann")), ("age", .int(3))]) }
+        let frozen = try ann.freeze()
+        XCTAssertTrue(frozen.realm.isFrozen)
+        try realm.write { try ann.setValue(.int(4), forKey: "age") }
+        XCTAssertEqual(try frozen["age"], .int(3))
+        XCTAssertEqual(try frozen.thaw(in: realm)?["age"], .int(4))
+        assertThrows(.frozen, containing: "cannot be written") { try frozen.setValue(.int(1), forKey: "age") }
+        let frozenTags = try ann.dynamicList("tags").freeze()
+        XCTAssertTrue(frozenTags.realm.isFrozen)
+        try realm.write { try realm.delete(ann) }
+        XCTAssertNil(try frozen.thaw(in: realm))
+        XCTAssertNil(try frozenTags.thaw(in: realm))
+        assertThrows(.inWrite, containing: "inside a write") { try realm.write { _ = try realm.freeze() } }
+
+        let stream = try realm.objects("Person").changes()
+        var iterator = stream.makeAsyncIterator()
+        try realm.deliver()
+        guard case .initial? = await iterator.next() else { return XCTFail("no initial") }
+        try realm.write { try realm.dynamicCreate("Person", values: [("name", .string("Bob"))]) }
+        try realm.deliver()
+        guard case .update(let c)? = await iterator.next() else { return XCTFail("no update") }
+        XCTAssertEqual(c.insertions, [0])
+        frozen.realm.close()
+        frozenTags.realm.close()
+    }
+
     /// Random write transactions over people; after each delivery (one commit or several), the
     /// change set applied to the previous rows gives exactly the new rows, and a row is
     /// reported modified only if a property its callback depends on was written.
