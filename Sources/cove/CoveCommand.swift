@@ -10,7 +10,7 @@ struct CoveCommand: ParsableCommand {
         commandName: "cove",
         abstract: "Cove: an embedded object database with live queries.",
         version: CoveVersion.string,
-        subcommands: [Demo.self, Check.self, Info.self, SchemaCommand.self, Dump.self, Import.self, QueryCommand.self])
+        subcommands: [Demo.self, Check.self, Info.self, SchemaCommand.self, Dump.self, Import.self, QueryCommand.self, Watch.self])
 }
 
 /// Prints a Cove error the way every subcommand reports one, and exits with status 1.

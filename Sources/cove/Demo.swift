@@ -102,7 +102,44 @@ struct Demo: ParsableCommand {
         for line in try writer.verify().split(separator: "\n") {
             print("   \(line)")
         }
-        print("\nQueries and live results build on these objects.")
+
+        // A live query: the reader observes people over 30, the writer commits, the reader's
+        // refresh delivers the change set a table view would apply.
+        let over30 = try reader.objects("Person").filter("age > 30").sorted(byKeyPath: "name")
+        print("7. A live query on the reader: Person where age > 30, sorted by name.")
+        let token = try over30.observe { change in
+            switch change {
+            case .initial:
+                print("   initial: \(names(over30))")
+            case .update(let c):
+                print("   change: deletions \(c.deletions), insertions \(c.insertions), modifications \(c.modifications) -> now \(names(over30))")
+            case .error(let e):
+                print("   error: \(e.message)")
+            }
+        }
+        defer { token.invalidate() }
+        try reader.deliver()
+        try writer.write {
+            try writer.dynamicCreate("Person", primaryKey: .string("Cleo"), values: [("age", .int(45))])
+            try writer.dynamicObject(ofType: "Person", forPrimaryKey: .string("Bob"))?.setValue(.int(35), forKey: "age")
+        }
+        print("   The writer adds Cleo (45) and makes Bob 35; the reader refreshes:")
+        _ = try reader.refresh()
+        try writer.write {
+            try writer.dynamicObject(ofType: "Person", forPrimaryKey: .string("Ann"))?.setValue(.int(20), forKey: "age")
+        }
+        print("   The writer makes Ann 20; the reader refreshes:")
+        _ = try reader.refresh()
+
+        print("\nCove: objects, queries and live results, in one file that survives a crash.")
+    }
+
+    /// The names of the people in `results`, for printing.
+    private func names(_ results: Results<DynamicObject>) -> [String] {
+        ((try? results.elements()) ?? []).map { person in
+            if case .string(let name)? = try? person["name"] { return name }
+            return "?"
+        }
     }
 
     private func makeTemporaryFolder() -> String {

@@ -68,6 +68,8 @@ final class CLITests: CoveTestCase {
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("MVCC"), output)
         XCTAssertTrue(output.contains("verify()"), output)
+        XCTAssertTrue(output.contains("change: deletions [], insertions [1, 2], modifications [] -> now [\"Ann\", \"Bob\", \"Cleo\"]"), output)
+        XCTAssertTrue(output.contains("change: deletions [0]"), output)
     }
 
     func testImportDumpAndSchemaRoundTrip() throws {
@@ -135,6 +137,34 @@ final class CLITests: CoveTestCase {
         (status, output) = run(["query", file, "Person", "nope == 1"])
         XCTAssertEqual(status, 1, output)
         XCTAssertTrue(output.contains("no property 'nope'"), output)
+    }
+
+    func testWatchPrintsChangeSetsOfAnotherProcess() throws {
+        let path = "\(folder)/watch.cove"
+        let schema = try Schema(jsonText: #"{"Person": {"properties": {"name": "string", "age": "int"}}}"#)
+        let realm = try Realm(configuration: .init(path: path, durability: .noSync, schema: schema, schemaVersion: 1))
+        defer { realm.close() }
+        try realm.write { try realm.dynamicCreate("Person", values: [("name", .string("a")), ("age", .int(40))]) }
+        let out = "\(folder)/watch.txt"
+        XCTAssertEqual(system("'\(Self.tool)' watch '\(path)' Person 'age > 30' --changes 1 --seconds 20 > '\(out)' 2>&1 &"), 0)
+        // Wait for the initial line, then commit from this process.
+        var text = ""
+        for _ in 0..<200 where !text.contains("initial") {
+            usleep(50_000)
+            text = FileHelper.read(out) ?? ""
+        }
+        XCTAssertTrue(text.contains(#"{"initial":1}"#), text)
+        try realm.write {
+            try realm.dynamicCreate("Person", values: [("name", .string("b")), ("age", .int(50))])
+            try realm.dynamicCreate("Person", values: [("name", .string("c")), ("age", .int(5))])
+        }
+        for _ in 0..<200 where !text.contains("insertions") {
+            usleep(50_000)
+            text = FileHelper.read(out) ?? ""
+        }
+        XCTAssertTrue(text.contains(#""deletions":[],"insertions":[1],"modifications":[]"#), text)
+        let (status, output) = run(["watch", "\(folder)/missing.cove", "Person"])
+        XCTAssertNotEqual(status, 0, output)
     }
 
     func testUnknownCommandFails() {
