@@ -568,6 +568,21 @@ extension Results {
     }
 }
 
+extension ResultsEngine {
+    /// Observes these results and hands each change with the rows (links or values) whose
+    /// objects were modified, for the layers built on results (sections, projections).
+    func observeRaw(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
+        let results = Results<Value>(engine: self)
+        return try results.observe(keyPaths: keyPaths) { [weak self] change in
+            var modified = Set<Value>()
+            if case .update(let c) = change, let rows = try? self?.elements() {
+                for j in c.modifications where j < rows.count { modified.insert(rows[j]) }
+            }
+            block(change, modified)
+        }
+    }
+}
+
 extension KeyPathFilter {
     init(paths: [[(cls: ObjectSchema, property: Property)]]?) {
         self.paths = paths
