@@ -1277,6 +1277,344 @@ cove_status_t cove_results_to_json(cove_results_t* results, char** out_json);
 cove_status_t cove_results_explain(cove_results_t* results, char** out_text);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Notifications                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Results, lists, sets, maps and objects can be observed: a callback hears what commits (of this
+ * realm, of another realm of the same file on any thread, or of another process) changed. Rules
+ * shared by every function of this section:
+ *
+ * - Delivery: callbacks run only inside cove_deliver(), cove_refresh() and cove_begin_write()
+ *   (which delivers before its write starts, when the realm has observers), on the thread that
+ *   calls them, never inside a write. They describe what happened up to the realm's version:
+ *   cove_deliver() does not advance the realm, cove_refresh() advances to the newest version and
+ *   then delivers. The commits since a callback's last call are merged into one change; a
+ *   commit that changes nothing a callback observes calls nothing, nor does a net no-op.
+ * - The first call: a results, list, set or map callback is called once with the initial state
+ *   (cove_changes_is_initial() true, nothing else set) at the first delivery after it was
+ *   registered, then after each change. An object callback has no initial call. A callback
+ *   registered during a delivery (from inside another callback) is first called by the next one.
+ * - Key paths (`key_paths`, `n_key_paths`): NULL (with 0) observes every property of the
+ *   observed objects and of the objects they link to, through links, lists, sets and maps, up
+ *   to four levels deep. An array of dotted paths from the observed objects' class
+ *   ("name", "dog.name", "toys.brand") observes exactly those properties, along the whole path;
+ *   insertions and deletions of a collection's own rows are always reported. A non-NULL array
+ *   with `n_key_paths` 0 observes insertions and deletions only. The filter is exact per
+ *   callback, whatever other callbacks on the same collection observe. Each path must name
+ *   properties (#COVE_ERR_INVALID_ARGUMENT otherwise, naming the path, the class and the
+ *   property); a collection of values takes no key paths but the empty array.
+ * - Change objects (#cove_collection_changes_t, #cove_map_changes_t, #cove_object_changes_t)
+ *   are lent to the callback: they, and every array, string and value read from them, are valid
+ *   during that call only. Copy what you keep. A change object retained past its call reads as
+ *   empty (counts 0, NULL strings, #COVE_ERR_INVALIDATED from the value accessors). Accessors
+ *   given NULL or a handle of another kind answer 0, false or NULL.
+ * - Tokens: each registration returns a #cove_token_t (+1), a handle that keeps its realm handle
+ *   alive. cove_token_invalidate() or cove_release() of the token stops the observation: no call
+ *   starts after it returns. Both may be called from inside the token's own callback (the
+ *   current call finishes normally) or from any other callback.
+ * - User data: `free_userdata` (may be NULL) is called with `userdata` exactly once, when the
+ *   token is invalidated or released, whichever comes first; from inside the token's own
+ *   callback, right after that call returns. It runs on the thread that invalidated or released
+ *   the token (or that ran the callback). Closing the realm, a deletion or an error stops the
+ *   calls but does not free the user data: release the token. A registration that fails does
+ *   not call it: `userdata` stays the caller's.
+ * - Errors while computing changes (results of a list or set whose owner was deleted, a change
+ *   record that cannot be read, an I/O error) reach the callback once, with cove_changes_error(),
+ *   cove_map_changes_error() or cove_object_changes_error() non-NULL; that observation then
+ *   stops (its token still has to be released).
+ * - Registering fails with #COVE_ERR_IN_WRITE inside a write, #COVE_ERR_FROZEN on a frozen
+ *   handle (it never changes), #COVE_ERR_INVALIDATED on a deleted object or a collection whose
+ *   owner was deleted, #COVE_ERR_CLOSED once the realm is closed, #COVE_ERR_INVALID_ARGUMENT
+ *   for NULL or wrong-kind handles, a NULL callback or out, a NULL `key_paths` with
+ *   `n_key_paths` > 0, a NULL or invalid UTF-8 path, and a path that names no property.
+ * - Threads: as the realm; the callback runs on the thread that delivers. A token released from
+ *   another thread while its realm's thread delivers may still see the call in progress finish;
+ *   its user data is freed after that call.
+ */
+
+/**
+ * The changes a results, list or set callback receives.
+ * @param userdata the pointer given at registration.
+ * @param changes the changes, lent for this call only (see above).
+ */
+typedef void (*cove_collection_cb)(void* userdata, const cove_collection_changes_t* changes);
+
+/**
+ * The changes a map callback receives, by key.
+ * @param userdata the pointer given at registration.
+ * @param changes the changes, lent for this call only.
+ */
+typedef void (*cove_map_cb)(void* userdata, const cove_map_changes_t* changes);
+
+/**
+ * The changes an object callback receives: the properties written, or the object's deletion.
+ * @param userdata the pointer given at registration.
+ * @param changes the changes, lent for this call only.
+ */
+typedef void (*cove_object_cb)(void* userdata, const cove_object_changes_t* changes);
+
+/**
+ * Observes results: the initial call at the next delivery, then, after each commit that
+ * changed the matches or (as the key paths say) their objects, the rows deleted (old indices),
+ * inserted and modified (new indices), ascending. A row whose position among the others
+ * changed (a sort key written) is reported as deleted and inserted; a row inserted is never
+ * also modified; writing a value equal to the old one counts as a modification.
+ * @param results live results of any kind (a class's objects, a list's or set's elements,
+ *   backlinks), filtered, sorted or distinct.
+ * @param key_paths, n_key_paths the properties that count as modifications (see above); results
+ *   of values take none (NULL, or an empty array).
+ * @param callback called as described; not NULL.
+ * @param userdata passed to every call; may be NULL.
+ * @param free_userdata called with `userdata` once the token is invalidated or released; may be
+ *   NULL.
+ * @param out receives the token (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED (the owner of the list or set was deleted); #COVE_ERR_CLOSED.
+ * Complexity: each delivery that touches the results' classes evaluates them again and diffs
+ *   the rows, O(n log n) for n rows, plus the key paths' reads for the rows that stayed.
+ */
+cove_status_t cove_results_observe(cove_results_t* results, const char* const* key_paths, size_t n_key_paths,
+                                   cove_collection_cb callback, void* userdata, cove_free_fn free_userdata,
+                                   cove_token_t** out);
+
+/**
+ * Observes a list: the initial call, then insertions, deletions and modifications (an element
+ * replaced with cove_list_set(), or for a list of objects an object changed as the key paths
+ * say), and moves (cove_list_move()) as moves: cove_changes_moves() gives old and new index
+ * pairs, and a moved element is neither deleted nor inserted. cove_list_clear() sets
+ * cove_changes_cleared() (and deletes every old index). When the list's owner is deleted the
+ * callback gets every old index as deleted with cove_changes_root_deleted() true, once; no call
+ * follows.
+ * @param list a live list.
+ * @param key_paths, n_key_paths for a list of objects, paths from its class; a list of values
+ *   takes none.
+ * @param callback, userdata, free_userdata, out as cove_results_observe().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED (the owner was deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_list_observe(cove_list_t* list, const char* const* key_paths, size_t n_key_paths,
+                                cove_collection_cb callback, void* userdata, cove_free_fn free_userdata,
+                                cove_token_t** out);
+
+/**
+ * Observes a set: as cove_list_observe(), with indices in the set's order (by value) and no
+ * moves.
+ * @return as cove_list_observe().
+ */
+cove_status_t cove_set_observe(cove_set_t* set, const char* const* key_paths, size_t n_key_paths,
+                               cove_collection_cb callback, void* userdata, cove_free_fn free_userdata,
+                               cove_token_t** out);
+
+/**
+ * Observes a map, by key: the initial call (cove_map_changes_is_initial()), then the keys that
+ * went away, came, and whose value was written (or, for a map of objects, whose object changed
+ * as the key paths say), each in the order of their UTF-8 bytes. When the owner is deleted, every
+ * old key is reported deleted with cove_map_changes_root_deleted() true, once.
+ * @param map a live map.
+ * @param key_paths, n_key_paths for a map of objects, paths from its class; a map of values
+ *   takes none.
+ * @param callback called as described; not NULL.
+ * @param userdata, free_userdata, out as cove_results_observe().
+ * @return as cove_list_observe().
+ */
+cove_status_t cove_map_observe(cove_map_t* map, const char* const* key_paths, size_t n_key_paths,
+                               cove_map_cb callback, void* userdata, cove_free_fn free_userdata,
+                               cove_token_t** out);
+
+/**
+ * Observes an object: after each commit that wrote properties of it (a value equal to the old
+ * one too) or, as the key paths say, of objects it links to, the callback gets the changed
+ * properties in schema order with their values at the previous call and now. A change along a
+ * link (`dog.name`, or any linked object without key paths) is a change of the link property
+ * (`dog`). A list, set or map property is listed when it changed, without values. When the
+ * object is deleted the callback gets cove_object_changes_is_deleted() true, once; no call
+ * follows. There is no initial call.
+ * @param object a live object.
+ * @param key_paths, n_key_paths paths from the object's class (see above); an empty array
+ *   observes only the deletion.
+ * @param callback called as described; not NULL.
+ * @param userdata, free_userdata, out as cove_results_observe().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_INVALIDATED (the object was deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_observe(cove_object_t* object, const char* const* key_paths, size_t n_key_paths,
+                                  cove_object_cb callback, void* userdata, cove_free_fn free_userdata,
+                                  cove_token_t** out);
+
+/**
+ * Stops an observation: no call of its callback starts after this returns, and its
+ * `free_userdata` runs now (or, called from inside that callback, when the callback returns).
+ * Invalidating again does nothing. The token handle itself stays valid until cove_release()
+ * (which also stops the observation, if this was not called).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind token).
+ */
+cove_status_t cove_token_invalidate(cove_token_t* token);
+
+/**
+ * Whether this is the initial call of a results, list or set callback (nothing else is set).
+ * False for NULL.
+ */
+bool cove_changes_is_initial(const cove_collection_changes_t* changes);
+
+/**
+ * The rows that went away, as indices in the collection before the change, ascending.
+ * @param out receives the array, or NULL when there are none; may be NULL (to get the count).
+ * @return the number of indices.
+ */
+size_t cove_changes_deletions(const cove_collection_changes_t* changes, const size_t** out);
+
+/**
+ * The rows that came, as indices in the collection after the change, ascending.
+ * @param out as cove_changes_deletions(). @return the number of indices.
+ */
+size_t cove_changes_insertions(const cove_collection_changes_t* changes, const size_t** out);
+
+/**
+ * The rows that stayed and changed, as indices after the change, ascending.
+ * @param out as cove_changes_deletions(). @return the number of indices.
+ */
+size_t cove_changes_modifications(const cove_collection_changes_t* changes, const size_t** out);
+
+/**
+ * The same rows as cove_changes_modifications(), in the same order, as indices before the
+ * change.
+ * @param out as cove_changes_deletions(). @return the number of indices.
+ */
+size_t cove_changes_modifications_old(const cove_collection_changes_t* changes, const size_t** out);
+
+/**
+ * The elements a list moved (cove_list_move()): `out_from[i]` is an old index, `out_to[i]` the
+ * new one, in ascending new index. Always none for results and sets.
+ * @param out_from, out_to receive the two arrays (NULL when there are none); either may be NULL.
+ * @return the number of moves.
+ */
+size_t cove_changes_moves(const cove_collection_changes_t* changes, const size_t** out_from,
+                          const size_t** out_to);
+
+/** Whether a list or set was emptied by a clear in the merged commits. False for NULL. */
+bool cove_changes_cleared(const cove_collection_changes_t* changes);
+
+/**
+ * Whether the object owning the list or set was deleted: the deletions then name every old
+ * index, and no call follows. False for results and NULL.
+ */
+bool cove_changes_root_deleted(const cove_collection_changes_t* changes);
+
+/**
+ * Why the observation stopped: NULL normally; a message when the changes could not be computed
+ * (the observation is over, no call follows, and the other accessors give nothing). Valid
+ * during the call only.
+ */
+const char* cove_changes_error(const cove_collection_changes_t* changes);
+
+/** Whether this is the initial call of a map callback. False for NULL. */
+bool cove_map_changes_is_initial(const cove_map_changes_t* changes);
+
+/**
+ * The keys that went away, in the order of their UTF-8 bytes.
+ * @param out receives the array of keys (NULL when there are none); may be NULL. Each key's bytes
+ *   are also NUL-terminated, so `data` can be passed back as a key.
+ * @return the number of keys.
+ */
+size_t cove_map_changes_deletions(const cove_map_changes_t* changes, const cove_string_t** out);
+
+/** The keys that came; as cove_map_changes_deletions(). */
+size_t cove_map_changes_insertions(const cove_map_changes_t* changes, const cove_string_t** out);
+
+/** The keys that stayed and whose value was written or whose object changed; as cove_map_changes_deletions(). */
+size_t cove_map_changes_modifications(const cove_map_changes_t* changes, const cove_string_t** out);
+
+/**
+ * Whether the object owning the map was deleted: the deletions then name every old key, and no
+ * call follows. False for NULL.
+ */
+bool cove_map_changes_root_deleted(const cove_map_changes_t* changes);
+
+/** Why the map's observation stopped, or NULL; as cove_changes_error(). */
+const char* cove_map_changes_error(const cove_map_changes_t* changes);
+
+/**
+ * Whether the observed object was deleted (then the count is 0, and no call follows). False for
+ * NULL.
+ */
+bool cove_object_changes_is_deleted(const cove_object_changes_t* changes);
+
+/** The number of changed properties; 0 for a deletion, an error and NULL. */
+size_t cove_object_changes_count(const cove_object_changes_t* changes);
+
+/**
+ * The name of the `i`th changed property (0 <= i < count), NUL-terminated UTF-8, valid during the
+ * call only. NULL for an index out of range and NULL changes.
+ */
+const char* cove_object_changes_property(const cove_object_changes_t* changes, size_t i);
+
+/**
+ * The value the `i`th changed property had at the callback's previous call (at registration,
+ * for the first one). A link reads as #COVE_TYPE_LINK; strings and binaries are valid during the
+ * call only.
+ * @param out receives the value.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind changes, NULL out);
+ *   #COVE_ERR_OUT_OF_RANGE (i >= count); #COVE_ERR_WRONG_TYPE for a list, set or map property
+ *   (its change carries no values: read the collection from the object);
+ *   #COVE_ERR_INVALIDATED after the call returned.
+ */
+cove_status_t cove_object_changes_old_value(const cove_object_changes_t* changes, size_t i, cove_value_t* out);
+
+/** The value the `i`th changed property has now; as cove_object_changes_old_value(). */
+cove_status_t cove_object_changes_new_value(const cove_object_changes_t* changes, size_t i, cove_value_t* out);
+
+/**
+ * Why the object's observation stopped: NULL normally; a message when its changes could not be
+ * computed (the count is then 0, is_deleted false, and no call follows). Valid during the call
+ * only.
+ */
+const char* cove_object_changes_error(const cove_object_changes_t* changes);
+
+/**
+ * A file descriptor that becomes readable when a commit (of any realm of the file, on any
+ * thread or in any process, this one included) made a version newer than the one the realm last
+ * delivered: give it to poll, epoll, select or an event loop (asyncio's add_reader, libuv), then
+ * call cove_refresh(), which advances, delivers and drains it (after cove_deliver() it stays
+ * readable while a version newer than the realm's exists). Only wait for it to be readable; never read, write or close it. The first call
+ * starts a watcher thread; later calls return the same descriptor. It belongs to the realm and
+ * is closed with it (cove_close() or the last cove_release()).
+ * @param out_fd receives the descriptor.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL out_fd);
+ *   #COVE_ERR_FROZEN (a frozen realm never changes); #COVE_ERR_IO (no pipe or thread could be
+ *   made); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_notification_fd(cove_realm_t* realm, int* out_fd);
+
+/**
+ * Calls the callbacks that have something to report up to the realm's current version (without
+ * advancing it: cove_refresh() advances, then delivers): initial calls due, and the changes of
+ * the commits the realm has seen since each callback's last call. Strings and binaries handed out
+ * earlier by this realm's handles are invalidated (as the rule of #cove_value_t says). Called
+ * from inside a callback, it returns at once.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write (nothing is
+ *   delivered inside one); #COVE_ERR_FROZEN; #COVE_ERR_CLOSED; #COVE_ERR_IO or
+ *   #COVE_ERR_CORRUPT when the commits' change records cannot be read.
+ * Threads: the callbacks run on the calling thread, before this returns.
+ */
+cove_status_t cove_deliver(cove_realm_t* realm);
+
+/**
+ * Waits until a version newer than the realm's exists (a commit of any realm of the file, in
+ * any thread or process), or the timeout passes. It neither advances the realm nor delivers:
+ * call cove_refresh() next.
+ * @param timeout_ms the longest wait in milliseconds: 0 checks without waiting, -1 waits
+ *   forever (as does a wait longer than 10^12 ms).
+ * @param out_changed receives whether a newer version exists; may be NULL.
+ * @return #COVE_OK (also on timeout); #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, a
+ *   timeout below -1); #COVE_ERR_IN_WRITE (it would wait for itself); #COVE_ERR_FROZEN;
+ *   #COVE_ERR_CLOSED.
+ * Threads: blocks the calling thread; polls the file's commit counter with a backoff from 50 microseconds
+ *   to 2 ms.
+ */
+cove_status_t cove_wait_for_change(cove_realm_t* realm, int64_t timeout_ms, bool* out_changed);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -209,6 +209,32 @@ final class ResultsHandle: Handle, RealmChild {
     var holdsObjects: Bool { source.map { $0.property.isLink } ?? true }
 }
 
+/// A `cove_token_t`: one observation (NotificationAPI.swift). It holds the C callback and its
+/// user data; invalidating or releasing it stops the observation and lets the user data go.
+final class TokenHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_token_t" }
+    let realmHandle: RealmHandle
+    private var token: NotificationToken?
+    /// The C callback (a NotificationCallback), of which this is the only lasting reference:
+    /// dropping it frees the user data, at once or when a call in progress returns.
+    private var callback: AnyObject?
+
+    init(_ realmHandle: RealmHandle, _ token: NotificationToken, _ callback: AnyObject) {
+        self.realmHandle = realmHandle
+        self.token = token
+        self.callback = callback
+    }
+
+    /// Stops the observation and drops the callback; a second call does nothing.
+    func invalidate() {
+        token?.invalidate()
+        token = nil
+        callback = nil
+    }
+
+    deinit { token?.invalidate() }
+}
+
 /// A `cove_migration_t`: what a migration callback works with. Valid only while the callback
 /// runs; afterwards (a caller may have retained it) every call answers `COVE_ERR_INVALIDATED`.
 final class MigrationHandle: Handle {

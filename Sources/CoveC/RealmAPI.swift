@@ -28,6 +28,8 @@ public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
 public func cove_begin_write(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_begin_write")
+        // It delivers notifications first: a callback may release the caller's last reference.
+        defer { withExtendedLifetime(h) {} }
         h.clearScratch()
         try call { () throws(CoveError) in try h.realm.beginWrite() }
     }
@@ -65,6 +67,8 @@ public func cove_is_in_write(_ realm: OpaquePointer?, _ out: UnsafeMutablePointe
 public func cove_refresh(_ realm: OpaquePointer?, _ outDidAdvance: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_refresh")
+        // It delivers notifications: a callback may release the caller's last reference.
+        defer { withExtendedLifetime(h) {} }
         h.clearScratch()
         let advanced = try call { () throws(CoveError) in try h.realm.refresh() }
         outDidAdvance?.pointee = advanced

@@ -57,6 +57,13 @@ enum ValueBridge {
 
     /// Fills `out` with `value`; string and binary bytes are kept in `realm`'s scratch buffers.
     static func write(_ value: Value, to out: UnsafeMutablePointer<cove_value_t>, realm: RealmHandle) {
+        write(value, to: out, keep: realm.keep)
+    }
+
+    /// Fills `out` with `value`; `keep` copies string and binary bytes into memory that lives as
+    /// long as the header promises for them (nil and 0 for no bytes).
+    static func write(_ value: Value, to out: UnsafeMutablePointer<cove_value_t>,
+                      keep: ([UInt8]) -> (UnsafeMutableRawPointer?, Int)) {
         var v = cove_value_t()
         switch value {
         case .null: v.type = Int32(COVE_TYPE_NULL.rawValue)
@@ -65,11 +72,11 @@ enum ValueBridge {
         case .float(let f): v.type = Int32(COVE_TYPE_FLOAT.rawValue); v.u.fnum = f
         case .double(let d): v.type = Int32(COVE_TYPE_DOUBLE.rawValue); v.u.dnum = d
         case .string(let s):
-            let (p, n) = realm.keep(Array(s.utf8))
+            let (p, n) = keep(Array(s.utf8))
             v.type = Int32(COVE_TYPE_STRING.rawValue)
             v.u.string = cove_string_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }, size: n)
         case .data(let d):
-            let (p, n) = realm.keep(d)
+            let (p, n) = keep(d)
             v.type = Int32(COVE_TYPE_BINARY.rawValue)
             v.u.binary = cove_binary_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) }, size: n)
         case .timestamp(let t):
