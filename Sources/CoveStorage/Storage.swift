@@ -371,7 +371,10 @@ public final class Storage: @unchecked Sendable {
     /// forever), polling with a backoff from 50 µs to 2 ms.
     /// - Returns: the commit counter when the wait ended.
     public func waitForCommit(after counter: UInt64, timeoutMs: Int64) -> UInt64 {
-        let deadline = timeoutMs >= 0 ? monotonicNow() + UInt64(timeoutMs) * 1_000_000 : UInt64.max
+        // A timeout too long to add to the clock (or negative) waits forever.
+        let (nanos, overflow) = UInt64(clamping: timeoutMs).multipliedReportingOverflow(by: 1_000_000)
+        let (sum, late) = monotonicNow().addingReportingOverflow(nanos)
+        let deadline = timeoutMs >= 0 && !overflow && !late ? sum : UInt64.max
         var pause: UInt64 = 50_000
         while true {
             let now = lock.commitCounter

@@ -226,6 +226,8 @@ final class RealmNotifier {
             if let failure { throw failure }
         }
         for registration in registrations {
+            // A callback may have closed the realm: the others hear nothing more.
+            if realm.isClosed { break }
             if registration.isInvalidated { continue }
             var merged: ChangeRecord?
             if registration.version < current {
@@ -520,6 +522,7 @@ extension Realm {
     /// inside a write.
     /// - Throws: `.inWrite`, `.closed`.
     public func deliver() throws(CoveError) {
+        if isClosed { throw CoveError(.closed, "the realm is closed") }
         if isInWriteTransaction { throw CoveError(.inWrite, "notifications are not delivered inside a write") }
         try notifier.deliver(self)
     }
@@ -559,6 +562,9 @@ extension Results {
         if let root {
             filter = try KeyPathFilter(keyPaths, root: root, schema: store.schema)
         } else {
+            if let keyPaths, !keyPaths.isEmpty {
+                throw CoveError(.invalidArgument, "the results hold values: key paths name properties of objects")
+            }
             filter = KeyPathFilter(paths: keyPaths == nil ? nil : [])
         }
         let registration = CollectionRegistration(engine: engine, filter: filter, rows: [], relevant: try engine.relevantClasses(store),

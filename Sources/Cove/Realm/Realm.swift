@@ -127,6 +127,9 @@ public final class Realm {
             snapshot?.end()
             snapshot = nil
             writeTransaction = w
+            // Without observers nothing is left to deliver: the descriptor is drained up to the
+            // version the write starts from.
+            if notifier.isEmpty { watcher?.acknowledge(file.storage.latestVersion()) }
         } catch {
             throw CoveError(error)
         }
