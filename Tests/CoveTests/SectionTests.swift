@@ -83,6 +83,70 @@ final class SectionTests: CoveTestCase {
         withExtendedLifetime([token, sectionToken]) {}
     }
 
+    /// Applies a sectioned change set to the old sections as a table view would: rows deleted
+    /// (old paths, from the end), sections deleted, sections inserted (whole, from `new`), rows
+    /// inserted (new paths), rows reloaded.
+    private func apply(_ c: SectionedResultsChange, to old: [[Int64]], new: [[Int64]]) -> [[Int64]] {
+        var sections = old
+        for p in c.deletions.sorted(by: >) { sections[p.section].remove(at: p.row) }
+        for i in c.sectionsToDelete.sorted(by: >) { sections.remove(at: i) }
+        for j in c.sectionsToInsert.sorted() { sections.insert(new[j], at: j) }
+        for p in c.insertions.sorted() { sections[p.section].insert(new[p.section][p.row], at: p.row) }
+        for p in c.modifications { sections[p.section][p.row] = new[p.section][p.row] }
+        return sections
+    }
+
+    func testRandomizedSectionChangesReproduceTheNewSections() throws {
+        let realm = try open()
+        let writer = try open()
+        defer { writer.close() }
+        var state: UInt64 = 99
+        func random(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        try realm.write {
+            for i in 0..<30 { try realm.dynamicCreate("Person", values: [("firstName", .string("p\(i)")), ("age", .int(Int64(random(6))))]) }
+        }
+        let sectioned = try realm.objects("Person").filter("age < 5").sectioned(by: "age")
+        func keys() throws -> [[Int64]] {
+            try sectioned.sections().map { $0.elements.map(\.objectKey) }
+        }
+        var current = try keys()
+        var received: [SectionedResultsChange] = []
+        let token = try sectioned.observe { if case .update(let c) = $0 { received.append(c) } }
+        try realm.deliver()
+        try writer.refresh()
+        for round in 0..<80 {
+            try writer.write {
+                let people = try writer.objects("Person").elements()
+                for _ in 0..<(1 + random(4)) {
+                    switch random(4) {
+                    case 0: try writer.dynamicCreate("Person", values: [("firstName", .string("n\(round)")), ("age", .int(Int64(random(6))))])
+                    case 1 where !people.isEmpty:
+                        let p = people[random(people.count)]
+                        if !p.isInvalidated { try writer.delete(p) }
+                    default:
+                        guard !people.isEmpty else { continue }
+                        let p = people[random(people.count)]
+                        if !p.isInvalidated { try p.setValue(.int(Int64(random(6))), forKey: "age") }
+                    }
+                }
+            }
+            received.removeAll()
+            try realm.refresh()
+            let new = try keys()
+            XCTAssertLessThanOrEqual(received.count, 1, "round \(round)")
+            if let c = received.first {
+                XCTAssertEqual(apply(c, to: current, new: new), new, "round \(round)")
+            } else {
+                XCTAssertEqual(current, new, "sections changed without a change set (round \(round))")
+            }
+            current = new
+        }
+        withExtendedLifetime(token) {}
+    }
+
     func testProjections() throws {
         let realm = try open()
         let (ann, bob) = try realm.write { () -> (DynamicObject, DynamicObject) in
