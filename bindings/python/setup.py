@@ -38,11 +38,16 @@ def _prepare_library() -> str:
     return link_dir
 
 
-# Python functions the library calls back (cffi's extern "Python"), declared for the callback
-# types the header has.
+# Python functions the library calls back (cffi's extern "Python"), each declared when the header
+# has the name it is keyed by.
 _CALLBACKS = {
     "cove_migration_fn": 'extern "Python" bool _cove_migration_cb(void*, cove_migration_t*);',
     "cove_migration_object_fn": 'extern "Python" bool _cove_migration_object_cb(void*, cove_object_t*, cove_object_t*);',
+    "cove_collection_cb": 'extern "Python" void _cove_collection_cb(void*, const cove_collection_changes_t*);',
+    "cove_map_cb": 'extern "Python" void _cove_map_cb(void*, const cove_map_changes_t*);',
+    "cove_object_cb": 'extern "Python" void _cove_object_cb(void*, const cove_object_changes_t*);',
+    # the free_userdata of notification tokens
+    "cove_token_invalidate": 'extern "Python" void _cove_free_observation(void*);',
 }
 
 

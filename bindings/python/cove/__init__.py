@@ -32,6 +32,8 @@ from ._lib import lib as _lib
 from ._collections import List, Map, Set
 from ._declare import LinkingObjects, Property
 from ._migration import Migration
+from ._notifications import (ChangeStream, CollectionChange, MapChange, NotificationToken, ObjectChange,
+                             PropertyChange)
 from ._object import EmbeddedObject, Object
 from ._realm import Realm, open
 from ._results import Results
@@ -42,6 +44,7 @@ __version__: str = _ffi.string(_lib.cove_version_string()).decode()
 
 __all__ = [
     "open", "Realm", "Migration", "Object", "EmbeddedObject", "Results", "List", "Set", "Map", "Property", "LinkingObjects",
+    "NotificationToken", "CollectionChange", "MapChange", "ObjectChange", "PropertyChange", "ChangeStream",
     "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",

@@ -11,8 +11,8 @@ import decimal
 import operator
 import typing
 import weakref
-from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
-                    Tuple, TypeVar, Union, overload)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
+                    Sequence, Tuple, TypeVar, Union, overload)
 
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, release_handle
@@ -20,6 +20,7 @@ from ._schema import PropertyInfo
 from ._values import Timestamp, write_value
 
 if TYPE_CHECKING:
+    from ._notifications import ChangeStream, NotificationToken
     from ._object import Object
     from ._realm import Realm
     from ._results import Results
@@ -141,6 +142,37 @@ class _Collection:
 
     def _label_repr(self) -> str:
         return f"{self._info.class_name}.{self._info.name}"
+
+    # -- notifications -------------------------------------------------------------------------
+
+    _OBSERVE = "cove_list_observe"    # the library's registration function for the kind
+
+    def observe(self, callback: Callable[[Any], Any], key_paths: Optional[Sequence[str]] = None) -> "NotificationToken":
+        """Calls ``callback(change)`` once with the initial state (``is_initial``) at the next
+        ``realm.deliver()``, ``refresh()`` or write, then after each commit (of any realm of the
+        file, in any process) that changed the collection or, as ``key_paths`` say, its
+        objects: a ``cove.CollectionChange`` for a list (with ``moves``) or a set, a
+        ``cove.MapChange`` holding keys for a map. When the owner is deleted the last call has
+        ``root_deleted``.
+
+        ``key_paths``: None observes the elements' objects deeply (four levels); a list such as
+        ``["name"]`` only those properties of them (insertions and deletions are always
+        reported); ``[]`` insertions and deletions only (a collection of values takes no other).
+        Returns a ``cove.NotificationToken``: keep it while the observation should go on. Raises
+        FrozenError for a frozen collection, TransactionError inside a write, InvalidatedError
+        once the owner is deleted."""
+        from ._notifications import observe
+
+        return observe(self._OBSERVE, self._handle, self._realm, self, callback, key_paths)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[Any]":
+        """``async for change in collection.changes():`` the changes ``observe()`` would report,
+        the initial one first, as an asyncio iterator that waits on the realm's notification
+        descriptor and refreshes the realm when it is readable. It ends when the realm closes or
+        after the owner's deletion."""
+        from ._notifications import ChangeStream
+
+        return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
 
 
 class List(_Collection, typing.MutableSequence[_T]):
@@ -368,6 +400,8 @@ class Set(_Collection, typing.MutableSet[_T]):
     """
 
     __slots__ = ()
+
+    _OBSERVE = "cove_set_observe"
 
     def __len__(self) -> int:
         out = ffi.new("size_t*")
@@ -601,6 +635,8 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
     '$' (InvalidArgumentError)."""
 
     __slots__ = ()
+
+    _OBSERVE = "cove_map_observe"
 
     def __len__(self) -> int:
         out = ffi.new("size_t*")

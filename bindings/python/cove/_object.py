@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
@@ -11,6 +11,7 @@ from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
 if TYPE_CHECKING:
+    from ._notifications import ChangeStream, NotificationToken, ObjectChange
     from ._realm import Realm
 
 
@@ -166,6 +167,34 @@ class Object:
     @property
     def is_embedded(self) -> bool:
         return self._realm._class_info(self._class_name).embedded
+
+    # -- notifications -------------------------------------------------------------------------
+
+    def observe(self, callback: Callable[["ObjectChange"], Any],
+                key_paths: Optional[Sequence[str]] = None) -> "NotificationToken":
+        """Calls ``callback(change)`` with a ``cove.ObjectChange`` at the ``realm.deliver()``,
+        ``refresh()`` or write after each commit (of any realm of the file, in any process) that
+        wrote properties of the object (an equal value too) or, as ``key_paths`` say, of objects
+        it links to: ``properties``, each with ``name``, ``old_value`` and ``new_value``; or
+        ``deleted``, once, after which no call follows. There is no initial call.
+
+        ``key_paths``: None observes every property and the linked objects (four levels deep;
+        a change along a link is reported as a change of the link property); a list such as
+        ``["name", "owner.name"]`` only those; ``[]`` only the deletion. Returns a
+        ``cove.NotificationToken``: keep it while the observation should go on. Raises
+        FrozenError for a frozen object, TransactionError inside a write, InvalidatedError for a
+        deleted object."""
+        from ._notifications import observe
+
+        return observe("cove_object_observe", self._handle, self._realm, self, callback, key_paths)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[ObjectChange]":
+        """``async for change in obj.changes():`` the changes ``observe()`` would report, as an
+        asyncio iterator that waits on the realm's notification descriptor and refreshes the
+        realm when it is readable. It ends after the deletion or when the realm closes."""
+        from ._notifications import ChangeStream
+
+        return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=False)
 
     def to_dict(self) -> Dict[str, Any]:
         """The object's properties as plain Python values: lists, sets and dicts for its

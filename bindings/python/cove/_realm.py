@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import weakref
 from contextlib import contextmanager
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Type, TypeVar, Union, overload)
 
-from . import _migration
+from . import _migration, _notifications
 
 from ._declare import class_name_of, defaults_of, schema_from_classes
 from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
@@ -45,12 +46,21 @@ class Realm:
         self._infos: Dict[str, ClassInfo] = {}
         self._class_by_key: Dict[int, str] = {}
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
+        # Exceptions raised by notification callbacks during the delivering call now running.
+        self._callback_errors: List[BaseException] = []
+        self._delivering = 0
+        self._watch: Optional[_notifications._FdWatch] = None
 
     # -- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Closes the realm (cancelling a write in progress). Calling it again does nothing."""
         if self._finalizer.alive:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                # Off the loop before the library closes the descriptor; `changes()` iterators
+                # waiting on it wake up and stop.
+                watch.wake()
             check(lib.cove_close(self._handle))
             self._finalizer()
 
@@ -106,8 +116,14 @@ class Realm:
     # -- transactions --------------------------------------------------------------------------
 
     def begin_write(self) -> None:
-        """Begins a write transaction, advancing to the newest version first."""
-        check(lib.cove_begin_write(self._h()))
+        """Begins a write transaction, advancing to the newest version first and delivering
+        notifications before the write starts. An exception a notification callback raised
+        there cancels the write and is raised here."""
+        handle = self._h()
+        status, errors = _notifications.delivering(self, lambda: lib.cove_begin_write(handle))
+        if errors and status == 0:
+            lib.cove_cancel_write(handle)
+        _notifications.raise_for(status, errors)
 
     def commit(self) -> None:
         """Commits the write transaction (durable on return unless durability says otherwise)."""
@@ -131,10 +147,59 @@ class Realm:
             self.commit()
 
     def refresh(self) -> bool:
-        """Advances to the newest version; returns whether it changed."""
+        """Advances to the newest version and delivers notifications; returns whether it
+        advanced. An exception a notification callback raised is raised here (after every
+        callback due has run), the first one if several did."""
         out = ffi.new("bool*")
-        check(lib.cove_refresh(self._h(), out))
+        handle = self._h()
+        _notifications.raise_for(*_notifications.delivering(self, lambda: lib.cove_refresh(handle, out)))
         return bool(out[0])
+
+    def deliver(self) -> None:
+        """Calls the notification callbacks that have something to report up to the realm's
+        current version, without advancing it (``refresh()`` advances, then delivers): initial
+        calls due and the changes of commits the realm has seen. Raises TransactionError inside
+        a write; an exception a callback raised is raised here, the first one if several did.
+        Called from inside a callback, it does nothing."""
+        handle = self._h()
+        _notifications.raise_for(*_notifications.delivering(self, lambda: lib.cove_deliver(handle)))
+
+    def notification_fd(self) -> int:
+        """A file descriptor that becomes readable when a commit of any realm of the file (in
+        any thread or process) made a version newer than the one this realm last delivered:
+        wait for it with select, poll or an event loop, then call ``refresh()``, which drains it.
+        Only wait on it: never read, write or close it; it is closed with the realm. Raises
+        FrozenError for a frozen realm."""
+        out = ffi.new("int*")
+        check(lib.cove_notification_fd(self._h(), out))
+        return int(out[0])
+
+    def wait_for_change(self, timeout: Optional[float] = None) -> bool:
+        """Blocks (without holding the GIL) until a version newer than the realm's exists or
+        ``timeout`` seconds pass (None: forever, 0: only check); returns whether one exists. It
+        neither advances nor delivers: call ``refresh()`` next. Raises TransactionError inside a
+        write."""
+        if timeout is None or timeout == math.inf:
+            timeout_ms = -1
+        else:
+            if not timeout >= 0:
+                raise InvalidArgumentError(1, f"timeout {timeout} is not a number of seconds >= 0")
+            timeout_ms = min(int(math.ceil(timeout * 1000)), 10 ** 12)   # longer waits forever
+        out = ffi.new("bool*")
+        check(lib.cove_wait_for_change(self._h(), timeout_ms, out))
+        return bool(out[0])
+
+    def _fd_watch(self) -> "_notifications._FdWatch":
+        """The notification descriptor's watch on the running asyncio loop."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        watch = self._watch
+        if watch is None or watch.loop is not loop:
+            if watch is not None and watch.waiters:
+                raise InvalidArgumentError(1, "the realm's changes() are awaited on another event loop")
+            watch = self._watch = _notifications._FdWatch(loop, self.notification_fd())
+        return watch
 
     def invalidate(self) -> None:
         """Releases the pinned version; the next read pins the newest."""

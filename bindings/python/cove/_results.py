@@ -6,7 +6,7 @@ import operator
 import threading
 import typing
 import weakref
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from ._errors import Error, FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError
 from ._lib import check, ffi, lib, release_handle
@@ -14,6 +14,7 @@ from ._query import bind_arguments
 from ._values import read_value, write_value
 
 if TYPE_CHECKING:
+    from ._notifications import ChangeStream, CollectionChange, NotificationToken
     from ._realm import Realm
 
 _T = TypeVar("_T")
@@ -403,6 +404,34 @@ class Results(typing.Sequence[_T]):
         if out[0] == ffi.NULL:
             return None
         return Results._make(live, out[0], self._class_name, self._label)
+
+    # -- notifications -------------------------------------------------------------------------
+
+    def observe(self, callback: Callable[["CollectionChange"], Any],
+                key_paths: Optional[Sequence[str]] = None) -> "NotificationToken":
+        """Calls ``callback(change)`` with a ``cove.CollectionChange``: once with the initial
+        state (``is_initial``) at the next ``realm.deliver()``, ``refresh()`` or write, then after
+        each commit (of any realm of the file, in any process) that changed the matches or their
+        objects: ``deletions`` (old indices), ``insertions`` and ``modifications`` (new indices),
+        ``modifications_old``. Commits before a delivery are merged into one change.
+
+        ``key_paths``: None observes every property of the objects and of the objects they link
+        to (four levels deep); a list such as ``["name", "toys.brand"]`` observes only those
+        (insertions and deletions are always reported); ``[]`` insertions and deletions only.
+        Returns a ``cove.NotificationToken``: keep it while the observation should go on. Raises
+        FrozenError for frozen results, TransactionError inside a write, InvalidArgumentError
+        for a key path that names no property."""
+        from ._notifications import observe
+
+        return observe("cove_results_observe", self._h(), self._realm, self, callback, key_paths)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
+        """``async for change in results.changes():`` the changes ``observe()`` would report, the
+        initial one first, as an asyncio iterator that waits on the realm's notification
+        descriptor and refreshes the realm when it is readable. It ends when the realm closes."""
+        from ._notifications import ChangeStream
+
+        return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
 
     # -- writing -------------------------------------------------------------------------------
 
