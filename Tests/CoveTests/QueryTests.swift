@@ -371,6 +371,16 @@ final class QueryTests: CoveTestCase {
             XCTAssertFalse(try slow.explain().contains("column scan"))
         }
         XCTAssertEqual(scanned, 200)
+        // A top-k by a string (kept from the column's bytes in one pass) equals the full sort's
+        // first k, nulls and ties included, both ways.
+        for k in [1, 7, 100] {
+            for direction in ["ASC", "DESC"] {
+                let top = try items.objects("Item").filter("TRUEPREDICATE SORT(s \(direction)) LIMIT(\(k))")
+                let full = try items.objects("Item").filter("TRUEPREDICATE SORT(s \(direction))")
+                XCTAssertEqual(try top.objectKeys(), Array(try full.objectKeys().prefix(k)), "k \(k) \(direction)")
+                XCTAssertTrue(try top.explain().contains("keeping the first \(k)"))
+            }
+        }
     }
 
     func testJSONExport() throws {

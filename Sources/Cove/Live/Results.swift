@@ -433,6 +433,11 @@ final class ResultsEngine {
                       _ plan: inout [String]) throws(CoveError) -> [Value] {
         plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
                     + (limit.map { " keeping the first \($0)" } ?? ""))
+        // The first few by one string property: one pass over the column's bytes in place.
+        if keys.count == 1, let limit, limit < rows.count / 4,
+           let top = try store.topStrings(keys[0].0, rows, ascending: keys[0].ascending, limit: limit) {
+            return top.map { rows[$0] }
+        }
         // The keys' values, a column at a time where a key is a plain property of the objects.
         // A row whose path crosses a null link sorts after every value (last ascending, first
         // descending), as QUERY.md says.

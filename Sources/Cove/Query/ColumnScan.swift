@@ -4,6 +4,9 @@
 // (a tight loop per comparison, no object materialised); anything else goes through the
 // general evaluator. Both follow the same value rules (QueryEvaluator.test).
 import CoveStorage
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A predicate compiled for column-at-a-time evaluation.
 indirect enum ColumnPredicate {
@@ -314,5 +317,79 @@ extension ObjectStore {
 
     private static func cell(_ view: ClusterView, _ column: Int, _ i: Int) throws(CoveError) -> CellValue {
         do { return try view.value(column, i) } catch { throw CoveError(error) }
+    }
+}
+
+extension ObjectStore {
+    /// The positions in `rows` of the first `limit` rows by string property `path` (nulls
+    /// first ascending, last descending; ties in row order), found with one pass over the
+    /// column's bytes in place: a row is compared with the current last of the kept ones by
+    /// memcmp and copied only when it gets in. Nil when the path is not a plain string property
+    /// of the rows' objects in ascending key order.
+    func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
+        guard limit > 0, path.root == .object, path.steps.count == 1, case .none = path.postfix,
+              case .property(let cls, let p) = path.steps[0], p.collection == .none, p.type == .string else { return nil }
+        let classKey = try self.classKey(of: cls)
+        var keys: [UInt64] = []
+        keys.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .link(let link) = row, link.classKey == classKey, link.objectKey >= 0 else { return nil }
+            let key = UInt64(link.objectKey)
+            if let last = keys.last, key <= last { return nil }
+            keys.append(key)
+        }
+        let t = try table(cls)
+        guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey] else { return nil }
+        // The kept rows, best first: (bytes, or nil for null; position in `rows`).
+        var kept: [(bytes: [UInt8]?, index: Int)] = []
+        kept.reserveCapacity(limit + 1)
+        /// Whether (a, i) comes before (b, j).
+        func before(_ a: UnsafeRawBufferPointer?, _ i: Int, _ b: [UInt8]?, _ j: Int) -> Bool {
+            switch (a, b) {
+            case (nil, nil): return i < j
+            case (nil, _): return ascending
+            case (_, nil): return !ascending
+            case (let x?, let y?):
+                let n = Swift.min(x.count, y.count)
+                var c: Int32 = 0
+                if n > 0, let px = x.baseAddress {
+                    c = y.withUnsafeBytes { yb in yb.baseAddress.map { memcmp(px, $0, n) } ?? 0 }
+                }
+                if c == 0 { c = x.count == y.count ? 0 : (x.count < y.count ? -1 : 1) }
+                if c == 0 { return i < j }
+                return ascending ? c < 0 : c > 0
+            }
+        }
+        var next = 0
+        do {
+            try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+                guard next < keys.count else { return false }
+                if view.key(view.count - 1) < keys[next] { return true }
+                var i = 0
+                while next < keys.count && i < view.count {
+                    let k = view.key(i)
+                    if k < keys[next] { i += 1; continue }
+                    if k > keys[next] { return false }
+                    let position = next
+                    try view.withBytes(column, i) { (bytes: UnsafeRawBufferPointer?) throws(StorageError) in
+                        if kept.count == limit, let last = kept.last, !before(bytes, position, last.bytes, last.index) { return }
+                        var lo = 0, hi = kept.count
+                        while lo < hi {
+                            let mid = (lo + hi) / 2
+                            // Past kept[mid] when the candidate does not come before it.
+                            if before(bytes, position, kept[mid].bytes, kept[mid].index) { hi = mid } else { lo = mid + 1 }
+                        }
+                        kept.insert((bytes.map { Array($0) }, position), at: lo)
+                        if kept.count > limit { kept.removeLast() }
+                    }
+                    next += 1
+                    i += 1
+                }
+                return next < keys.count
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        return next == keys.count ? kept.map(\.index) : nil
     }
 }
