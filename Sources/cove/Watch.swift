@@ -22,6 +22,9 @@ struct Watch: ParsableCommand {
     @Option(help: "Key paths the changes are filtered on, comma-separated (default: every property).")
     var keyPaths: String?
 
+    @Option(help: "Print section change sets, the matches sectioned by this property.")
+    var sectionBy: String?
+
     @Option(help: "Stop after this many change sets (default: never).")
     var changes: Int?
 
@@ -33,43 +36,80 @@ struct Watch: ParsableCommand {
             let realm = try Realm(configuration: .init(path: file, readOnly: true))
             defer { realm.close() }
             let results = try realm.objects(className).filter(query)
-            var delivered = 0
-            var failure: CoveError?
+            let state = WatchState()
             let paths = keyPaths.map { $0.split(separator: ",").map { String($0).trimmingSpaces() } }
+            if let sectionBy {
+                let sections = try results.sectioned(by: sectionBy)
+                let token = try sections.observe(keyPaths: paths) { change in
+                    switch change {
+                    case .initial:
+                        let keys = ((try? sections.allKeys()) ?? []).map { JSONValue.string($0.description) }
+                        print(JSONValue.object([JSONMember("initialSections", .array(keys))]).serialized())
+                    case .update(let c):
+                        state.delivered += 1
+                        func paths(_ ps: [IndexPath]) -> JSONValue { .array(ps.map { .array([.int(Int64($0.section)), .int(Int64($0.row))]) }) }
+                        print(JSONValue.object([
+                            JSONMember("sectionsToDelete", .array(c.sectionsToDelete.map { .int(Int64($0)) })),
+                            JSONMember("sectionsToInsert", .array(c.sectionsToInsert.map { .int(Int64($0)) })),
+                            JSONMember("deletions", paths(c.deletions)), JSONMember("insertions", paths(c.insertions)),
+                            JSONMember("modifications", paths(c.modifications)),
+                        ]).serialized())
+                    case .error(let e):
+                        state.failure = e
+                    }
+                    fflush(nil)
+                }
+                defer { token.invalidate() }
+                try loop(realm, state)
+                return
+            }
             let token = try results.observe(keyPaths: paths) { change in
                 switch change {
                 case .initial:
                     print(#"{"initial":"# + String((try? results.count()) ?? 0) + "}")
                 case .update(let c):
-                    delivered += 1
+                    state.delivered += 1
                     var line = #"{"deletions":\#(c.deletions),"insertions":\#(c.insertions),"modifications":\#(c.modifications)"#
                     if let keys = try? results.objectKeys() {
                         line += #","inserted":"# + c.insertions.map { String(keys[$0]) }.description
                     }
                     print(line + "}")
                 case .error(let e):
-                    failure = e
+                    state.failure = e
                 }
                 fflush(nil)
             }
             defer { token.invalidate() }
-            try realm.deliver()
-            let deadline = seconds.map { Double(monotonicMilliseconds()) + $0 * 1000 }
-            while failure == nil {
-                if let changes, delivered >= changes { break }
-                var wait: Int64 = 500
-                if let deadline {
-                    let left = deadline - Double(monotonicMilliseconds())
-                    if left <= 0 { break }
-                    wait = min(wait, Int64(left))
-                }
-                if try realm.waitForChange(timeoutMilliseconds: wait) { _ = try realm.refresh() }
-            }
-            if let failure { throw failure }
+            try loop(realm, state)
         } catch let error as CoveError {
             throw exitWith(error)
+        } catch {
+            throw error
         }
     }
+
+    /// Delivers, then waits for commits and refreshes until the count or time is reached.
+    private func loop(_ realm: Realm, _ state: WatchState) throws {
+        try realm.deliver()
+        let deadline = seconds.map { Double(monotonicMilliseconds()) + $0 * 1000 }
+        while state.failure == nil {
+            if let changes, state.delivered >= changes { break }
+            var wait: Int64 = 500
+            if let deadline {
+                let left = deadline - Double(monotonicMilliseconds())
+                if left <= 0 { break }
+                wait = min(wait, Int64(left))
+            }
+            if try realm.waitForChange(timeoutMilliseconds: wait) { _ = try realm.refresh() }
+        }
+        if let failure = state.failure { throw failure }
+    }
+}
+
+/// What the callbacks of `cove watch` tell its loop.
+final class WatchState {
+    var delivered = 0
+    var failure: CoveError?
 }
 
 func monotonicMilliseconds() -> Int64 {

@@ -165,6 +165,25 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(text.contains(#""deletions":[],"insertions":[1],"modifications":[]"#), text)
         let (status, output) = run(["watch", "\(folder)/missing.cove", "Person"])
         XCTAssertNotEqual(status, 0, output)
+
+        // Sections: a person moves from one age's section to a new one.
+        let sectionsOut = "\(folder)/sections.txt"
+        XCTAssertEqual(system("'\(Self.tool)' watch '\(path)' Person 'age > 30' --section-by age --changes 1 --seconds 20 > '\(sectionsOut)' 2>&1 &"), 0)
+        text = ""
+        for _ in 0..<200 where !text.contains("initialSections") {
+            usleep(50_000)
+            text = FileHelper.read(sectionsOut) ?? ""
+        }
+        XCTAssertTrue(text.contains(#"{"initialSections":["40","50"]}"#), text)
+        try realm.write {
+            guard let b = try realm.objects("Person").filter("name == 'b'").elements().first else { return }
+            try b.setValue(.int(60), forKey: "age")
+        }
+        for _ in 0..<200 where !text.contains("sectionsToDelete") {
+            usleep(50_000)
+            text = FileHelper.read(sectionsOut) ?? ""
+        }
+        XCTAssertTrue(text.contains(#"{"sectionsToDelete":[1],"sectionsToInsert":[1],"deletions":[],"insertions":[],"modifications":[]}"#), text)
     }
 
     func testUnknownCommandFails() {
