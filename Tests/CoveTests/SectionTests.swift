@@ -147,6 +147,71 @@ final class SectionTests: CoveTestCase {
         withExtendedLifetime(token) {}
     }
 
+    /// Random writes to a projected object and its friends: each delivery reports exactly the
+    /// projected names whose paths were written (a write of an equal value counts, as for
+    /// objects), none missed and none extra.
+    func testRandomizedProjectionChangesAreExact() throws {
+        let realm = try open()
+        let writer = try open()
+        defer { writer.close() }
+        var state: UInt64 = 7
+        func random(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let ann = try realm.write { () -> DynamicObject in
+            let ann = try realm.dynamicCreate("Person", values: [("firstName", .string("Ann")), ("lastName", .string("A"))])
+            for i in 0..<4 {
+                let f = try realm.dynamicCreate("Person", values: [("firstName", .string("f\(i)")), ("lastName", .string("l\(i)"))])
+                if i < 2 { try ann.dynamicList("friends").append(.link(f.link)) }
+            }
+            return ann
+        }
+        let view = try Projection(root: ann, fields: [.init("name", "firstName"), .init("friendNames", "friends.firstName"), .init("last", "lastName")])
+        var reported: [Set<String>] = []
+        let token = try view.observe { if case .change(let p) = $0 { reported.append(Set(p.map(\.name))) } }
+        try realm.deliver()
+        try writer.refresh()
+        for round in 0..<60 {
+            var expected = Set<String>()
+            try writer.write {
+                guard let root = try writer.dynamicObject(ofType: "Person", objectKey: ann.objectKey) else { return }
+                let friends = try root.dynamicList("friends")
+                let others = try writer.objects("Person").elements().filter { $0.objectKey != ann.objectKey }
+                for _ in 0..<(1 + random(3)) {
+                    switch random(6) {
+                    case 0:
+                        try root.setValue(.string(random(2) == 0 ? "Ann" : "Anna"), forKey: "firstName")
+                        expected.insert("name")
+                    case 1:
+                        try root.setValue(.string("L\(random(3))"), forKey: "lastName")
+                        expected.insert("last")
+                    case 2:
+                        let f = others[random(others.count)]
+                        try f.setValue(.string("f\(random(5))"), forKey: "firstName")
+                        let current = try friends.values().compactMap { v -> Int64? in if case .link(let l) = v { return l.objectKey } else { return nil } }
+                        if current.contains(f.objectKey) { expected.insert("friendNames") }
+                    case 3:
+                        try others[random(others.count)].setValue(.string("x\(random(5))"), forKey: "lastName")
+                    case 4:
+                        try friends.append(.link(others[random(others.count)].link))
+                        expected.insert("friendNames")
+                    default:
+                        if try friends.count > 0 {
+                            try friends.remove(at: 0)
+                            expected.insert("friendNames")
+                        }
+                    }
+                }
+            }
+            reported.removeAll()
+            try realm.refresh()
+            XCTAssertEqual(reported.first ?? [], expected, "round \(round)")
+            XCTAssertLessThanOrEqual(reported.count, 1)
+        }
+        withExtendedLifetime(token) {}
+    }
+
     func testProjections() throws {
         let realm = try open()
         let (ann, bob) = try realm.write { () -> (DynamicObject, DynamicObject) in
