@@ -4,6 +4,7 @@
 // test over filtered and sorted results.
 import XCTest
 import Cove
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -339,6 +340,15 @@ final class NotificationTests: CoveTestCase {
         try realm.deliver()
         guard case .update(let c)? = await iterator.next() else { return XCTFail("no update") }
         XCTAssertEqual(c.insertions, [0])
+        // The same on a dispatch queue.
+        let delivered = expectation(description: "delivered on the queue")
+        let queue = DispatchQueue(label: "observer")
+        let token = try realm.objects("Person").observe(on: queue) { change in
+            if case .initial = change { delivered.fulfill() }
+        }
+        try realm.deliver()
+        await fulfillment(of: [delivered], timeout: 5)
+        token.invalidate()
         frozen.realm.close()
         frozenTags.realm.close()
     }

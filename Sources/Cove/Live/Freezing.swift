@@ -92,3 +92,34 @@ extension Results {
         return stream
     }
 }
+
+import Dispatch
+
+extension Results {
+    /// `observe`, with the block called on `queue` (asynchronously, after the realm's thread
+    /// delivered): the change sets are values, safe to hand to another queue.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
+                        _ block: @escaping @Sendable (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        try observe(keyPaths: keyPaths) { change in queue.async { block(change) } }
+    }
+}
+
+extension DynamicObject {
+    /// `observe`, with the block called on `queue`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
+                        _ block: @escaping @Sendable (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+        try observe(keyPaths: keyPaths) { change in queue.async { block(change) } }
+    }
+
+    /// The object's changes as an AsyncSequence, as the realm delivers them; ends after the
+    /// deletion.
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<ObjectChange> {
+        let (stream, continuation) = AsyncStream<ObjectChange>.makeStream()
+        let token = try observe(keyPaths: keyPaths) { change in
+            continuation.yield(change)
+            if case .deleted = change { continuation.finish() }
+        }
+        continuation.onTermination = { _ in token.invalidate() }
+        return stream
+    }
+}
