@@ -1615,6 +1615,330 @@ cove_status_t cove_deliver(cove_realm_t* realm);
 cove_status_t cove_wait_for_change(cove_realm_t* realm, int64_t timeout_ms, bool* out_changed);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Sectioned results and projections                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Sectioned results cut results of objects into sections by a key: the value of a key path
+ * (cove_results_sectioned()) or what a C callback says of each object
+ * (cove_results_sectioned_by()). Sections are ordered by key (ascending, unless
+ * cove_results_sectioned() is asked for descending); rows within a section keep the results'
+ * order. A section (#cove_section_t) follows its key, not its position: it reads the
+ * rows whose key is its own, wherever that section is now, and none while no row has it.
+ * Projections (#cove_projection_t) map names of the caller's choosing onto key paths of one root
+ * object ("name" onto "firstName", "friendNames" onto "friends.firstName"); reads go through to
+ * the object and observing reports changes under the projected names. A name that reaches many
+ * values through a list or set ("friends.firstName") has no live results of its own: its values
+ * are copied into a caller's buffer by cove_projection_get_values(); a name that maps onto a list
+ * or set of the root itself also has live results (cove_projection_get_list()). Rules shared by
+ * every function of this section:
+ *
+ * - Handles: #cove_sectioned_results_t, #cove_section_t and #cove_projection_t are handles as
+ *   every other (+1 through `out`, cove_release()); each keeps its realm handle alive, a section
+ *   keeps its sectioned results alive. Frozen sectioned results (cove_sectioned_freeze()) and
+ *   their sections may be read by any number of threads at once; cove_is_frozen() answers for
+ *   all three kinds.
+ * - Keys: a key is any #cove_value_t (a key path's null is a key like another). Sections are
+ *   ordered as the query language's SORT orders values: null first, numbers by value across
+ *   types, strings by their UTF-8 bytes.
+ * - Reading: sectioned results are lazy and live, like results: each read shows the realm's
+ *   current version (and the uncommitted changes of a write in progress on the realm's thread).
+ *   The sections read at one version are kept while the realm stays on it outside a write, so
+ *   reading the rows of a section one by one keys each row once per version
+ *   (cove_sectioned_get_section() keys them once more, to make the section).
+ * - The key callback (#cove_section_key_fn) runs on the thread that reads the sectioned results
+ *   (any cove_sectioned_ or cove_section_ read, cove_sectioned_get_section()) or delivers their
+ *   notifications (cove_deliver(), cove_refresh(), cove_begin_write()), never on a thread of the
+ *   library; for frozen sectioned results read by several threads at once it may run on several
+ *   threads at once. It must give the same key for the same object at one version. From inside
+ *   it, reading the sectioned results it keys (or their sections) fails with
+ *   #COVE_ERR_INVALID_ARGUMENT; every other call is allowed (the object's properties, other
+ *   results). Its `free_userdata` runs exactly once, on the thread that releases the last
+ *   handle or token using the callback: the sectioned results, their sections, frozen copies
+ *   and the tokens observing any of them.
+ * - Change objects (#cove_sectioned_changes_t) are lent to the callback as the other change
+ *   objects are (see "Notifications"): valid during the call only, empty afterwards; accessors
+ *   given NULL or another kind answer 0, false or NULL. Tokens, user data, delivery, key paths
+ *   and the errors of registering follow the rules of "Notifications".
+ * - Threads: as the realm; reads of live handles on the realm's thread.
+ */
+
+/**
+ * Gives the section key of one object.
+ * @param userdata the pointer given to cove_results_sectioned_by().
+ * @param object the object, lent for this call: valid until the callback returns (cove_retain()
+ *   it to keep it longer). Read it with cove_object_get() and the other object functions.
+ * @param out_key receives the key (set to #COVE_TYPE_NULL before the call). A string's or
+ *   binary's bytes are copied when the callback returns: they need to live until then only.
+ * @return #COVE_OK with `out_key` set; any other status fails the read that called it with
+ *   #COVE_ERR_CALLBACK, whose message names the status and the object (during a delivery, the
+ *   observers get that message from cove_sectioned_changes_error() instead). A key of an unknown
+ *   type tag fails the same way.
+ */
+typedef cove_status_t (*cove_section_key_fn)(void* userdata, cove_object_t* object, cove_value_t* out_key);
+
+/**
+ * The changes a sectioned results or section callback receives, as index paths.
+ * @param userdata the pointer given at registration.
+ * @param changes the changes, lent for this call only.
+ */
+typedef void (*cove_sectioned_cb)(void* userdata, const cove_sectioned_changes_t* changes);
+
+/**
+ * Sections results of objects by the value of a key path: the results are sorted by the path
+ * (rows with equal keys keep their order), then cut where the key changes. Runs the query once
+ * before returning, so that its errors show here.
+ * @param results live or frozen results of objects (a class's, backlinks, a list's or set's of
+ *   objects), filtered, sorted or distinct.
+ * @param key_path NUL-terminated UTF-8: a property of the objects, or a path through to-one links
+ *   ("dog.name"); not a list, set or map.
+ * @param ascending whether sections (and the sort) go in ascending key order.
+ * @param out receives the sectioned results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind results, NULL key_path or
+ *   out, invalid UTF-8, a path that names no property or reaches a collection);
+ *   #COVE_ERR_WRONG_TYPE for results of values; #COVE_ERR_INVALIDATED (the owner of the list or
+ *   set was deleted); #COVE_ERR_CLOSED.
+ * Complexity: each read at a new version sorts and keys the rows, O(n log n).
+ */
+cove_status_t cove_results_sectioned(cove_results_t* results, const char* key_path, bool ascending,
+                                     cove_sectioned_results_t** out);
+
+/**
+ * Sections results of objects by what a callback says of each: the results keep their own
+ * order (sort them first to order the rows of each section), and sections go in ascending key
+ * order. The callback is not called here: it runs at the first read, on the thread that reads.
+ * @param results live or frozen results of objects.
+ * @param key_fn gives each object's key (see #cove_section_key_fn and the rules above); not NULL.
+ * @param userdata passed to every call; may be NULL.
+ * @param free_userdata called with `userdata` once the sectioned results, their sections,
+ *   frozen copies and tokens are all released; may be NULL. Not called when this fails.
+ * @param out receives the sectioned results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind results, NULL key_fn or out);
+ *   #COVE_ERR_WRONG_TYPE for results of values; #COVE_ERR_CLOSED.
+ * Complexity: each read at a new version calls the callback once per row.
+ */
+cove_status_t cove_results_sectioned_by(cove_results_t* results, cove_section_key_fn key_fn, void* userdata,
+                                        cove_free_fn free_userdata, cove_sectioned_results_t** out);
+
+/**
+ * The number of sections (of keys that some row has).
+ * @param out receives the count.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind sectioned, NULL out, called
+ *   from inside their own key callback); #COVE_ERR_CALLBACK (the key callback failed);
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sectioned_count(cove_sectioned_results_t* sectioned, size_t* out);
+
+/**
+ * The section at a position, as a handle that follows its key from now on: after later commits
+ * it reads the rows whose key is its own, at whatever position their section then is.
+ * @param index 0 <= index < cove_sectioned_count().
+ * @param out receives the section (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE (index past the last
+ *   section); #COVE_ERR_CALLBACK; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ * Complexity: keys every row again (the sections' handle is made from the engine's own cut).
+ */
+cove_status_t cove_sectioned_get_section(cove_sectioned_results_t* sectioned, size_t index, cove_section_t** out);
+
+/**
+ * The key of a section. A string's or binary's bytes follow the rule of #cove_value_t.
+ * @param out receives the key.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind section, NULL out).
+ */
+cove_status_t cove_section_key(cove_section_t* section, cove_value_t* out);
+
+/**
+ * The number of rows whose key is the section's now: 0 once no row has it.
+ * @param out receives the count.
+ * @return as cove_sectioned_count().
+ */
+cove_status_t cove_section_count(cove_section_t* section, size_t* out);
+
+/**
+ * The object at a row of the section now.
+ * @param index 0 <= index < cove_section_count().
+ * @param out receives the object (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_OUT_OF_RANGE (index past the last
+ *   row); #COVE_ERR_CALLBACK; #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_section_get_object(cove_section_t* section, size_t index, cove_object_t** out);
+
+/**
+ * Frozen sectioned results: the results frozen at their current version (as
+ * cove_results_freeze() makes them) and sectioned the same way, by the same key path or key
+ * callback; readable from any thread. Freezing frozen sectioned results returns them again (with
+ * one more reference).
+ * @param out receives the frozen sectioned results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write;
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_TOO_MANY_VERSIONS; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sectioned_freeze(cove_sectioned_results_t* sectioned, cove_sectioned_results_t** out);
+
+/**
+ * Observes sectioned results: the initial call at the next delivery, then, after each commit
+ * that changed them, the rows deleted (old index paths), inserted and modified (new index paths),
+ * each ascending, and the sections inserted (new positions) and deleted (old positions). The
+ * rows of an inserted or deleted section are not listed row by row. A row whose key changed
+ * moves between sections as a deletion plus an insertion; a row that stayed in its section but
+ * changed position there too. Apply a change as a table view does: delete rows (from the end),
+ * delete sections, insert sections, insert rows, reload the modified rows.
+ * @param sectioned live sectioned results.
+ * @param key_paths, n_key_paths the properties that count as modifications, as for
+ *   cove_results_observe(); a change of the key path the results are sectioned by always counts.
+ *   With a key callback, list the properties it reads (or pass NULL): a key changed by a commit
+ *   that changed nothing observed is seen at the next change that is.
+ * @param callback called as described; not NULL.
+ * @param userdata, free_userdata, out as cove_results_observe().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_CLOSED. When the changes cannot be computed (the key callback failed, the list's
+ *   owner was deleted), the callback gets cove_sectioned_changes_error() once and no call
+ *   follows.
+ */
+cove_status_t cove_sectioned_observe(cove_sectioned_results_t* sectioned, const char* const* key_paths,
+                                     size_t n_key_paths, cove_sectioned_cb callback, void* userdata,
+                                     cove_free_fn free_userdata, cove_token_t** out);
+
+/**
+ * Observes one section by its key: the initial call, then the rows of that key deleted, inserted
+ * and modified as index paths of section 0; when no row has the key any more,
+ * cove_sectioned_changes_sections_to_delete() gives {0}, and when rows have it again,
+ * cove_sectioned_changes_sections_to_insert() gives {0} (their rows are not listed).
+ * @param section a section of live sectioned results.
+ * @param key_paths, n_key_paths, callback, userdata, free_userdata, out as
+ *   cove_sectioned_observe().
+ * @return as cove_sectioned_observe().
+ */
+cove_status_t cove_section_observe(cove_section_t* section, const char* const* key_paths, size_t n_key_paths,
+                                   cove_sectioned_cb callback, void* userdata, cove_free_fn free_userdata,
+                                   cove_token_t** out);
+
+/** Whether this is the initial call of a sectioned callback (nothing else is set). False for NULL. */
+bool cove_sectioned_changes_is_initial(const cove_sectioned_changes_t* changes);
+
+/**
+ * The rows that came, as index paths after the change, ascending (by section, then row); rows
+ * of inserted sections are not listed.
+ * @param out receives the array, or NULL when there are none; may be NULL (to get the count).
+ * @return the number of index paths.
+ */
+size_t cove_sectioned_changes_insertions(const cove_sectioned_changes_t* changes, const cove_index_path_t** out);
+
+/**
+ * The rows that went away, as index paths before the change, ascending; rows of deleted
+ * sections are not listed.
+ * @param out as cove_sectioned_changes_insertions(). @return the number of index paths.
+ */
+size_t cove_sectioned_changes_deletions(const cove_sectioned_changes_t* changes, const cove_index_path_t** out);
+
+/**
+ * The rows that stayed in their section and changed, as index paths after the change, ascending.
+ * @param out as cove_sectioned_changes_insertions(). @return the number of index paths.
+ */
+size_t cove_sectioned_changes_modifications(const cove_sectioned_changes_t* changes, const cove_index_path_t** out);
+
+/**
+ * The sections that appeared, as positions after the change, ascending.
+ * @param out receives the array, or NULL when there are none; may be NULL.
+ * @return the number of sections.
+ */
+size_t cove_sectioned_changes_sections_to_insert(const cove_sectioned_changes_t* changes, const size_t** out);
+
+/**
+ * The sections that disappeared, as positions before the change, ascending.
+ * @param out as cove_sectioned_changes_sections_to_insert(). @return the number of sections.
+ */
+size_t cove_sectioned_changes_sections_to_delete(const cove_sectioned_changes_t* changes, const size_t** out);
+
+/**
+ * Why the observation stopped: NULL normally; a message when the changes could not be computed
+ * (the key callback failed, say). No call follows, and the other accessors give nothing. Valid
+ * during the call only.
+ */
+const char* cove_sectioned_changes_error(const cove_sectioned_changes_t* changes);
+
+/**
+ * A projection of an object: `names[i]` read through `key_paths[i]` from `root`. A key path is a
+ * property of the root's class or a dotted path through links, lists and sets
+ * ("firstName", "dog.name", "friends.firstName"); a path through a list or set reaches many
+ * values.
+ * @param root a live or frozen object; the projection reads it as it is at each call.
+ * @param names, key_paths `n` NUL-terminated UTF-8 strings each, not NULL (unless `n` is 0) nor
+ *   empty; each name once.
+ * @param out receives the projection (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind root, NULL out, a NULL array
+ *   with n > 0, a NULL, empty or invalid UTF-8 string, a name given twice, a key path that names
+ *   no property); #COVE_ERR_INVALIDATED (the root was deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_projection_new(cove_object_t* root, const char* const* names, const char* const* key_paths,
+                                  size_t n, cove_projection_t** out);
+
+/**
+ * The value of a projected name whose key path reaches one value (a null when a link on the way
+ * is null). A link reads as #COVE_TYPE_LINK; strings and binaries follow the rule of
+ * #cove_value_t.
+ * @param name NUL-terminated UTF-8: one of the projection's names.
+ * @param out receives the value.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind projection, NULL name or
+ *   out); #COVE_ERR_NOT_FOUND (not a projected name); #COVE_ERR_WRONG_TYPE (the path reaches a
+ *   collection: read it with cove_projection_get_values()); #COVE_ERR_INVALIDATED (the root was
+ *   deleted); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_projection_get(cove_projection_t* projection, const char* name, cove_value_t* out);
+
+/**
+ * Live results of a projected name that maps onto a list or set property of the root itself
+ * (as cove_object_get_list() and cove_list_as_results() give them): its objects, or its values.
+ * Results exist for nothing else: a path through a collection to other values
+ * ("friends.firstName") is read with cove_projection_get_values(), and observed with
+ * cove_projection_observe().
+ * @param out receives the results (+1).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_NOT_FOUND (not a projected name);
+ *   #COVE_ERR_WRONG_TYPE (one value, a map, or a path through a collection: the message names the
+ *   function to use); #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_projection_get_list(cove_projection_t* projection, const char* name, cove_results_t** out);
+
+/**
+ * The values a projected name's key path reaches now, in order (a path through a list follows
+ * the list's order): for "friends.firstName" each friend's first name (none for no friends); for
+ * a path to one value, that value, as cove_projection_get() reads it.
+ * @param name one of the projection's names.
+ * @param out_values receives up to `capacity` values; strings and binaries follow the rule of
+ *   #cove_value_t. May be NULL when `capacity` is 0.
+ * @param capacity the room in `out_values`.
+ * @param out_n receives how many values the path reaches, which may be more than `capacity`
+ *   (then only the first `capacity` were written: call again with room for all).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind projection, NULL name or
+ *   out_n, NULL out_values with capacity > 0); #COVE_ERR_NOT_FOUND (not a projected name);
+ *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_projection_get_values(cove_projection_t* projection, const char* name, cove_value_t* out_values,
+                                         size_t capacity, size_t* out_n);
+
+/**
+ * Observes a projection: after each commit that changed what a projected name reads (through
+ * the whole key path: a friend's first name for "friends.firstName", but not the friend's last
+ * name), the callback gets a #cove_object_changes_t whose properties are the projected names that
+ * changed, in the projection's order, with their values at the previous call and now (a name
+ * that reaches a collection is listed without values: #COVE_ERR_WRONG_TYPE from the value
+ * accessors). Changes are found per property of the root along the observed paths, so names
+ * whose paths start with the same property are listed together: with "friends.firstName" and
+ * "friends.lastName" both observed, a friend's new last name lists both names. The
+ * root's deletion is reported once (cove_object_changes_is_deleted()). No initial call. The token
+ * keeps the projection alive: the projection handle may be released first.
+ * @param names, n_names the projected names to observe; NULL (with 0) for every name; an empty
+ *   array observes only the deletion.
+ * @param callback called as described; not NULL.
+ * @param userdata, free_userdata, out as cove_results_observe().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (also for a name the projection does not have);
+ *   #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_INVALIDATED (the root was deleted);
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_projection_observe(cove_projection_t* projection, const char* const* names, size_t n_names,
+                                      cove_object_cb callback, void* userdata, cove_free_fn free_userdata,
+                                      cove_token_t** out);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 // The change objects lent to notification callbacks (cove_collection_changes_t,
-// cove_map_changes_t, cove_object_changes_t) and their accessors. Each is built whole, in memory
+// cove_map_changes_t, cove_object_changes_t, cove_sectioned_changes_t) and their accessors. Each is built whole, in memory
 // of its own, before its callback runs and emptied when the callback returns: one that a caller
 // retained reads as empty afterwards (and its values as COVE_ERR_INVALIDATED), never as freed
 // memory.
@@ -13,7 +13,8 @@ import Glibc
 struct LentMemory {
     private var blocks: [UnsafeMutableRawPointer] = []
 
-    /// A copy of `values` (trivial types only: integers, cove_string_t, cove_value_t); nil for none.
+    /// A copy of `values` (trivial types only: integers, cove_string_t, cove_value_t,
+    /// cove_index_path_t); nil for none.
     mutating func array<T>(_ values: [T]) -> UnsafePointer<T>? {
         if values.isEmpty { return nil }
         let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.stride * values.count,
@@ -190,8 +191,9 @@ final class ObjectChangesHandle: LentChanges {
     /// property, whose change carries none).
     struct Entry {
         let name: UnsafePointer<CChar>
-        /// "property 'tags' of class 'Person' is a list", for the message of a collection's values.
-        let label: String
+        /// Why a change without values has none, for the value accessors' message: "property
+        /// 'tags' of class 'Person' is a list: ...".
+        let withoutValues: String
         let old: cove_value_t?
         let new: cove_value_t?
     }
@@ -199,15 +201,24 @@ final class ObjectChangesHandle: LentChanges {
     private(set) var isDeleted = false
     private(set) var entries: [Entry] = []
 
-    init(_ change: ObjectChange, of object: DynamicObject) {
+    /// The changes of an object's own properties.
+    convenience init(_ change: ObjectChange, of object: DynamicObject) {
+        let cls = object.objectSchema
+        self.init(change) { name in
+            let kind = cls[property: name].map { $0.collection.rawValue } ?? "collection"
+            return "property '\(name)' of class '\(cls.className)' is a \(kind): its change carries no values (read the collection from the object)"
+        }
+    }
+
+    /// Changes under names of the caller's choosing (a projection's); `withoutValues` tells, for a
+    /// name whose change carries no values, why.
+    init(_ change: ObjectChange, withoutValues: (String) -> String) {
         super.init()
         switch change {
         case .change(let properties):
-            let cls = object.objectSchema
             entries = properties.map { p in
-                let kind = cls[property: p.name].map { $0.collection.rawValue } ?? "collection"
-                return Entry(name: memory.cString(p.name), label: "property '\(p.name)' of class '\(cls.className)' is a \(kind)",
-                             old: p.oldValue.map(lend), new: p.newValue.map(lend))
+                Entry(name: memory.cString(p.name), withoutValues: withoutValues(p.name),
+                      old: p.oldValue.map(lend), new: p.newValue.map(lend))
             }
         case .deleted:
             isDeleted = true
@@ -225,6 +236,47 @@ final class ObjectChangesHandle: LentChanges {
     override func clear() {
         isDeleted = false
         entries = []
+    }
+}
+
+/// A `cove_sectioned_changes_t`: what a sectioned-results or section callback receives, by index
+/// path.
+final class SectionedChangesHandle: LentChanges {
+    override class var kindName: String { "cove_sectioned_changes_t" }
+    private(set) var isInitial = false
+    private(set) var deletions = LentArray<cove_index_path_t>.empty
+    private(set) var insertions = LentArray<cove_index_path_t>.empty
+    private(set) var modifications = LentArray<cove_index_path_t>.empty
+    private(set) var sectionsToInsert = LentArray<Int>.empty
+    private(set) var sectionsToDelete = LentArray<Int>.empty
+
+    init(_ change: SectionedChange) {
+        super.init()
+        switch change {
+        case .initial:
+            isInitial = true
+        case .update(let c):
+            deletions = LentArray(c.deletions.map(Self.indexPath), in: &memory)
+            insertions = LentArray(c.insertions.map(Self.indexPath), in: &memory)
+            modifications = LentArray(c.modifications.map(Self.indexPath), in: &memory)
+            sectionsToInsert = LentArray(c.sectionsToInsert, in: &memory)
+            sectionsToDelete = LentArray(c.sectionsToDelete, in: &memory)
+        case .error(let e):
+            record(e)
+        }
+    }
+
+    private static func indexPath(_ p: IndexPath) -> cove_index_path_t {
+        cove_index_path_t(section: p.section, row: p.row)
+    }
+
+    override func clear() {
+        isInitial = false
+        deletions = .empty
+        insertions = .empty
+        modifications = .empty
+        sectionsToInsert = .empty
+        sectionsToDelete = .empty
     }
 }
 
@@ -359,7 +411,7 @@ private func changedValue(_ changes: OpaquePointer?, _ index: Int, _ out: Unsafe
         }
         let e = c.entries[index]
         guard let value = pick(e) else {
-            throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): \(e.label): its change carries no values (read the collection from the object)")
+            throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): \(e.withoutValues)")
         }
         out.pointee = value
     }
@@ -373,4 +425,39 @@ public func cove_object_changes_old_value(_ changes: OpaquePointer?, _ index: In
 @c @implementation
 public func cove_object_changes_new_value(_ changes: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
     changedValue(changes, index, out, in: "cove_object_changes_new_value") { $0.new }
+}
+
+@c @implementation
+public func cove_sectioned_changes_is_initial(_ changes: OpaquePointer?) -> Bool {
+    lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_is_initial")?.isInitial ?? false
+}
+
+@c @implementation
+public func cove_sectioned_changes_insertions(_ changes: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<cove_index_path_t>?>?) -> Int {
+    (lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_insertions")?.insertions ?? .empty).give(to: out)
+}
+
+@c @implementation
+public func cove_sectioned_changes_deletions(_ changes: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<cove_index_path_t>?>?) -> Int {
+    (lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_deletions")?.deletions ?? .empty).give(to: out)
+}
+
+@c @implementation
+public func cove_sectioned_changes_modifications(_ changes: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<cove_index_path_t>?>?) -> Int {
+    (lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_modifications")?.modifications ?? .empty).give(to: out)
+}
+
+@c @implementation
+public func cove_sectioned_changes_sections_to_insert(_ changes: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<Int>?>?) -> Int {
+    (lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_sections_to_insert")?.sectionsToInsert ?? .empty).give(to: out)
+}
+
+@c @implementation
+public func cove_sectioned_changes_sections_to_delete(_ changes: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<Int>?>?) -> Int {
+    (lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_sections_to_delete")?.sectionsToDelete ?? .empty).give(to: out)
+}
+
+@c @implementation
+public func cove_sectioned_changes_error(_ changes: OpaquePointer?) -> UnsafePointer<CChar>! {
+    lent(changes, SectionedChangesHandle.self, in: "cove_sectioned_changes_error")?.error
 }

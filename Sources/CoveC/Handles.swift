@@ -209,6 +209,88 @@ final class ResultsHandle: Handle, RealmChild {
     var holdsObjects: Bool { source.map { $0.property.isLink } ?? true }
 }
 
+/// A `cove_sectioned_results_t`: results of objects cut into sections by a key path or by a C key
+/// callback (SectionsAPI.swift). It keeps the unsectioned results too, so that freezing cuts a
+/// frozen copy of them the same way.
+final class SectionedHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_sectioned_results_t" }
+
+    /// The engine's sectioned results: objects of a class, or the links of a list or set.
+    enum Contents {
+        case objects(SectionedResults<DynamicObject>)
+        case elements(SectionedResults<Value>)
+    }
+
+    /// How a row gets its section key.
+    enum Sectioning {
+        case keyPath(String, ascending: Bool)
+        case callback(SectionKeyCallback)
+    }
+
+    /// The sections as read at one version: keys in order, rows as links.
+    typealias Sections = [(key: Value, rows: [Value])]
+
+    let realmHandle: RealmHandle
+    let contents: Contents
+    let base: ResultsHandle.Contents
+    let sectioning: Sectioning
+    /// The sections last read and the realm version they were read at: reused while the realm
+    /// stays on that version outside a write, so that reading a section row by row keys the
+    /// rows once. Behind a lock, as frozen handles are read by many threads at once.
+    private var cached: (version: UInt64, sections: Sections)?
+    private let cacheLock = Lock()
+
+    init(_ realmHandle: RealmHandle, _ contents: Contents, base: ResultsHandle.Contents, sectioning: Sectioning) {
+        self.realmHandle = realmHandle
+        self.contents = contents
+        self.base = base
+        self.sectioning = sectioning
+    }
+
+    func cachedSections(at version: UInt64) -> Sections? {
+        cacheLock.locked { cached.flatMap { $0.version == version ? $0.sections : nil } }
+    }
+
+    func cache(_ sections: Sections, at version: UInt64) {
+        cacheLock.locked { cached = (version, sections) }
+    }
+}
+
+/// A `cove_section_t`: the rows of one key in sectioned results, following the key wherever its
+/// section moves (and empty while no row has it).
+final class SectionHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_section_t" }
+
+    /// The engine's section, for observing.
+    enum Contents {
+        case objects(ResultsSection<DynamicObject>)
+        case elements(ResultsSection<Value>)
+    }
+
+    let parent: SectionedHandle
+    let key: Value
+    let contents: Contents
+    var realmHandle: RealmHandle { parent.realmHandle }
+
+    init(_ parent: SectionedHandle, key: Value, _ contents: Contents) {
+        self.parent = parent
+        self.key = key
+        self.contents = contents
+    }
+}
+
+/// A `cove_projection_t`: names mapped onto key paths of a root object (ProjectionAPI.swift).
+final class ProjectionHandle: Handle, RealmChild {
+    override class var kindName: String { "cove_projection_t" }
+    let realmHandle: RealmHandle
+    let projection: Projection
+
+    init(_ realmHandle: RealmHandle, _ projection: Projection) {
+        self.realmHandle = realmHandle
+        self.projection = projection
+    }
+}
+
 /// A `cove_token_t`: one observation (NotificationAPI.swift). It holds the C callback and its
 /// user data; invalidating or releasing it stops the observation and lets the user data go.
 final class TokenHandle: Handle, RealmChild {

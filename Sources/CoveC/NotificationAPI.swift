@@ -31,7 +31,7 @@ final class NotificationCallback<Function> {
 // MARK: Checks
 
 /// The key paths a caller passed: nil for a NULL array (every property), [] for none.
-private func keyPaths(_ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int, in function: StaticString) throws(CFailure) -> [String]? {
+func keyPaths(_ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int, in function: StaticString) throws(CFailure) -> [String]? {
     // size_t arrives as Int: a count above Int.max arrives negative.
     guard n >= 0 else { throw invalidArgument(function, "n_key_paths \(UInt(bitPattern: n)) is too large") }
     guard let paths else {
@@ -50,7 +50,7 @@ private func keyPaths(_ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int, 
 
 /// Refuses to observe where nothing can be delivered, with the header's statuses, before the
 /// checks that only make sense on a live realm outside a write.
-private func requireObservable(_ realm: Realm, _ what: String, in function: StaticString) throws(CFailure) {
+func requireObservable(_ realm: Realm, _ what: String, in function: StaticString) throws(CFailure) {
     try requireOpen(realm, in: function)
     if realm.isFrozen {
         throw failure(Int32(COVE_ERR_FROZEN), "\(function): a frozen \(what) cannot be observed: it never changes")
@@ -61,9 +61,10 @@ private func requireObservable(_ realm: Realm, _ what: String, in function: Stat
 }
 
 /// Registers `box` through `observe` and hands out the token (+1). When registering fails, the
-/// user data is not freed: it stays the caller's.
-private func register<F>(_ box: NotificationCallback<F>, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>,
-                         _ observe: () throws(CoveError) -> NotificationToken) throws(CFailure) {
+/// user data is not freed: it stays the caller's. `keeping` is what the engine's closure needs but
+/// holds weakly (a section key callback, a projection): the token keeps it alive with the callback.
+func register<F>(_ box: NotificationCallback<F>, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>,
+                 keeping kept: AnyObject? = nil, _ observe: () throws(CoveError) -> NotificationToken) throws(CFailure) {
     let token: NotificationToken
     do throws(CFailure) {
         token = try call(observe)
@@ -71,7 +72,20 @@ private func register<F>(_ box: NotificationCallback<F>, of realm: RealmHandle, 
         box.disarm()
         throw error
     }
-    out.pointee = TokenHandle(realm, token, box).retainedPointer()
+    let held: AnyObject = kept.map { CallbackAndKept(callback: box, kept: $0) } ?? box
+    out.pointee = TokenHandle(realm, token, held).retainedPointer()
+}
+
+/// A token's callback together with what its engine closure needs alive: dropped together when
+/// the token goes.
+private final class CallbackAndKept {
+    let callback: AnyObject
+    let kept: AnyObject
+
+    init(callback: AnyObject, kept: AnyObject) {
+        self.callback = callback
+        self.kept = kept
+    }
 }
 
 // MARK: Calling back

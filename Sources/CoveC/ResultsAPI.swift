@@ -33,7 +33,7 @@ private func queryArguments(_ args: UnsafePointer<cove_value_t>?, _ n: Int, in f
 
 /// An index argument: size_t arrives as Int, so one above Int.max arrives negative and is out of
 /// range of any results; its message shows the number the caller passed.
-private func position(_ index: Int, _ name: StaticString, in function: StaticString) throws(CFailure) -> Int {
+func position(_ index: Int, _ name: StaticString, in function: StaticString) throws(CFailure) -> Int {
     guard index >= 0 else {
         throw failure(Int32(COVE_ERR_OUT_OF_RANGE), "\(function): \(name) \(UInt(bitPattern: index)) is out of range")
     }
@@ -239,7 +239,7 @@ public func cove_results_distinct(_ results: OpaquePointer?, _ keyPath: UnsafePo
 
 /// Results over a list's or set's elements, refused (rather than failing at the first read)
 /// when the realm is closed or the owner deleted.
-private func collectionResults(_ collection: DynamicCollection, _ results: Results<Value>, of realm: RealmHandle,
+func collectionResults(_ collection: DynamicCollection, _ results: Results<Value>, of realm: RealmHandle,
                                to out: UnsafeMutablePointer<OpaquePointer?>, in function: StaticString) throws(CFailure) {
     try requireOpen(collection.realm, in: function)
     let source = ResultsHandle.CollectionSource(collection)
