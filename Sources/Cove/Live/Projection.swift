@@ -86,32 +86,71 @@ public final class Projection {
 
     /// Calls `block` after each commit that changed what a projected property reads (or, with
     /// `names`, those properties only), with projected names and old and new values (collections
-    /// have none); the root's deletion is reported once. No initial call.
+    /// have none); the root's deletion is reported once. No initial call. Each name is checked
+    /// against its own key path, so a change of `friends[i].lastName` does not report a field
+    /// projected from `friends.firstName`.
     public func observe(names: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
-        let watched = try (names ?? fields.map(\.name)).map { (n) throws(CoveError) in try field(n) }
+        let realm = root.realm
+        try realm.requireObservable("projection")
+        if root.isInvalidated { throw CoveError(.invalidated, "the projected \(root.objectSchema.className) object was deleted") }
+        let store = try realm.objectStore()
+        var watched: [(field: Field, path: BoundPath, filter: KeyPathFilter)] = []
+        for name in names ?? fields.map(\.name) {
+            let (f, path) = try field(name)
+            watched.append((f, path, try KeyPathFilter([f.keyPath], root: root.objectSchema, schema: store.schema)))
+        }
         var old: [String: Value] = [:]
-        for (f, path) in watched where !path.isMultiple { old[f.name] = try value(f.name) }
-        let keyPaths = watched.map { $0.0.keyPath }
-        return try root.observe(keyPaths: keyPaths) { [weak self] change in
-            guard let self else { return }
-            switch change {
-            case .deleted: block(.deleted)
-            case .error(let e): block(.error(e))
-            case .change(let properties):
-                let touched = Set(properties.map(\.name))
-                var out: [PropertyChange] = []
-                for (f, path) in watched {
-                    guard let first = f.keyPath.split(separator: ".").first, touched.contains(String(first)) else { continue }
-                    if path.isMultiple {
-                        out.append(PropertyChange(name: f.name, oldValue: nil, newValue: nil))
-                        continue
-                    }
-                    guard let new = try? self.value(f.name) else { continue }
-                    out.append(PropertyChange(name: f.name, oldValue: old[f.name] ?? .null, newValue: new))
-                    old[f.name] = new
-                }
-                if !out.isEmpty { block(.change(out)) }
+        for w in watched where !w.path.isMultiple { old[w.field.name] = try value(w.field.name) }
+        let registration = ProjectionRegistration(projection: self, watched: watched, values: old,
+                                                  version: try realm.version, callback: block)
+        try realm.register(registration)
+        return NotificationToken(registration)
+    }
+}
+
+/// An observed projection: each projected name meets its own key-path filter.
+final class ProjectionRegistration: NotifierRegistration {
+    let projection: Projection
+    let watched: [(field: Projection.Field, path: BoundPath, filter: KeyPathFilter)]
+    var values: [String: Value]
+    let callback: (ObjectChange) -> Void
+
+    init(projection: Projection, watched: [(field: Projection.Field, path: BoundPath, filter: KeyPathFilter)],
+         values: [String: Value], version: UInt64, callback: @escaping (ObjectChange) -> Void) {
+        self.projection = projection
+        self.watched = watched
+        self.values = values
+        self.callback = callback
+        super.init(version: version, initialPending: false)
+    }
+
+    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        guard let record else { return true }
+        let root = projection.root
+        let cls = root.objectSchema
+        do throws(CoveError) {
+            guard let classKey = cls.classKey else { return true }
+            let exists = try store.exists(cls, root.objectKey)
+            if record.tables[classKey]?.isDeleted(root.objectKey) == true || !exists {
+                callback(.deleted)
+                return false
             }
+            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            var out: [PropertyChange] = []
+            for w in watched where try w.filter.isModified(cls, root.objectKey, record, store, touched) {
+                if w.path.isMultiple {
+                    out.append(PropertyChange(name: w.field.name, oldValue: nil, newValue: nil))
+                    continue
+                }
+                let new = try projection.value(w.field.name)
+                out.append(PropertyChange(name: w.field.name, oldValue: values[w.field.name] ?? .null, newValue: new))
+                values[w.field.name] = new
+            }
+            if !out.isEmpty { callback(.change(out)) }
+            return true
+        } catch {
+            callback(.error(error))
+            return false
         }
     }
 }

@@ -124,7 +124,14 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
         let results = self.results
         let key = self.key
         let ascending = self.ascending
+        var stopped = false
         return try results.engine.observeRaw(keyPaths: paths) { change, modified in
+            // A failure is delivered once; the observation ends with it.
+            if stopped { return }
+            let block: (SectionedChange) -> Void = { c in
+                if case .error = c { stopped = true }
+                block(c)
+            }
             switch change {
             case .initial:
                 do {
@@ -226,6 +233,13 @@ public final class ResultsSection<Element: RealmCollectionValue> {
         var old: [Value]?
         let key = self.key
         let parent = self.parent
+        var stopped = false
+        let deliver = block
+        let block: (SectionedChange) -> Void = { c in
+            if stopped { return }
+            if case .error = c { stopped = true }
+            deliver(c)
+        }
         var paths = keyPaths
         if var p = paths, let sectionKeyPath = sectionKeyPath ?? parent.keyPath, !p.contains(sectionKeyPath) {
             p.append(sectionKeyPath)
@@ -275,7 +289,9 @@ extension Results {
         if path.isMultiple { throw CoveError(.invalidArgument, "cannot section on '\(keyPath)': it is a collection") }
         let realm = self.realm
         return SectionedResults(results: sorted, ascending: ascending, keyPath: keyPath) { (element: Element) throws -> Value in
-            var evaluator = QueryEvaluator(store: try realm.objectStore())
+            // The element's own realm: a frozen copy's keys come from its frozen version.
+            let own = (element as? DynamicObject)?.realm ?? realm
+            var evaluator = QueryEvaluator(store: try own.objectStore())
             let row: Value
             if let object = element as? DynamicObject { row = .link(object.link) } else if let v = element as? Value { row = v } else { row = .null }
             return try evaluator.pathValues(path, row).first ?? .null
