@@ -48,6 +48,10 @@ _CALLBACKS = {
     "cove_object_cb": 'extern "Python" void _cove_object_cb(void*, const cove_object_changes_t*);',
     # the free_userdata of notification tokens
     "cove_token_invalidate": 'extern "Python" void _cove_free_observation(void*);',
+    "cove_sectioned_cb": 'extern "Python" void _cove_sectioned_cb(void*, const cove_sectioned_changes_t*);',
+    "cove_section_key_fn": 'extern "Python" cove_status_t _cove_section_key_cb(void*, cove_object_t*, cove_value_t*);',
+    # the free_userdata of a key function's sectioned results
+    "cove_results_sectioned_by": 'extern "Python" void _cove_free_section_key(void*);',
 }
 
 

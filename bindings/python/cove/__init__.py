@@ -33,10 +33,12 @@ from ._collections import List, Map, Set
 from ._declare import LinkingObjects, Property
 from ._migration import Migration
 from ._notifications import (ChangeStream, CollectionChange, MapChange, NotificationToken, ObjectChange,
-                             PropertyChange)
+                             PropertyChange, SectionedChange)
 from ._object import EmbeddedObject, Object
+from ._projection import ProjectedProperty, ProjectedValues, Projection, projected
 from ._realm import Realm, open
 from ._results import Results
+from ._sections import ResultsSection, SectionedResults
 from ._values import ObjectId, Timestamp
 
 __version__: str = _ffi.string(_lib.cove_version_string()).decode()
@@ -45,6 +47,8 @@ __version__: str = _ffi.string(_lib.cove_version_string()).decode()
 __all__ = [
     "open", "Realm", "Migration", "Object", "EmbeddedObject", "Results", "List", "Set", "Map", "Property", "LinkingObjects",
     "NotificationToken", "CollectionChange", "MapChange", "ObjectChange", "PropertyChange", "ChangeStream",
+    "SectionedResults", "ResultsSection", "SectionedChange", "Projection", "projected", "ProjectedProperty",
+    "ProjectedValues",
     "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",

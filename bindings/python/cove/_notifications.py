@@ -1,6 +1,7 @@
-"""Notifications: ``observe(callback, key_paths=None)`` on results, lists, sets, maps and objects,
-the change objects callbacks receive, the tokens that end an observation, and ``changes()``, an
-asyncio iterator riding on the realm's notification descriptor.
+"""Notifications: ``observe(callback, key_paths=None)`` on results, lists, sets, maps, objects,
+sectioned results and projections, the change objects callbacks receive, the tokens that end an
+observation, and ``changes()``, an asyncio iterator riding on the realm's notification
+descriptor.
 
 Callbacks run inside ``realm.deliver()``, ``realm.refresh()`` and ``realm.begin_write()`` on the
 calling thread. The library's change objects are valid during its call only, so each change is
@@ -13,7 +14,7 @@ import asyncio
 import collections
 import weakref
 from dataclasses import dataclass, field
-from typing import (TYPE_CHECKING, Any, Callable, Deque, Generic, List, Optional, Sequence, Set, Tuple, TypeVar,
+from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Generic, List, Optional, Sequence, Set, Tuple, TypeVar,
                     Union)
 
 from ._errors import InvalidArgumentError, WrongTypeError
@@ -116,7 +117,38 @@ class ObjectChange:
         return self.deleted or self.error is not None
 
 
-Change = Union[CollectionChange, MapChange, ObjectChange]
+@dataclass(eq=True)
+class SectionedChange:
+    """What changed in observed sectioned results (or one observed section) since the
+    callback's previous call, as ``(section, row)`` index paths.
+
+    ``deletions`` are index paths before the change, ``insertions`` and ``modifications`` after
+    it, each ascending; ``sections_to_delete`` are positions of sections before the change,
+    ``sections_to_insert`` positions after it. The rows of a deleted or inserted section are not
+    listed row by row. A row whose key changed moves between sections as a deletion plus an
+    insertion. Apply a change as a table view does: delete rows (from the end, old paths),
+    delete sections, insert sections whole, insert rows (new paths), reload the modified rows.
+    For one observed section every path has section 0, and its disappearance and return are
+    ``sections_to_delete == [0]`` and ``sections_to_insert == [0]``. The first call has
+    ``is_initial`` and nothing else; ``error`` is why the observation stopped (no call follows),
+    else None.
+    """
+
+    is_initial: bool = False
+    insertions: List[Tuple[int, int]] = field(default_factory=list)
+    deletions: List[Tuple[int, int]] = field(default_factory=list)
+    modifications: List[Tuple[int, int]] = field(default_factory=list)
+    sections_to_insert: List[int] = field(default_factory=list)
+    sections_to_delete: List[int] = field(default_factory=list)
+    error: Optional[str] = None
+
+    @property
+    def is_final(self) -> bool:
+        """Whether no call follows this one (an error stopped the observation)."""
+        return self.error is not None
+
+
+Change = Union[CollectionChange, MapChange, ObjectChange, SectionedChange]
 
 
 class NotificationToken:
@@ -251,6 +283,26 @@ def _object_change(changes: Any, realm: Optional["Realm"]) -> ObjectChange:
     return ObjectChange(properties=properties, error=error)
 
 
+def _index_paths(getter: Any, changes: Any) -> List[Tuple[int, int]]:
+    out = ffi.new("cove_index_path_t**")
+    n = getter(changes, out)
+    return [(int(out[0][i].section), int(out[0][i].row)) for i in range(n)]
+
+
+def _sectioned_change(changes: Any) -> SectionedChange:
+    error = _error(lib.cove_sectioned_changes_error(changes))
+    if lib.cove_sectioned_changes_is_initial(changes):
+        return SectionedChange(is_initial=True, error=error)
+    return SectionedChange(
+        insertions=_index_paths(lib.cove_sectioned_changes_insertions, changes),
+        deletions=_index_paths(lib.cove_sectioned_changes_deletions, changes),
+        modifications=_index_paths(lib.cove_sectioned_changes_modifications, changes),
+        sections_to_insert=_indices(lib.cove_sectioned_changes_sections_to_insert, changes),
+        sections_to_delete=_indices(lib.cove_sectioned_changes_sections_to_delete, changes),
+        error=error,
+    )
+
+
 def _call(userdata: Any, make: Callable[["_Observation"], Any]) -> None:
     observation: _Observation = ffi.from_handle(userdata)
     try:
@@ -271,6 +323,10 @@ def _on_object(userdata: Any, changes: Any) -> None:
     _call(userdata, lambda observation: _object_change(changes, observation.realm()))
 
 
+def _on_sectioned(userdata: Any, changes: Any) -> None:
+    _call(userdata, lambda _: _sectioned_change(changes))
+
+
 def _free_observation(userdata: Any) -> None:
     _LIVE.discard(ffi.from_handle(userdata))
 
@@ -280,6 +336,12 @@ if AVAILABLE:
     ffi.def_extern(name="_cove_map_cb")(_on_map)
     ffi.def_extern(name="_cove_object_cb")(_on_object)
     ffi.def_extern(name="_cove_free_observation")(_free_observation)
+
+SECTIONS_AVAILABLE = hasattr(lib, "cove_sectioned_observe")
+"""Whether the loaded libcove has sectioned results and projections."""
+
+if SECTIONS_AVAILABLE:
+    ffi.def_extern(name="_cove_sectioned_cb")(_on_sectioned)
 
 
 # -- registering ---------------------------------------------------------------------------------
@@ -301,17 +363,31 @@ def _key_path_array(key_paths: KeyPaths) -> Tuple[Any, int, List[Any]]:
     return ffi.new("const char*[]", texts), len(texts), texts
 
 
+def _callbacks() -> Dict[str, Any]:
+    """The C callback each registration function takes, where it is not a collection's."""
+    callbacks = {"cove_map_observe": lib._cove_map_cb, "cove_object_observe": lib._cove_object_cb}
+    if SECTIONS_AVAILABLE:
+        callbacks.update(cove_projection_observe=lib._cove_object_cb, cove_sectioned_observe=lib._cove_sectioned_cb,
+                         cove_section_observe=lib._cove_sectioned_cb)
+    return callbacks
+
+
+_CALLBACK_OF: Dict[str, Any] = _callbacks() if AVAILABLE else {}
+
+
 def observe(register: str, handle: Any, realm: "Realm", observed: Any, callback: Callable[[Any], Any],
             key_paths: KeyPaths) -> NotificationToken:
     """Registers `callback` through the library's `register` function (cove_results_observe and
-    its kin) for `handle`, which `observed` holds."""
+    its kin, cove_sectioned_observe, cove_projection_observe) for `handle`, which `observed`
+    holds; `key_paths` go to it as its array of strings (a projection's names)."""
     if not AVAILABLE:
         raise InvalidArgumentError(1, "this libcove has no notifications (cove_results_observe)")
     if not callable(callback):
         raise WrongTypeError(2, f"observe() takes a function of one change, got {type(callback).__name__}")
     paths, n, keep = _key_path_array(key_paths)
-    c_callback = {"cove_map_observe": lib._cove_map_cb, "cove_object_observe": lib._cove_object_cb}.get(
-        register, lib._cove_collection_cb)
+    c_callback = _CALLBACK_OF.get(register)
+    if c_callback is None:
+        c_callback = lib._cove_collection_cb
     observation = _Observation(callback, realm)
     observation.handle = ffi.new_handle(observation)
     out = ffi.new("cove_token_t**")

@@ -16,6 +16,7 @@ from ._values import read_value, write_value
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, CollectionChange, NotificationToken
     from ._realm import Realm
+    from ._sections import SectionedResults
 
 _T = TypeVar("_T")
 
@@ -317,6 +318,30 @@ class Results(typing.Sequence[_T]):
             check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
             del keep
         return self._derive(out[0], f"distinct on {', '.join(paths)}")
+
+    def sectioned(self, by: Optional[str] = None, ascending: bool = True, *,
+                  key: Optional[Callable[[_T], Any]] = None, sort: SortKeys = None) -> "SectionedResults[_T]":
+        """The results of objects cut into sections (``cove.SectionedResults``), live and lazy.
+
+        ``sectioned(by="age", ascending=True)``: by the value of a key path (a property or a path
+        through to-one links, not a collection); the rows are sorted by it, and sections go in
+        ascending (or descending) key order. ``sort`` (as ``sorted()`` takes it) orders the rows
+        within each section.
+
+        ``sectioned(key=lambda dog: dog.name[:1], sort=[("name", True)])``: by what a function
+        says of each object (its declared class's instance), any value Cove stores (None, bool,
+        int, float, str, bytes, datetime, Decimal, UUID, ObjectId, an object); sections go in
+        ascending key order, rows in the order of the results sorted by ``sort``. The function
+        runs while the sections are read or their changes computed, on the reading thread; an
+        exception it raises comes out of that read (or of the ``deliver()``/``refresh()`` that
+        computed a change). It must give the same key for the same object at one version.
+
+        Raises InvalidArgumentError for both or neither of ``by`` and ``key``, a key path that
+        names no property or reaches a collection, and ``ascending=False`` with a key function;
+        WrongTypeError for results of values."""
+        from ._sections import sectioned
+
+        return sectioned(self, by, ascending, key, sort)
 
     # -- aggregates ----------------------------------------------------------------------------
 
