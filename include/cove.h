@@ -695,6 +695,24 @@ cove_status_t cove_object_delete(cove_object_t* object);
 /** Whether the object still exists (false once deleted or its realm closed). */
 cove_status_t cove_object_is_valid(cove_object_t* object, bool* out);
 
+/**
+ * The object in a frozen copy of its realm at the realm's current version: immutable, readable
+ * from any thread. Freezing a frozen object gives it again (one more reference).
+ * @param out_frozen receives the frozen object (+1); its realm closes when the last handle on
+ *   it goes.
+ * @return #COVE_OK; #COVE_ERR_IN_WRITE (freezing inside a write); #COVE_ERR_INVALIDATED (deleted);
+ *   #COVE_ERR_CLOSED; #COVE_ERR_INVALID_ARGUMENT (NULL or not an object).
+ */
+cove_status_t cove_object_freeze(cove_object_t* object, cove_object_t** out_frozen);
+
+/**
+ * The same object in the live realm `live` (at its current version).
+ * @param out receives the object (+1), or NULL when it was deleted since (still #COVE_OK).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kinds, or `live` frozen);
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_object_thaw(cove_object_t* frozen, cove_realm_t* live, cove_object_t** out);
+
 /** The object as a #COVE_TYPE_LINK value, to store in a link property. */
 cove_status_t cove_object_to_link(cove_object_t* object, cove_value_t* out_link);
 

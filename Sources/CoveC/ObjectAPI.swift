@@ -331,6 +331,37 @@ public func cove_object_is_valid(_ object: OpaquePointer?, _ out: UnsafeMutableP
 }
 
 @c @implementation
+public func cove_object_freeze(_ object: OpaquePointer?, _ outFrozen: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outFrozen, "out_frozen", in: "cove_object_freeze")
+        let o = try objectHandle(object, in: "cove_object_freeze")
+        let realm = o.object.realm
+        if realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_object_freeze: the realm is closed") }
+        if realm.isFrozen {
+            out.pointee = o.retainedPointer()
+            return
+        }
+        if realm.isInWriteTransaction { throw failure(Int32(COVE_ERR_IN_WRITE), "cove_object_freeze: cannot freeze inside a write transaction") }
+        let frozen = try call { () throws(CoveError) in try o.object.freeze() }
+        // The frozen object's own realm handle closes that frozen realm when the object goes.
+        out.pointee = ObjectHandle(RealmHandle(frozen.realm), frozen).retainedPointer()
+    }
+}
+
+@c @implementation
+public func cove_object_thaw(_ frozen: OpaquePointer?, _ live: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_thaw")
+        let o = try objectHandle(frozen, in: "cove_object_thaw")
+        let l = try realmHandle(live, in: "cove_object_thaw")
+        if l.realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_object_thaw: the live realm is closed") }
+        if l.realm.isFrozen { throw invalidArgument("cove_object_thaw", "live is a frozen realm") }
+        let thawed = try call { () throws(CoveError) in try o.object.thaw(in: l.realm) }
+        give(thawed, of: l, to: out)
+    }
+}
+
+@c @implementation
 public func cove_object_to_link(_ object: OpaquePointer?, _ outLink: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(outLink, "out_link", in: "cove_object_to_link")

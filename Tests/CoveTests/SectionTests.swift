@@ -216,6 +216,27 @@ final class SectionTests: CoveTestCase {
         withExtendedLifetime(token) {}
     }
 
+    /// A row that moves in the sorted results but keeps its place in its section (sections by
+    /// a key function) is reported modified there.
+    func testAMovedRowThatKeepsItsPlaceInItsSectionIsModified() throws {
+        let realm = try open()
+        let (c, _) = try realm.write { () -> (DynamicObject, DynamicObject) in
+            _ = try realm.dynamicCreate("Person", values: [("firstName", .string("a")), ("age", .int(0))])
+            let b = try realm.dynamicCreate("Person", values: [("firstName", .string("b")), ("age", .int(1))])
+            let c = try realm.dynamicCreate("Person", values: [("firstName", .string("c")), ("age", .int(0))])
+            return (c, b)
+        }
+        let sections = try realm.objects("Person").sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")]) { o in try o["age"] }
+        var changes: [SectionedResultsChange] = []
+        let token = try sections.observe { if case .update(let x) = $0 { changes.append(x) } }
+        try realm.deliver()
+        try realm.write { try c.setValue(.string("a0"), forKey: "firstName") }
+        try realm.deliver()
+        XCTAssertEqual(changes.last?.modifications, [IndexPath(section: 0, row: 1)])
+        XCTAssertEqual(changes.last?.insertions, [])
+        withExtendedLifetime(token) {}
+    }
+
     func testProjections() throws {
         let realm = try open()
         let (ann, bob) = try realm.write { () -> (DynamicObject, DynamicObject) in

@@ -579,11 +579,17 @@ extension ResultsEngine {
     /// objects were modified, for the layers built on results (sections, projections).
     func observeRaw(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
         let results = Results<Value>(engine: self)
+        var previous = Set<Value>()
         return try results.observe(keyPaths: keyPaths) { [weak self] change in
             var modified = Set<Value>()
-            if case .update(let c) = change, let rows = try? self?.elements() {
+            let rows = (try? self?.elements()) ?? []
+            if case .update(let c) = change {
                 for j in c.modifications where j < rows.count { modified.insert(rows[j]) }
+                // A row that moved in the results (reported there as deleted and inserted)
+                // changed too: a layer that regroups the rows may keep it in place.
+                for j in c.insertions where j < rows.count && previous.contains(rows[j]) { modified.insert(rows[j]) }
             }
+            previous = Set(rows)
             block(change, modified)
         }
     }

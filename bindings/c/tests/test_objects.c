@@ -217,9 +217,56 @@ static void test_primary_keys_links_delete(void) {
     cove_release(found);
 }
 
+/* Freezing an object keeps its version; thawing finds it in a live realm, or NULL once deleted. */
+static void test_freeze_and_thaw(void) {
+    cove_realm_t* realm = open_realm("freeze.cove");
+    cove_object_t* ann = NULL;
+    cove_object_t* frozen = NULL;
+    cove_object_t* again = NULL;
+    cove_object_t* thawed = NULL;
+    cove_value_t pk = string_value("Ann"), age = int_value(30), got = null_value();
+    bool is_frozen = false;
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create_with_primary_key(realm, "Person", &pk, &ann));
+    CHECK_OK(cove_object_set(ann, "age", &age));
+    CHECK_FAILS(cove_object_freeze(ann, &frozen), COVE_ERR_IN_WRITE, "inside a write");
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_object_freeze(ann, &frozen));
+    CHECK_OK(cove_is_frozen(frozen, &is_frozen));
+    CHECK(is_frozen);
+    CHECK_OK(cove_object_freeze(frozen, &again));
+    CHECK(again == frozen);
+    cove_release(again);
+    age = int_value(31);
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_set(ann, "age", &age));
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_object_get(frozen, "age", &got));
+    CHECK(got.type == COVE_TYPE_INT && got.u.integer == 30);
+    CHECK_FAILS(cove_object_set(frozen, "age", &age), COVE_ERR_FROZEN, "frozen");
+    CHECK_OK(cove_object_thaw(frozen, realm, &thawed));
+    CHECK(thawed != NULL);
+    CHECK_OK(cove_object_get(thawed, "age", &got));
+    CHECK(got.type == COVE_TYPE_INT && got.u.integer == 31);
+    cove_release(thawed);
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_delete(ann));
+    CHECK_OK(cove_commit(realm));
+    thawed = ann;
+    CHECK_OK(cove_object_thaw(frozen, realm, &thawed));
+    CHECK(thawed == NULL);
+    CHECK_FAILS(cove_object_freeze(ann, &again), COVE_ERR_INVALIDATED, "deleted");
+    CHECK_FAILS(cove_object_thaw(frozen, NULL, &thawed), COVE_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(cove_object_thaw(NULL, realm, &thawed), COVE_ERR_INVALID_ARGUMENT, "NULL");
+    cove_release(frozen);
+    cove_release(ann);
+    cove_release(realm);
+}
+
 int main(void) {
     test_schema_errors();
     test_values();
     test_primary_keys_links_delete();
+    test_freeze_and_thaw();
     return check_summary("test_objects");
 }

@@ -622,8 +622,6 @@ def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, ot
         token.invalidate()
 
 
-@pytest.mark.xfail(strict=True, reason="the library drops the modification of a row that moved in the "
-                                       "sorted results but kept its place in its section")
 def test_a_modified_row_that_keeps_its_place_in_its_section(realm: cove.Realm) -> None:
     with realm.write():
         realm.objects(Person).delete_all()
