@@ -168,6 +168,39 @@ class Object:
     def is_embedded(self) -> bool:
         return self._realm._class_info(self._class_name).embedded
 
+    @property
+    def is_frozen(self) -> bool:
+        """Whether the object keeps one version (from ``freeze()`` or a frozen realm)."""
+        return self._realm.is_frozen
+
+    def freeze(self) -> "Object":
+        """The object in a frozen copy of its realm at the realm's current version: immutable,
+        readable from any thread, kept while it lives. A frozen object returns itself. Raises
+        TransactionError inside a write, InvalidatedError for a deleted object."""
+        if self.is_frozen:
+            return self
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_freeze(self._handle, out))
+        try:
+            frozen = self._realm.freeze()
+        except BaseException:
+            lib.cove_release(out[0])
+            raise
+        return frozen._wrap(out[0], self._class_name)
+
+    def thaw(self, realm: Optional["Realm"] = None) -> Optional["Object"]:
+        """The same object in a live realm of the same file at its current version: ``realm``,
+        by default the one it was frozen from. None when the object was deleted since. A live
+        object returns itself."""
+        if not self.is_frozen:
+            return self
+        live = self._realm._thaw_target(realm, None, f"a frozen {self._class_name}", "obj.thaw(realm)")
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_thaw(self._handle, live._h(), out))
+        if out[0] == ffi.NULL:
+            return None
+        return live._wrap(out[0], self._class_name)
+
     # -- notifications -------------------------------------------------------------------------
 
     def observe(self, callback: Callable[["ObjectChange"], Any],

@@ -213,6 +213,19 @@ class Realm:
         frozen._live_ref = weakref.ref(self)     # where its results thaw to by default
         return frozen
 
+    def _thaw_target(self, given: Optional["Realm"], live_ref: Any, what: str, call: str) -> "Realm":
+        """The live realm a frozen ``what`` of this realm thaws into: ``given``, else the realm
+        ``live_ref`` (or this frozen realm) was frozen from."""
+        live = given
+        if live is None:
+            ref = live_ref or getattr(self, "_live_ref", None)
+            live = ref() if ref is not None else None
+            if live is None:
+                raise InvalidArgumentError(1, f"{what} does not know its live realm: pass it, {call}")
+        if live.is_frozen:
+            raise InvalidArgumentError(1, f"{what} thaws into a live realm, not a frozen one")
+        return live
+
     def verify(self) -> str:
         """Checks the whole file; returns a report or raises StorageError naming the problem."""
         out = ffi.new("char**")

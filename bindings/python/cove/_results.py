@@ -415,15 +415,7 @@ class Results(typing.Sequence[_T]):
         themselves."""
         if not self.is_frozen:
             return self
-        live = realm
-        if live is None:
-            ref = self._live or getattr(self._realm, "_live_ref", None)
-            live = ref() if ref is not None else None
-            if live is None:
-                raise InvalidArgumentError(1, "these frozen results do not know their live realm: "
-                                              "pass it, results.thaw(realm)")
-        if live.is_frozen:
-            raise InvalidArgumentError(1, "results thaw into a live realm, not a frozen one")
+        live = self._realm._thaw_target(realm, self._live, "frozen results", "results.thaw(realm)")
         out = ffi.new("cove_results_t**")
         check(lib.cove_results_thaw(self._h(), live._h(), out))
         if out[0] == ffi.NULL:

@@ -136,3 +136,37 @@ def test_values_module() -> None:
     assert cove.Timestamp.parts(t) == (-1, -500)
     a, b = cove.ObjectId(), cove.ObjectId()
     assert a != b and len(str(a)) == 24
+
+
+def test_freeze_and_thaw_an_object(realm: cove.Realm) -> None:
+    import threading
+
+    with realm.write():
+        ann = realm.create("Person", {"name": "Ann", "age": 30})
+        bob = realm.create("Person", {"name": "Bob", "age": 40})
+        with pytest.raises(cove.TransactionError):
+            ann.freeze()
+    assert not ann.is_frozen and ann.thaw() is ann
+    frozen = ann.freeze()
+    assert frozen.is_frozen and frozen.freeze() is frozen and frozen.realm.is_frozen
+    with realm.write():
+        ann.age = 31
+    assert (ann.age, frozen.age) == (31, 30)   # the frozen copy keeps its version
+    seen = []
+    reader = threading.Thread(target=lambda: seen.append((frozen.name, frozen.age)))
+    reader.start()
+    reader.join()
+    assert seen == [("Ann", 30)]
+    with pytest.raises(cove.FrozenError):
+        with frozen.realm.write():
+            pass
+    thawed = frozen.thaw()
+    assert thawed is not None and not thawed.is_frozen and thawed.age == 31 and thawed == ann
+    frozen_bob = bob.freeze()
+    with realm.write():
+        realm.delete(bob)
+    assert frozen_bob.age == 40 and frozen_bob.thaw() is None
+    with pytest.raises(cove.InvalidArgumentError):
+        frozen.thaw(frozen_bob.realm)           # a frozen realm is no place to thaw into
+    with pytest.raises(cove.InvalidatedError):
+        bob.freeze()
