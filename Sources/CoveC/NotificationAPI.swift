@@ -6,7 +6,8 @@ import CCove
 import Cove
 
 /// A C callback with its user data. `free_userdata` runs in deinit: exactly once, when the last
-/// reference goes (the token's, or that of a call in progress).
+/// reference goes (the token's, or that of a call in progress). Section key callbacks use it too
+/// (SectionKeyCallback).
 final class NotificationCallback<Function> {
     let function: Function
     let userdata: UnsafeMutableRawPointer?

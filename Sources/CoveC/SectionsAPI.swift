@@ -10,28 +10,13 @@ import Glibc
 
 // MARK: Key callbacks
 
-/// A C section key callback with its user data. `free_userdata` runs in deinit: exactly once, when
-/// the last sectioned results, section, frozen copy or token that uses the callback is released.
-final class SectionKeyCallback {
-    let function: cove_section_key_fn
-    let userdata: UnsafeMutableRawPointer?
-    private var freeUserdata: cove_free_fn?
+/// A C section key callback with its user data (NotificationCallback's ownership rules):
+/// `free_userdata` runs exactly once, when the last sectioned results, section, frozen copy or
+/// token that uses the callback is released; `disarm()` leaves it to the caller when the
+/// sectioned results could not be made.
+typealias SectionKeyCallback = NotificationCallback<cove_section_key_fn>
 
-    init(_ function: cove_section_key_fn, _ userdata: UnsafeMutableRawPointer?, _ freeUserdata: cove_free_fn?) {
-        self.function = function
-        self.userdata = userdata
-        self.freeUserdata = freeUserdata
-    }
-
-    /// For sectioned results that could not be made: the user data stays the caller's.
-    func disarm() {
-        freeUserdata = nil
-    }
-
-    deinit {
-        freeUserdata?(userdata)
-    }
-
+extension NotificationCallback where Function == cove_section_key_fn {
     /// Whether the callback is running on the calling thread (the thread's chain of running key
     /// callbacks holds it).
     var isRunningOnThisThread: Bool {
