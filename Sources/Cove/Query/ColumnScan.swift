@@ -263,6 +263,41 @@ extension ObjectStore {
     /// property of the objects and the rows are links to them in ascending key order (as a
     /// scan or a filter leaves them); nil otherwise, for the caller to read row by row.
     func columnValues(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> [Value]? {
+        guard let rc = try rowColumn(path, rows) else { return nil }
+        let p = rc.property
+        var target: UInt32 = 0
+        if let name = p.type.objectClassName { target = try self.classKey(of: try objectSchema(name)) }
+        var out: [Value] = []
+        out.reserveCapacity(rc.keys.count)
+        var failure: CoveError?
+        let complete = try Self.forEachKeyedRow(rc) { (view, i, _) throws(StorageError) -> Bool in
+            switch Result(catching: { () throws(CoveError) -> Value in
+                try PropertyCodec.value(try Self.cell(view, rc.column, i), for: p, targetClassKey: target)
+            }) {
+            case .success(let v):
+                out.append(v)
+                return true
+            case .failure(let e):
+                failure = e
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return complete ? out : nil
+    }
+
+    /// A plain property's column and the rows' object keys: what `columnValues` and
+    /// `topStrings` read a cluster at a time.
+    private struct RowColumn {
+        let property: Property
+        let table: Table
+        let column: Int
+        let keys: [UInt64]
+    }
+
+    /// The column of `path` and the keys of `rows`; nil when the path is not a plain property
+    /// of the rows' objects or the rows are not links to them in ascending key order.
+    private func rowColumn(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> RowColumn? {
         guard path.root == .object, path.steps.count == 1, case .none = path.postfix,
               case .property(let cls, let p) = path.steps[0], p.collection == .none, !p.isBacklinks else { return nil }
         let classKey = try self.classKey(of: cls)
@@ -276,43 +311,40 @@ extension ObjectStore {
         }
         let t = try table(cls)
         guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey] else { return nil }
-        var target: UInt32 = 0
-        if let name = p.type.objectClassName { target = try self.classKey(of: try objectSchema(name)) }
-        var out: [Value] = []
-        out.reserveCapacity(keys.count)
+        return RowColumn(property: p, table: t, column: column, keys: keys)
+    }
+
+    /// Calls `body(cluster, row in it, position in keys)` for each of `rc.keys` in order, one
+    /// pass over the clusters that hold them, until it returns false. True when every key was
+    /// found and visited; false when the table lacks one or `body` stopped.
+    private static func forEachKeyedRow(
+        _ rc: RowColumn, _ body: (ClusterView, Int, Int) throws(StorageError) -> Bool
+    ) throws(CoveError) -> Bool {
+        let keys = rc.keys
         var next = 0
-        var failure: CoveError?
+        var stopped = false
         do {
-            try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            try rc.table.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
                 guard next < keys.count else { return false }
                 if view.key(view.count - 1) < keys[next] { return true }
                 var i = 0
                 while next < keys.count && i < view.count {
                     let k = view.key(i)
-                    if k < keys[next] {
-                        i += 1
-                    } else if k == keys[next] {
-                        switch Result(catching: { () throws(CoveError) -> Value in
-                            try PropertyCodec.value(try Self.cell(view, column, i), for: p, targetClassKey: target)
-                        }) {
-                        case .success(let v): out.append(v)
-                        case .failure(let e):
-                            failure = e
-                            return false
-                        }
-                        next += 1
-                        i += 1
-                    } else {
-                        return false    // a row the table does not hold
+                    if k < keys[next] { i += 1; continue }
+                    if k > keys[next] { return false }    // a row the table does not hold
+                    guard try body(view, i, next) else {
+                        stopped = true
+                        return false
                     }
+                    next += 1
+                    i += 1
                 }
                 return next < keys.count
             }
         } catch {
             throw CoveError(error)
         }
-        if let failure { throw failure }
-        return out.count == keys.count ? out : nil
+        return !stopped && next == keys.count
     }
 
     private static func cell(_ view: ClusterView, _ column: Int, _ i: Int) throws(CoveError) -> CellValue {
@@ -327,19 +359,7 @@ extension ObjectStore {
     /// memcmp and copied only when it gets in. Nil when the path is not a plain string property
     /// of the rows' objects in ascending key order.
     func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
-        guard limit > 0, path.root == .object, path.steps.count == 1, case .none = path.postfix,
-              case .property(let cls, let p) = path.steps[0], p.collection == .none, p.type == .string else { return nil }
-        let classKey = try self.classKey(of: cls)
-        var keys: [UInt64] = []
-        keys.reserveCapacity(rows.count)
-        for row in rows {
-            guard case .link(let link) = row, link.classKey == classKey, link.objectKey >= 0 else { return nil }
-            let key = UInt64(link.objectKey)
-            if let last = keys.last, key <= last { return nil }
-            keys.append(key)
-        }
-        let t = try table(cls)
-        guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey] else { return nil }
+        guard limit > 0, let rc = try rowColumn(path, rows), rc.property.type == .string else { return nil }
         // The kept rows, best first: (bytes, or nil for null; position in `rows`).
         var kept: [(bytes: [UInt8]?, index: Int)] = []
         kept.reserveCapacity(limit + 1)
@@ -360,36 +380,20 @@ extension ObjectStore {
                 return ascending ? c < 0 : c > 0
             }
         }
-        var next = 0
-        do {
-            try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
-                guard next < keys.count else { return false }
-                if view.key(view.count - 1) < keys[next] { return true }
-                var i = 0
-                while next < keys.count && i < view.count {
-                    let k = view.key(i)
-                    if k < keys[next] { i += 1; continue }
-                    if k > keys[next] { return false }
-                    let position = next
-                    try view.withBytes(column, i) { (bytes: UnsafeRawBufferPointer?) throws(StorageError) in
-                        if kept.count == limit, let last = kept.last, !before(bytes, position, last.bytes, last.index) { return }
-                        var lo = 0, hi = kept.count
-                        while lo < hi {
-                            let mid = (lo + hi) / 2
-                            // Past kept[mid] when the candidate does not come before it.
-                            if before(bytes, position, kept[mid].bytes, kept[mid].index) { hi = mid } else { lo = mid + 1 }
-                        }
-                        kept.insert((bytes.map { Array($0) }, position), at: lo)
-                        if kept.count > limit { kept.removeLast() }
-                    }
-                    next += 1
-                    i += 1
+        let complete = try Self.forEachKeyedRow(rc) { (view, i, position) throws(StorageError) -> Bool in
+            try view.withBytes(rc.column, i) { (bytes: UnsafeRawBufferPointer?) throws(StorageError) in
+                if kept.count == limit, let last = kept.last, !before(bytes, position, last.bytes, last.index) { return }
+                var lo = 0, hi = kept.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    // Past kept[mid] when the candidate does not come before it.
+                    if before(bytes, position, kept[mid].bytes, kept[mid].index) { hi = mid } else { lo = mid + 1 }
                 }
-                return next < keys.count
+                kept.insert((bytes.map { Array($0) }, position), at: lo)
+                if kept.count > limit { kept.removeLast() }
             }
-        } catch {
-            throw CoveError(error)
+            return true
         }
-        return next == keys.count ? kept.map(\.index) : nil
+        return complete ? kept.map(\.index) : nil
     }
 }
