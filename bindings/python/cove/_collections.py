@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import operator
 import typing
 import weakref
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
@@ -17,7 +16,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, release_handle
 from ._schema import PropertyInfo
-from ._values import Timestamp, write_value
+from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, NotificationToken
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 _V = TypeVar("_V")
 
-_MAX_INDEX = (1 << 63) - 1
 
 
 class Embedded:
@@ -194,20 +192,7 @@ class List(_Collection, typing.MutableSequence[_T]):
         return int(out[0])
 
     def _index(self, index: Any) -> int:
-        """A position from 0 for the library: a negative index counts from the end. The library
-        checks the upper bound and names the valid range."""
-        try:
-            i = operator.index(index)
-        except TypeError:
-            raise WrongTypeError(2, f"{self._info.label}: indices are ints or slices, got {type(index).__name__}") from None
-        if i < 0:
-            size = len(self)
-            i += size
-            if i < 0:
-                raise OutOfRangeError(4, f"index {index} is out of range for {self._info.label} of size {size}")
-        if i > _MAX_INDEX:
-            raise OutOfRangeError(4, f"index {index} is out of range for {self._info.label}")
-        return i
+        return position(index, self.__len__, self._info.label)
 
     def _get(self, i: int) -> Any:
         out = ffi.new("cove_value_t*")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._realm import Realm
 
 _C = TypeVar("_C")
+_P = TypeVar("_P")
 
 KeyPaths = Optional[Sequence[str]]
 
@@ -37,7 +38,27 @@ _WRONG_TYPE = 2
 
 
 @dataclass(eq=True)
-class CollectionChange:
+class _Change(Generic[_P]):
+    """The fields of a collection's or a map's change; ``_P`` is a position: an index or a key."""
+
+    is_initial: bool = False
+    deletions: List[_P] = field(default_factory=list)
+    insertions: List[_P] = field(default_factory=list)
+    modifications: List[_P] = field(default_factory=list)
+    modifications_old: List[_P] = field(default_factory=list)
+    moves: List[Tuple[_P, _P]] = field(default_factory=list)
+    cleared: bool = False
+    root_deleted: bool = False
+    error: Optional[str] = None
+
+    @property
+    def is_final(self) -> bool:
+        """Whether no call follows this one (the owner was deleted or an error stopped it)."""
+        return self.root_deleted or self.error is not None
+
+
+@dataclass(eq=True)
+class CollectionChange(_Change[int]):
     """What changed in observed results, a list or a set since the callback's previous call.
 
     ``deletions`` are indices in the collection before the change; ``insertions`` and
@@ -50,43 +71,13 @@ class CollectionChange:
     follows); ``error`` is why the observation stopped (no call follows), else None.
     """
 
-    is_initial: bool = False
-    deletions: List[int] = field(default_factory=list)
-    insertions: List[int] = field(default_factory=list)
-    modifications: List[int] = field(default_factory=list)
-    modifications_old: List[int] = field(default_factory=list)
-    moves: List[Tuple[int, int]] = field(default_factory=list)
-    cleared: bool = False
-    root_deleted: bool = False
-    error: Optional[str] = None
-
-    @property
-    def is_final(self) -> bool:
-        """Whether no call follows this one (the owner was deleted or an error stopped it)."""
-        return self.root_deleted or self.error is not None
-
 
 @dataclass(eq=True)
-class MapChange:
+class MapChange(_Change[str]):
     """What changed in an observed map, by key: the same names as ``CollectionChange`` holding
     keys (in the order of their UTF-8 bytes) instead of indices. A key is its own position, so
     ``modifications_old`` equals ``modifications`` and ``moves`` is always empty; the library
     reports a map's clear as the deletion of every key, so ``cleared`` is always False."""
-
-    is_initial: bool = False
-    deletions: List[str] = field(default_factory=list)
-    insertions: List[str] = field(default_factory=list)
-    modifications: List[str] = field(default_factory=list)
-    modifications_old: List[str] = field(default_factory=list)
-    moves: List[Tuple[str, str]] = field(default_factory=list)
-    cleared: bool = False
-    root_deleted: bool = False
-    error: Optional[str] = None
-
-    @property
-    def is_final(self) -> bool:
-        """Whether no call follows this one (the owner was deleted or an error stopped it)."""
-        return self.root_deleted or self.error is not None
 
 
 @dataclass(eq=True)

@@ -2,16 +2,15 @@
 backlinks, narrowed with filter, sorted and distinct."""
 from __future__ import annotations
 
-import operator
 import threading
 import typing
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
-from ._errors import Error, FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError
+from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
 from ._lib import check, ffi, lib, release_handle
 from ._query import bind_arguments
-from ._values import read_value, write_value
+from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, CollectionChange, NotificationToken
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-_MAX_INDEX = (1 << 63) - 1
 
 # Guards the first query of results made by realm.objects(), which may be read from several
 # threads at once when their realm is frozen.
@@ -160,18 +158,7 @@ class Results(typing.Sequence[_T]):
         return int(out[0])
 
     def _index(self, index: Any) -> int:
-        try:
-            i = operator.index(index)
-        except TypeError:
-            raise WrongTypeError(2, f"results: indices are ints or slices, got {type(index).__name__}") from None
-        if i < 0:
-            size = len(self)
-            i += size
-            if i < 0:
-                raise OutOfRangeError(4, f"index {index} is out of range for results of {size} matches")
-        if i > _MAX_INDEX:
-            raise OutOfRangeError(4, f"index {index} is out of range for the results")
-        return i
+        return position(index, self.__len__, "results")
 
     def _read(self, v: Any) -> Any:
         return read_value(ffi, v, self._realm._resolve_link)

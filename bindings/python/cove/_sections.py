@@ -10,7 +10,6 @@ made the library run it (``len(sections)``, ``sections[i]``, ``section[j]``... o
 """
 from __future__ import annotations
 
-import operator
 import threading
 import typing
 import weakref
@@ -19,7 +18,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequ
 
 from ._errors import ClosedError, Error, InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, release_handle
-from ._values import read_value, write_value
+from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, NotificationToken, SectionedChange
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-_MAX_INDEX = (1 << 63) - 1
 _OK = 0
 _CALLBACK_FAILED = 21      # COVE_ERR_CALLBACK: what the key function answers when it raised
 
@@ -180,7 +178,7 @@ class ResultsSection(typing.Sequence[_T]):
     def __getitem__(self, index: Union[int, slice]) -> Any:
         if isinstance(index, slice):
             return [self._get(i) for i in range(*index.indices(len(self)))]
-        return self._get(_position(index, self.__len__, f"the section {self._key!r}"))
+        return self._get(position(index, self.__len__, f"the section {self._key!r}"))
 
     def __iter__(self) -> Iterator[_T]:
         return iter([self._get(i) for i in range(len(self))])
@@ -327,7 +325,7 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
     def __getitem__(self, index: Union[int, slice]) -> Any:
         if isinstance(index, slice):
             return [self._section(i) for i in range(*index.indices(len(self)))]
-        return self._section(_position(index, self.__len__, "sections"))
+        return self._section(position(index, self.__len__, "sections"))
 
     def __iter__(self) -> Iterator["ResultsSection[_T]"]:
         # The sections as they are when iter() is called.
@@ -399,25 +397,6 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
         from ._notifications import ChangeStream
 
         return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
-
-
-def _position(index: Any, size: Callable[[], int], what: str) -> int:
-    """A position from 0 for the library, which checks the upper bound: a negative index counts
-    from the end."""
-    from ._errors import OutOfRangeError
-
-    try:
-        i = operator.index(index)
-    except TypeError:
-        raise WrongTypeError(2, f"{what}: indices are ints or slices, got {type(index).__name__}") from None
-    if i < 0:
-        n = size()
-        i += n
-        if i < 0:
-            raise OutOfRangeError(4, f"index {index} is out of range for {what} ({n})")
-    if i > _MAX_INDEX:
-        raise OutOfRangeError(4, f"index {index} is out of range for {what}")
-    return i
 
 
 def sectioned(results: "Results[_T]", by: Optional[str], ascending: bool, key: Optional[Callable[[_T], Any]],

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import operator
 import os
 import struct
 import threading
 import time
 import uuid
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -270,3 +271,25 @@ def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:
             return (int(v.u.link.class_key), int(v.u.link.object_key))
         return resolve_link(int(v.u.link.class_key), int(v.u.link.object_key))
     raise ValueError(f"unknown cove value type {t}")
+
+
+_MAX_INDEX = (1 << 63) - 1
+
+
+def position(index: Any, size: Callable[[], int], what: str) -> int:
+    """A position from 0 for the library, which checks the upper bound and names the valid
+    range: a negative index counts from the end of ``what`` (``size()`` long)."""
+    from ._errors import OutOfRangeError, WrongTypeError
+
+    try:
+        i = operator.index(index)
+    except TypeError:
+        raise WrongTypeError(2, f"{what}: indices are ints or slices, got {type(index).__name__}") from None
+    if i < 0:
+        n = size()
+        i += n
+        if i < 0:
+            raise OutOfRangeError(4, f"index {index} is out of range for {what} of size {n}")
+    if i > _MAX_INDEX:
+        raise OutOfRangeError(4, f"index {index} is out of range for {what}")
+    return i
