@@ -237,6 +237,28 @@ final class SectionTests: CoveTestCase {
         withExtendedLifetime(token) {}
     }
 
+    func testARowMovedOnlyByAnotherRowsChangeIsNotModified() throws {
+        let realm = try open()
+        let b = try realm.write { () -> DynamicObject in
+            _ = try realm.dynamicCreate("Person", values: [("firstName", .string("a")), ("age", .int(0))])
+            let b = try realm.dynamicCreate("Person", values: [("firstName", .string("b")), ("age", .int(1))])
+            _ = try realm.dynamicCreate("Person", values: [("firstName", .string("c")), ("age", .int(0))])
+            return b
+        }
+        let sections = try realm.objects("Person").sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")]) { o in try o["age"] }
+        var changes: [SectionedResultsChange] = []
+        let token = try sections.observe { if case .update(let x) = $0 { changes.append(x) } }
+        try realm.deliver()
+        // a c d(b): the results keep a and b in place and move c, which did not change.
+        try realm.write { try b.setValue(.string("d"), forKey: "firstName") }
+        try realm.deliver()
+        XCTAssertEqual(changes.count, 1)
+        XCTAssertEqual(changes.last?.modifications, [IndexPath(section: 1, row: 0)])
+        XCTAssertEqual(changes.last?.insertions, [])
+        XCTAssertEqual(changes.last?.deletions, [])
+        withExtendedLifetime(token) {}
+    }
+
     func testProjections() throws {
         let realm = try open()
         let (ann, bob) = try realm.write { () -> (DynamicObject, DynamicObject) in

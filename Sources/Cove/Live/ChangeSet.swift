@@ -21,6 +21,9 @@ public struct CollectionChangeSet: Equatable, Sendable {
     public var cleared = false
     /// The object owning the collection was deleted.
     public var ownerDeleted = false
+    /// New indices of rows that moved (so are in `deletions` and `insertions`) and whose
+    /// objects changed too: what layers that regroup the rows (sections) need. Not compared.
+    var movedModified: [Int] = []
 
     public init() {}
 
@@ -67,6 +70,7 @@ public struct CollectionChangeSet: Equatable, Sendable {
             } else {
                 result.deletions.append(pair.old)
                 result.insertions.append(pair.new)
+                if modified(new[pair.new]) { result.movedModified.append(pair.new) }
             }
         }
         result.deletions.sort()

@@ -225,21 +225,27 @@ final class RealmNotifier {
             }
             if let failure { throw failure }
         }
+        // Observers that last heard of the same version share one merged record.
+        var mergedSince: [UInt64: ChangeRecord] = [:]
         for registration in registrations {
             // A callback may have closed the realm: the others hear nothing more.
             if realm.isClosed { break }
             if registration.isInvalidated { continue }
             var merged: ChangeRecord?
             if registration.version < current {
-                var m = ChangeRecord()
-                var complete = true
-                for v in (registration.version + 1)...current {
-                    guard let r = records[v] else { complete = false; break }
-                    m.merge(r)
+                if let m = mergedSince[registration.version] {
+                    merged = m
+                } else {
+                    var m = ChangeRecord()
+                    for v in (registration.version + 1)...current {
+                        // A missing record (it cannot be, while the pin holds) means "anything
+                        // changed".
+                        guard let r = records[v] else { m.schemaChanged = true; break }
+                        m.merge(r)
+                    }
+                    mergedSince[registration.version] = m
+                    merged = m
                 }
-                // A missing record (it cannot be, while the pin holds) means "anything changed".
-                merged = complete ? m : nil
-                if !complete { m.schemaChanged = true; merged = m }
             }
             if registration.initialPending || merged != nil {
                 if !registration.deliver(realm, store, merged) { registration.isInvalidated = true }
@@ -486,10 +492,10 @@ final class ObjectRegistration: NotifierRegistration {
             let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
             let own = table?.modified[object.objectKey] ?? []
             var changes: [PropertyChange] = []
+            let wanted = filter.ownProperties
             for p in cls.properties where !p.isBacklinks {
                 guard let key = p.key else { continue }
-                let wanted = filter.ownProperties.map { $0.contains(p.name) } ?? true
-                if !wanted { continue }
+                if let wanted, !wanted.contains(p.name) { continue }
                 var changed = own.contains(key)
                 if !changed && p.isLink {
                     // A change along the link (`dog.name`, or any linked property without key
@@ -579,17 +585,14 @@ extension ResultsEngine {
     /// objects were modified, for the layers built on results (sections, projections).
     func observeRaw(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
         let results = Results<Value>(engine: self)
-        var previous = Set<Value>()
         return try results.observe(keyPaths: keyPaths) { [weak self] change in
             var modified = Set<Value>()
-            let rows = (try? self?.elements()) ?? []
             if case .update(let c) = change {
-                for j in c.modifications where j < rows.count { modified.insert(rows[j]) }
-                // A row that moved in the results (reported there as deleted and inserted)
-                // changed too: a layer that regroups the rows may keep it in place.
-                for j in c.insertions where j < rows.count && previous.contains(rows[j]) { modified.insert(rows[j]) }
+                let rows = (try? self?.elements()) ?? []
+                // A modified row that moved in the results (reported there as deleted and
+                // inserted) counts too: a layer that regroups the rows may keep it in place.
+                for j in c.modifications + c.movedModified where j < rows.count { modified.insert(rows[j]) }
             }
-            previous = Set(rows)
             block(change, modified)
         }
     }

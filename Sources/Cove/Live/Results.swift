@@ -347,14 +347,13 @@ final class ResultsEngine {
                 }
                 current = try applyAll(bound.descriptors, current, store, &plan)
             case .sort(let keys):
-                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
+                let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
                 var bound: [(BoundPath, ascending: Bool)] = []
                 for key in keys {
                     let path = try binder.bindPath(QueryKeyPath(head: key.keyPath, steps: []))
                     if path.isMultiple { throw binder.error("cannot sort on '\(key.keyPath)': it is a collection") }
                     bound.append((path, key.ascending))
                 }
-                _ = binder
                 current = try apply(.sort(bound), current, store, &plan)
             case .distinct(let keys):
                 let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
