@@ -46,7 +46,7 @@ final class ElementsRegistration: NotifierRegistration {
         return []
     }
 
-    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+    override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
             if initialPending {
                 initialPending = false
@@ -67,7 +67,7 @@ final class ElementsRegistration: NotifierRegistration {
                 return false
             }
             let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
-            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let touched = record.touchedClasses
             let target = collection.property.type.objectClassName.flatMap { store.schema[$0] }
             if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
             // Replay: the old index of what stands at each position now (nil: inserted).
@@ -139,7 +139,7 @@ final class MapRegistration: NotifierRegistration {
 
     var keys = Set<String>()
 
-    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+    override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
             if initialPending {
                 initialPending = false
@@ -160,7 +160,7 @@ final class MapRegistration: NotifierRegistration {
                 return false
             }
             let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
-            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let touched = record.touchedClasses
             let target = map.property.type.objectClassName.flatMap { store.schema[$0] }
             if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
             var written = Set<String>()

@@ -41,7 +41,7 @@ class NotifierRegistration {
 
     /// Calls back with the changes since the last delivery (`record` merges them), or the
     /// initial state; returns false when the observation ends (an error, a deleted object).
-    func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool { true }
+    func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool { true }
 }
 
 /// The key paths an observer filters on, resolved to property keys per class: nil observes
@@ -248,7 +248,7 @@ final class RealmNotifier {
                 }
             }
             if registration.initialPending || merged != nil {
-                if !registration.deliver(realm, store, merged) { registration.isInvalidated = true }
+                if !registration.deliver(store, merged) { registration.isInvalidated = true }
             }
             registration.version = current
         }
@@ -297,7 +297,7 @@ final class CollectionRegistration: NotifierRegistration {
         super.init(version: version, initialPending: true)
     }
 
-    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+    override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
             if initialPending {
                 initialPending = false
@@ -306,7 +306,7 @@ final class CollectionRegistration: NotifierRegistration {
                 return true
             }
             guard let record else { return true }
-            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let touched = record.touchedClasses
             if !record.schemaChanged && touched.isDisjoint(with: relevant) { return true }
             if let changes = try incremental(record, touched, store) {
                 if !changes.isEmpty { callback(.update(changes)) }
@@ -478,7 +478,7 @@ final class ObjectRegistration: NotifierRegistration {
         return out
     }
 
-    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+    override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         guard let record else { return true }
         let cls = object.objectSchema
         do throws(CoveError) {
@@ -489,7 +489,7 @@ final class ObjectRegistration: NotifierRegistration {
                 callback(.deleted)
                 return false
             }
-            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let touched = record.touchedClasses
             let own = table?.modified[object.objectKey] ?? []
             var changes: [PropertyChange] = []
             let wanted = filter.ownProperties

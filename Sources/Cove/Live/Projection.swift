@@ -124,7 +124,7 @@ final class ProjectionRegistration: NotifierRegistration {
         super.init(version: version, initialPending: false)
     }
 
-    override func deliver(_ realm: Realm, _ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+    override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         guard let record else { return true }
         let root = projection.root
         let cls = root.objectSchema
@@ -135,7 +135,7 @@ final class ProjectionRegistration: NotifierRegistration {
                 callback(.deleted)
                 return false
             }
-            let touched = Set(record.tables.filter { !$0.value.isEmpty }.keys)
+            let touched = record.touchedClasses
             var out: [PropertyChange] = []
             for w in watched where try w.filter.isModified(cls, root.objectKey, record, store, touched) {
                 if w.path.isMultiple {

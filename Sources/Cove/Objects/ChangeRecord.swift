@@ -108,6 +108,9 @@ public struct ChangeRecord: Equatable, Sendable {
     /// Whether the commit changed nothing this record describes.
     public var isEmpty: Bool { !schemaChanged && tables.values.allSatisfy(\.isEmpty) && collections.isEmpty }
 
+    /// The keys of the classes whose objects the record inserted, deleted or modified.
+    var touchedClasses: Set<UInt32> { Set(tables.filter { !$0.value.isEmpty }.keys) }
+
     // MARK: Recording
 
     mutating func recordInsert(_ classKey: UInt32, _ objectKey: Int64) {
