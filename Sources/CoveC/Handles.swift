@@ -283,9 +283,9 @@ final class SectionHandle: Handle, RealmChild {
 final class ProjectionHandle: Handle, RealmChild {
     override class var kindName: String { "cove_projection_t" }
     let realmHandle: RealmHandle
-    let projection: Projection
+    let projection: DynamicProjection
 
-    init(_ realmHandle: RealmHandle, _ projection: Projection) {
+    init(_ realmHandle: RealmHandle, _ projection: DynamicProjection) {
         self.realmHandle = realmHandle
         self.projection = projection
     }

@@ -1,6 +1,6 @@
-// cove_projection_*: the engine's Projection (Live/Projection.swift) for C: names mapped onto key
-// paths of a root object, read as single values, as the values a collection path reaches, or as
-// live results of a list or set of the root, and observed under those names.
+// cove_projection_*: the engine's DynamicProjection (Live/DynamicProjection.swift) for C: names
+// mapped onto key paths of a root object, read as single values, as the values a collection path
+// reaches, or as live results of a list or set of the root, and observed under those names.
 import CCove
 import Cove
 
@@ -31,7 +31,7 @@ private func strings(_ array: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int, _
 
 extension ProjectionHandle {
     /// The field projected as `name`.
-    func field(_ name: String, in function: StaticString) throws(CFailure) -> Projection.Field {
+    func field(_ name: String, in function: StaticString) throws(CFailure) -> DynamicProjection.Field {
         guard let f = projection.fields.first(where: { $0.name == name }) else {
             throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): the projection of \(projection.root.objectSchema.className) has no name '\(name)' (its names: \(names))")
         }
@@ -67,8 +67,8 @@ public func cove_projection_new(_ root: OpaquePointer?, _ names: UnsafePointer<U
         if object.isInvalidated {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the \(object.objectSchema.className) object \(object.objectKey) was deleted")
         }
-        let fields = zip(nameList, pathList).map { Projection.Field($0, $1) }
-        let projection = try call { () throws(CoveError) in try Projection(root: object, fields: fields) }
+        let fields = zip(nameList, pathList).map { DynamicProjection.Field($0, $1) }
+        let projection = try call { () throws(CoveError) in try DynamicProjection(root: object, fields: fields) }
         out.pointee = ProjectionHandle(o.realmHandle, projection).retainedPointer()
     }
 }

@@ -167,7 +167,7 @@ final class SectionTests: CoveTestCase {
             }
             return ann
         }
-        let view = try Projection(root: ann, fields: [.init("name", "firstName"), .init("friendNames", "friends.firstName"),
+        let view = try DynamicProjection(root: ann, fields: [.init("name", "firstName"), .init("friendNames", "friends.firstName"),
                                                       .init("last", "lastName"), .init("friendLasts", "friends.lastName")])
         var reported: [Set<String>] = []
         let token = try view.observe { if case .change(let p) = $0 { reported.append(Set(p.map(\.name))) } }
@@ -267,7 +267,7 @@ final class SectionTests: CoveTestCase {
             try ann.dynamicList("friends").append(.link(bob.link))
             return (ann, bob)
         }
-        let view = try Projection(root: ann, fields: [
+        let view = try DynamicProjection(root: ann, fields: [
             .init("name", "firstName"), .init("friendNames", "friends.firstName"),
             .init("lastCaps", "lastName", transform: { v in if case .string(let s) = v { return .string(s.uppercased()) } else { return v } }),
         ])
@@ -280,7 +280,7 @@ final class SectionTests: CoveTestCase {
             try realm.write { try view.setValue(.string("x"), forName: "lastCaps") }
         }
         assertThrows(.wrongType, containing: "is a collection") { _ = try view.value("friendNames") }
-        assertThrows(.invalidArgument, containing: "no property 'nope'") { _ = try Projection(root: ann, fields: [.init("x", "nope")]) }
+        assertThrows(.invalidArgument, containing: "no property 'nope'") { _ = try DynamicProjection(root: ann, fields: [.init("x", "nope")]) }
 
         var changes: [[PropertyChange]] = []
         var deleted = 0

@@ -13,6 +13,8 @@ func managedFailure(_ what: String, _ error: CoveError) -> Never {
 public final class List<Element: _PersistableValue>: RandomAccessCollection, CustomStringConvertible {
     var unmanaged: [Element] = []
     var managed: DynamicList?
+    /// Set on the list a recording object reads (Projection.swift).
+    var recorder: _KeyPathRecorder?
 
     /// An empty, unmanaged list.
     public init() {}
@@ -100,6 +102,11 @@ extension List: _PersistableProperty {
     public static var _coveType: PropertyType { Element._coveType }
     public static var _coveOptional: Bool { Element._coveOptional && !(Element._coveType.objectClassName != nil) }
     public static func _coveDefault() -> List<Element> { List() }
+    public static func _coveRecording(_ recorder: _KeyPathRecorder) -> List<Element>? {
+        let list = List()
+        list.recorder = recorder
+        return list
+    }
     public static func _coveGet(_ object: DynamicObject, _ name: String) throws(CoveError) -> List<Element> {
         List(managed: try object.dynamicList(name))
     }
@@ -116,6 +123,8 @@ extension List: _PersistableProperty {
 public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, CustomStringConvertible {
     var unmanaged: Set<Element> = []
     var managed: DynamicSet?
+    /// Set on the set a recording object reads (Projection.swift).
+    var recorder: _KeyPathRecorder?
 
     /// An empty, unmanaged set.
     public init() {}
@@ -135,6 +144,12 @@ public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, 
     }
 
     public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }
+
+    /// The element at `index` in the set's order (value order when managed).
+    func element(at index: Int) -> Element {
+        guard let managed else { return Array(unmanaged)[index] }
+        do { return try Element._coveRead(try managed.value(at: index), managed.realm) } catch { managedFailure("MutableSet[\(index)]", error) }
+    }
 
     /// Whether the set holds `element`.
     public func contains(_ element: Element) -> Bool {
@@ -224,6 +239,11 @@ extension MutableSet: _PersistableProperty {
     public static var _coveType: PropertyType { Element._coveType }
     public static var _coveOptional: Bool { Element._coveOptional && Element._coveType.objectClassName == nil }
     public static func _coveDefault() -> MutableSet<Element> { MutableSet() }
+    public static func _coveRecording(_ recorder: _KeyPathRecorder) -> MutableSet<Element>? {
+        let set = MutableSet()
+        set.recorder = recorder
+        return set
+    }
     public static func _coveGet(_ object: DynamicObject, _ name: String) throws(CoveError) -> MutableSet<Element> {
         MutableSet(managed: try object.dynamicMutableSet(name))
     }

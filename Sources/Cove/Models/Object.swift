@@ -16,6 +16,8 @@ import Synchronization
 open class Object: CustomStringConvertible {
     /// The realm's object behind this one once it is managed.
     public internal(set) var dynamicObject: DynamicObject?
+    /// Set on an unmanaged instance that records the names a Swift key path reads.
+    var keyPathRecorder: _KeyPathRecorder?
 
     public required init() {}
 
@@ -89,12 +91,38 @@ open class EmbeddedObject: Object {
     }
 }
 
+/// Two model objects are equal when they are the same instance, or managed faces of the same
+/// object of the same realm (realm-swift's equality), so objects can be set elements.
+extension Object: Hashable {
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let l = lhs.dynamicObject, let r = rhs.dynamicObject else { return false }
+        return l.realm === r.realm && l.link == r.link
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let dynamicObject {
+            hasher.combine(dynamicObject.link)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
 extension Object: _PersistableProperty {}
 
 extension Object: _PersistableValue {
     public static var _coveType: PropertyType { .object(className) }
     public static var _coveOptional: Bool { true }
     public static func _coveDefault() -> Self { Self() }
+
+    public static func _coveRecording(_ recorder: _KeyPathRecorder) -> Self? {
+        let instance = Self()
+        instance.keyPathRecorder = recorder
+        for (name, property) in instance.persistedProperties() { property._coveBind(instance, name) }
+        recorder.retained.append(instance)
+        return instance
+    }
 
     public static func _coveRead(_ value: Value, _ realm: Realm?) throws(CoveError) -> Self {
         guard case .link(let link) = value, let realm, let object = try realm.object(for: link) else { throw mismatch(value) }

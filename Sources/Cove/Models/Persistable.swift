@@ -20,6 +20,13 @@ public protocol _PersistableProperty {
     static func _coveGet(_ object: DynamicObject, _ name: String) throws(CoveError) -> Self
     /// Writes `value` into property `name` of a managed object (inside a write).
     static func _coveSet(_ value: Self, _ object: DynamicObject, _ name: String) throws(CoveError)
+    /// What a property of a recording object reads (Projection.swift): a recording object for a
+    /// link, a recording collection; nil for the property's own value.
+    static func _coveRecording(_ recorder: _KeyPathRecorder) -> Self?
+}
+
+extension _PersistableProperty {
+    public static func _coveRecording(_ recorder: _KeyPathRecorder) -> Self? { nil }
 }
 
 /// A type that is one value of a property or an element of a collection.
@@ -214,6 +221,9 @@ extension Optional: _PersistableValue where Wrapped: _PersistableValue {
     public func _coveWrite(_ realm: Realm?) throws(CoveError) -> Value {
         guard let self else { return .null }
         return try self._coveWrite(realm)
+    }
+    public static func _coveRecording(_ recorder: _KeyPathRecorder) -> Wrapped?? {
+        Wrapped._coveRecording(recorder).map { .some($0) }
     }
     public static func _coveSet(_ value: Wrapped?, _ object: DynamicObject, _ name: String) throws(CoveError) {
         if let embedded = value as? EmbeddedObject {

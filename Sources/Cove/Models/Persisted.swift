@@ -105,7 +105,11 @@ final class PersistedBox<Value: _PersistableProperty> {
     }
 
     func get() -> Value {
-        guard let managed = owner?.dynamicObject else { return value }
+        guard let managed = owner?.dynamicObject else {
+            guard let recorder = owner?.keyPathRecorder else { return value }
+            recorder.names.append(name)
+            return Value._coveRecording(recorder) ?? value
+        }
         if let cachedCollection { return cachedCollection }
         do {
             let v = try Value._coveGet(managed, name)

@@ -1,10 +1,10 @@
-// Projection: a named view of an object, each name mapped onto a key path of the root object
+// DynamicProjection: a named view of an object, each name mapped onto a key path of the root object
 // (`name <- firstName`, `friendNames <- friends.firstName`, optionally transformed). Reads go
 // through to the object; writes to plain projected properties go through inside a write;
 // observing reports changes under the projected names, with old and new values.
 
 /// A view of a root object under other names.
-public final class Projection {
+public final class DynamicProjection {
     /// One projected property: its name, the root's key path, and an optional transform of the
     /// value read.
     public struct Field {
@@ -90,43 +90,59 @@ public final class Projection {
     /// against its own key path, so a change of `friends[i].lastName` does not report a field
     /// projected from `friends.firstName`.
     public func observe(names: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+        var watched: [ProjectionRegistration.Watched] = []
+        for name in names ?? fields.map(\.name) {
+            let (f, path) = try field(name)
+            watched.append(.init(name: name, keyPath: f.keyPath,
+                                 read: path.isMultiple ? nil : { () throws(CoveError) in try self.value(name) }))
+        }
+        return try ProjectionRegistration.observe(root, watched, block)
+    }
+}
+
+/// An observed projection (dynamic or typed): each projected name meets its own key-path filter.
+final class ProjectionRegistration: NotifierRegistration {
+    /// One observed name: the root's key path it reads, and how to read its value now (nil for a
+    /// collection path, whose changes carry no values).
+    struct Watched {
+        var name: String
+        var keyPath: String
+        var read: (() throws(CoveError) -> Value)?
+    }
+
+    let root: DynamicObject
+    let watched: [(field: Watched, filter: KeyPathFilter)]
+    var values: [String: Value]
+    let callback: (ObjectChange) -> Void
+
+    /// Registers `watched` names of a projection of `root`, taking their values now as the old
+    /// values of the first change.
+    /// - Throws: `.frozen`, `.inWrite`, `.invalidated` (the root was deleted), `.invalidArgument`
+    ///   (a key path the root's class does not have).
+    static func observe(_ root: DynamicObject, _ watched: [Watched],
+                        _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
         let realm = root.realm
         try realm.requireObservable("projection")
         if root.isInvalidated { throw CoveError(.invalidated, "the projected \(root.objectSchema.className) object was deleted") }
         let store = try realm.objectStore()
-        var watched: [(field: Field, path: BoundPath, filter: KeyPathFilter)] = []
-        for name in names ?? fields.map(\.name) {
-            let (f, path) = try field(name)
-            watched.append((f, path, try KeyPathFilter([f.keyPath], root: root.objectSchema, schema: store.schema)))
+        let filtered = try watched.map { (w) throws(CoveError) in
+            (field: w, filter: try KeyPathFilter([w.keyPath], root: root.objectSchema, schema: store.schema))
         }
-        var old: [String: Value] = [:]
-        for w in watched where !w.path.isMultiple { old[w.field.name] = try value(w.field.name) }
-        let registration = ProjectionRegistration(projection: self, watched: watched, values: old,
-                                                  version: try realm.version, callback: block)
+        let registration = try ProjectionRegistration(root: root, watched: filtered, version: try realm.version, callback: block)
         try realm.register(registration)
         return NotificationToken(registration)
     }
-}
 
-/// An observed projection: each projected name meets its own key-path filter.
-final class ProjectionRegistration: NotifierRegistration {
-    let projection: Projection
-    let watched: [(field: Projection.Field, path: BoundPath, filter: KeyPathFilter)]
-    var values: [String: Value]
-    let callback: (ObjectChange) -> Void
-
-    init(projection: Projection, watched: [(field: Projection.Field, path: BoundPath, filter: KeyPathFilter)],
-         values: [String: Value], version: UInt64, callback: @escaping (ObjectChange) -> Void) {
-        self.projection = projection
-        self.watched = watched
-        self.values = values
-        self.callback = callback
+    private init(root: DynamicObject, watched: [(field: Watched, filter: KeyPathFilter)], version: UInt64,
+                 callback: @escaping (ObjectChange) -> Void) throws(CoveError) {
+        var old: [String: Value] = [:]
+        for w in watched { if let read = w.field.read { old[w.field.name] = try read() } }
+        (self.root, self.watched, self.values, self.callback) = (root, watched, old, callback)
         super.init(version: version, initialPending: false)
     }
 
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         guard let record else { return true }
-        let root = projection.root
         let cls = root.objectSchema
         do throws(CoveError) {
             guard let classKey = cls.classKey else { return true }
@@ -138,11 +154,11 @@ final class ProjectionRegistration: NotifierRegistration {
             let touched = record.touchedClasses
             var out: [PropertyChange] = []
             for w in watched where try w.filter.isModified(cls, root.objectKey, record, store, touched) {
-                if w.path.isMultiple {
+                guard let read = w.field.read else {
                     out.append(PropertyChange(name: w.field.name, oldValue: nil, newValue: nil))
                     continue
                 }
-                let new = try projection.value(w.field.name)
+                let new = try read()
                 out.append(PropertyChange(name: w.field.name, oldValue: values[w.field.name] ?? .null, newValue: new))
                 values[w.field.name] = new
             }
