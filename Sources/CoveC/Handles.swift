@@ -227,32 +227,19 @@ final class SectionedHandle: Handle, RealmChild {
         case callback(SectionKeyCallback)
     }
 
-    /// The sections as read at one version: keys in order, rows as links.
+    /// The sections: keys in order, rows as links.
     typealias Sections = [(key: Value, rows: [Value])]
 
     let realmHandle: RealmHandle
     let contents: Contents
     let base: ResultsHandle.Contents
     let sectioning: Sectioning
-    /// The sections last read and the realm version they were read at: reused while the realm
-    /// stays on that version outside a write, so that reading a section row by row keys the
-    /// rows once. Behind a lock, as frozen handles are read by many threads at once.
-    private var cached: (version: UInt64, sections: Sections)?
-    private let cacheLock = Lock()
 
     init(_ realmHandle: RealmHandle, _ contents: Contents, base: ResultsHandle.Contents, sectioning: Sectioning) {
         self.realmHandle = realmHandle
         self.contents = contents
         self.base = base
         self.sectioning = sectioning
-    }
-
-    func cachedSections(at version: UInt64) -> Sections? {
-        cacheLock.locked { cached.flatMap { $0.version == version ? $0.sections : nil } }
-    }
-
-    func cache(_ sections: Sections, at version: UInt64) {
-        cacheLock.locked { cached = (version, sections) }
     }
 }
 

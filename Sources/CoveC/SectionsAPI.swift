@@ -142,25 +142,33 @@ extension SectionedHandle {
         }
     }
 
-    /// The sections now: keys in order, rows as links.
+    /// The sections now: keys in order, rows as links (the engine cuts them once per version,
+    /// and again after each change inside a write).
     func sections(in function: StaticString) throws(CFailure) -> Sections {
         try refuseInsideOwnKeyCallback(in: function)
-        let realm = realmHandle.realm
-        try requireOpen(realm, in: function)
-        // Outside a write a realm reads one version until it moves, so sections read at that
-        // version stand; inside a write every change shows at once, and they are cut again.
-        let version = realm.isInWriteTransaction ? nil : try? realm.version
-        if let version, let hit = cachedSections(at: version) { return hit }
-        let sections = try call { () throws(CoveError) -> Sections in
+        try requireOpen(realmHandle.realm, in: function)
+        return try call { () throws(CoveError) -> Sections in
             try engineCall { () throws -> Sections in
                 switch contents {
-                case .objects(let s): try s.sections().map { ($0.key, $0.elements.map { Value.link($0.link) }) }
-                case .elements(let s): try s.sections().map { ($0.key, $0.elements) }
+                case .objects(let s): try s.sectionRows()
+                case .elements(let s): try s.sectionRows()
                 }
             }
         }
-        if let version { cache(sections, at: version) }
-        return sections
+    }
+
+    /// The rows of the section of `key` now (empty when there is none).
+    func rows(ofKey key: Value, in function: StaticString) throws(CFailure) -> [Value] {
+        try refuseInsideOwnKeyCallback(in: function)
+        try requireOpen(realmHandle.realm, in: function)
+        return try call { () throws(CoveError) -> [Value] in
+            try engineCall { () throws -> [Value] in
+                switch contents {
+                case .objects(let s): try s.rows(ofKey: key) ?? []
+                case .elements(let s): try s.rows(ofKey: key) ?? []
+                }
+            }
+        }
     }
 }
 
@@ -290,7 +298,7 @@ public func cove_section_count(_ section: OpaquePointer?, _ out: UnsafeMutablePo
     return entry { () throws(CFailure) in
         let out = try required(out, "out", in: function)
         let s = try sectionHandle(section, in: function)
-        out.pointee = try s.parent.sections(in: function).first { $0.key == s.key }?.rows.count ?? 0
+        out.pointee = try s.parent.rows(ofKey: s.key, in: function).count
     }
 }
 
@@ -301,7 +309,7 @@ public func cove_section_get_object(_ section: OpaquePointer?, _ index: Int, _ o
         let out = try required(out, "out", in: function)
         let s = try sectionHandle(section, in: function)
         let i = try position(index, "index", in: function)
-        let rows = try s.parent.sections(in: function).first { $0.key == s.key }?.rows ?? []
+        let rows = try s.parent.rows(ofKey: s.key, in: function)
         guard i < rows.count else {
             throw failure(Int32(COVE_ERR_OUT_OF_RANGE), "\(function): index \(i) is out of range: the section of key \(s.key) has \(rows.count) objects")
         }

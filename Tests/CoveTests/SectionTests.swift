@@ -22,6 +22,50 @@ final class SectionTests: CoveTestCase {
         }
     }
 
+    func testSectionsAreCutOncePerVersionHoweverManyAreReadOrObserved() throws {
+        let realm = try open()
+        var people: [DynamicObject] = []
+        try realm.write {
+            for (name, age) in [("Ann", 30), ("Bob", 20), ("Amy", 20), ("Cid", 30), ("Bea", 40)] {
+                people.append(try realm.dynamicCreate("Person", values: [("firstName", .string(name)), ("age", .int(Int64(age)))]))
+            }
+        }
+        nonisolated(unsafe) var keyed = 0
+        let byAge = try realm.objects("Person").sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")]) { object in
+            keyed += 1
+            return try object["age"]
+        }
+        XCTAssertEqual(try byAge.count(), 3)
+        XCTAssertEqual(try byAge.allKeys(), [.int(20), .int(30), .int(40)])
+        XCTAssertEqual(try byAge.section(at: 1).count(), 2)
+        XCTAssertEqual(keyed, 5, "one cut serves every read at one version")
+
+        var tokens = [try byAge.observe { _ in }]
+        var seen: [Value: [SectionedResultsChange]] = [:]
+        for i in 0..<3 {
+            let section = try byAge.section(at: i)
+            tokens.append(try section.observe { if case .update(let c) = $0 { seen[section.key, default: []].append(c) } })
+        }
+        try realm.deliver()
+        keyed = 0
+        try realm.write { try people[1].setValue(.int(30), forKey: "age") }
+        XCTAssertEqual(keyed, 0, "nothing is cut until read")
+        XCTAssertEqual(try byAge.section(at: 1).count(), 3, "a write in progress shows at once")
+        XCTAssertEqual(keyed, 5)
+        try realm.deliver()
+        XCTAssertEqual(keyed, 5, "the cut read inside the write serves the commit's delivery")
+        XCTAssertEqual(seen[.int(20)]?.last?.deletions, [IndexPath(section: 0, row: 1)])
+        XCTAssertEqual(seen[.int(30)]?.last?.insertions, [IndexPath(section: 0, row: 1)])
+        XCTAssertNil(seen[.int(40)])
+        keyed = 0
+        try realm.write { try people[4].setValue(.int(20), forKey: "age") }
+        try realm.deliver()
+        XCTAssertEqual(keyed, 5, "one cut for the commit's delivery to four observers")
+        XCTAssertEqual(seen[.int(40)]?.last?.sectionsToDelete, [0])
+        XCTAssertEqual(seen[.int(20)]?.last?.insertions, [IndexPath(section: 0, row: 1)])
+        for t in tokens { t.invalidate() }
+    }
+
     func testSectionsAndTheirChanges() throws {
         let realm = try open()
         var people: [String: DynamicObject] = [:]

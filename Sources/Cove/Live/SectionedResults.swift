@@ -2,6 +2,7 @@
 // key function says), sections ordered by key, rows within a section in the results' order.
 // Changes come as index paths (section, row) plus sections inserted and deleted; a row whose
 // key changes leaves its section and enters the other; observing one section follows its key.
+import Synchronization
 
 /// An index path in sectioned results.
 public struct IndexPath: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -55,11 +56,59 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
     /// The key path the sections are cut by, when they are (its changes always notify).
     let keyPath: String?
 
+    /// The sections as stored rows, cut once per version of the realm (and per edit inside a
+    /// write) however many times they are read and however many sections are observed. A lock,
+    /// because frozen sectioned results are read by many threads.
+    private let grouping = Mutex<Grouping?>(nil)
+
+    struct Grouping: Sendable {
+        var generation: UInt64
+        var edits: Int
+        var sections: [(key: Value, rows: [Value])]
+        var position: [Value: Int]
+    }
+
     init(results: Results<Element>, ascending: Bool = true, keyPath: String? = nil, key: @escaping (Element) throws -> Value) {
         self.results = results
         self.ascending = ascending
         self.keyPath = keyPath
         self.key = key
+    }
+
+    /// The sections now as stored rows (links or values), ordered by key.
+    func currentGrouping() throws -> Grouping {
+        let realm = results.realm
+        let generation = realm.generation
+        let edits = try realm.objectStore().editCount
+        if let hit = grouping.withLock({ g -> Grouping? in
+            guard let g, g.generation == generation, g.edits == edits else { return nil }
+            return g
+        }) {
+            return hit
+        }
+        var order: [Value] = []
+        var byKey: [Value: [Value]] = [:]
+        for v in try results.engine.elements() {
+            let k = try key(try Element._fromResultsValue(v, realm))
+            if byKey[k] == nil { order.append(k) }
+            byKey[k, default: []].append(v)
+        }
+        Self.sortKeys(&order, ascending)
+        let sections = order.map { (key: $0, rows: byKey[$0] ?? []) }
+        let g = Grouping(generation: generation, edits: edits, sections: sections,
+                         position: Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) }))
+        grouping.withLock { $0 = g }
+        return g
+    }
+
+    /// The sections now with their rows as stored values (links for objects), ordered by key;
+    /// cut once per version however often they are read.
+    public func sectionRows() throws -> [(key: Value, rows: [Value])] { try currentGrouping().sections }
+
+    /// The rows of the section of `key` now, as stored values; nil when there is none.
+    public func rows(ofKey key: Value) throws -> [Value]? {
+        let g = try currentGrouping()
+        return g.position[key].map { g.sections[$0].rows }
     }
 
     /// The realm.
@@ -71,15 +120,10 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
 
     /// The sections now: key and elements, ordered by key.
     public func sections() throws -> [(key: Value, elements: [Element])] {
-        var order: [Value] = []
-        var byKey: [Value: [Element]] = [:]
-        for e in try results.elements() {
-            let k = try key(e)
-            if byKey[k] == nil { order.append(k) }
-            byKey[k, default: []].append(e)
+        let realm = results.realm
+        return try currentGrouping().sections.map { s in
+            (s.key, try s.rows.map { try Element._fromResultsValue($0, realm) })
         }
-        Self.sortKeys(&order, ascending)
-        return order.map { ($0, byKey[$0] ?? []) }
     }
 
     static func sortKeys(_ keys: inout [Value], _ ascending: Bool) {
@@ -87,14 +131,14 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
     }
 
     /// The number of sections.
-    public func count() throws -> Int { try sections().count }
+    public func count() throws -> Int { try currentGrouping().sections.count }
 
     /// The section keys, in order.
-    public func allKeys() throws -> [Value] { try sections().map(\.key) }
+    public func allKeys() throws -> [Value] { try currentGrouping().sections.map(\.key) }
 
     /// The section at `index`, live: it follows its key.
     public func section(at index: Int) throws -> ResultsSection<Element> {
-        let all = try sections()
+        let all = try currentGrouping().sections
         guard index >= 0 && index < all.count else {
             throw CoveError(.outOfRange, "section \(index) is out of range for \(all.count) sections")
         }
@@ -121,9 +165,6 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
             paths = p
         }
         var old: [(key: Value, rows: [Value])] = []
-        let results = self.results
-        let key = self.key
-        let ascending = self.ascending
         var stopped = false
         return try results.engine.observeRaw(keyPaths: paths) { change, modified in
             // A failure is delivered once; the observation ends with it.
@@ -135,14 +176,14 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
             switch change {
             case .initial:
                 do {
-                    old = try Self.rows(results, ascending, key)
+                    old = try self.currentGrouping().sections
                     block(.initial)
                 } catch {
                     block(.error(error as? CoveError ?? CoveError(.callback, "\(error)")))
                 }
             case .update:
                 do {
-                    let new = try Self.rows(results, ascending, key)
+                    let new = try self.currentGrouping().sections
                     let changes = Self.diff(old, new, modified)
                     old = new
                     if !changes.isEmpty { block(.update(changes)) }
@@ -153,21 +194,6 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
                 block(.error(e))
             }
         }
-    }
-
-    /// The sections as stored rows (links or values), for diffing.
-    static func rows(_ results: Results<Element>, _ ascending: Bool, _ key: (Element) throws -> Value) throws -> [(key: Value, rows: [Value])] {
-        let raw = try results.engine.elements()
-        let realm = results.realm
-        var order: [Value] = []
-        var byKey: [Value: [Value]] = [:]
-        for v in raw {
-            let k = try key(try Element._fromResultsValue(v, realm))
-            if byKey[k] == nil { order.append(k) }
-            byKey[k, default: []].append(v)
-        }
-        sortKeys(&order, ascending)
-        return order.map { ($0, byKey[$0] ?? []) }
     }
 
     /// Index-path changes from `old` to `new` sections; `modified` says which rows' objects
@@ -211,19 +237,20 @@ public final class ResultsSection<Element: RealmCollectionValue> {
 
     /// The section's elements now (empty when no row has the key any more).
     public func elements() throws -> [Element] {
-        try parent.sections().first { $0.key == key }?.elements ?? []
+        let realm = parent.realm
+        return try (parent.rows(ofKey: key) ?? []).map { try Element._fromResultsValue($0, realm) }
     }
 
     /// The number of rows.
-    public func count() throws -> Int { try elements().count }
+    public func count() throws -> Int { try parent.rows(ofKey: key)?.count ?? 0 }
 
     /// The row at `index`.
     public func element(at index: Int) throws -> Element {
-        let all = try elements()
+        let all = try parent.rows(ofKey: key) ?? []
         guard index >= 0 && index < all.count else {
             throw CoveError(.outOfRange, "row \(index) is out of range for a section of \(all.count)")
         }
-        return all[index]
+        return try Element._fromResultsValue(all[index], parent.realm)
     }
 
     /// Calls `block` with the changes of this key's section only: its rows as (0, row) index
@@ -247,7 +274,7 @@ public final class ResultsSection<Element: RealmCollectionValue> {
         }
         return try parent.results.engine.observeRaw(keyPaths: paths) { change, modified in
             do {
-                let now = try SectionedResults.rows(parent.results, parent.ascending, parent.key).first { $0.key == key }?.rows
+                let now = try parent.rows(ofKey: key)
                 switch change {
                 case .initial:
                     old = now
