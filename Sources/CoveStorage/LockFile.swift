@@ -79,11 +79,14 @@ final class LockFile: @unchecked Sendable {
     /// can open this database, so no byte-range lock is needed).
     let fd: Int32
     let memory: UnsafeMutableRawPointer
+    /// Rung by every commit this process publishes (CommitBell.swift).
+    let bell: CommitBell
 
     private init(path: String, fd: Int32, memory: UnsafeMutableRawPointer) {
         self.path = path
         self.fd = fd
         self.memory = memory
+        bell = fd >= 0 ? CommitBell.forLockFile(fd) : CommitBell()
     }
 
     deinit {
@@ -255,5 +258,6 @@ final class LockFile: @unchecked Sendable {
         latestSlotField.pointee.store(slot, ordering: .sequentiallyConsistent)
         latestField.pointee.store(version, ordering: .sequentiallyConsistent)
         counterField.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        bell.ring()
     }
 }

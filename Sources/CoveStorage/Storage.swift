@@ -368,7 +368,8 @@ public final class Storage: @unchecked Sendable {
     }
 
     /// Waits until the commit counter differs from `counter` or `timeoutMs` passes (-1:
-    /// forever), polling with a backoff from 50 µs to 2 ms.
+    /// forever): a commit of this process wakes it at once, one of another process at the next
+    /// poll (with a backoff from 50 µs to 2 ms).
     /// - Returns: the commit counter when the wait ended.
     public func waitForCommit(after counter: UInt64, timeoutMs: Int64) -> UInt64 {
         // A timeout too long to add to the clock (or negative) waits forever.
@@ -376,13 +377,14 @@ public final class Storage: @unchecked Sendable {
         let (sum, late) = monotonicNow().addingReportingOverflow(nanos)
         let deadline = timeoutMs >= 0 && !overflow && !late ? sum : UInt64.max
         var pause: UInt64 = 50_000
+        let bell = lock.bell
         while true {
+            let rung = bell.count
             let now = lock.commitCounter
             if now != counter { return now }
             let t = monotonicNow()
             if t >= deadline { return now }
-            var ts = timespec(tv_sec: 0, tv_nsec: Int(min(pause, deadline - t)))
-            nanosleep(&ts, nil)
+            bell.wait(after: rung, until: t + min(pause, deadline - t))
             pause = min(pause * 2, 2_000_000)
         }
     }

@@ -3,7 +3,7 @@
 // commits, commits from another realm on the same file, re-entrancy, and a randomized property
 // test over filtered and sorted results.
 import XCTest
-import Cove
+@testable import Cove
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -360,7 +360,14 @@ final class NotificationTests: CoveTestCase {
         for seed in [UInt64(5), 6] { try runRandomized(seed: seed) }
     }
 
-    private func runRandomized(seed: UInt64) throws {
+    /// The same, delivering when the notification descriptor says the change sets are ready:
+    /// the notification thread computed them, and the results read after delivery are the rows
+    /// it computed.
+    func testChangeSetsComputedOnTheNotificationThreadReproduceTheNewRows() throws {
+        for seed in [UInt64(7), 8] { try runRandomized(seed: seed, waitForReady: true) }
+    }
+
+    private func runRandomized(seed: UInt64, waitForReady: Bool = false) throws {
         let realm = try open("r\(seed).cove")
         // The writes go through a second realm on the file, so that the observing realm hears
         // of them at its refresh, one or several commits at a time.
@@ -374,10 +381,13 @@ final class NotificationTests: CoveTestCase {
         try realm.write {
             for i in 0..<40 { try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("age", .int(Int64(random(100))))]) }
         }
-        let queries = [try realm.objects("Person").filter("age > 50"),
-                       try realm.objects("Person").filter("age > 20").sorted(byKeyPath: "age", ascending: false),
-                       try realm.objects("Person").distinct(by: ["age"]),
-                       try realm.objects("Person").sorted(by: [SortDescriptor(keyPath: "name")])]
+        func makeQueries() throws -> [Results<DynamicObject>] {
+            [try realm.objects("Person").filter("age > 50"),
+             try realm.objects("Person").filter("age > 20").sorted(byKeyPath: "age", ascending: false),
+             try realm.objects("Person").distinct(by: ["age"]),
+             try realm.objects("Person").sorted(by: [SortDescriptor(keyPath: "name")])]
+        }
+        let queries = try makeQueries()
         var rows: [[Int64]] = try queries.map { try $0.objectKeys() }
         var received: [[CollectionChangeSet]] = Array(repeating: [], count: queries.count)
         var ageWritten = Set<Int64>()
@@ -413,9 +423,18 @@ final class NotificationTests: CoveTestCase {
                 }
             }
             for q in queries.indices { received[q].removeAll() }
+            if waitForReady {
+                var p = pollfd(fd: try realm.notificationFileDescriptor(), events: Int16(POLLIN), revents: 0)
+                XCTAssertEqual(poll(&p, 1, 10_000), 1, "the descriptor never became readable in round \(round)")
+                XCTAssertTrue(realm.waitForChangeSetsAhead(timeoutMs: 10_000), "the change sets of round \(round) were never ready")
+            }
             try realm.refresh()
+            // Results made now run their queries here: what the observed ones show after the
+            // delivery (rows computed on the notification thread, with a worker) must match.
+            let fresh = try makeQueries().map { try $0.objectKeys() }
             for (q, results) in queries.enumerated() {
                 let new = try results.objectKeys()
+                XCTAssertEqual(new, fresh[q], "seed \(seed) round \(round) query \(q)")
                 let changes = received[q].reduce(into: CollectionChangeSet?.none) { acc, c in
                     XCTAssertNil(acc, "one change set per delivery (seed \(seed), round \(round))")
                     acc = c
@@ -431,6 +450,12 @@ final class NotificationTests: CoveTestCase {
                 rows[q] = new
             }
             ageWritten.removeAll()
+        }
+        if waitForReady {
+            // Every delivery takes the notification thread's change sets (the initial calls
+            // too, when it ran the queries before the realm delivered them).
+            let served = realm.changeSetsComputedAhead
+            XCTAssertTrue((60 * queries.count)...(61 * queries.count) ~= served, "seed \(seed): \(served) served")
         }
         withExtendedLifetime(tokens) {}
         realm.close()

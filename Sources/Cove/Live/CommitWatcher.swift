@@ -1,7 +1,9 @@
-// CommitWatcher: the wake-up an event loop waits on. A thread of the realm's own watches the
-// lock file's commit counter (bumped by every commit of any thread or process) and makes the
-// read end of a pipe readable when a version newer than the one the realm last delivered
-// exists; the realm drains it when it delivers. `waitForChange` blocks on the same counter.
+// CommitWatcher: the realm's notification thread and the wake-up an event loop waits on. The
+// thread watches the lock file's commit counter (bumped by every commit of any thread or
+// process); after each commit it runs the change worker (ChangeWorker.swift), which computes
+// the Results observers' change sets at the new version, and then makes the read end of a pipe
+// readable, so the realm wakes when its change sets are ready; the realm drains it when it
+// delivers. `waitForChange` blocks on the same counter.
 import CoveStorage
 import Synchronization
 #if canImport(Glibc)
@@ -9,8 +11,9 @@ import Glibc
 #endif
 
 /// `@unchecked Sendable`: the watcher thread touches only `storage` (whose counters are atomics
-/// in the shared lock file), the pipe (kernel objects, safe across threads) and the atomics
-/// below; the realm's thread calls `acknowledge` and `stop`.
+/// in the shared lock file), the pipe (kernel objects, safe across threads), the worker (whose
+/// shared state is behind locks) and the atomics below; the realm's thread calls `acknowledge`
+/// and `stop`.
 final class CommitWatcher: @unchecked Sendable {
     /// The read end, for the event loop.
     let fd: Int32
@@ -21,8 +24,13 @@ final class CommitWatcher: @unchecked Sendable {
     private let delivered: Atomic<UInt64>
     private let stopping = Atomic<Bool>(false)
     private var thread: pthread_t?
+    /// The Results observers' change sets computed on this thread.
+    let worker: ChangeWorker
+    /// The version the worker has computed every change set for; `.max` while it has none to
+    /// compute (then the newest version is ready as soon as it exists).
+    private let ready = Atomic<UInt64>(.max)
 
-    init(storage: Storage, delivered version: UInt64) throws(CoveError) {
+    init(storage: Storage, delivered version: UInt64, worker: ChangeWorker) throws(CoveError) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw CoveError(.io, "pipe failed: \(String(cString: strerror(errno)))") }
         for end in ends {
@@ -33,6 +41,7 @@ final class CommitWatcher: @unchecked Sendable {
         self.writeFd = ends[1]
         self.storage = storage
         self.delivered = Atomic(version)
+        self.worker = worker
         let retained = Unmanaged.passRetained(self).toOpaque()
         var t = pthread_t()
         let rc = pthread_create(&t, nil, { arg in
@@ -52,16 +61,44 @@ final class CommitWatcher: @unchecked Sendable {
     }
 
     private func run() {
-        var counter = storage.commitCounter()
+        /// When the worker first fell behind commits that came while it worked.
+        var behindSince: UInt64?
         while !stopping.load(ordering: .acquiring) {
-            counter = storage.waitForCommit(after: counter, timeoutMs: 100)
-            signalIfBehind()
+            // Read before the work, so that a commit made during it is not missed.
+            let counter = storage.commitCounter()
+            worker.kicked.store(false, ordering: .releasing)
+            let done = worker.run(storage) ?? .max
+            ready.store(done, ordering: .releasing)
+            if done != .max && done < storage.latestVersion() {
+                // Newer commits came meanwhile: catch up before waking the realm, unless that
+                // has taken a twentieth of a second already (then wake it with what is ready).
+                var ts = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+                let since = behindSince ?? now
+                behindSince = since
+                if now - since < 50_000_000 { continue }
+                signalIfBehind(partial: true)
+            } else {
+                behindSince = nil
+                signalIfBehind()
+            }
+            // Until the next commit, a new observer, or a tenth of a second.
+            var waited: Int64 = 0
+            while waited < 100 && !stopping.load(ordering: .acquiring) && !worker.kicked.load(ordering: .acquiring) {
+                if storage.waitForCommit(after: counter, timeoutMs: 2) != counter { break }
+                waited += 2
+            }
         }
     }
 
-    /// Makes the fd readable when a newer version than the delivered one exists.
-    private func signalIfBehind() {
-        if storage.latestVersion() > delivered.load(ordering: .acquiring),
+    /// Makes the fd readable when a newer version than the delivered one exists and the change
+    /// sets of the newest one are ready (with `partial`, those of any newer one).
+    private func signalIfBehind(partial: Bool = false) {
+        let latest = storage.latestVersion()
+        let done = ready.load(ordering: .acquiring)
+        let target = done >= latest ? latest : partial ? done : 0
+        if target > delivered.load(ordering: .acquiring),
            signalled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
             var one: UInt8 = 1
             _ = withUnsafeBytes(of: &one) { write(writeFd, $0.baseAddress, 1) }
@@ -76,6 +113,17 @@ final class CommitWatcher: @unchecked Sendable {
         while withUnsafeMutableBytes(of: &buffer, { read(fd, $0.baseAddress, 1) }) > 0 {}
         signalled.store(false, ordering: .releasing)
         signalIfBehind()
+    }
+
+    /// Waits until the worker is done with the newest version; false after `timeoutMs`.
+    func waitUntilReady(timeoutMs: Int) -> Bool {
+        for _ in 0..<max(1, timeoutMs) {
+            let done = ready.load(ordering: .acquiring)
+            if done != .max && done >= storage.latestVersion() { return true }
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+        }
+        return false
     }
 
     /// Stops the thread and closes the fd.
@@ -96,11 +144,34 @@ extension Realm {
     public func notificationFileDescriptor() throws(CoveError) -> Int32 {
         if isClosed { throw CoveError(.closed, "the realm is closed") }
         if isFrozen { throw CoveError(.frozen, "a frozen realm never changes: it has no notification descriptor") }
-        if let watcher { return watcher.fd }
-        let w = try CommitWatcher(storage: file.storage, delivered: try version)
-        watcher = w
-        return w.fd
+        return try notificationThread().fd
     }
+
+    /// The notification thread, started when first needed.
+    func notificationThread() throws(CoveError) -> CommitWatcher {
+        if let watcher { return watcher }
+        let w = try CommitWatcher(storage: file.storage, delivered: try version, worker: ChangeWorker(source: frozenSource))
+        watcher = w
+        return w
+    }
+
+    /// Lets the notification thread compute `registration`'s change sets ahead of delivery.
+    func attachToChangeWorker(_ registration: CollectionRegistration) throws(CoveError) {
+        let worker = try notificationThread().worker
+        let job = CollectionJob(differ: registration.differ, version: registration.version, worker: worker)
+        registration.job = job
+        worker.add(job, source: frozenSource)
+    }
+
+    /// Waits until the notification thread has computed the change sets of the newest version
+    /// (for tests); false after `timeoutMs`.
+    func waitForChangeSetsAhead(timeoutMs: Int) -> Bool {
+        guard let watcher else { return false }
+        return watcher.waitUntilReady(timeoutMs: timeoutMs)
+    }
+
+    /// How many deliveries took a change set the notification thread computed ahead.
+    var changeSetsComputedAhead: Int { watcher?.worker.served.load(ordering: .relaxed) ?? 0 }
 
     /// Waits until a commit of any thread or process makes a version newer than this realm's,
     /// or `timeoutMilliseconds` pass (-1: forever). Does not refresh.

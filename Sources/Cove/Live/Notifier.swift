@@ -31,6 +31,8 @@ class NotifierRegistration {
     var isInvalidated = false
     /// The version the last delivery described.
     var version: UInt64
+    /// The version the delivery in progress describes (the realm's current one).
+    var target: UInt64 = 0
     /// Whether the initial call is still due (collections only).
     var initialPending: Bool
 
@@ -208,23 +210,11 @@ final class RealmNotifier {
             let newest: Snapshot
             do { newest = try realm.file.storage.beginRead() } catch { throw CoveError(error) }
             defer { newest.end() }
-            var failure: CoveError?
-            do {
-                try newest.forEachHistoryRecord(after: oldest) { (version: UInt64, bytes: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
-                    if version > current { return false }
-                    switch Result(catching: { () throws(CoveError) -> ChangeRecord in try ChangeRecord.decode(Array(bytes)) }) {
-                    case .success(let r): records[version] = r
-                    case .failure(let e):
-                        failure = e
-                        return false
-                    }
-                    return true
-                }
-            } catch {
-                throw CoveError(error)
-            }
-            if let failure { throw failure }
+            records = try ChangeRecord.read(from: newest, after: oldest, through: current)
         }
+        // The notification thread is computing this very version: its change sets come
+        // sooner than this thread could compute them.
+        realm.watcher?.worker.waitWhileComputing(current, timeoutMs: 1000)
         // Observers that last heard of the same version share one merged record.
         var mergedSince: [UInt64: ChangeRecord] = [:]
         for registration in registrations {
@@ -248,6 +238,7 @@ final class RealmNotifier {
                 }
             }
             if registration.initialPending || merged != nil {
+                registration.target = current
                 if !registration.deliver(store, merged) { registration.isInvalidated = true }
             }
             registration.version = current
@@ -275,63 +266,99 @@ final class RealmNotifier {
 
 // MARK: - Collections
 
-/// An observed Results (or list or set): its rows at the last delivery and the classes whose
-/// changes could alter them.
-final class CollectionRegistration: NotifierRegistration {
+/// What a Results observer computes its changes with, on the realm's thread or on the change
+/// worker's (with the engine moved to a frozen copy of the realm there).
+struct CollectionDiffer {
     let engine: ResultsEngine
     let filter: KeyPathFilter
-    let callback: (RealmCollectionChange) -> Void
-    var rows: [Value]
     /// Class keys whose changes can change the rows or their objects.
     let relevant: Set<UInt32>
     let rootClass: ObjectSchema?
 
-    init(engine: ResultsEngine, filter: KeyPathFilter, rows: [Value], relevant: Set<UInt32>, rootClass: ObjectSchema?,
-         version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
-        self.engine = engine
-        self.filter = filter
-        self.rows = rows
-        self.relevant = relevant
-        self.rootClass = rootClass
+    /// The same differ reading `realm` (a frozen copy at another version).
+    func moved(to realm: Realm) throws(CoveError) -> CollectionDiffer {
+        CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass)
+    }
+
+    /// The changes from `rows` (the results at the record's first version) to the results at
+    /// the engine's realm's version, and the new rows; nil when the record touches nothing
+    /// that can change them (the rows stand).
+    func advance(from rows: [Value], _ record: ChangeRecord, _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
+        let touched = record.touchedClasses
+        if !record.schemaChanged && touched.isDisjoint(with: relevant) { return nil }
+        if let fast = try incremental(rows, record, touched, store) { return fast }
+        let new = try engine.elements()
+        var modified: (Value) -> Bool = { _ in false }
+        var failure: CoveError?
+        if let cls = rootClass {
+            modified = { [filter] v in
+                guard case .link(let link) = v, failure == nil else { return false }
+                switch Result(catching: { () throws(CoveError) -> Bool in
+                    try filter.isModified(cls, link.objectKey, record, store, touched)
+                }) {
+                case .success(let b): return b
+                case .failure(let e):
+                    failure = e
+                    return false
+                }
+            }
+        }
+        let changes = CollectionChangeSet.diff(old: rows, new: new, modified: modified)
+        if let failure { throw failure }
+        return (changes, new)
+    }
+}
+
+/// An observed Results (or list or set): its rows at the last delivery and the classes whose
+/// changes could alter them. With a change worker, the worker computes the change set ahead
+/// and delivery takes it when it describes exactly this delivery's versions.
+final class CollectionRegistration: NotifierRegistration {
+    let differ: CollectionDiffer
+    let callback: (RealmCollectionChange) -> Void
+    var rows: [Value]
+    /// The worker's side of this observer (nil: every change set is computed here).
+    var job: CollectionJob?
+
+    override var isInvalidated: Bool {
+        didSet { if isInvalidated { job?.cancel() } }
+    }
+
+    init(differ: CollectionDiffer, version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
+        self.differ = differ
+        self.rows = []
         self.callback = callback
         super.init(version: version, initialPending: true)
     }
 
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
+            // The worker's change set, when it starts where this observer stands and ends at
+            // this delivery's version.
+            if let job, let ready = job.take(startingAt: version, initial: initialPending, endingAt: target) {
+                rows = ready.rows
+                differ.engine.seed(ready.rows, plan: ready.plan)
+                if initialPending {
+                    initialPending = false
+                    job.rebase(version: target, rows: rows)
+                    callback(.initial)
+                } else {
+                    job.rebase(version: target, rows: rows)
+                    if let changes = ready.changes, !changes.isEmpty { callback(.update(changes)) }
+                }
+                return true
+            }
             if initialPending {
                 initialPending = false
-                rows = try engine.elements()
+                rows = try differ.engine.elements()
+                job?.rebase(version: target, rows: rows)
                 callback(.initial)
                 return true
             }
             guard let record else { return true }
-            let touched = record.touchedClasses
-            if !record.schemaChanged && touched.isDisjoint(with: relevant) { return true }
-            if let changes = try incremental(record, touched, store) {
-                if !changes.isEmpty { callback(.update(changes)) }
-                return true
-            }
-            let new = try engine.elements()
-            var modified: (Value) -> Bool = { _ in false }
-            var failure: CoveError?
-            if let cls = rootClass {
-                modified = { [filter] v in
-                    guard case .link(let link) = v, failure == nil else { return false }
-                    switch Result(catching: { () throws(CoveError) -> Bool in
-                        try filter.isModified(cls, link.objectKey, record, store, touched)
-                    }) {
-                    case .success(let b): return b
-                    case .failure(let e):
-                        failure = e
-                        return false
-                    }
-                }
-            }
-            let changes = CollectionChangeSet.diff(old: rows, new: new, modified: modified)
-            if let failure { throw failure }
-            rows = new
-            if !changes.isEmpty { callback(.update(changes)) }
+            let advanced = try differ.advance(from: rows, record, store)
+            if let advanced { rows = advanced.rows }
+            job?.rebase(version: target, rows: rows)
+            if let changes = advanced?.changes, !changes.isEmpty { callback(.update(changes)) }
             return true
         } catch {
             callback(.error(error))
@@ -340,13 +367,14 @@ final class CollectionRegistration: NotifierRegistration {
     }
 }
 
-extension CollectionRegistration {
+extension CollectionDiffer {
     /// The fast path, whose cost follows what changed rather than the size of the results: a
     /// class's objects in key order filtered by a predicate on their own plain properties, after
     /// commits that touched that class only. The predicate runs on the inserted and modified
     /// objects alone, the rows are merged by key, and only the modified objects are checked
     /// against the key-path filter. Nil when it does not apply.
-    func incremental(_ record: ChangeRecord, _ touched: Set<UInt32>, _ store: ObjectStore) throws(CoveError) -> CollectionChangeSet? {
+    func incremental(_ rows: [Value], _ record: ChangeRecord, _ touched: Set<UInt32>,
+                     _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
         guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey, touched == [classKey],
               case .table = engine.source, engine.stages.count <= 1 else { return nil }
         var predicate = BoundPredicate.constant(true)
@@ -380,33 +408,58 @@ extension CollectionRegistration {
         for r in table.inserted { for k in r { candidates.insert(k) } }
         for k in table.modified.keys { candidates.insert(k) }
         var evaluator = QueryEvaluator(store: store)
-        var leaving = Set<Int64>()
+        // Old positions of the rows that leave, and keys of the objects that arrive.
+        var leaving: [Int] = []
         var arriving: [Int64] = []
-        for r in table.deleted { for k in r where position(oldKeys, k) != nil { leaving.insert(k) } }
+        for r in table.deleted { for k in r { if let i = position(oldKeys, k) { leaving.append(i) } } }
         for k in candidates {
             var matches = try store.exists(cls, k)
             if matches { matches = try evaluator.matches(predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) }
-            let wasIn = position(oldKeys, k) != nil
-            if wasIn && !matches { leaving.insert(k) }
-            if !wasIn && matches { arriving.append(k) }
+            let old = position(oldKeys, k)
+            if let old, !matches { leaving.append(old) }
+            if old == nil && matches { arriving.append(k) }
         }
-        arriving.sort()
-        var newKeys: [Int64] = []
-        newKeys.reserveCapacity(oldKeys.count - leaving.count + arriving.count)
         var changes = CollectionChangeSet()
-        var a = 0
-        for (i, k) in oldKeys.enumerated() {
-            while a < arriving.count && arriving[a] < k {
-                changes.insertions.append(newKeys.count)
-                newKeys.append(arriving[a])
-                a += 1
+        var newKeys = oldKeys
+        var newRows = rows
+        if !leaving.isEmpty || !arriving.isEmpty {
+            leaving = Array(Set(leaving)).sorted()
+            arriving.sort()
+            changes.deletions = leaving
+            // The rows that stay, copied a run at a time between the leaving ones, with the
+            // arriving ones merged in by key.
+            newKeys = []
+            newKeys.reserveCapacity(oldKeys.count - leaving.count + arriving.count)
+            var stay: [Int64] = []
+            stay.reserveCapacity(oldKeys.count - leaving.count)
+            var from = 0
+            for i in leaving + [oldKeys.count] {
+                stay.append(contentsOf: oldKeys[from..<i])
+                from = i + 1
             }
-            if leaving.contains(k) { changes.deletions.append(i) } else { newKeys.append(k) }
-        }
-        while a < arriving.count {
-            changes.insertions.append(newKeys.count)
-            newKeys.append(arriving[a])
-            a += 1
+            var a = 0
+            var s = 0
+            while s < stay.count || a < arriving.count {
+                if a < arriving.count && (s == stay.count || arriving[a] < stay[s]) {
+                    changes.insertions.append(newKeys.count)
+                    newKeys.append(arriving[a])
+                    a += 1
+                } else {
+                    // A run of staying rows up to the next arrival.
+                    var end = stay.count
+                    if a < arriving.count {
+                        var lo = s, hi = stay.count
+                        while lo < hi {
+                            let mid = (lo + hi) / 2
+                            if stay[mid] < arriving[a] { lo = mid + 1 } else { hi = mid }
+                        }
+                        end = lo
+                    }
+                    newKeys.append(contentsOf: stay[s..<end])
+                    s = end
+                }
+            }
+            newRows = newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
         }
         // Rows that stayed and whose objects changed in a way the filter sees.
         var modified: [(new: Int, old: Int)] = []
@@ -417,8 +470,7 @@ extension CollectionRegistration {
         modified.sort { $0.new < $1.new }
         changes.modifications = modified.map(\.new)
         changes.modificationsOld = modified.map(\.old)
-        rows = newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-        return changes
+        return (changes, newRows)
     }
 }
 
@@ -573,9 +625,10 @@ extension Results {
             }
             filter = KeyPathFilter(paths: keyPaths == nil ? nil : [])
         }
-        let registration = CollectionRegistration(engine: engine, filter: filter, rows: [], relevant: try engine.relevantClasses(store),
-                                                  rootClass: root, version: try realm.version, callback: block)
+        let differ = CollectionDiffer(engine: engine, filter: filter, relevant: try engine.relevantClasses(store), rootClass: root)
+        let registration = CollectionRegistration(differ: differ, version: try realm.version, callback: block)
         try realm.register(registration)
+        try realm.attachToChangeWorker(registration)
         return NotificationToken(registration)
     }
 }

@@ -543,6 +543,19 @@ final class ResultsEngine {
         return nil
     }
 
+    /// Takes `elements` and `plan`, computed for the realm's current version elsewhere (the
+    /// change worker ran the same query on a frozen copy at that version), as this engine's
+    /// evaluation, so the first read after a delivery does not run the query again.
+    func seed(_ elements: [Value], plan: String) {
+        guard let store = try? realm.objectStore() else { return }
+        let generation = realm.generation
+        let edits = store.editCount
+        cache.withLock { $0 = (generation, edits, elements, plan) }
+    }
+
+    /// The plan of the last evaluation ("" before any).
+    var lastPlan: String { cache.withLock { $0?.plan ?? "" } }
+
     func explain() throws(CoveError) -> String {
         _ = try elements()
         return cache.withLock { $0?.plan ?? "" }

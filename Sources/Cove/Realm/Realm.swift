@@ -78,6 +78,25 @@ public final class Realm {
         close()
     }
 
+    /// What a thread of the realm's own needs to open frozen copies of it at other versions:
+    /// taken on the realm's thread, used on the other.
+    struct FrozenSource: @unchecked Sendable {
+        let configuration: Configuration
+        let file: RealmFile
+        let schema: Schema
+        let schemaRecordBytes: [UInt8]?
+    }
+
+    var frozenSource: FrozenSource {
+        FrozenSource(configuration: configuration, file: file, schema: schema, schemaRecordBytes: schemaRecordBytes)
+    }
+
+    /// A frozen realm over `snapshot` (which it ends when it closes), on any thread.
+    static func frozen(_ source: FrozenSource, at snapshot: Snapshot) -> Realm {
+        Realm(configuration: source.configuration, file: source.file, frozen: true, snapshot: snapshot,
+              schema: source.schema, schemaRecordBytes: source.schemaRecordBytes)
+    }
+
     // MARK: State
 
     /// Whether `close()` was called (or a failed commit closed the realm).
