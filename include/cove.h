@@ -1592,11 +1592,13 @@ const char* cove_object_changes_error(const cove_object_changes_t* changes);
 /**
  * A file descriptor that becomes readable when a commit (of any realm of the file, on any
  * thread or in any process, this one included) made a version newer than the one the realm last
- * delivered: give it to poll, epoll, select or an event loop (asyncio's add_reader, libuv), then
- * call cove_refresh(), which advances, delivers and drains it (after cove_deliver() it stays
- * readable while a version newer than the realm's exists). Only wait for it to be readable; never read, write or close it. The first call
- * starts a watcher thread; later calls return the same descriptor. It belongs to the realm and
- * is closed with it (cove_close() or the last cove_release()).
+ * delivered, and the realm's notification thread has computed its results observers' change
+ * sets for it: give it to poll, epoll, select or an event loop (asyncio's add_reader, libuv),
+ * then call cove_refresh(), which advances, delivers and drains it (after cove_deliver() it
+ * stays readable while a version newer than the realm's exists). Only wait for it to be
+ * readable; never read, write or close it. The first call (or the first results observer)
+ * starts the notification thread; later calls return the same descriptor. It belongs to the
+ * realm and is closed with it (cove_close() or the last cove_release()).
  * @param out_fd receives the descriptor.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL out_fd);
  *   #COVE_ERR_FROZEN (a frozen realm never changes); #COVE_ERR_IO (no pipe or thread could be

@@ -138,9 +138,10 @@ final class CommitWatcher: @unchecked Sendable {
 
 extension Realm {
     /// A file descriptor that becomes readable when a commit of any thread or process made a
-    /// version newer than the one this realm last delivered: wait on it with epoll, select or
+    /// version newer than the one this realm last delivered and the notification thread has
+    /// computed the Results observers' change sets for it: wait on it with epoll, select or
     /// asyncio's `add_reader`, then call `refresh()`. It stays the realm's (closed with it).
-    /// - Throws: `.frozen`, `.closed`, `.io` (no eventfd or thread).
+    /// - Throws: `.frozen`, `.closed`, `.io` (no pipe or thread).
     public func notificationFileDescriptor() throws(CoveError) -> Int32 {
         if isClosed { throw CoveError(.closed, "the realm is closed") }
         if isFrozen { throw CoveError(.frozen, "a frozen realm never changes: it has no notification descriptor") }

@@ -166,7 +166,8 @@ class Realm:
 
     def notification_fd(self) -> int:
         """A file descriptor that becomes readable when a commit of any realm of the file (in
-        any thread or process) made a version newer than the one this realm last delivered:
+        any thread or process) made a version newer than the one this realm last delivered, and
+        the realm's notification thread has computed its results observers' change sets for it:
         wait for it with select, poll or an event loop, then call ``refresh()``, which drains it.
         Only wait on it: never read, write or close it; it is closed with the realm. Raises
         FrozenError for a frozen realm."""
