@@ -48,6 +48,15 @@ public struct ClusterView {
         return column < leaf.columnCount
     }
 
+    /// Whether some object of this cluster may be null in `column` (false: none is, and bulk
+    /// readers can skip the null flags).
+    /// - Complexity: O(1)
+    @inlinable
+    public func mayHaveNulls(_ column: Int) -> Bool {
+        guard stored(column) else { return specs[column].nullable }
+        return leaf.hasNullBitmap(column)
+    }
+
     /// Whether object `i` is null in `column`.
     /// - Complexity: O(1)
     @inlinable
@@ -160,35 +169,49 @@ public struct ClusterView {
 
     // MARK: - Bulk decoding
 
+    /// Calls `body` with a reader of int column `column` (object index to value, 0 for an
+    /// unstored column; nulls read as whatever their slot holds), one per delta width so that
+    /// the loop over it is tight.
+    @inlinable @inline(__always)
+    func withInts<R>(_ column: Int, _ body: ((Int) -> Int64) -> R) -> R {
+        guard stored(column, .int) else { return body { _ in 0 } }
+        let v = leaf.valuesOffset(column)
+        let base = Int64(bitPattern: leaf.u64(v))
+        let p = leaf.base + (v &+ 8)
+        switch leaf.encoding(column) & 0x0F {
+        case 0: return body { _ in base }
+        case 1: return body { base &+ Int64(p.load(fromByteOffset: $0, as: UInt8.self)) }
+        case 2: return body { base &+ Int64(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 &* $0, as: UInt16.self))) }
+        case 4: return body { base &+ Int64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* $0, as: UInt32.self))) }
+        default: return body { base &+ Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8 &* $0, as: UInt64.self))) }
+        }
+    }
+
+    /// Calls `body` with a reader of double column `column` (0 for an unstored column).
+    @inlinable @inline(__always)
+    func withDoubles<R>(_ column: Int, _ body: ((Int) -> Double) -> R) -> R {
+        guard stored(column, .double) else { return body { _ in 0 } }
+        let p = leaf.base + leaf.valuesOffset(column)
+        return body { Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8 &* $0, as: UInt64.self))) }
+    }
+
+    /// Calls `body` with the index of every object whose slot in stored column `column` is a
+    /// null one.
+    @inlinable @inline(__always)
+    func forEachNullSlot(_ column: Int, _ body: (Int) -> Void) {
+        guard column < leaf.columnCount, leaf.hasNullBitmap(column) else { return }
+        for i in 0..<leaf.count where leaf.isNull(column, i) { body(i) }
+    }
+
     /// Replaces the contents of `out` with int column `column` of every object (0 for null).
     /// Reuses the buffer's capacity: no allocation once it is large enough.
     /// - Complexity: O(n), a tight loop per delta width.
     @inlinable
     public func ints(_ column: Int, into out: inout [Int64]) {
         let n = leaf.count
-        out.removeAll(keepingCapacity: true)
-        guard stored(column, .int) else {
-            out.append(contentsOf: repeatElement(0, count: n))
-            return
-        }
-        let v = leaf.valuesOffset(column)
-        let base = Int64(bitPattern: leaf.u64(v))
-        let p = leaf.base + (v &+ 8)
-        switch leaf.encoding(column) & 0x0F {
-        case 0:
-            out.append(contentsOf: repeatElement(base, count: n))
-        case 1:
-            for i in 0..<n { out.append(base &+ Int64(p.load(fromByteOffset: i, as: UInt8.self))) }
-        case 2:
-            for i in 0..<n { out.append(base &+ Int64(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)))) }
-        case 4:
-            for i in 0..<n { out.append(base &+ Int64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))) }
-        default:
-            for i in 0..<n { out.append(base &+ Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8 &* i, as: UInt64.self)))) }
-        }
-        if leaf.hasNullBitmap(column) {
-            for i in 0..<n where leaf.isNull(column, i) { out[i] = 0 }
-        }
+        out.resize(to: n, with: 0)
+        out.withUnsafeMutableBufferPointer { b in withInts(column) { read in for i in 0..<n { b[i] = read(i) } } }
+        forEachNullSlot(column) { out[$0] = 0 }
     }
 
     /// Replaces the contents of `out` with double column `column` of every object (0 for null).
@@ -196,13 +219,30 @@ public struct ClusterView {
     @inlinable
     public func doubles(_ column: Int, into out: inout [Double]) {
         let n = leaf.count
-        out.removeAll(keepingCapacity: true)
-        guard stored(column, .double) else {
-            out.append(contentsOf: repeatElement(0, count: n))
-            return
-        }
-        let p = leaf.base + leaf.valuesOffset(column)
-        for i in 0..<n { out.append(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8 &* i, as: UInt64.self)))) }
+        out.resize(to: n, with: 0)
+        out.withUnsafeMutableBufferPointer { b in withDoubles(column) { read in for i in 0..<n { b[i] = read(i) } } }
+    }
+
+    /// Sets `mask[i]` to whether int column `column` of object `i` (0 for null) compares to
+    /// `constant` as `test` says, decoding and comparing in one loop.
+    /// - Precondition: `mask` has one element per object.
+    /// - Complexity: O(n)
+    @inlinable
+    public func compareInts(_ column: Int, _ test: ColumnTest, _ constant: Int64, into mask: UnsafeMutableBufferPointer<Bool>) {
+        precondition(mask.count == leaf.count, "a mask of \(mask.count) for \(leaf.count) objects")
+        withInts(column) { test.fill(mask, constant, $0) }
+        let null = test.holds(0, constant)
+        forEachNullSlot(column) { mask[$0] = null }
+    }
+
+    /// Sets `mask[i]` to whether double column `column` of object `i` (0 for null) compares to
+    /// `constant` as `test` says, in one loop.
+    /// - Precondition: `mask` has one element per object.
+    /// - Complexity: O(n)
+    @inlinable
+    public func compareDoubles(_ column: Int, _ test: ColumnTest, _ constant: Double, into mask: UnsafeMutableBufferPointer<Bool>) {
+        precondition(mask.count == leaf.count, "a mask of \(mask.count) for \(leaf.count) objects")
+        withDoubles(column) { test.fill(mask, constant, $0) }
     }
 
     /// Replaces the contents of `out` with the null flags of `column` for every object.
@@ -291,6 +331,51 @@ extension ClusterTree {
         try index.forEach(from: nil) { k, value throws(StorageError) -> Bool in
             let leaf = try self.leaf(try ClusterRef(key: k, value))
             return try body(ClusterView(leaf: leaf, specs: specs, reader: TreeOverflowReader(store)))
+        }
+    }
+}
+
+/// A comparison of a column's values with a constant, for the fused scans of ClusterView.
+public enum ColumnTest: Sendable {
+    case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+
+    @inlinable @inline(__always)
+    public func holds<T: Comparable>(_ value: T, _ constant: T) -> Bool {
+        switch self {
+        case .equal: return value == constant
+        case .notEqual: return value != constant
+        case .less: return value < constant
+        case .lessOrEqual: return value <= constant
+        case .greater: return value > constant
+        case .greaterOrEqual: return value >= constant
+        }
+    }
+
+    /// `mask[i] = read(i) <test> constant` for every i, one specialised loop per test.
+    @inlinable @inline(__always)
+    func fill<T: Comparable>(_ mask: UnsafeMutableBufferPointer<Bool>, _ constant: T, _ read: (Int) -> T) {
+        let n = mask.count
+        switch self {
+        case .equal: for i in 0..<n { mask[i] = read(i) == constant }
+        case .notEqual: for i in 0..<n { mask[i] = read(i) != constant }
+        case .less: for i in 0..<n { mask[i] = read(i) < constant }
+        case .lessOrEqual: for i in 0..<n { mask[i] = read(i) <= constant }
+        case .greater: for i in 0..<n { mask[i] = read(i) > constant }
+        case .greaterOrEqual: for i in 0..<n { mask[i] = read(i) >= constant }
+        }
+    }
+}
+
+extension Array {
+    /// Makes the array hold `n` elements, keeping its capacity: elements beyond `n` are
+    /// dropped, new ones are `fill` (callers overwrite them).
+    @inlinable @inline(__always)
+    public mutating func resize(to n: Int, with fill: Element) {
+        if count > n {
+            removeLast(count - n)
+        } else {
+            reserveCapacity(n)
+            while count < n { append(fill) }
         }
     }
 }

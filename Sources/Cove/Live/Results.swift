@@ -74,7 +74,7 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
 
     /// The number of matches.
     /// - Complexity: the query's cost the first time after a change, O(1) after.
-    public func count() throws(CoveError) -> Int { try engine.elements().count }
+    public func count() throws(CoveError) -> Int { try engine.count() }
 
     /// The match at `index`.
     /// - Throws: `.outOfRange`, and what evaluating the query throws.
@@ -541,6 +541,35 @@ final class ResultsEngine {
             return (keys.sorted(), terms.count == 1 && p.type != .mixed)
         }
         return nil
+    }
+
+    /// The number of matches: the last evaluation's when it stands; for a table filtered by
+    /// one query (no SORT, DISTINCT or LIMIT in it) that an index answers whole or that runs
+    /// over the columns, counted without collecting the matches; otherwise by evaluating.
+    func count() throws(CoveError) -> Int {
+        let store = try realm.objectStore()
+        let generation = realm.generation
+        let edits = store.editCount
+        if let hit = cache.withLock({ c -> Int? in
+            guard let c, c.generation == generation, c.edits == edits else { return nil }
+            return c.elements.count
+        }) {
+            return hit
+        }
+        if case .table = source, stages.count == 1, case .query(let parsed, let args, let text) = stages[0],
+           let cls = try subject(store).cls {
+            var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
+            let bound = try binder.bind(parsed)
+            if bound.descriptors.isEmpty {
+                var plan: [String] = []
+                if let (candidates, exact) = try indexCandidates(bound.predicate, cls, store, &plan) {
+                    if exact { return candidates.count }
+                } else if let n = try store.columnCount(cls, bound.predicate) {
+                    return n
+                }
+            }
+        }
+        return try elements().count
     }
 
     /// Takes `elements` and `plan`, computed for the realm's current version elsewhere (the

@@ -15,6 +15,10 @@ indirect enum ColumnPredicate {
     case or([ColumnPredicate])
     case not(ColumnPredicate)
     case compare(column: Int, kind: ColumnKind, op: QueryOperator, value: Value)
+    /// An int or double column against a number, decoded and compared in one loop; `null` is
+    /// the answer for null values.
+    case ints(column: Int, test: ColumnTest, constant: Int64, null: Bool)
+    case doubles(column: Int, test: ColumnTest, constant: Double, null: Bool)
     case between(column: Int, kind: ColumnKind, low: Value, high: Value)
     case member(column: Int, kind: ColumnKind, values: Set<Value>)
 
@@ -82,7 +86,22 @@ indirect enum ColumnPredicate {
         case (.equal, .constant(let v)), (.notEqual, .constant(let v)), (.less, .constant(let v)),
              (.lessOrEqual, .constant(let v)), (.greater, .constant(let v)), (.greaterOrEqual, .constant(let v)):
             if kind == .string, case .string = v {} else if kind == .string, !v.isNull { return nil }
-            return .compare(column: column, kind: kind, op: op, value: v)
+            let test: ColumnTest
+            switch op {
+            case .equal: test = .equal
+            case .notEqual: test = .notEqual
+            case .less: test = .less
+            case .lessOrEqual: test = .lessOrEqual
+            case .greater: test = .greater
+            default: test = .greaterOrEqual
+            }
+            let null = QueryEvaluator.test(.null, op, v, [])
+            switch (kind, v) {
+            case (.int, .int(let c)): return .ints(column: column, test: test, constant: c, null: null)
+            case (.double, .double(let c)) where !c.isNaN: return .doubles(column: column, test: test, constant: c, null: null)
+            case (.double, .int(let c)): return .doubles(column: column, test: test, constant: Double(c), null: null)
+            default: return .compare(column: column, kind: kind, op: op, value: v)
+            }
         case (.beginsWith, .constant(let v)), (.endsWith, .constant(let v)), (.contains, .constant(let v)), (.like, .constant(let v)):
             guard kind == .string else { return nil }
             return .compare(column: column, kind: kind, op: op, value: v)
@@ -97,97 +116,97 @@ indirect enum ColumnPredicate {
     }
 }
 
-/// Evaluates compiled predicates over one cluster, reusing its buffers between clusters.
+/// Evaluates compiled predicates over one cluster, reusing its buffers between clusters: each
+/// comparison fills a mask in one loop over the decoded column, and AND and OR combine masks in
+/// place.
 struct ColumnScanner {
     private var ints: [Int64] = []
     private var doubles: [Double] = []
     private var nulls: [Bool] = []
+    /// Masks for the terms of AND and OR, one per nesting depth.
+    private var spare: [[Bool]] = []
 
-    /// Which objects of `view` match `p`.
-    mutating func matches(_ p: ColumnPredicate, _ view: ClusterViewReader) throws(CoveError) -> [Bool] {
+    /// Fills `mask` (resized to the cluster) with which objects of `view` match `p`.
+    mutating func matches(_ p: ColumnPredicate, _ view: ClusterViewReader, into mask: inout [Bool], depth: Int) throws(CoveError) {
         let n = view.count
+        mask.resize(to: n, with: false)
         switch p {
-        case .constant(let b): return [Bool](repeating: b, count: n)
-        case .and(let terms):
-            var mask = [Bool](repeating: true, count: n)
-            for t in terms {
-                let m = try matches(t, view)
-                for i in 0..<n where !m[i] { mask[i] = false }
+        case .constant(let b):
+            mask.withUnsafeMutableBufferPointer { m in for i in 0..<n { m[i] = b } }
+        case .and(let terms), .or(let terms):
+            var isAnd = true
+            if case .or = p { isAnd = false }
+            guard let first = terms.first else {
+                mask.withUnsafeMutableBufferPointer { m in for i in 0..<n { m[i] = isAnd } }
+                return
             }
-            return mask
-        case .or(let terms):
-            var mask = [Bool](repeating: false, count: n)
-            for t in terms {
-                let m = try matches(t, view)
-                for i in 0..<n where m[i] { mask[i] = true }
+            try matches(first, view, into: &mask, depth: depth + 1)
+            if terms.count == 1 { return }
+            while spare.count <= depth { spare.append([]) }
+            var term = spare[depth]
+            spare[depth] = []
+            defer { spare[depth] = term }
+            for t in terms.dropFirst() {
+                try matches(t, view, into: &term, depth: depth + 1)
+                mask.withUnsafeMutableBufferPointer { m in
+                    term.withUnsafeBufferPointer { x in
+                        if isAnd {
+                            for i in 0..<n { m[i] = m[i] && x[i] }
+                        } else {
+                            for i in 0..<n { m[i] = m[i] || x[i] }
+                        }
+                    }
+                }
             }
-            return mask
         case .not(let inner):
-            return try matches(inner, view).map { !$0 }
+            try matches(inner, view, into: &mask, depth: depth + 1)
+            mask.withUnsafeMutableBufferPointer { m in for i in 0..<n { m[i] = !m[i] } }
+        case .ints(let column, let test, let constant, let null):
+            mask.withUnsafeMutableBufferPointer { view.view.compareInts(column, test, constant, into: $0) }
+            applyNulls(view, column, null, &mask)
+        case .doubles(let column, let test, let constant, let null):
+            mask.withUnsafeMutableBufferPointer { view.view.compareDoubles(column, test, constant, into: $0) }
+            applyNulls(view, column, null, &mask)
         case .compare(let column, let kind, let op, let value):
-            return try compare(view, column, kind) { QueryEvaluator.test($0, op, value, []) } fast: { (ints, doubles) in
-                Self.fastCompare(op, value, ints, doubles)
-            }
+            try compare(view, column, kind, into: &mask) { QueryEvaluator.test($0, op, value, []) }
         case .between(let column, let kind, let low, let high):
-            return try compare(view, column, kind) {
+            try compare(view, column, kind, into: &mask) {
                 QueryEvaluator.test($0, .greaterOrEqual, low, []) && QueryEvaluator.test($0, .lessOrEqual, high, [])
-            } fast: { _, _ in nil }
+            }
         case .member(let column, let kind, let values):
-            return try compare(view, column, kind) { values.contains(QueryEvaluator.normalized($0)) } fast: { _, _ in nil }
+            try compare(view, column, kind, into: &mask) { values.contains(QueryEvaluator.normalized($0)) }
         }
     }
 
-    /// A comparison of an int or double column with a number, as a loop over the decoded
-    /// column; nil when it does not apply (the caller then tests value by value).
-    private static func fastCompare(_ op: QueryOperator, _ value: Value, _ ints: [Int64]?, _ doubles: [Double]?) -> [Bool]? {
-        func run<T: Comparable>(_ xs: [T], _ c: T) -> [Bool] {
-            switch op {
-            case .equal: return xs.map { $0 == c }
-            case .notEqual: return xs.map { $0 != c }
-            case .less: return xs.map { $0 < c }
-            case .lessOrEqual: return xs.map { $0 <= c }
-            case .greater: return xs.map { $0 > c }
-            case .greaterOrEqual: return xs.map { $0 >= c }
-            default: return []
-            }
-        }
-        switch op {
-        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: break
-        default: return nil
-        }
-        if let ints, case .int(let c) = value { return run(ints, c) }
-        if let doubles {
-            switch value {
-            case .double(let c) where !c.isNaN: return run(doubles, c)
-            case .int(let c): return run(doubles, Double(c))
-            default: return nil
-            }
-        }
-        return nil
-    }
-
-    /// Tests every object's value of `column`: decoded columns for ints and doubles (with the
-    /// nulls tested one by one through `test`), values one by one for the other kinds.
-    private mutating func compare(_ view: ClusterViewReader, _ column: Int, _ kind: ColumnKind, _ test: (Value) -> Bool,
-                                  fast: (_ ints: [Int64]?, _ doubles: [Double]?) -> [Bool]?) throws(CoveError) -> [Bool] {
-        let n = view.count
+    /// Gives the null objects of `column` the answer `null`.
+    private mutating func applyNulls(_ view: ClusterViewReader, _ column: Int, _ null: Bool, _ mask: inout [Bool]) {
+        guard view.mayHaveNulls(column) else { return }
         view.nulls(column, into: &nulls)
-        var mask: [Bool]
+        for i in 0..<mask.count where nulls[i] { mask[i] = null }
+    }
+
+    /// Tests every object's value of `column` into `mask`, value by value (decoded columns for
+    /// ints and doubles), with the nulls tested through `test`.
+    private mutating func compare(_ view: ClusterViewReader, _ column: Int, _ kind: ColumnKind, into mask: inout [Bool],
+                                  _ test: (Value) -> Bool) throws(CoveError) {
+        let n = view.count
+        let hasNulls = view.mayHaveNulls(column)
+        if hasNulls { view.nulls(column, into: &nulls) }
         switch kind {
         case .int:
             view.ints(column, into: &ints)
-            if let m = fast(ints, nil) { mask = m } else { mask = ints.map { test(.int($0)) } }
+            for i in 0..<n { mask[i] = test(.int(ints[i])) }
         case .double:
             view.doubles(column, into: &doubles)
-            if let m = fast(nil, doubles) { mask = m } else { mask = doubles.map { test(.double($0)) } }
+            for i in 0..<n { mask[i] = test(.double(doubles[i])) }
         default:
-            mask = []
-            mask.reserveCapacity(n)
-            for i in 0..<n { mask.append(nulls[i] ? false : test(try view.value(column, i, kind))) }
+            for i in 0..<n { mask[i] = hasNulls && nulls[i] ? false : test(try view.value(column, i, kind)) }
         }
         // Nulls follow the general rules (`== nil` matches them, `!= 5` does too).
-        for i in 0..<n where nulls[i] { mask[i] = test(.null) }
-        return mask
+        if hasNulls {
+            let null = test(.null)
+            for i in 0..<n where nulls[i] { mask[i] = null }
+        }
     }
 }
 
@@ -200,6 +219,7 @@ struct ClusterViewReader {
     func ints(_ column: Int, into out: inout [Int64]) { view.ints(column, into: &out) }
     func doubles(_ column: Int, into out: inout [Double]) { view.doubles(column, into: &out) }
     func nulls(_ column: Int, into out: inout [Bool]) { view.nulls(column, into: &out) }
+    func mayHaveNulls(_ column: Int) -> Bool { view.mayHaveNulls(column) }
 
     func value(_ column: Int, _ i: Int, _ kind: ColumnKind) throws(CoveError) -> Value {
         switch kind {
@@ -234,27 +254,53 @@ extension ObjectStore {
         guard let compiled = ColumnPredicate.compile(predicate, columnOf: { p in p.key.flatMap { t.columnOfProperty[$0] } }) else {
             return nil
         }
-        var scanner = ColumnScanner()
         var keys: [Int64] = []
+        try forEachMask(t, compiled) { reader, mask in
+            for i in 0..<mask.count where mask[i] { keys.append(Int64(bitPattern: reader.key(i))) }
+        }
+        return keys
+    }
+
+    /// How many of `cls`'s objects `predicate` selects, scanning as `columnScan` does without
+    /// collecting their keys; nil when the predicate does not compile to column form.
+    func columnCount(_ cls: ObjectSchema, _ predicate: BoundPredicate) throws(CoveError) -> Int? {
+        let t = try table(cls)
+        guard let compiled = ColumnPredicate.compile(predicate, columnOf: { p in p.key.flatMap { t.columnOfProperty[$0] } }) else {
+            return nil
+        }
+        var count = 0
+        try forEachMask(t, compiled) { _, mask in
+            mask.withUnsafeBufferPointer { m in
+                var c = 0
+                for i in 0..<m.count { c &+= m[i] ? 1 : 0 }
+                count &+= c
+            }
+        }
+        return count
+    }
+
+    /// Calls `body` with each cluster of table `t` and which of its objects match `compiled`.
+    private func forEachMask(_ t: Table, _ compiled: ColumnPredicate,
+                             _ body: (ClusterViewReader, [Bool]) -> Void) throws(CoveError) {
+        var scanner = ColumnScanner()
+        var mask: [Bool] = []
         var failure: CoveError?
         do {
             try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
                 let reader = ClusterViewReader(view: view)
-                let mask: [Bool]
-                switch Result(catching: { () throws(CoveError) -> [Bool] in try scanner.matches(compiled, reader) }) {
-                case .success(let m): mask = m
-                case .failure(let e):
-                    failure = e
+                do throws(CoveError) {
+                    try scanner.matches(compiled, reader, into: &mask, depth: 0)
+                } catch {
+                    failure = error
                     return false
                 }
-                for i in 0..<mask.count where mask[i] { keys.append(Int64(bitPattern: reader.key(i))) }
+                body(reader, mask)
                 return true
             }
         } catch {
             throw CoveError(error)
         }
         if let failure { throw failure }
-        return keys
     }
 }
 
