@@ -4,11 +4,14 @@
 // are symlinks to the engine's sources, compiled here with release optimisations.
 import PackageDescription
 
+// As libcove.so is built (CMakeLists.txt): the engine's generic code specialised across modules.
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
+
 let package = Package(
     name: "CoveObjectsBench",
     targets: [
-        .target(name: "CoveStorage"),
-        .target(name: "Cove", dependencies: ["CoveStorage"]),
+        .target(name: "CoveStorage", swiftSettings: crossModule),
+        .target(name: "Cove", dependencies: ["CoveStorage"], swiftSettings: crossModule),
         // Debian's libsqlite3-dev as a Clang module.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .executableTarget(name: "objects-bench", dependencies: ["Cove", "CSQLite"]),

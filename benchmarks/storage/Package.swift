@@ -4,10 +4,13 @@
 // engine's sources, compiled here with release optimisations.
 import PackageDescription
 
+// As libcove.so is built (CMakeLists.txt): the engine's generic code specialised across modules.
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
+
 let package = Package(
     name: "CoveStorageBench",
     targets: [
-        .target(name: "CoveStorage"),
+        .target(name: "CoveStorage", swiftSettings: crossModule),
         // Debian's liblmdb-dev and libsqlite3-dev, as Clang modules.
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
