@@ -1047,6 +1047,91 @@ static void test_notification_fd(void) {
     cove_release(realm);
 }
 
+/* A writer thread commits on request; the observing thread waits on the descriptor, which
+ * becomes readable once the realm's notification thread has computed the change sets. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int requested, done;     /* rounds asked for and finished */
+    bool stop;
+} writer_state;
+
+static void* write_on_request(void* arg) {
+    writer_state* w = arg;
+    cove_realm_t* writer = open_realm("ready.cove");
+    for (int round = 0;; round++) {
+        pthread_mutex_lock(&w->lock);
+        while (w->requested == round && !w->stop) pthread_cond_wait(&w->cond, &w->lock);
+        bool stop = w->stop;
+        pthread_mutex_unlock(&w->lock);
+        if (stop) break;
+        /* One person of age 20 + round (inside `age > 20` from the second round on) and one of
+         * age 5 (outside). */
+        char name[32];
+        snprintf(name, sizeof name, "p%d", round);
+        CHECK_OK(cove_begin_write(writer));
+        cove_release(make_person(writer, name, 20 + round));
+        cove_release(make_person(writer, "young", 5));
+        CHECK_OK(cove_commit(writer));
+        pthread_mutex_lock(&w->lock);
+        w->done = round + 1;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+    }
+    cove_release(writer);
+    return NULL;
+}
+
+static void test_change_sets_ready_when_the_descriptor_wakes(void) {
+    cove_realm_t* realm = open_realm("ready.cove");
+    cove_results_t* adults = NULL;
+    CHECK_OK(cove_query(realm, "Person", "age > 20 SORT(age DESC)", NULL, 0, &adults));
+    collection_log log = {0};
+    cove_token_t* token = NULL;
+    CHECK_OK(cove_results_observe(adults, NULL, 0, record_collection, &log, count_free, &token));
+    CHECK_OK(cove_deliver(realm));
+    CHECK(log.initial == 1);
+    int fd = -1;
+    CHECK_OK(cove_notification_fd(realm, &fd));
+
+    writer_state w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, write_on_request, &w) == 0);
+    for (int round = 0; round < 20; round++) {
+        pthread_mutex_lock(&w.lock);
+        w.requested = round + 1;
+        pthread_cond_broadcast(&w.cond);
+        while (w.done <= round) pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        struct pollfd poller = {fd, POLLIN, 0};
+        CHECK(poll(&poller, 1, 10000) == 1);
+        int calls = log.calls;
+        bool advanced = false;
+        CHECK_OK(cove_refresh(realm, &advanced));
+        CHECK(advanced);
+        size_t count = 0;
+        CHECK_OK(cove_results_count(adults, &count));
+        CHECK(count == (size_t)round);                    /* p1 ... p<round> */
+        if (round == 0) {
+            CHECK(log.calls == calls);                    /* nothing observed changed */
+        } else {
+            /* The newest is the oldest in age order: it goes first. */
+            CHECK(log.calls == calls + 1);
+            CHECK(same(log.insertions, log.n_insertions, IDX(0)));
+            CHECK(log.n_deletions == 0 && log.n_modifications == 0);
+        }
+    }
+    pthread_mutex_lock(&w.lock);
+    w.stop = true;
+    pthread_cond_broadcast(&w.cond);
+    pthread_mutex_unlock(&w.lock);
+    pthread_join(thread, NULL);
+    CHECK_OK(cove_token_invalidate(token));
+    cove_release(token);
+    cove_release(adults);
+    cove_release(realm);
+}
+
 typedef struct {
     int delay_ms;
 } committer_args;
@@ -1115,6 +1200,7 @@ int main(void) {
     test_registration_errors();
     test_error_stops_the_token();
     test_notification_fd();
+    test_change_sets_ready_when_the_descriptor_wakes();
     test_wait_for_change();
     return check_summary("test_notifications");
 }

@@ -11,6 +11,7 @@ import gc
 import pathlib
 import select
 import sys
+import random
 import threading
 import time
 from typing import Any, Callable, Iterator, List, Tuple
@@ -573,3 +574,70 @@ def test_async_changes_end_when_the_realm_closes(realm: cove.Realm) -> None:
     assert received == [cove.MapChange(is_initial=True)]
     gc.collect()
     assert len(_notifications._LIVE) == live
+
+
+def test_change_sets_ready_when_the_descriptor_wakes(realm: cove.Realm, path: pathlib.Path) -> None:
+    """A writer thread commits random changes; this thread waits on the descriptor (readable once
+    the realm's notification thread has computed the change sets), refreshes, and each change
+    set turns the old rows into the new ones, which a fresh query confirms."""
+    rng = random.Random(5)
+    query = "age > 30 SORT(age DESC, name ASC)"
+    people = realm.objects("Person").filter(query)
+    seen = Recorder()
+    token = people.observe(seen, key_paths=["age"])
+    realm.deliver()
+    rows = [p.name for p in people]
+    go, done = threading.Event(), threading.Event()
+    stop = False
+
+    def writer() -> None:
+        with cove.open(path, durability="no_sync") as mine:
+            serial = 0
+            while True:
+                go.wait()
+                go.clear()
+                if stop:
+                    return
+                mine.refresh()
+                with mine.write():
+                    everyone = list(mine.objects("Person"))
+                    for _ in range(1 + rng.randrange(4)):
+                        action = rng.randrange(4)
+                        if action == 0 or not everyone:
+                            serial += 1
+                            mine.create("Person", {"name": f"w{serial}", "age": rng.randrange(60)})
+                        elif action == 1:
+                            victim = everyone.pop(rng.randrange(len(everyone)))
+                            mine.delete(victim)
+                        else:
+                            everyone[rng.randrange(len(everyone))].age = rng.randrange(60)
+                done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    fd = realm.notification_fd()
+    try:
+        for round in range(25):
+            seen.changes.clear()
+            done.clear()
+            go.set()
+            assert done.wait(30)
+            assert _readable(fd, 30), f"round {round}"
+            realm.refresh()
+            new = [p.name for p in people]
+            assert new == [p.name for p in realm.objects("Person").filter(query)]
+            if seen.changes:
+                assert len(seen.changes) == 1
+                change = seen.changes[0]
+                rebuilt = [name for i, name in enumerate(rows) if i not in set(change.deletions)]
+                for i in change.insertions:
+                    rebuilt.insert(i, new[i])
+                assert rebuilt == new, f"round {round}"
+            else:
+                assert rows == new, f"round {round}"
+            rows = new
+    finally:
+        stop = True
+        go.set()
+        thread.join()
+    token.invalidate()
