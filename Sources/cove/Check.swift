@@ -10,13 +10,9 @@ struct Check: ParsableCommand {
     var file: String
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             print(try realm.verify())
             print("\(file): ok")
-        } catch {
-            throw exitWith(error)
         }
     }
 }
@@ -29,14 +25,10 @@ struct Info: ParsableCommand {
     var file: String
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             print("file: \(file)")
             print("version: \(try realm.version)")
             print("active versions: \(try realm.activeVersionCount())")
-        } catch {
-            throw exitWith(error)
         }
     }
 }

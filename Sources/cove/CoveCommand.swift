@@ -13,6 +13,18 @@ struct CoveCommand: ParsableCommand {
         subcommands: [Demo.self, Check.self, Info.self, SchemaCommand.self, Dump.self, Import.self, QueryCommand.self, Watch.self])
 }
 
+/// Opens `file` read-only, runs `body` on it and closes it; a Cove error is reported as
+/// `exitWith` does (other errors, such as an exit code, pass through).
+func withReadOnlyRealm(_ file: String, _ body: (Realm) throws -> Void) throws {
+    do {
+        let realm = try Realm(configuration: .init(path: file, readOnly: true))
+        defer { realm.close() }
+        try body(realm)
+    } catch let error as CoveError {
+        throw exitWith(error)
+    }
+}
+
 /// Prints a Cove error the way every subcommand reports one, and exits with status 1.
 func exitWith(_ error: CoveError) -> ExitCode {
     printError("cove: \(error.code.statusName): \(error.message)")

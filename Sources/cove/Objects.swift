@@ -14,12 +14,8 @@ struct SchemaCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             print(realm.schema.jsonText(pretty: true))
-        } catch {
-            throw exitWith(error)
         }
     }
 }
@@ -36,9 +32,7 @@ struct Dump: ParsableCommand {
     var className: String?
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             if let className {
                 guard realm.schema[className] != nil else { throw CoveError(.notFound, "no class '\(className)' in \(file)") }
                 for object in try realm.dynamicObjects(className) {
@@ -52,8 +46,6 @@ struct Dump: ParsableCommand {
                     print(JSONValue.object([JSONMember("$class", .string(cls.className))] + members).serialized())
                 }
             }
-        } catch let error as CoveError {
-            throw exitWith(error)
         }
     }
 }

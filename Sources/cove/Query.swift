@@ -25,9 +25,7 @@ struct QueryCommand: ParsableCommand {
     var count = false
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             let results = try realm.objects(className).filter(query)
             if explain {
                 print(try results.explain())
@@ -40,8 +38,6 @@ struct QueryCommand: ParsableCommand {
             for object in try results.elements() {
                 print(try ObjectJSON.encode(object).serialized())
             }
-        } catch {
-            throw exitWith(error)
         }
     }
 }

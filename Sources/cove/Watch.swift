@@ -32,9 +32,7 @@ struct Watch: ParsableCommand {
     var seconds: Double?
 
     func run() throws {
-        do {
-            let realm = try Realm(configuration: .init(path: file, readOnly: true))
-            defer { realm.close() }
+        try withReadOnlyRealm(file) { realm in
             let results = try realm.objects(className).filter(query)
             let state = WatchState()
             let paths = keyPaths.map { $0.split(separator: ",").map { String($0).trimmingSpaces() } }
@@ -81,10 +79,6 @@ struct Watch: ParsableCommand {
             }
             defer { token.invalidate() }
             try loop(realm, state)
-        } catch let error as CoveError {
-            throw exitWith(error)
-        } catch {
-            throw error
         }
     }
 
