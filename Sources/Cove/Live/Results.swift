@@ -544,8 +544,9 @@ final class ResultsEngine {
     }
 
     /// The number of matches: the last evaluation's when it stands; for a table filtered by
-    /// one query (no SORT, DISTINCT or LIMIT in it) that an index answers whole or that runs
-    /// over the columns, counted without collecting the matches; otherwise by evaluating.
+    /// one query (no SORT, DISTINCT or LIMIT in it) that an index narrows or answers whole, or
+    /// that runs over the columns, counted without collecting the matches; otherwise by
+    /// evaluating.
     func count() throws(CoveError) -> Int {
         let store = try realm.objectStore()
         let generation = realm.generation
@@ -564,6 +565,14 @@ final class ResultsEngine {
                 var plan: [String] = []
                 if let (candidates, exact) = try indexCandidates(bound.predicate, cls, store, &plan) {
                     if exact { return candidates.count }
+                    // The index narrowed the candidates: the query decides each of them.
+                    let classKey = try store.classKey(of: cls)
+                    var evaluator = QueryEvaluator(store: store)
+                    var n = 0
+                    for k in candidates where try evaluator.matches(bound.predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) {
+                        n += 1
+                    }
+                    return n
                 } else if let n = try store.columnCount(cls, bound.predicate) {
                     return n
                 }
