@@ -126,20 +126,19 @@ public struct Projected<Root: Object, Value> {
 
     /// A property read from `keyPath` of the root.
     public init(_ keyPath: KeyPath<Root, Value>) {
-        read = { $0[keyPath: keyPath] }
-        if let writable = keyPath as? ReferenceWritableKeyPath<Root, Value> {
-            write = { $0[keyPath: writable] = $1 }
-        } else {
-            write = nil
-        }
-        field = ProjectedField(keyPath: keyPath, read: { $0[keyPath: keyPath] })
+        let writable = keyPath as? ReferenceWritableKeyPath<Root, Value>
+        self.init(keyPath, read: { $0[keyPath: keyPath] }, write: writable.map { w in { $0[keyPath: w] = $1 } })
     }
 
     /// A computed property: `transform` of what `keyPath` reads.
     public init<Source>(_ keyPath: KeyPath<Root, Source>, transform: @escaping (Source) -> Value) {
-        read = { transform($0[keyPath: keyPath]) }
-        write = nil
-        field = ProjectedField(keyPath: keyPath, read: { transform($0[keyPath: keyPath]) })
+        self.init(keyPath, read: { transform($0[keyPath: keyPath]) }, write: nil)
+    }
+
+    private init<Source>(_ keyPath: KeyPath<Root, Source>, read: @escaping (Root) -> Value, write: ((Root, Value) -> Void)?) {
+        self.read = read
+        self.write = write
+        field = ProjectedField(keyPath: keyPath, read: read)
     }
 
     /// Only reachable through the enclosing projection.
@@ -163,17 +162,16 @@ public struct Projected<Root: Object, Value> {
     }
 }
 
-/// What observing needs of a @Projected property, with its type erased.
+/// What observing needs of a @Projected property, with its type erased. Nothing here runs when
+/// a projection is made: the key path is recorded once per projection class (ProjectionFields).
 struct ProjectedField<Root: Object> {
-    let keyPath: AnyKeyPath
-    /// The root's key path as property names; nil when it reads no @Persisted property.
-    let path: String?
+    /// Records the root's key path as property names; nil when it reads no @Persisted property.
+    let recordPath: () -> String?
     let isCollection: Bool
     let readAny: (Root) -> Any
 
     init<Source, V>(keyPath: KeyPath<Root, Source>, read: @escaping (Root) -> V) {
-        self.keyPath = keyPath
-        path = _KeyPathRecorder.path(of: { _ = $0[keyPath: keyPath] }, from: Root.self)
+        recordPath = { _KeyPathRecorder.path(of: { _ = $0[keyPath: keyPath] }, from: Root.self) }
         isCollection = V.self is any _ProjectedCollectionType.Type
             || (V.self as? any _PersistableProperty.Type).map { $0._coveCollection != .none } ?? false
         readAny = read
@@ -215,7 +213,7 @@ struct ProjectionFields<Root: Object> {
                 guard let label = child.label, let projected = child.value as? any _AnyProjected<Root> else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 let field = projected._field
-                guard let path = field.path else {
+                guard let path = field.recordPath() else {
                     throw CoveError(.invalidArgument, "projected property '\(name)' of \(type) reads no @Persisted property of \(Root.className)")
                 }
                 fields.append(Field(name: name, keyPath: path, isCollection: field.isCollection, read: field.readAny))
