@@ -12,29 +12,15 @@ import Cove
 import Dispatch
 import Glibc
 
-func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 func cpu() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-func envInt(_ name: String, _ fallback: Int) -> Int {
-    guard let p = getenv(name), let v = Int(String(cString: p)) else { return fallback }
-    return v
-}
-
 let objects = envInt("BENCH_OBJECTS", 100_000)
 let rounds = envInt("BENCH_ROUNDS", 50)
-let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-var template = Array("\(base)/cove-notify-bench-XXXXXX".utf8CString)
-guard let made = mkdtemp(&template) else { fatalError("no temporary folder") }
-let dir = String(cString: made)
+let dir = try freshDirectory("notifications")
 defer { _ = system("rm -rf '\(dir)'") }
 
 let schema = try Schema(jsonText: #"{"Person": {"properties": {"name": "string", "age": "int", "score": "double"}}}"#)

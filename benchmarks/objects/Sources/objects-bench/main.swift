@@ -14,33 +14,6 @@ import Cove
 import CSQLite
 import Glibc
 
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-}
-
-func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-func envInt(_ name: String, _ fallback: Int) -> Int {
-    guard let p = getenv(name), let v = Int(String(cString: p)) else { return fallback }
-    return v
-}
-
-/// SplitMix64: the same order for both engines.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func fileSize(_ path: String) -> Int {
     var st = stat()
     return stat(path, &st) == 0 ? Int(st.st_size) : 0
@@ -260,10 +233,7 @@ func fixed(_ v: Double, _ digits: Int) -> String {
 
 func ratio(_ a: Double, _ b: Double) -> String { b == 0 ? "–" : fixed(a / b, 2) + "×" }
 
-let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-var template = Array("\(base)/cove-objects-bench-XXXXXX".utf8CString)
-guard let made = mkdtemp(&template) else { fatalError("cannot make a temporary folder") }
-let dir = String(cString: made)
+let dir = try freshDirectory("objects")
 defer { _ = system("rm -rf '\(dir)'") }
 
 FileHandleErr.print("objects-bench: \(objects) objects, \(lookups) lookups, \(commits) durable commits in \(dir)")
