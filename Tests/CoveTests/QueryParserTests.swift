@@ -770,19 +770,6 @@ final class QueryParserTests: CoveTestCase {
 
     // MARK: Fuzz
 
-    /// A small deterministic generator (SplitMix64), so a failure replays.
-    private struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
-    }
-
     func testFuzz() {
         let tokens = ["age", "name", "dogs", "$d", "$0", "$K0", "%@", "%K", "@links", ".@count", ".@size", ".@type", ".@sum", ".@values",
                       ".@keys", ".", "[", "]", "[c]", "[d]", "[cd]", "[0]", "[FIRST]", "[LAST]", "[SIZE]", "[*]", "['k']", "(", ")",
@@ -800,7 +787,7 @@ final class QueryParserTests: CoveTestCase {
                      "ANY tags IN {'a', 'b'} || @links.Person.dogs.@count == 0 DISTINCT(name) OFFSET(2)",
                      "d['k'] == $0 && l[FIRST] != nil && dogs.@sum.weight BETWEEN {1.5, 2e3}",
                      "!(a + b * 3 == 7) OR created > 2020-01-01@00:00:00 && id == oid(5f0a1b2c3d4e5f6a7b8c9d0e)"]
-        var rng = SplitMix(state: 0x5EED_C0DE)
+        var rng = SeededRandom(seed: 0x5EED_C0DE)
         var parsed = 0
         let started = ContinuousClock.now
         for i in 0..<20_000 {

@@ -1,0 +1,1 @@
+../CoveStorageTests/SeededRandom.swift
