@@ -124,7 +124,7 @@ final class WriterLock: @unchecked Sendable {
 }
 
 /// Nanoseconds on the monotonic clock.
-func monotonicNow() -> UInt64 {
+public func monotonicNow() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

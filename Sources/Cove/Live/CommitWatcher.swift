@@ -72,9 +72,7 @@ final class CommitWatcher: @unchecked Sendable {
             if done != .max && done < storage.latestVersion() {
                 // Newer commits came meanwhile: catch up before waking the realm, unless that
                 // has taken a twentieth of a second already (then wake it with what is ready).
-                var ts = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &ts)
-                let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+                let now = monotonicNow()
                 let since = behindSince ?? now
                 behindSince = since
                 if now - since < 50_000_000 { continue }
