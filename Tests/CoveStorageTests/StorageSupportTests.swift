@@ -17,6 +17,22 @@ class StorageTestCase: XCTestCase {
     override func tearDown() {
         dir.remove()
     }
+
+    private final class ThreadBody: @unchecked Sendable {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    /// Runs `body` on a new thread; join it with `pthread_join`.
+    func spawn(_ body: @escaping () -> Void) -> pthread_t {
+        var t = pthread_t()
+        let ctx = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        pthread_create(&t, nil, { arg in
+            Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue().body()
+            return nil
+        }, ctx)
+        return t
+    }
 }
 
 struct TemporaryDirectory {

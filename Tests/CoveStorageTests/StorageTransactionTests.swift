@@ -36,6 +36,34 @@ final class StorageTransactionTests: StorageTestCase {
         _ = try s.verify()
     }
 
+    /// A commit of this process rings the bell every handle of the file shares, so a waiter on
+    /// another handle wakes with it (another process's commit is seen at the next poll).
+    func testACommitWakesWaitersOfTheSameFileAtOnce() throws {
+        let a = try Storage.open(path: dir.file("db"), options: TestTables.options(.noSync))
+        defer { a.close() }
+        let b = try Storage.open(path: dir.file("db"), options: TestTables.options(.noSync))
+        defer { b.close() }
+        XCTAssertTrue(a.lock.bell === b.lock.bell, "one bell per file in the process")
+        let counter = b.commitCounter()
+        let rung = b.lock.bell.count
+        let woke = Atomic<UInt64>(0)
+        let waiter = spawn {
+            _ = b.waitForCommit(after: counter, timeoutMs: 60_000)
+            woke.store(monotonicNow(), ordering: .releasing)
+        }
+        defer { pthread_join(waiter, nil) }
+        usleep(20_000)
+        XCTAssertEqual(woke.load(ordering: .acquiring), 0, "woke without a commit")
+        let w = try a.beginWrite()
+        try TestTables.put(w, "t", 1, [1])
+        let committed = monotonicNow()
+        try w.commit()
+        while woke.load(ordering: .acquiring) == 0 { usleep(1_000) }
+        XCTAssertGreaterThan(b.lock.bell.count, rung)
+        XCTAssertLessThan(woke.load(ordering: .acquiring) - committed, 30_000_000_000, "the waiter slept through the commit")
+        XCTAssertNotEqual(b.commitCounter(), counter)
+    }
+
     func testCancelDiscardsChanges() throws {
         let s = try Storage.open(path: dir.file("db"), options: TestTables.options())
         defer { s.close() }
@@ -60,20 +88,6 @@ final class StorageTransactionTests: StorageTestCase {
         let readerThreads = 4
         let reads = Atomic<Int>(0)
         var threads: [pthread_t] = []
-        final class Context: @unchecked Sendable {
-            let body: () -> Void
-            init(_ body: @escaping () -> Void) { self.body = body }
-        }
-        func spawn(_ body: @escaping () -> Void) -> pthread_t {
-            var t = pthread_t()
-            let ctx = Unmanaged.passRetained(Context(body)).toOpaque()
-            pthread_create(&t, nil, { arg in
-                let c = Unmanaged<Context>.fromOpaque(arg!).takeRetainedValue()
-                c.body()
-                return nil
-            }, ctx)
-            return t
-        }
         let storage = s
         for _ in 0..<readerThreads {
             threads.append(spawn {

@@ -83,6 +83,13 @@ final class TypedProjectionTests: CoveTestCase {
         let all = try realm.objects(PersonView.self).filter("age > 31").sorted(byKeyPath: "firstName")
         XCTAssertEqual(try all.elements().map(\.name), ["Cid", "Rob"])
 
+        // Model objects are equal when they are faces of one stored object, as set elements need.
+        let again = try XCTUnwrap(try realm.object(ofType: ViewPerson.self, forPrimaryKey: 1))
+        XCTAssertFalse(again === ann)
+        XCTAssertEqual(again, ann)
+        XCTAssertEqual(Set([again, ann, bob]).count, 2)
+        XCTAssertNotEqual(ViewPerson(), ViewPerson())
+
         let unmanaged = ViewPerson()
         unmanaged.firstName = "Dee"
         XCTAssertEqual(PersonView(projecting: unmanaged).name, "Dee")
