@@ -14,7 +14,9 @@ let package = Package(
     ],
     targets: [
         // Pages, meta slots, copy-on-write B+trees, free space, lock file, versions, verify.
-        .target(name: "CoveStorage"),
+        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"]),
+        // A header giving Swift the cache prefetch instruction, for the storage's scans.
+        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
         // The engine and its Swift API.
         .target(name: "Cove", dependencies: ["CoveStorage"]),
         // include/cove.h as a Clang module, so the C ABI is checked against the header.

@@ -277,6 +277,27 @@ struct ClusterLeaf {
         base.load(fromByteOffset: ClusterLayout.directoryOffset &+ 4 &* j &+ 3, as: UInt8.self) & 1 != 0
     }
 
+    /// Starts loading the cache lines `plan` names: the null bitmap and values of its stored
+    /// columns (and the heap, for a string or binary column) and the keys if it asks for them,
+    /// so that they are on their way when the page is scanned.
+    @inlinable
+    func prefetch(_ plan: ClusterPrefetch, specs: [ColumnSpec]) {
+        @inline(__always) func lines(_ start: Int, _ end: Int) {
+            let first = start & ~63
+            let last = Swift.min(end, pageSize)
+            if last > first { prefetchLines(base + first, (last &- first &+ 63) &>> 6) }
+        }
+        if plan.keys { lines(keysOffset, keysOffset &+ 8 &* count) }
+        var heap = false
+        for j in plan.columns where j < columnCount {
+            let bitmap = hasNullBitmap(j) ? ClusterLayout.bitmapBytes(count) : 0
+            let size = ClusterLayout.valuesSize(specs[j].kind, encoding: encoding(j), n: count) ?? 0
+            lines(columnOffset(j), columnOffset(j) &+ bitmap &+ size)
+            heap = heap || specs[j].kind.isBytes
+        }
+        if heap { lines(heapStart, pageSize) }
+    }
+
     /// Where column `j`'s values start (after its null bitmap).
     @inlinable @inline(__always)
     func valuesOffset(_ j: Int) -> Int {

@@ -131,6 +131,14 @@ final class PageFile: @unchecked Sendable {
         UnsafeRawPointer(base + Int(truncatingIfNeeded: pgno) &<< 12)
     }
 
+    /// Starts loading the first `lines` cache lines of page `pgno` of a version whose file has
+    /// `limit` pages (nothing for a number outside it).
+    @inline(__always)
+    func prefetch(_ pgno: PageNumber, lines: Int, limit: UInt64) {
+        guard pgno >= 2, pgno < limit else { return }
+        prefetchLines(pointer(pgno), Swift.min(lines, pageSize / 64))
+    }
+
     /// The mapped page `pgno` of a version whose file has `limit` pages, after checking that
     /// the number is in range and, the first time this process sees the page at this version,
     /// its checksum. `maxVersion` is the version being read: no reachable page can be newer.

@@ -1,5 +1,6 @@
 // The contract between the B+trees and whoever owns the pages: a write transaction over the real
 // file, a read snapshot, or an in-memory store in the tests. Trees never touch the file directly.
+import CCovePrefetch
 
 /// Where a B+tree reads and writes its pages.
 ///
@@ -30,4 +31,27 @@ public protocol PageStore: AnyObject {
     /// Gives up `pgno`, which this version no longer references. A page allocated by this same
     /// transaction is reusable at once; a committed one only once no reader can see it.
     func free(_ pgno: PageNumber)
+
+    /// A hint that `pgno` is about to be read: starts loading its first `lines` cache lines
+    /// (its header and column directory with the default). Reads nothing, checks nothing, never
+    /// fails; a number outside the store is ignored.
+    func prefetch(_ pgno: PageNumber, lines: Int)
+}
+
+extension PageStore {
+    /// No hint: a store whose pages are not mapped memory ignores it.
+    public func prefetch(_ pgno: PageNumber, lines: Int) {}
+
+    @inlinable @inline(__always)
+    public func prefetch(_ pgno: PageNumber) { prefetch(pgno, lines: 2) }
+}
+
+/// Starts loading `lines` cache lines from `address` into the caches (a hint; see prefetch.h).
+@inlinable @inline(__always)
+func prefetchLines(_ address: UnsafeRawPointer, _ lines: Int) {
+    var p = address
+    for _ in 0..<lines {
+        cove_prefetch(p)
+        p += 64
+    }
 }

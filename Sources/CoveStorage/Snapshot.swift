@@ -73,6 +73,11 @@ public final class Snapshot: PageStore, @unchecked Sendable {
         .closed("the snapshot of version \(version) has ended")
     }
 
+    /// Starts loading the first `lines` cache lines of page `pgno`.
+    public func prefetch(_ pgno: PageNumber, lines: Int) {
+        file.prefetch(pgno, lines: lines, limit: pageCount)
+    }
+
     /// Always false: a snapshot writes nothing.
     public func isWritable(_ pgno: PageNumber) -> Bool { false }
 

@@ -117,6 +117,15 @@ public final class WriteTransaction: PageStore {
         return try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
     }
 
+    /// Starts loading the first `lines` cache lines of page `pgno` as this transaction sees it.
+    public func prefetch(_ pgno: PageNumber, lines: Int) {
+        if let p = dirtyTable.pointee.page(pgno) {
+            prefetchLines(UnsafeRawPointer(p), Swift.min(lines, pageSize / 64))
+        } else {
+            file.prefetch(pgno, lines: lines, limit: base.pageCount)
+        }
+    }
+
     /// Whether this transaction allocated `pgno` (and may therefore edit it in place).
     @inline(__always)
     public func isWritable(_ pgno: PageNumber) -> Bool {

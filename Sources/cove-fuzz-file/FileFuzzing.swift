@@ -13,6 +13,11 @@ let scratchPath: String = {
     return "\(base)/cove-fuzz-file-\(getpid()).cove"
 }()
 
+func removeScratchFiles() {
+    unlink(scratchPath)
+    unlink(scratchPath + ".lock")
+}
+
 /// Opens `bytes` as a Cove file, reads every reachable page through verify(), and closes it.
 /// Returns what happened, for the replayer's output.
 func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
@@ -53,6 +58,8 @@ func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
 public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     var count = argc
     var vector = argv
+    // libFuzzer ends the run with exit(); the scratch file goes with it.
+    atexit { removeScratchFiles() }
     return runFuzzerDriver(&count, &vector) { data, size in fuzzOne(data, size) }
 }
 #else
@@ -69,8 +76,7 @@ enum Replay {
             if outcome.hasPrefix("opened") { opened += 1 } else { refused += 1 }
             print("\(path): \(outcome.prefix(160))")
         }
-        unlink(scratchPath)
-        unlink(scratchPath + ".lock")
+        removeScratchFiles()
         print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error")
     }
 

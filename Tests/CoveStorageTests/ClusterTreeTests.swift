@@ -247,6 +247,23 @@ final class ClusterTreeTests: XCTestCase {
             return true
         }
         XCTAssertEqual(total, (0..<5000).reduce(0) { $0 + Int64($1) * 3 })
+        // Requesting pages ahead changes nothing that is seen: the same clusters in the same
+        // order, and a scan that stops after k clusters sees exactly k.
+        func clusters(_ plan: ClusterPrefetch, stopAfter limit: Int = .max) throws -> [[UInt64]] {
+            var seen: [[UInt64]] = []
+            try table.forEachCluster(prefetching: plan) { (view: ClusterView) throws(StorageError) -> Bool in
+                seen.append((0..<view.count).map { view.key($0) })
+                return seen.count < limit
+            }
+            return seen
+        }
+        let plain = try clusters(.nothing)
+        XCTAssertGreaterThan(plain.count, 5)
+        XCTAssertEqual(try clusters(ClusterPrefetch(columns: [0, 1], keys: true)), plain)
+        XCTAssertEqual(try clusters(ClusterPrefetch(columns: [1])), plain)
+        for k in [1, 2, 3, 4, 5, plain.count - 1] {
+            XCTAssertEqual(try clusters(ClusterPrefetch(columns: [0]), stopAfter: k), Array(plain.prefix(k)), "stop after \(k)")
+        }
         var matches: [UInt64] = []
         try table.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
             try view.forEachIntEqual(0, 2997) { matches.append(view.key($0)) }

@@ -349,7 +349,10 @@ final class QueryTests: CoveTestCase {
                 try items.dynamicCreate("Item", values: [
                     ("i", random(8) == 0 ? .null : .int(Int64(random(2000)) - 1000)),
                     ("d", random(8) == 0 ? .null : .double(Double(random(2000)) / 7 - 100)),
-                    ("s", random(8) == 0 ? .null : .string(["", "a", "ab", "abc", "b", "ba", "é", "z"][random(8)])),
+                    // Strings past eight bytes that share their first eight, and zero bytes,
+                    // for the top-k's comparison by prefix.
+                    ("s", random(8) == 0 ? .null : .string(["", "a", "ab", "abc", "b", "ba", "é", "z", "a\u{0}", "abcdefgh",
+                                                            "abcdefgh\u{0}", "abcdefgha", "abcdefghij"][random(13)])),
                     ("b", .bool(random(2) == 0)), ("f", .float(Float(random(100)) / 4)),
                     ("t", random(8) == 0 ? .null : .timestamp(Timestamp(seconds: Int64(random(100)) - 50))),
                 ])

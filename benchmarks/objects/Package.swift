@@ -10,7 +10,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
 let package = Package(
     name: "CoveObjectsBench",
     targets: [
-        .target(name: "CoveStorage", swiftSettings: crossModule),
+        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"], swiftSettings: crossModule),
+        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
         .target(name: "Cove", dependencies: ["CoveStorage"], swiftSettings: crossModule),
         // Debian's libsqlite3-dev as a Clang module.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),

@@ -10,7 +10,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
 let package = Package(
     name: "CoveStorageBench",
     targets: [
-        .target(name: "CoveStorage", swiftSettings: crossModule),
+        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"], swiftSettings: crossModule),
+        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
         // Debian's liblmdb-dev and libsqlite3-dev, as Clang modules.
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),

@@ -37,6 +37,13 @@ final class TransactionPages: PageStore {
         }
     }
 
+    func prefetch(_ pgno: PageNumber, lines: Int) {
+        switch backing {
+        case .read(let s): s.prefetch(pgno, lines: lines)
+        case .write(let w): w.prefetch(pgno, lines: lines)
+        }
+    }
+
     @inline(__always)
     func isWritable(_ pgno: PageNumber) -> Bool {
         switch backing {

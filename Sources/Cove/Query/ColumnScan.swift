@@ -22,6 +22,23 @@ indirect enum ColumnPredicate {
     case between(column: Int, kind: ColumnKind, low: Value, high: Value)
     case member(column: Int, kind: ColumnKind, values: Set<Value>)
 
+    /// The columns the predicate reads, each once.
+    var columns: [Int] {
+        var out: [Int] = []
+        func collect(_ p: ColumnPredicate) {
+            switch p {
+            case .constant: break
+            case .and(let terms), .or(let terms): terms.forEach(collect)
+            case .not(let inner): collect(inner)
+            case .compare(let c, _, _, _), .ints(let c, _, _, _), .doubles(let c, _, _, _), .between(let c, _, _, _),
+                 .member(let c, _, _):
+                if !out.contains(c) { out.append(c) }
+            }
+        }
+        collect(self)
+        return out
+    }
+
     /// The compiled form of `p` over `cls`'s table, or nil when some part needs the general
     /// evaluator.
     static func compile(_ p: BoundPredicate, columnOf: (Property) -> Int?) -> ColumnPredicate? {
@@ -148,12 +165,14 @@ struct ColumnScanner {
             defer { spare[depth] = term }
             for t in terms.dropFirst() {
                 try matches(t, view, into: &term, depth: depth + 1)
-                mask.withUnsafeMutableBufferPointer { m in
-                    term.withUnsafeBufferPointer { x in
+                // Bytewise AND and OR on the flags (a Bool is the byte 0 or 1): no branch per
+                // object, and the loop vectorises.
+                mask.withUnsafeMutableBytes { m in
+                    term.withUnsafeBytes { x in
                         if isAnd {
-                            for i in 0..<n { m[i] = m[i] && x[i] }
+                            for i in 0..<n { m[i] = m[i] & x[i] }
                         } else {
-                            for i in 0..<n { m[i] = m[i] || x[i] }
+                            for i in 0..<n { m[i] = m[i] | x[i] }
                         }
                     }
                 }
@@ -255,7 +274,7 @@ extension ObjectStore {
             return nil
         }
         var keys: [Int64] = []
-        try forEachMask(t, compiled) { reader, mask in
+        try forEachMask(t, compiled, keys: true) { reader, mask in
             for i in 0..<mask.count where mask[i] { keys.append(Int64(bitPattern: reader.key(i))) }
         }
         return keys
@@ -269,24 +288,26 @@ extension ObjectStore {
             return nil
         }
         var count = 0
-        try forEachMask(t, compiled) { _, mask in
-            mask.withUnsafeBufferPointer { m in
+        try forEachMask(t, compiled, keys: false) { _, mask in
+            mask.withUnsafeBytes { m in
                 var c = 0
-                for i in 0..<m.count { c &+= m[i] ? 1 : 0 }
+                for i in 0..<m.count { c &+= Int(m[i]) }
                 count &+= c
             }
         }
         return count
     }
 
-    /// Calls `body` with each cluster of table `t` and which of its objects match `compiled`.
-    private func forEachMask(_ t: Table, _ compiled: ColumnPredicate,
+    /// Calls `body` with each cluster of table `t` and which of its objects match `compiled`
+    /// (`keys`: whether `body` reads the objects' keys, so that they are prefetched too).
+    private func forEachMask(_ t: Table, _ compiled: ColumnPredicate, keys: Bool,
                              _ body: (ClusterViewReader, [Bool]) -> Void) throws(CoveError) {
         var scanner = ColumnScanner()
         var mask: [Bool] = []
         var failure: CoveError?
         do {
-            try t.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            try t.tree.forEachCluster(prefetching: ClusterPrefetch(columns: compiled.columns, keys: keys)) {
+                (view: ClusterView) throws(StorageError) -> Bool in
                 let reader = ClusterViewReader(view: view)
                 do throws(CoveError) {
                     try scanner.matches(compiled, reader, into: &mask, depth: 0)
@@ -370,7 +391,8 @@ extension ObjectStore {
         var next = 0
         var stopped = false
         do {
-            try rc.table.tree.forEachCluster { (view: ClusterView) throws(StorageError) -> Bool in
+            try rc.table.tree.forEachCluster(prefetching: ClusterPrefetch(columns: [rc.column], keys: true)) {
+                (view: ClusterView) throws(StorageError) -> Bool in
                 guard next < keys.count else { return false }
                 if view.key(view.count - 1) < keys[next] { return true }
                 var i = 0
@@ -406,16 +428,26 @@ extension ObjectStore {
     /// of the rows' objects in ascending key order.
     func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
         guard limit > 0, let rc = try rowColumn(path, rows), rc.property.type == .string else { return nil }
-        // The kept rows, best first: (bytes, or nil for null; position in `rows`).
-        var kept: [(bytes: [UInt8]?, index: Int)] = []
+        // The kept rows, best first: (bytes, or nil for null; their first eight bytes as a
+        // big-endian number, zero-padded; position in `rows`).
+        var kept: [(bytes: [UInt8]?, prefix: UInt64, index: Int)] = []
         kept.reserveCapacity(limit + 1)
-        /// Whether (a, i) comes before (b, j).
-        func before(_ a: UnsafeRawBufferPointer?, _ i: Int, _ b: [UInt8]?, _ j: Int) -> Bool {
+        /// The first eight bytes of `x` as a number whose order is the bytes' order.
+        func prefix(_ x: UnsafeRawBufferPointer) -> UInt64 {
+            if x.count >= 8 { return UInt64(bigEndian: x.loadUnaligned(as: UInt64.self)) }
+            var v: UInt64 = 0
+            for i in 0..<8 { v = v &<< 8 | (i < x.count ? UInt64(x[i]) : 0) }
+            return v
+        }
+        /// Whether (a, i) comes before (b, j); `ap` and `bp` are their prefixes, which decide
+        /// when they differ (zero padding orders a proper prefix first) and memcmp otherwise.
+        func before(_ a: UnsafeRawBufferPointer?, _ ap: UInt64, _ i: Int, _ b: [UInt8]?, _ bp: UInt64, _ j: Int) -> Bool {
             switch (a, b) {
             case (nil, nil): return i < j
             case (nil, _): return ascending
             case (_, nil): return !ascending
             case (let x?, let y?):
+                if ap != bp { return ascending ? ap < bp : ap > bp }
                 let n = Swift.min(x.count, y.count)
                 var c: Int32 = 0
                 if n > 0, let px = x.baseAddress {
@@ -428,14 +460,15 @@ extension ObjectStore {
         }
         let complete = try Self.forEachKeyedRow(rc) { (view, i, position) throws(StorageError) -> Bool in
             try view.withBytes(rc.column, i) { (bytes: UnsafeRawBufferPointer?) throws(StorageError) in
-                if kept.count == limit, let last = kept.last, !before(bytes, position, last.bytes, last.index) { return }
+                let p = bytes.map(prefix) ?? 0
+                if kept.count == limit, let last = kept.last, !before(bytes, p, position, last.bytes, last.prefix, last.index) { return }
                 var lo = 0, hi = kept.count
                 while lo < hi {
                     let mid = (lo + hi) / 2
                     // Past kept[mid] when the candidate does not come before it.
-                    if before(bytes, position, kept[mid].bytes, kept[mid].index) { hi = mid } else { lo = mid + 1 }
+                    if before(bytes, p, position, kept[mid].bytes, kept[mid].prefix, kept[mid].index) { hi = mid } else { lo = mid + 1 }
                 }
-                kept.insert((bytes.map { Array($0) }, position), at: lo)
+                kept.insert((bytes.map { Array($0) }, p, position), at: lo)
                 if kept.count > limit { kept.removeLast() }
             }
             return true
