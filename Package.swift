@@ -14,9 +14,9 @@ let package = Package(
     ],
     targets: [
         // Pages, meta slots, copy-on-write B+trees, free space, lock file, versions, verify.
-        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"]),
-        // A header giving Swift the cache prefetch instruction, for the storage's scans.
-        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
+        .target(name: "CoveStorage", dependencies: ["CCoveCPU"]),
+        // A header giving Swift the cache prefetch and CRC32C instructions, for the storage.
+        .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
         // The engine and its Swift API.
         .target(name: "Cove", dependencies: ["CoveStorage"]),
         // include/cove.h as a Clang module, so the C ABI is checked against the header.

@@ -1,9 +1,22 @@
-// CRC32C (Castagnoli), the checksum of every page and meta slot. Slicing-by-8 in software:
-// about 1-2 GB/s, so checksumming a 4 KiB page costs a few microseconds at most.
+// CRC32C (Castagnoli), the checksum of every page and meta slot. With the processor's CRC32C
+// instruction (SSE 4.2) when it has one, eight bytes an instruction: a 4 KiB page in well under
+// a microsecond. Otherwise slicing-by-8 in software, about 1-2 GB/s. Both give the same value.
+import CCoveCPU
+
+/// Whether this processor's CRC32C instruction is used (checked once).
+public let crc32cInHardware: Bool = cove_crc32c_available() != 0
 
 /// CRC32C of a byte range, continuing from `seed` (pass the previous result to chain ranges).
 @inlinable
 public func crc32c(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+    guard let base = bytes.baseAddress else { return seed }
+    if crc32cInHardware { return ~cove_crc32c_update(~seed, base, bytes.count) }
+    return crc32cSoftware(bytes, seed: seed)
+}
+
+/// CRC32C of a byte range by slicing-by-8, the fallback (and the tests' reference).
+@inlinable
+public func crc32cSoftware(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
     var crc = ~seed
     var i = 0
     let n = bytes.count

@@ -1,6 +1,6 @@
 // The contract between the B+trees and whoever owns the pages: a write transaction over the real
 // file, a read snapshot, or an in-memory store in the tests. Trees never touch the file directly.
-import CCovePrefetch
+import CCoveCPU
 
 /// Where a B+tree reads and writes its pages.
 ///
@@ -46,7 +46,7 @@ extension PageStore {
     public func prefetch(_ pgno: PageNumber) { prefetch(pgno, lines: 2) }
 }
 
-/// Starts loading `lines` cache lines from `address` into the caches (a hint; see prefetch.h).
+/// Starts loading `lines` cache lines from `address` into the caches (a hint; see cpu.h).
 @inlinable @inline(__always)
 func prefetchLines(_ address: UnsafeRawPointer, _ lines: Int) {
     var p = address

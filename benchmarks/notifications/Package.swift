@@ -11,8 +11,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
 let package = Package(
     name: "CoveNotificationsBench",
     targets: [
-        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"], swiftSettings: crossModule),
-        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
+        .target(name: "CoveStorage", dependencies: ["CCoveCPU"], swiftSettings: crossModule),
+        .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
         .target(name: "Cove", dependencies: ["CoveStorage"]),
         .executableTarget(name: "notifications-bench", dependencies: ["Cove"]),
     ],

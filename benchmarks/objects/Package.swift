@@ -10,8 +10,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
 let package = Package(
     name: "CoveObjectsBench",
     targets: [
-        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"], swiftSettings: crossModule),
-        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
+        .target(name: "CoveStorage", dependencies: ["CCoveCPU"], swiftSettings: crossModule),
+        .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
         .target(name: "Cove", dependencies: ["CoveStorage"], swiftSettings: crossModule),
         // Debian's libsqlite3-dev as a Clang module.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),

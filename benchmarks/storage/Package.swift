@@ -10,8 +10,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
 let package = Package(
     name: "CoveStorageBench",
     targets: [
-        .target(name: "CoveStorage", dependencies: ["CCovePrefetch"], swiftSettings: crossModule),
-        .systemLibrary(name: "CCovePrefetch", path: "Sources/CCovePrefetch"),
+        .target(name: "CoveStorage", dependencies: ["CCoveCPU"], swiftSettings: crossModule),
+        .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
         // Debian's liblmdb-dev and libsqlite3-dev, as Clang modules.
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
