@@ -4,7 +4,8 @@
 import CCoveCPU
 
 /// Whether this processor's CRC32C instruction is used (checked once).
-public let crc32cInHardware: Bool = cove_crc32c_available() != 0
+@usableFromInline
+let crc32cInHardware: Bool = cove_crc32c_available() != 0
 
 /// CRC32C of a byte range, continuing from `seed` (pass the previous result to chain ranges).
 @inlinable
@@ -16,7 +17,7 @@ public func crc32c(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 
 
 /// CRC32C of a byte range by slicing-by-8, the fallback (and the tests' reference).
 @inlinable
-public func crc32cSoftware(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+func crc32cSoftware(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
     var crc = ~seed
     var i = 0
     let n = bytes.count

@@ -324,30 +324,22 @@ struct TreeOverflowReader<Store: PageStore>: OverflowReader {
 
 extension ClusterTree {
     /// Calls `body` with each cluster in key order until it returns false: column-at-a-time
-    /// access for query evaluation. With a `plan`, what `body` will read of a page is requested
-    /// from memory a cluster ahead of it (the results are the same, only sooner).
+    /// access for query evaluation. Memory works ahead of `body`: a page's header is requested
+    /// `Self.headerDistance` clusters before its turn, and what `plan` names of it one cluster
+    /// before (the page is read then), while the cluster before it is scanned. The results are
+    /// the same with any plan, only sooner.
     /// - Complexity: O(m · c) for m clusters and c columns, plus what `body` reads.
     public func forEachCluster(prefetching plan: ClusterPrefetch = .nothing,
                                _ body: (ClusterView) throws(StorageError) -> Bool) throws(StorageError) {
         if index.isEmpty { return }
-        if plan.isEmpty {
-            try index.forEach(from: nil) { k, value throws(StorageError) -> Bool in
-                let leaf = try self.leaf(try ClusterRef(key: k, value))
-                return try body(ClusterView(leaf: leaf, specs: specs, reader: TreeOverflowReader(store)))
-            }
-            return
-        }
-        // A pipeline over the clusters in key order, so that memory works ahead of the scan:
-        // the header of a page is requested `Self.headerDistance` clusters before its turn, its
-        // scanned columns one cluster before (when its header has arrived), and the cluster
-        // before it is scanned meanwhile.
         var upcoming: [ClusterRef] = []
         upcoming.reserveCapacity(Self.headerDistance + 1)
         var ready: ClusterLeaf?
         var going = true
-        func advance() throws(StorageError) {
-            let leaf = try self.leaf(upcoming.removeFirst())
-            leaf.prefetch(plan, specs: specs)
+        /// Scans the ready cluster, if any, and makes `next` (nil at the end) the ready one.
+        func advance(to next: ClusterRef?) throws(StorageError) {
+            let leaf = try next.map { ref throws(StorageError) in try self.leaf(ref) }
+            leaf?.prefetch(plan, specs: specs)
             if let current = ready {
                 going = try body(ClusterView(leaf: current, specs: specs, reader: TreeOverflowReader(store)))
             }
@@ -357,13 +349,11 @@ extension ClusterTree {
             let ref = try ClusterRef(key: k, value)
             store.prefetch(ref.page.pgno)
             upcoming.append(ref)
-            if upcoming.count > Self.headerDistance { try advance() }
+            if upcoming.count > Self.headerDistance { try advance(to: upcoming.removeFirst()) }
             return going
         }
-        while going, !upcoming.isEmpty { try advance() }
-        if going, let last = ready {
-            _ = try body(ClusterView(leaf: last, specs: specs, reader: TreeOverflowReader(store)))
-        }
+        while going, !upcoming.isEmpty { try advance(to: upcoming.removeFirst()) }
+        if going { try advance(to: nil) }
     }
 
     /// How many clusters ahead of the scan `forEachCluster` requests a page's header.
@@ -382,10 +372,8 @@ public struct ClusterPrefetch: Sendable {
         self.keys = keys
     }
 
-    /// Nothing requested ahead: each page is read when its turn comes.
+    /// Only the pages' headers requested ahead.
     public static var nothing: ClusterPrefetch { ClusterPrefetch(columns: []) }
-
-    public var isEmpty: Bool { columns.isEmpty && !keys }
 }
 
 /// A comparison of a column's values with a constant, for the fused scans of ClusterView.

@@ -136,7 +136,7 @@ final class PageFile: @unchecked Sendable {
     @inline(__always)
     func prefetch(_ pgno: PageNumber, lines: Int, limit: UInt64) {
         guard pgno >= 2, pgno < limit else { return }
-        prefetchLines(pointer(pgno), Swift.min(lines, pageSize / 64))
+        prefetchPage(pointer(pgno), lines: lines)
     }
 
     /// The mapped page `pgno` of a version whose file has `limit` pages, after checking that

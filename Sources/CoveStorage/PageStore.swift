@@ -55,3 +55,9 @@ func prefetchLines(_ address: UnsafeRawPointer, _ lines: Int) {
         p += 64
     }
 }
+
+/// Starts loading the first `lines` cache lines of the page at `page` (at most the whole page).
+@inline(__always)
+func prefetchPage(_ page: UnsafeRawPointer, lines: Int) {
+    prefetchLines(page, Swift.min(lines, pageSize / 64))
+}

@@ -120,7 +120,7 @@ public final class WriteTransaction: PageStore {
     /// Starts loading the first `lines` cache lines of page `pgno` as this transaction sees it.
     public func prefetch(_ pgno: PageNumber, lines: Int) {
         if let p = dirtyTable.pointee.page(pgno) {
-            prefetchLines(UnsafeRawPointer(p), Swift.min(lines, pageSize / 64))
+            prefetchPage(UnsafeRawPointer(p), lines: lines)
         } else {
             file.prefetch(pgno, lines: lines, limit: base.pageCount)
         }
