@@ -68,17 +68,9 @@ indirect enum ColumnPredicate {
     private static func plainColumn(_ e: BoundExpression, _ columnOf: (Property) -> Int?) -> (Int, ColumnKind)? {
         guard case .path(let path) = e, path.root == .object, path.quantifier == nil, path.steps.count == 1,
               case .none = path.postfix, case .property(_, let p) = path.steps[0], p.collection == .none, !p.isLink else { return nil }
-        let kind: ColumnKind
-        switch p.type {
-        case .int: kind = .int
-        case .double: kind = .double
-        case .float: kind = .float
-        case .bool: kind = .bool
-        case .string: kind = .string
-        case .date: kind = .timestamp
-        default: return nil
-        }
-        guard let column = columnOf(p) else { return nil }
+        // The kinds the scanner compares in place (the stored kind as PropertyCodec maps it).
+        guard let kind = p.columnSpec?.kind, [.int, .double, .float, .bool, .string, .timestamp].contains(kind),
+              let column = columnOf(p) else { return nil }
         return (column, kind)
     }
 
