@@ -461,3 +461,23 @@ final class NotificationTests: CoveTestCase {
         realm.close()
     }
 }
+
+final class RowKeysCacheTests: XCTestCase {
+    /// The cache answers for the very rows it was given (the same storage, as a delivery hands
+    /// them back) and for nothing else, not even equal rows in other storage.
+    func testKeysAreFoundByTheRowsStorage() {
+        let cache = RowKeysCache()
+        let rows: [Value] = (1...5).map { .link(ObjectLink(classKey: 1, objectKey: Int64($0))) }
+        XCTAssertNil(cache.keys(of: rows))
+        cache.remember(rows, [1, 2, 3, 4, 5])
+        let handedBack = rows
+        XCTAssertEqual(cache.keys(of: handedBack), [1, 2, 3, 4, 5])
+        let equalElsewhere: [Value] = (1...5).map { .link(ObjectLink(classKey: 1, objectKey: Int64($0))) }
+        XCTAssertNil(cache.keys(of: equalElsewhere))
+        var edited = rows
+        edited[0] = .link(ObjectLink(classKey: 1, objectKey: 9))
+        XCTAssertNil(cache.keys(of: edited), "a written copy has storage of its own")
+        XCTAssertNil(cache.keys(of: Array(rows.prefix(3))))
+        XCTAssertNil(cache.keys(of: []))
+    }
+}

@@ -5,6 +5,7 @@
 // merged into one, a registration whose classes the record does not touch is skipped without
 // reading anything, and the others compute their change set and call back.
 import CoveStorage
+import Synchronization
 
 /// Keeps an observation alive; `invalidate()` (or releasing the token) stops it. A token may be
 /// invalidated from inside its own callback.
@@ -274,10 +275,13 @@ struct CollectionDiffer {
     /// Class keys whose changes can change the rows or their objects.
     let relevant: Set<UInt32>
     let rootClass: ObjectSchema?
+    /// The keys of the rows it last read or made, shared with its moved copies.
+    var rowKeys = RowKeysCache()
 
     /// The same differ reading `realm` (a frozen copy at another version).
     func moved(to realm: Realm) throws(CoveError) -> CollectionDiffer {
-        CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass)
+        CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass,
+                         rowKeys: rowKeys)
     }
 
     /// The changes from `rows` (the results at the record's first version) to the results at
@@ -387,13 +391,18 @@ extension CollectionDiffer {
             return nil
         }
         guard let table = record.tables[classKey] else { return nil }
-        // The rows are links in ascending key order (a table read in key order, filtered).
+        // The rows are links in ascending key order (a table read in key order, filtered);
+        // their keys are at hand when these rows came out of the last change set.
         var oldKeys: [Int64] = []
-        oldKeys.reserveCapacity(rows.count)
-        for row in rows {
-            guard case .link(let l) = row else { return nil }
-            if let last = oldKeys.last, l.objectKey <= last { return nil }
-            oldKeys.append(l.objectKey)
+        if let known = rowKeys.keys(of: rows) {
+            oldKeys = known
+        } else {
+            oldKeys.reserveCapacity(rows.count)
+            for row in rows {
+                guard case .link(let l) = row else { return nil }
+                if let last = oldKeys.last, l.objectKey <= last { return nil }
+                oldKeys.append(l.objectKey)
+            }
         }
         func position(_ keys: [Int64], _ key: Int64) -> Int? {
             var lo = 0, hi = keys.count
@@ -470,7 +479,35 @@ extension CollectionDiffer {
         modified.sort { $0.new < $1.new }
         changes.modifications = modified.map(\.new)
         changes.modificationsOld = modified.map(\.old)
+        rowKeys.remember(newRows, newKeys)
         return (changes, newRows)
+    }
+}
+
+/// The object keys of the rows a differ made last, found again by the identity of the rows'
+/// storage: the next change set starts from those rows, and reading the keys out of every row
+/// again would cost a pass over all of them. Holding the rows keeps their storage from being
+/// reused, so the same storage and count mean the same rows.
+final class RowKeysCache: Sendable {
+    private let last = Mutex<(rows: [Value], keys: [Int64])?>(nil)
+
+    private static func identity(_ rows: [Value]) -> UnsafeRawPointer? {
+        rows.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    }
+
+    /// The keys of `rows` if they are the rows last remembered.
+    func keys(of rows: [Value]) -> [Int64]? {
+        guard !rows.isEmpty else { return nil }
+        let id = Self.identity(rows)
+        return last.withLock { entry in
+            guard let entry, entry.rows.count == rows.count, Self.identity(entry.rows) == id else { return nil }
+            return entry.keys
+        }
+    }
+
+    /// Remembers that `keys` are the object keys of `rows`, in order.
+    func remember(_ rows: [Value], _ keys: [Int64]) {
+        last.withLock { $0 = (rows, keys) }
     }
 }
 
