@@ -42,6 +42,7 @@ public final class FaultInjectingFile: FileIO {
         var writes = 0
         var syncs = 0
         var extends = 0
+        var sizeQueries = 0
         var faults: [Fault] = []
         var broken: StorageError?
         var trace: [TraceEntry] = []
@@ -94,6 +95,11 @@ public final class FaultInjectingFile: FileIO {
     /// The calls made so far: writes, flushes, extends.
     public var counts: (writes: Int, syncs: Int, extends: Int) {
         state.withLock { ($0.writes, $0.syncs, $0.extends) }
+    }
+
+    /// How many times the size of the file was asked for.
+    public var sizeQueries: Int {
+        state.withLock { $0.sizeQueries }
     }
 
     /// The trace so far (empty unless recording).
@@ -151,7 +157,8 @@ public final class FaultInjectingFile: FileIO {
     }
 
     public func size() throws(StorageError) -> UInt64 {
-        try base.size()
+        state.withLock { $0.sizeQueries += 1 }
+        return try base.size()
     }
 
     public func close() {

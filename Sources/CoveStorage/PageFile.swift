@@ -7,7 +7,7 @@ import Synchronization
 /// The data file mapped read-only at a fixed address, plus the file it was mapped from.
 ///
 /// `@unchecked Sendable`: the mutable state is `mappedBytes` (an atomic, only ever raised, under
-/// `growLock`), and the `checked` cache (atomics). `base` and the reservation never change after
+/// `growLock`), `knownFileSize` (an atomic, only ever raised) and the `checked` cache (atomics). `base` and the reservation never change after
 /// init, and the mapping is read-only, so any thread may read through it; a range is mapped
 /// before `mappedBytes` publishes it (release/acquire), and it stays mapped until deinit.
 final class PageFile: @unchecked Sendable {
@@ -20,6 +20,11 @@ final class PageFile: @unchecked Sendable {
     /// How many bytes of the file are mapped at `base`.
     private let mappedBytes = Atomic<Int>(0)
     private let growLock = Mutex<Void>(())
+    /// A size the file is known to have at least (0: not asked yet). The file never shrinks
+    /// while open, so a commit whose pages fit needs no `fstat`: on file systems with
+    /// fine-grained timestamps, asking for the size before every write made each durable
+    /// commit's flush also write the inode.
+    private let knownFileSize = Atomic<UInt64>(0)
     /// Per page, the low 32 bits of the version whose checksum this process last verified (0:
     /// never). A page is rewritten only under a new version, so a changed header version means
     /// "check again"; a page that never changes is checked once per process.
@@ -108,8 +113,12 @@ final class PageFile: @unchecked Sendable {
     /// - Throws: `.noSpace` (device full, or beyond the reservation), `.io`.
     func reserveFile(pages: UInt64) throws(StorageError) {
         let need = pages &* UInt64(pageSize)
+        if knownFileSize.load(ordering: .relaxed) >= need { return }
         let size = try io.size()
-        if size >= need { return }
+        if size >= need {
+            knownFileSize.store(size, ordering: .relaxed)
+            return
+        }
         guard pages <= maxPages else {
             throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize)")
         }
@@ -119,9 +128,11 @@ final class PageFile: @unchecked Sendable {
         target = min(target, UInt64(reservedBytes))
         do throws(StorageError) {
             try io.extend(to: target)
+            knownFileSize.store(target, ordering: .relaxed)
         } catch .noSpace(_) where target > need {
             // The chunk does not fit but the pages this commit needs may.
             try io.extend(to: need)
+            knownFileSize.store(need, ordering: .relaxed)
         }
     }
 

@@ -145,6 +145,31 @@ final class FaultInjectionTests: StorageTestCase {
         XCTAssertGreaterThan(outcomes["last flushed"] ?? 0, 0)
     }
 
+    /// A commit whose pages fit in the file does not ask for its size: on file systems with
+    /// fine-grained timestamps an `fstat` before the writes makes the flush write the inode
+    /// too, which cost a third of a durable commit. The file is still grown when it must be.
+    func testCommitsAskForTheFileSizeOnlyToGrowIt() throws {
+        let path = dir.file("sizes")
+        let box = FileBox()
+        var options = TestTables.options(.full)
+        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
+        let s = try Storage.open(path: path, options: options)
+        defer { s.close() }
+        let file = try XCTUnwrap(box.last)
+        var workload = ScriptedWorkload()
+        for i in 0..<40 {
+            let w = try s.beginWrite()
+            try workload.apply(i, to: w)
+            try w.commit()
+        }
+        let counts = file.counts
+        XCTAssertGreaterThan(counts.extends, 1, "the workload grows the file")
+        // Opening asks a few times, and each growth twice (to extend, then to map): not once
+        // per commit.
+        XCTAssertLessThan(file.sizeQueries, 20, "\(file.sizeQueries) size queries for 40 commits and \(counts.extends) extends")
+        _ = try s.verify()
+    }
+
     /// (b) EIO or ENOSPC on the Nth write, flush or extend: the commit fails with that error,
     /// the handle is poisoned, and the reopened file holds the last good version intact.
     func testFailuresOnTheNthWriteFlushOrExtend() throws {
