@@ -400,6 +400,26 @@ final class QueryTests: CoveTestCase {
                 XCTAssertTrue(try top.explain().contains("keeping the first \(k)"))
             }
         }
+        // With a predicate over the columns, the first k are kept while the table is scanned;
+        // they equal the general evaluator's, and the descriptors after the limit still apply.
+        for predicate in ["TRUEPREDICATE", "i > 10", "s BEGINSWITH 'ab' OR i == nil", "NOT (s == nil)", "s == nil"] {
+            for k in [1, 7, 100] {
+                for direction in ["ASC", "DESC"] {
+                    let order = "SORT(s \(direction)) LIMIT(\(k))"
+                    let top = try items.objects("Item").filter("\(predicate) \(order)")
+                    let general = try items.objects("Item").filter("(\(predicate)) AND tags.@count >= 0 \(order)")
+                    let full = try items.objects("Item").filter("\(predicate) SORT(s \(direction))")
+                    let expected = Array(try full.objectKeys().prefix(k))
+                    XCTAssertEqual(try top.objectKeys(), expected, "\(predicate) \(order)")
+                    XCTAssertEqual(try general.objectKeys(), expected, "\(predicate) \(order)")
+                    let plan = try top.explain()
+                    XCTAssertTrue(plan.contains("column scan of 3000 Item objects keeping the first \(k) by s \(direction)"), plan)
+                    let resorted = try items.objects("Item").filter("\(predicate) \(order) SORT(i DESC)")
+                    let resortedGeneral = try items.objects("Item").filter("(\(predicate)) AND tags.@count >= 0 \(order) SORT(i DESC)")
+                    XCTAssertEqual(try resorted.objectKeys(), try resortedGeneral.objectKeys(), "\(predicate) \(order) SORT(i DESC)")
+                }
+            }
+        }
     }
 
     func testJSONExport() throws {

@@ -314,6 +314,9 @@ final class ResultsEngine {
             if let first, let (candidates, exact) = try indexCandidates(first.predicate, cls, store, &plan) {
                 current = candidates.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
                 if exact { firstFiltered = first }
+            } else if let first, let (keys, rest) = try columnScanTop(first, cls, store, &plan) {
+                current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+                firstFiltered = BoundQuery(predicate: first.predicate, descriptors: rest)
             } else if let first, let keys = try store.columnScan(cls, first.predicate) {
                 current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
                 plan.append("column scan of \(try store.count(cls)) \(cls.className) objects")
@@ -370,6 +373,24 @@ final class ResultsEngine {
         let text = plan.joined(separator: ", then ")
         cache.withLock { $0 = (generation, edits, current, text) }
         return current
+    }
+
+    /// The first query's matches when it sorts by one string property and then limits, and
+    /// its predicate runs over the packed columns: the first few are kept while the table is
+    /// scanned. Returns their keys and the descriptors still to apply; nil otherwise.
+    private func columnScanTop(_ first: BoundQuery, _ cls: ObjectSchema, _ store: ObjectStore,
+                               _ plan: inout [String]) throws(CoveError) -> ([Int64], [BoundDescriptor])? {
+        guard first.descriptors.count >= 2, case .sort(let keys) = first.descriptors[0], keys.count == 1,
+              case .limit(let n) = first.descriptors[1] else { return nil }
+        // As for a sort of the rows: a limit near the number of objects sorts them all.
+        let count = try store.count(cls)
+        guard UInt64(n) < count / 4,
+              let top = try store.columnScanTopStrings(cls, first.predicate, keys[0].0, ascending: keys[0].ascending, limit: n) else {
+            return nil
+        }
+        plan.append("column scan of \(count) \(cls.className) objects keeping the first \(n) by \(keys[0].0.text) \(keys[0].ascending ? "ASC" : "DESC")")
+        plan.append("limit \(n)")
+        return (top, Array(first.descriptors.dropFirst(2)))
     }
 
     /// Applies descriptors in order; a SORT directly followed by LIMIT keeps only what the

@@ -291,29 +291,61 @@ extension ObjectStore {
     }
 
     /// Calls `body` with each cluster of table `t` and which of its objects match `compiled`
-    /// (`keys`: whether `body` reads the objects' keys, so that they are prefetched too).
-    private func forEachMask(_ t: Table, _ compiled: ColumnPredicate, keys: Bool,
-                             _ body: (ClusterViewReader, [Bool]) -> Void) throws(CoveError) {
+    /// (`keys`: whether `body` reads the objects' keys, so that they are prefetched too;
+    /// `reading`: more columns `body` reads, prefetched with the predicate's).
+    private func forEachMask(_ t: Table, _ compiled: ColumnPredicate, keys: Bool, reading: [Int] = [],
+                             _ body: (ClusterViewReader, [Bool]) throws(CoveError) -> Void) throws(CoveError) {
         var scanner = ColumnScanner()
         var mask: [Bool] = []
         var failure: CoveError?
         do {
-            try t.tree.forEachCluster(prefetching: ClusterPrefetch(columns: compiled.columns, keys: keys)) {
+            try t.tree.forEachCluster(prefetching: ClusterPrefetch(columns: compiled.columns + reading, keys: keys)) {
                 (view: ClusterView) throws(StorageError) -> Bool in
                 let reader = ClusterViewReader(view: view)
                 do throws(CoveError) {
                     try scanner.matches(compiled, reader, into: &mask, depth: 0)
+                    try body(reader, mask)
                 } catch {
                     failure = error
                     return false
                 }
-                body(reader, mask)
                 return true
             }
         } catch {
             throw CoveError(error)
         }
         if let failure { throw failure }
+    }
+
+    /// The keys of the first `limit` of `cls`'s objects that `predicate` selects, in the order
+    /// of string property `path` (nulls first ascending, last descending; ties in key order),
+    /// kept while the table is scanned: no list of every match is made. Nil when the
+    /// predicate does not compile to column form or `path` is not a plain string property of
+    /// `cls`.
+    func columnScanTopStrings(_ cls: ObjectSchema, _ predicate: BoundPredicate, _ path: BoundPath,
+                              ascending: Bool, limit: Int) throws(CoveError) -> [Int64]? {
+        guard limit > 0, path.root == .object, path.steps.count == 1, case .none = path.postfix,
+              case .property(let owner, let p) = path.steps[0], owner.className == cls.className,
+              p.type == .string, p.collection == .none, !p.isBacklinks else { return nil }
+        let t = try table(cls)
+        guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey],
+              let compiled = ColumnPredicate.compile(predicate, columnOf: { q in q.key.flatMap { t.columnOfProperty[$0] } }) else {
+            return nil
+        }
+        var top = StringTopK(limit: limit, ascending: ascending)
+        try forEachMask(t, compiled, keys: true, reading: [column]) { reader, mask throws(CoveError) in
+            do throws(StorageError) {
+                for i in 0..<mask.count where mask[i] {
+                    let key = reader.key(i)
+                    try reader.view.withBytes(column, i) { (bytes: UnsafeRawBufferPointer?) in
+                        top.offer(bytes, Int(truncatingIfNeeded: key))
+                    }
+                }
+            } catch {
+                throw CoveError(error)
+            }
+        }
+        return top.positions.map { Int64($0) }
     }
 }
 
@@ -415,56 +447,78 @@ extension ObjectStore {
 extension ObjectStore {
     /// The positions in `rows` of the first `limit` rows by string property `path` (nulls
     /// first ascending, last descending; ties in row order), found with one pass over the
-    /// column's bytes in place: a row is compared with the current last of the kept ones by
-    /// memcmp and copied only when it gets in. Nil when the path is not a plain string property
-    /// of the rows' objects in ascending key order.
+    /// column's bytes in place. Nil when the path is not a plain string property of the rows'
+    /// objects in ascending key order.
     func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
         guard limit > 0, let rc = try rowColumn(path, rows), rc.property.type == .string else { return nil }
-        // The kept rows, best first: (bytes, or nil for null; their first eight bytes as a
-        // big-endian number, zero-padded; position in `rows`).
-        var kept: [(bytes: [UInt8]?, prefix: UInt64, index: Int)] = []
-        kept.reserveCapacity(limit + 1)
-        /// The first eight bytes of `x` as a number whose order is the bytes' order.
-        func prefix(_ x: UnsafeRawBufferPointer) -> UInt64 {
-            if x.count >= 8 { return UInt64(bigEndian: x.loadUnaligned(as: UInt64.self)) }
-            var v: UInt64 = 0
-            for i in 0..<8 { v = v &<< 8 | (i < x.count ? UInt64(x[i]) : 0) }
-            return v
-        }
-        /// Whether (a, i) comes before (b, j); `ap` and `bp` are their prefixes, which decide
-        /// when they differ (zero padding orders a proper prefix first) and memcmp otherwise.
-        func before(_ a: UnsafeRawBufferPointer?, _ ap: UInt64, _ i: Int, _ b: [UInt8]?, _ bp: UInt64, _ j: Int) -> Bool {
-            switch (a, b) {
-            case (nil, nil): return i < j
-            case (nil, _): return ascending
-            case (_, nil): return !ascending
-            case (let x?, let y?):
-                if ap != bp { return ascending ? ap < bp : ap > bp }
-                let n = Swift.min(x.count, y.count)
-                var c: Int32 = 0
-                if n > 0, let px = x.baseAddress {
-                    c = y.withUnsafeBytes { yb in yb.baseAddress.map { memcmp(px, $0, n) } ?? 0 }
-                }
-                if c == 0 { c = x.count == y.count ? 0 : (x.count < y.count ? -1 : 1) }
-                if c == 0 { return i < j }
-                return ascending ? c < 0 : c > 0
-            }
-        }
+        var top = StringTopK(limit: limit, ascending: ascending)
         let complete = try Self.forEachKeyedRow(rc) { (view, i, position) throws(StorageError) -> Bool in
-            try view.withBytes(rc.column, i) { (bytes: UnsafeRawBufferPointer?) throws(StorageError) in
-                let p = bytes.map(prefix) ?? 0
-                if kept.count == limit, let last = kept.last, !before(bytes, p, position, last.bytes, last.prefix, last.index) { return }
-                var lo = 0, hi = kept.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    // Past kept[mid] when the candidate does not come before it.
-                    if before(bytes, p, position, kept[mid].bytes, kept[mid].prefix, kept[mid].index) { hi = mid } else { lo = mid + 1 }
-                }
-                kept.insert((bytes.map { Array($0) }, p, position), at: lo)
-                if kept.count > limit { kept.removeLast() }
-            }
+            try view.withBytes(rc.column, i) { (bytes: UnsafeRawBufferPointer?) in top.offer(bytes, position) }
             return true
         }
-        return complete ? kept.map(\.index) : nil
+        return complete ? top.positions : nil
+    }
+}
+
+/// The first `limit` of a stream of strings (or nulls) offered in place: a candidate is
+/// compared with the current last of the kept ones, by its first eight bytes and then memcmp,
+/// and copied only when it gets in. Nulls come first ascending and last descending; ties go to
+/// the lower position.
+struct StringTopK {
+    let limit: Int
+    let ascending: Bool
+    /// The kept strings, best first: (bytes, or nil for null; their first eight bytes as a
+    /// big-endian number, zero-padded; position).
+    private var kept: [(bytes: [UInt8]?, prefix: UInt64, position: Int)] = []
+
+    init(limit: Int, ascending: Bool) {
+        self.limit = limit
+        self.ascending = ascending
+        kept.reserveCapacity(limit + 1)
+    }
+
+    /// The positions kept, best first.
+    var positions: [Int] { kept.map(\.position) }
+
+    /// The first eight bytes of `x` as a number whose order is the bytes' order.
+    private static func prefix(_ x: UnsafeRawBufferPointer) -> UInt64 {
+        if x.count >= 8 { return UInt64(bigEndian: x.loadUnaligned(as: UInt64.self)) }
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v &<< 8 | (i < x.count ? UInt64(x[i]) : 0) }
+        return v
+    }
+
+    /// Whether (a, i) comes before (b, j); `ap` and `bp` are their prefixes, which decide when
+    /// they differ (zero padding orders a proper prefix first) and memcmp otherwise.
+    private func before(_ a: UnsafeRawBufferPointer?, _ ap: UInt64, _ i: Int, _ b: [UInt8]?, _ bp: UInt64, _ j: Int) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return i < j
+        case (nil, _): return ascending
+        case (_, nil): return !ascending
+        case (let x?, let y?):
+            if ap != bp { return ascending ? ap < bp : ap > bp }
+            let n = Swift.min(x.count, y.count)
+            var c: Int32 = 0
+            if n > 0, let px = x.baseAddress {
+                c = y.withUnsafeBytes { yb in yb.baseAddress.map { memcmp(px, $0, n) } ?? 0 }
+            }
+            if c == 0 { c = x.count == y.count ? 0 : (x.count < y.count ? -1 : 1) }
+            if c == 0 { return i < j }
+            return ascending ? c < 0 : c > 0
+        }
+    }
+
+    /// Considers `bytes` (nil: null) at `position`; positions are offered in ascending order.
+    mutating func offer(_ bytes: UnsafeRawBufferPointer?, _ position: Int) {
+        let p = bytes.map(Self.prefix) ?? 0
+        if kept.count == limit, let last = kept.last, !before(bytes, p, position, last.bytes, last.prefix, last.position) { return }
+        var lo = 0, hi = kept.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            // Past kept[mid] when the candidate does not come before it.
+            if before(bytes, p, position, kept[mid].bytes, kept[mid].prefix, kept[mid].position) { hi = mid } else { lo = mid + 1 }
+        }
+        kept.insert((bytes.map { Array($0) }, p, position), at: lo)
+        if kept.count > limit { kept.removeLast() }
     }
 }
