@@ -1,6 +1,6 @@
 // CRC32C (Castagnoli), the checksum of every page and meta slot. With the processor's CRC32C
-// instruction (SSE 4.2) when it has one, eight bytes an instruction: a 4 KiB page in well under
-// a microsecond. Otherwise slicing-by-8 in software, about 1-2 GB/s. Both give the same value.
+// instruction (SSE 4.2) when it has one, eight bytes an instruction, three streams at once over
+// a page: a 4 KiB page in about a fifth of a microsecond. Otherwise slicing-by-8 in software, about 1-2 GB/s. Both give the same value.
 import CCoveCPU
 
 /// Whether this processor's CRC32C instruction is used (checked once).
@@ -11,9 +11,37 @@ let crc32cInHardware: Bool = cove_crc32c_available() != 0
 @inlinable
 public func crc32c(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
     guard let base = bytes.baseAddress else { return seed }
-    if crc32cInHardware { return ~cove_crc32c_update(~seed, base, bytes.count) }
+    if crc32cInHardware {
+        if bytes.count >= 3 * Int(COVE_CRC32C_BLOCK) {
+            return ~cove_crc32c_update_3way(~seed, base, bytes.count, crc32cShiftTable)
+        }
+        return ~cove_crc32c_update(~seed, base, bytes.count)
+    }
     return crc32cSoftware(bytes, seed: seed)
 }
+
+/// For `cove_crc32c_update_3way`: the CRC32C register after COVE_CRC32C_BLOCK zero bytes, for
+/// each value of each of its four bytes (4 x 256 entries). Built once, from the 32 registers of
+/// a single bit each (the update is linear); never freed.
+@usableFromInline
+nonisolated(unsafe) let crc32cShiftTable: UnsafePointer<UInt32> = {
+    let table = UnsafeMutablePointer<UInt32>.allocate(capacity: 4 * 256)
+    let zeros = [UInt8](repeating: 0, count: Int(COVE_CRC32C_BLOCK))
+    let bits: [UInt32] = (0..<32).map { bit in
+        zeros.withUnsafeBytes { z in
+            crc32cInHardware ? cove_crc32c_update(1 << UInt32(bit), z.baseAddress!, z.count)
+                             : ~crc32cSoftware(z, seed: ~(1 << UInt32(bit)))
+        }
+    }
+    for k in 0..<4 {
+        for v in 0..<256 {
+            var x: UInt32 = 0
+            for j in 0..<8 where v & (1 << j) != 0 { x ^= bits[8 * k + j] }
+            table[k * 256 + v] = x
+        }
+    }
+    return UnsafePointer(table)
+}()
 
 /// CRC32C of a byte range by slicing-by-8, the fallback (and the tests' reference).
 @inlinable

@@ -23,7 +23,7 @@ final class CRC32CTests: XCTestCase {
         let bytes = (0..<9000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         bytes.withUnsafeBytes { all in
             for start in 0..<9 {
-                for count in [0, 1, 7, 8, 9, 15, 16, 63, 4096, 8991 - start] {
+                for count in [0, 1, 7, 8, 9, 15, 16, 63, 4079, 4080, 4081, 4092, 4096, 8160, 8991 - start] {
                     let range = UnsafeRawBufferPointer(rebasing: all[start..<(start + count)])
                     XCTAssertEqual(crc32c(range), crc32cSoftware(range), "start \(start) count \(count)")
                     XCTAssertEqual(crc32c(range, seed: 0xDEAD_BEEF), crc32cSoftware(range, seed: 0xDEAD_BEEF))
