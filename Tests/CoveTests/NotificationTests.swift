@@ -469,9 +469,9 @@ final class RowKeysCacheTests: XCTestCase {
         let cache = RowKeysCache()
         let rows: [Value] = (1...5).map { .link(ObjectLink(classKey: 1, objectKey: Int64($0))) }
         XCTAssertNil(cache.keys(of: rows))
-        cache.remember(rows, [1, 2, 3, 4, 5])
+        cache.remember(rows, SortedKeys([1, 2, 3, 4, 5]))
         let handedBack = rows
-        XCTAssertEqual(cache.keys(of: handedBack), [1, 2, 3, 4, 5])
+        XCTAssertEqual(cache.keys(of: handedBack)?.keys, [1, 2, 3, 4, 5])
         let equalElsewhere: [Value] = (1...5).map { .link(ObjectLink(classKey: 1, objectKey: Int64($0))) }
         XCTAssertNil(cache.keys(of: equalElsewhere))
         var edited = rows
@@ -479,5 +479,21 @@ final class RowKeysCacheTests: XCTestCase {
         XCTAssertNil(cache.keys(of: edited), "a written copy has storage of its own")
         XCTAssertNil(cache.keys(of: Array(rows.prefix(3))))
         XCTAssertNil(cache.keys(of: []))
+    }
+
+    /// The fenced search finds every key at its index and nothing between, before or after
+    /// them, at every size around the block of 32.
+    func testSortedKeysFindEveryKeyAndNothingElse() {
+        for count in [0, 1, 2, 31, 32, 33, 64, 65, 1000] {
+            let keys = (0..<count).map { Int64($0) * 3 + 1 }
+            let sorted = SortedKeys(keys)
+            for (i, k) in keys.enumerated() {
+                XCTAssertEqual(sorted.position(of: k), i, "count \(count) key \(k)")
+                XCTAssertNil(sorted.position(of: k + 1))
+                XCTAssertNil(sorted.position(of: k - 1))
+            }
+            XCTAssertNil(sorted.position(of: Int64.min))
+            XCTAssertNil(sorted.position(of: Int64.max))
+        }
     }
 }

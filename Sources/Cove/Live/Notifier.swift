@@ -393,25 +393,20 @@ extension CollectionDiffer {
         guard let table = record.tables[classKey] else { return nil }
         // The rows are links in ascending key order (a table read in key order, filtered);
         // their keys are at hand when these rows came out of the last change set.
-        var oldKeys: [Int64] = []
+        let old: SortedKeys
         if let known = rowKeys.keys(of: rows) {
-            oldKeys = known
+            old = known
         } else {
-            oldKeys.reserveCapacity(rows.count)
+            var keys: [Int64] = []
+            keys.reserveCapacity(rows.count)
             for row in rows {
                 guard case .link(let l) = row else { return nil }
-                if let last = oldKeys.last, l.objectKey <= last { return nil }
-                oldKeys.append(l.objectKey)
+                if let last = keys.last, l.objectKey <= last { return nil }
+                keys.append(l.objectKey)
             }
+            old = SortedKeys(keys)
         }
-        func position(_ keys: [Int64], _ key: Int64) -> Int? {
-            var lo = 0, hi = keys.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if keys[mid] < key { lo = mid + 1 } else { hi = mid }
-            }
-            return lo < keys.count && keys[lo] == key ? lo : nil
-        }
+        let oldKeys = old.keys
         // The objects whose membership may have changed, and whether each matches now.
         var candidates = Set<Int64>()
         for r in table.inserted { for k in r { candidates.insert(k) } }
@@ -420,18 +415,19 @@ extension CollectionDiffer {
         // Old positions of the rows that leave, and keys of the objects that arrive.
         var leaving: [Int] = []
         var arriving: [Int64] = []
-        for r in table.deleted { for k in r { if let i = position(oldKeys, k) { leaving.append(i) } } }
+        for r in table.deleted { for k in r { if let i = old.position(of: k) { leaving.append(i) } } }
         for k in candidates {
             var matches = try store.exists(cls, k)
             if matches { matches = try evaluator.matches(predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) }
-            let old = position(oldKeys, k)
-            if let old, !matches { leaving.append(old) }
-            if old == nil && matches { arriving.append(k) }
+            let was = old.position(of: k)
+            if let was, !matches { leaving.append(was) }
+            if was == nil && matches { arriving.append(k) }
         }
         var changes = CollectionChangeSet()
         var newKeys = oldKeys
         var newRows = rows
-        if !leaving.isEmpty || !arriving.isEmpty {
+        let sameRows = leaving.isEmpty && arriving.isEmpty
+        if !sameRows {
             leaving = Array(Set(leaving)).sorted()
             arriving.sort()
             changes.deletions = leaving
@@ -470,16 +466,17 @@ extension CollectionDiffer {
             }
             newRows = newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
         }
+        let new = sameRows ? old : SortedKeys(newKeys)
         // Rows that stayed and whose objects changed in a way the filter sees.
         var modified: [(new: Int, old: Int)] = []
         for k in table.modified.keys {
-            guard let j = position(newKeys, k), let i = position(oldKeys, k) else { continue }
+            guard let i = old.position(of: k), let j = sameRows ? i : new.position(of: k) else { continue }
             if try filter.isModified(cls, k, record, store, touched) { modified.append((j, i)) }
         }
         modified.sort { $0.new < $1.new }
         changes.modifications = modified.map(\.new)
         changes.modificationsOld = modified.map(\.old)
-        rowKeys.remember(newRows, newKeys)
+        rowKeys.remember(newRows, new)
         return (changes, newRows)
     }
 }
@@ -489,14 +486,14 @@ extension CollectionDiffer {
 /// again would cost a pass over all of them. Holding the rows keeps their storage from being
 /// reused, so the same storage and count mean the same rows.
 final class RowKeysCache: Sendable {
-    private let last = Mutex<(rows: [Value], keys: [Int64])?>(nil)
+    private let last = Mutex<(rows: [Value], keys: SortedKeys)?>(nil)
 
     private static func identity(_ rows: [Value]) -> UnsafeRawPointer? {
         rows.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
     }
 
     /// The keys of `rows` if they are the rows last remembered.
-    func keys(of rows: [Value]) -> [Int64]? {
+    func keys(of rows: [Value]) -> SortedKeys? {
         guard !rows.isEmpty else { return nil }
         let id = Self.identity(rows)
         return last.withLock { entry in
@@ -506,8 +503,47 @@ final class RowKeysCache: Sendable {
     }
 
     /// Remembers that `keys` are the object keys of `rows`, in order.
-    func remember(_ rows: [Value], _ keys: [Int64]) {
+    func remember(_ rows: [Value], _ keys: SortedKeys) {
         last.withLock { $0 = (rows, keys) }
+    }
+}
+
+/// Object keys in ascending order, with every 32nd of them in a small fence: finding a key
+/// reads the fence (a few KiB, which stays in cache between deliveries) and one block of 32
+/// keys, where a binary search over all of them would miss the cache at nearly every step.
+struct SortedKeys: Sendable {
+    let keys: [Int64]
+    private let fence: [Int64]
+    private static let block = 32
+
+    init(_ keys: [Int64]) {
+        self.keys = keys
+        var fence: [Int64] = []
+        fence.reserveCapacity(keys.count / Self.block + 1)
+        var i = 0
+        while i < keys.count {
+            fence.append(keys[i])
+            i += Self.block
+        }
+        self.fence = fence
+    }
+
+    /// The index of `key`, or nil when it is not one of the keys.
+    func position(of key: Int64) -> Int? {
+        // The last block whose first key is at most `key`.
+        var lo = 0, hi = fence.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0 else { return nil }
+        var a = (lo - 1) * Self.block
+        var b = Swift.min(a + Self.block, keys.count)
+        while a < b {
+            let mid = (a + b) / 2
+            if keys[mid] < key { a = mid + 1 } else { b = mid }
+        }
+        return a < keys.count && keys[a] == key ? a : nil
     }
 }
 
