@@ -270,6 +270,22 @@ extension BTree {
         }
     }
 
+    /// The keys alone of a byte-string tree, ascending from the first key >= `key` (or with
+    /// `reverse` descending from the last key <= `key`), until `body` returns false: for an
+    /// index, whose entries carry everything in their keys, without finding each value.
+    /// - Throws: `.invalidArgument` on a UInt64-keyed tree; `.corrupt`; what `body` throws.
+    /// - Complexity: O(log n · k + visited)
+    @inlinable
+    public func forEachKey(from key: [UInt8], reverse: Bool = false,
+                           _ body: (UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
+        try requireKind(.bytes)
+        try withBytes(key) { k throws(StorageError) in
+            try scan(from: .bytes(k), reverse: reverse) { leaf, i throws(StorageError) -> Bool in
+                try body(try leaf.bytesKey(i))
+            }
+        }
+    }
+
     /// `forEach(from:reverse:_:)` for a byte-string tree, starting from an array key.
     /// - Complexity: O(log n · k + visited)
     @inlinable

@@ -113,6 +113,15 @@ enum BytesOps: TreeOps {
             return out.count < limit
         }
         if let from { try tree.forEach(from: from.bytes, reverse: reverse, body) } else { try tree.forEach(from: nil, reverse: reverse, body) }
+        if let from {
+            // The keys-only scan visits the same keys.
+            var keys: [[UInt8]] = []
+            try tree.forEachKey(from: from.bytes, reverse: reverse) { k in
+                keys.append(Array(k))
+                return keys.count < limit
+            }
+            if keys != out.map(\.0.bytes) { throw StorageError.corrupt("forEachKey from a key of \(from.bytes.count) bytes disagrees with forEach") }
+        }
         return out
     }
     static func decode(_ raw: [UInt8]) -> ByteKey { ByteKey(bytes: raw) }

@@ -105,7 +105,12 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
             throw CoveError(.outOfRange, "start \(start) is out of range for results of \(all.count)")
         }
         let end = start + Swift.min(count, all.count - start)
-        return all[start..<end].compactMap { if case .link(let l) = $0 { return l.objectKey } else { return nil } }
+        var keys: [Int64] = []
+        keys.reserveCapacity(end - start)
+        for element in all[start..<end] {
+            if case .link(let l) = element { keys.append(l.objectKey) }
+        }
+        return keys
     }
 
     /// Iterates over the matches as they are when iteration begins (an error ends it early; use

@@ -76,9 +76,25 @@ extension ObjectStore {
         var keys: [Int64] = []
         do {
             let n = prefix.count
-            try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
-                guard k.count == n + 8, let base = k.baseAddress,
-                      prefix.withUnsafeBytes({ w in w.baseAddress.map { memcmp(base, $0, n) == 0 } ?? (n == 0) }) else { return false }
+            // The prefix padded to whole words, compared a word at a time with each entry's key
+            // (entries are the value's key and then the object key, 8 bytes).
+            let words = (n + 7) / 8
+            let wanted = UnsafeMutableRawPointer.allocate(byteCount: words * 8 + 8, alignment: 8)
+            defer { wanted.deallocate() }
+            wanted.initializeMemory(as: UInt8.self, repeating: 0, count: words * 8 + 8)
+            prefix.withUnsafeBytes { if let b = $0.baseAddress, n > 0 { wanted.copyMemory(from: b, byteCount: n) } }
+            try t.forEachKey(from: prefix) { (k: UnsafeRawBufferPointer) -> Bool in
+                guard k.count == n + 8, let base = k.baseAddress else { return false }
+                var w = 0
+                while w + 1 < words {
+                    if base.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self) != wanted.load(fromByteOffset: w * 8, as: UInt64.self) { return false }
+                    w += 1
+                }
+                var i = w * 8
+                while i < n {
+                    if base.load(fromByteOffset: i, as: UInt8.self) != wanted.load(fromByteOffset: i, as: UInt8.self) { return false }
+                    i += 1
+                }
                 keys.append(Int64(bitPattern: UInt64(bigEndian: base.loadUnaligned(fromByteOffset: n, as: UInt64.self))))
                 return true
             }
