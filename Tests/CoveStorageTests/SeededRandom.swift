@@ -1,5 +1,6 @@
-// The tests' deterministic generator, shared by both test targets (Tests/CoveTests links this
-// file), so that a failing seed replays.
+// The tests' deterministic generator, shared by both test targets and the benchmark programs
+// (Tests/CoveTests and the storage and objects benchmarks link this file), so that a failing seed
+// replays and every engine of a benchmark sees the same order.
 
 /// SplitMix64: small, fast and the same on every platform.
 struct SeededRandom: RandomNumberGenerator {

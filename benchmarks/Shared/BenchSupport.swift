@@ -1,6 +1,7 @@
-// What every benchmark program needs: a monotonic clock, sizes from the environment, one
-// deterministic order of keys for every engine, a fresh temporary folder. Each benchmark
-// package links this file into its program (Sources/*-bench/BenchSupport.swift).
+// What every benchmark program needs: a monotonic clock, sizes from the environment, a fresh
+// temporary folder. Each benchmark package links this file into its program
+// (Sources/*-bench/BenchSupport.swift), and the tests' generator (SeededRandom.swift) beside it,
+// so that every engine sees the same order of keys.
 import Glibc
 
 struct BenchError: Error, CustomStringConvertible {
@@ -25,18 +26,6 @@ func timed(_ body: () throws -> Void) rethrows -> UInt64 {
 func envInt(_ name: String, _ fallback: Int) -> Int {
     guard let p = getenv(name), let v = Int(String(cString: p)) else { return fallback }
     return v
-}
-
-/// A small deterministic generator (SplitMix64), so every engine sees the same order.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// A fresh empty directory under $TMPDIR (or /tmp).

@@ -25,7 +25,7 @@ let commits = envInt("BENCH_COMMITS", 10_000)
 let names = (0..<1000).map { "person-\($0)-" + String(repeating: "x", count: $0 % 13) }
 
 func lookupOrder() -> [Int64] {
-    var rng = SplitMix64(state: 42)
+    var rng = SeededRandom(seed: 42)
     return (0..<lookups).map { _ in Int64(rng.next() % UInt64(objects)) }
 }
 
@@ -49,7 +49,7 @@ func best(_ runs: Int = 3, _ body: () throws -> Void) rethrows -> UInt64 {
 }
 
 let inIds: [Int64] = {
-    var rng = SplitMix64(state: 7)
+    var rng = SeededRandom(seed: 7)
     return (0..<40_000).map { _ in Int64(rng.next() % UInt64(objects)) }
 }()
 

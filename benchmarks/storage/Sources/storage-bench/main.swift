@@ -527,7 +527,7 @@ func insertsOnly(_ engine: String, _ order: String) throws {
 }
 
 /// Keys 1...keyCount in the fixed-seed shuffled order every engine sees.
-func shuffledKeys(_ rng: inout SplitMix64) -> [UInt64] {
+func shuffledKeys(_ rng: inout SeededRandom) -> [UInt64] {
     var random = (1...UInt64(keyCount)).map { $0 }
     for i in stride(from: random.count - 1, to: 0, by: -1) {
         let j = Int(rng.next() % UInt64(i + 1))
@@ -537,7 +537,7 @@ func shuffledKeys(_ rng: inout SplitMix64) -> [UInt64] {
 }
 
 func shuffledKeys() -> [UInt64] {
-    var rng = SplitMix64(state: 0xC0FE)
+    var rng = SeededRandom(seed: 0xC0FE)
     return shuffledKeys(&rng)
 }
 
@@ -553,7 +553,7 @@ func main() throws {
     }
 
     let sequential = (1...UInt64(keyCount)).map { $0 }
-    var rng = SplitMix64(state: 0xC0FE)
+    var rng = SeededRandom(seed: 0xC0FE)
     let random = shuffledKeys(&rng)
     let reads = (0..<keyCount).map { _ in 1 + rng.next() % UInt64(keyCount) }
 

@@ -1,0 +1,1 @@
+../../../../Tests/CoveStorageTests/SeededRandom.swift
