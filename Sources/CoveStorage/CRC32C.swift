@@ -21,17 +21,15 @@ public func crc32c(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 
 }
 
 /// For `cove_crc32c_update_3way`: the CRC32C register after COVE_CRC32C_BLOCK zero bytes, for
-/// each value of each of its four bytes (4 x 256 entries). Built once, from the 32 registers of
-/// a single bit each (the update is linear); never freed.
+/// each value of each of its four bytes (4 x 256 entries). Built once, the first time a long
+/// range is checksummed by the instruction, from the 32 registers of a single bit each (the
+/// update is linear); never freed.
 @usableFromInline
 nonisolated(unsafe) let crc32cShiftTable: UnsafePointer<UInt32> = {
     let table = UnsafeMutablePointer<UInt32>.allocate(capacity: 4 * 256)
     let zeros = [UInt8](repeating: 0, count: Int(COVE_CRC32C_BLOCK))
     let bits: [UInt32] = (0..<32).map { bit in
-        zeros.withUnsafeBytes { z in
-            crc32cInHardware ? cove_crc32c_update(1 << UInt32(bit), z.baseAddress!, z.count)
-                             : ~crc32cSoftware(z, seed: ~(1 << UInt32(bit)))
-        }
+        zeros.withUnsafeBytes { z in cove_crc32c_update(1 << UInt32(bit), z.baseAddress!, z.count) }
     }
     for k in 0..<4 {
         for v in 0..<256 {

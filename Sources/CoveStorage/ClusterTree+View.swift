@@ -223,26 +223,28 @@ public struct ClusterView {
         out.withUnsafeMutableBufferPointer { b in withDoubles(column) { read in for i in 0..<n { b[i] = read(i) } } }
     }
 
-    /// Sets `mask[i]` to whether int column `column` of object `i` (0 for null) compares to
-    /// `constant` as `test` says, decoding and comparing in one loop.
+    /// Sets `mask[i]` to whether int column `column` of object `i` compares to `constant` as
+    /// `test` says, decoding and comparing in one loop; a null object gets `null`.
     /// - Precondition: `mask` has one element per object.
     /// - Complexity: O(n)
     @inlinable
-    public func compareInts(_ column: Int, _ test: ColumnTest, _ constant: Int64, into mask: UnsafeMutableBufferPointer<Bool>) {
+    public func compareInts(_ column: Int, _ test: ColumnTest, _ constant: Int64, null: Bool,
+                            into mask: UnsafeMutableBufferPointer<Bool>) {
         precondition(mask.count == leaf.count, "a mask of \(mask.count) for \(leaf.count) objects")
         withInts(column) { test.fill(mask, constant, $0) }
-        let null = test.holds(0, constant)
         forEachNullSlot(column) { mask[$0] = null }
     }
 
-    /// Sets `mask[i]` to whether double column `column` of object `i` (0 for null) compares to
-    /// `constant` as `test` says, in one loop.
+    /// Sets `mask[i]` to whether double column `column` of object `i` compares to `constant`
+    /// as `test` says, in one loop; a null object gets `null`.
     /// - Precondition: `mask` has one element per object.
     /// - Complexity: O(n)
     @inlinable
-    public func compareDoubles(_ column: Int, _ test: ColumnTest, _ constant: Double, into mask: UnsafeMutableBufferPointer<Bool>) {
+    public func compareDoubles(_ column: Int, _ test: ColumnTest, _ constant: Double, null: Bool,
+                               into mask: UnsafeMutableBufferPointer<Bool>) {
         precondition(mask.count == leaf.count, "a mask of \(mask.count) for \(leaf.count) objects")
         withDoubles(column) { test.fill(mask, constant, $0) }
+        forEachNullSlot(column) { mask[$0] = null }
     }
 
     /// Replaces the contents of `out` with the null flags of `column` for every object.
@@ -379,18 +381,6 @@ public struct ClusterPrefetch: Sendable {
 /// A comparison of a column's values with a constant, for the fused scans of ClusterView.
 public enum ColumnTest: Sendable {
     case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
-
-    @inlinable @inline(__always)
-    public func holds<T: Comparable>(_ value: T, _ constant: T) -> Bool {
-        switch self {
-        case .equal: return value == constant
-        case .notEqual: return value != constant
-        case .less: return value < constant
-        case .lessOrEqual: return value <= constant
-        case .greater: return value > constant
-        case .greaterOrEqual: return value >= constant
-        }
-    }
 
     /// `mask[i] = read(i) <test> constant` for every i, one specialised loop per test.
     @inlinable @inline(__always)

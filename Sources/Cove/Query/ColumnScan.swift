@@ -173,11 +173,9 @@ struct ColumnScanner {
             try matches(inner, view, into: &mask, depth: depth + 1)
             mask.withUnsafeMutableBufferPointer { m in for i in 0..<n { m[i] = !m[i] } }
         case .ints(let column, let test, let constant, let null):
-            mask.withUnsafeMutableBufferPointer { view.view.compareInts(column, test, constant, into: $0) }
-            applyNulls(view, column, null, &mask)
+            mask.withUnsafeMutableBufferPointer { view.view.compareInts(column, test, constant, null: null, into: $0) }
         case .doubles(let column, let test, let constant, let null):
-            mask.withUnsafeMutableBufferPointer { view.view.compareDoubles(column, test, constant, into: $0) }
-            applyNulls(view, column, null, &mask)
+            mask.withUnsafeMutableBufferPointer { view.view.compareDoubles(column, test, constant, null: null, into: $0) }
         case .compare(let column, let kind, let op, let value):
             try compare(view, column, kind, into: &mask) { QueryEvaluator.test($0, op, value, []) }
         case .between(let column, let kind, let low, let high):
@@ -187,13 +185,6 @@ struct ColumnScanner {
         case .member(let column, let kind, let values):
             try compare(view, column, kind, into: &mask) { values.contains(QueryEvaluator.normalized($0)) }
         }
-    }
-
-    /// Gives the null objects of `column` the answer `null`.
-    private mutating func applyNulls(_ view: ClusterViewReader, _ column: Int, _ null: Bool, _ mask: inout [Bool]) {
-        guard view.mayHaveNulls(column) else { return }
-        view.nulls(column, into: &nulls)
-        for i in 0..<mask.count where nulls[i] { mask[i] = null }
     }
 
     /// Tests every object's value of `column` into `mask`, value by value (decoded columns for
