@@ -174,11 +174,8 @@ final class ChangeWorker: @unchecked Sendable {
             }
             // The realm may have delivered past this snapshot meanwhile.
             guard base.version < version else { return }
-            var merged = ChangeRecord()
-            for v in (base.version + 1)...version {
-                guard let r = records[v], !r.schemaChanged else { return }
-                merged.merge(r)
-            }
+            let merged = ChangeRecord.merged(records, after: base.version, through: version)
+            guard !merged.schemaChanged else { return }
             let advanced = try differ.advance(from: rows, merged, store)
             job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? CollectionChangeSet(),
                               rows: advanced?.rows ?? rows, plan: differ.engine.lastPlan))
@@ -189,6 +186,20 @@ final class ChangeWorker: @unchecked Sendable {
 }
 
 extension ChangeRecord {
+    /// What the versions after `after` up to `through` did, as one record. A version whose
+    /// record `records` lacks ends the merge with `schemaChanged` set: anything may have changed.
+    static func merged(_ records: [UInt64: ChangeRecord], after: UInt64, through: UInt64) -> ChangeRecord {
+        var merged = ChangeRecord()
+        for v in (after + 1)...through {
+            guard let r = records[v] else {
+                merged.schemaChanged = true
+                break
+            }
+            merged.merge(r)
+        }
+        return merged
+    }
+
     /// The change records of the versions after `after` up to `through`, from the history
     /// `snapshot` sees.
     static func read(from snapshot: Snapshot, after: UInt64, through: UInt64) throws(CoveError) -> [UInt64: ChangeRecord] {

@@ -227,13 +227,8 @@ final class RealmNotifier {
                 if let m = mergedSince[registration.version] {
                     merged = m
                 } else {
-                    var m = ChangeRecord()
-                    for v in (registration.version + 1)...current {
-                        // A missing record (it cannot be, while the pin holds) means "anything
-                        // changed".
-                        guard let r = records[v] else { m.schemaChanged = true; break }
-                        m.merge(r)
-                    }
+                    // A missing record cannot be, while the pin holds.
+                    let m = ChangeRecord.merged(records, after: registration.version, through: current)
                     mergedSince[registration.version] = m
                     merged = m
                 }
@@ -451,15 +446,7 @@ extension CollectionDiffer {
                     a += 1
                 } else {
                     // A run of staying rows up to the next arrival.
-                    var end = stay.count
-                    if a < arriving.count {
-                        var lo = s, hi = stay.count
-                        while lo < hi {
-                            let mid = (lo + hi) / 2
-                            if stay[mid] < arriving[a] { lo = mid + 1 } else { hi = mid }
-                        }
-                        end = lo
-                    }
+                    let end = a < arriving.count ? SortedKeys.lowerBound(of: arriving[a], in: stay, s..<stay.count) : stay.count
                     newKeys.append(contentsOf: stay[s..<end])
                     s = end
                 }
@@ -537,13 +524,20 @@ struct SortedKeys: Sendable {
             if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
         }
         guard lo > 0 else { return nil }
-        var a = (lo - 1) * Self.block
-        var b = Swift.min(a + Self.block, keys.count)
-        while a < b {
-            let mid = (a + b) / 2
-            if keys[mid] < key { a = mid + 1 } else { b = mid }
+        let start = (lo - 1) * Self.block
+        let i = Self.lowerBound(of: key, in: keys, start..<Swift.min(start + Self.block, keys.count))
+        return i < keys.count && keys[i] == key ? i : nil
+    }
+
+    /// The first index of `range` in ascending `keys` whose key is not below `key`
+    /// (`range.upperBound` when there is none).
+    static func lowerBound(of key: Int64, in keys: [Int64], _ range: Range<Int>) -> Int {
+        var lo = range.lowerBound, hi = range.upperBound
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if keys[mid] < key { lo = mid + 1 } else { hi = mid }
         }
-        return a < keys.count && keys[a] == key ? a : nil
+        return lo
     }
 }
 

@@ -387,9 +387,8 @@ final class ResultsEngine {
                                _ plan: inout [String]) throws(CoveError) -> ([Int64], [BoundDescriptor])? {
         guard first.descriptors.count >= 2, case .sort(let keys) = first.descriptors[0], keys.count == 1,
               case .limit(let n) = first.descriptors[1] else { return nil }
-        // As for a sort of the rows: a limit near the number of objects sorts them all.
         let count = try store.count(cls)
-        guard UInt64(n) < count / 4,
+        guard Self.keepsFirstFew(n, of: Int(count)),
               let top = try store.columnScanTopStrings(cls, first.predicate, keys[0].0, ascending: keys[0].ascending, limit: n) else {
             return nil
         }
@@ -397,6 +396,10 @@ final class ResultsEngine {
         plan.append("limit \(n)")
         return (top, Array(first.descriptors.dropFirst(2)))
     }
+
+    /// Whether a SORT then LIMIT(`limit`) over `count` rows keeps the first few in a bounded
+    /// buffer rather than sorting them all: a buffer near the size of the rows costs more.
+    private static func keepsFirstFew(_ limit: Int, of count: Int) -> Bool { limit < count / 4 }
 
     /// Applies descriptors in order; a SORT directly followed by LIMIT keeps only what the
     /// limit takes while it sorts.
@@ -459,7 +462,7 @@ final class ResultsEngine {
         plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
                     + (limit.map { " keeping the first \($0)" } ?? ""))
         // The first few by one string property: one pass over the column's bytes in place.
-        if keys.count == 1, let limit, limit < rows.count / 4,
+        if keys.count == 1, let limit, Self.keepsFirstFew(limit, of: rows.count),
            let top = try store.topStrings(keys[0].0, rows, ascending: keys[0].ascending, limit: limit) {
             return top.map { rows[$0] }
         }
