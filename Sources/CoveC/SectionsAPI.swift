@@ -145,32 +145,35 @@ extension SectionedHandle {
     /// The sections now: keys in order, rows as links (the engine cuts them once per version,
     /// and again after each change inside a write).
     func sections(in function: StaticString) throws(CFailure) -> Sections {
-        try refuseInsideOwnKeyCallback(in: function)
-        try requireOpen(realmHandle.realm, in: function)
-        return try call { () throws(CoveError) -> Sections in
-            try engineCall { () throws -> Sections in
-                switch contents {
-                case .objects(let s): try s.sectionRows()
-                case .elements(let s): try s.sectionRows()
-                }
-            }
-        }
+        try read(in: function) { try $0.sectionRows() }
     }
 
     /// The rows of the section of `key` now (empty when there is none).
     func rows(ofKey key: Value, in function: StaticString) throws(CFailure) -> [Value] {
+        try read(in: function) { try $0.rows(ofKey: key) ?? [] }
+    }
+
+    /// `body` over the engine's sectioned results, whichever their element type, with the
+    /// checks every section read makes first.
+    private func read<R>(in function: StaticString, _ body: (any SectionRowReading) throws -> R) throws(CFailure) -> R {
         try refuseInsideOwnKeyCallback(in: function)
         try requireOpen(realmHandle.realm, in: function)
-        return try call { () throws(CoveError) -> [Value] in
-            try engineCall { () throws -> [Value] in
-                switch contents {
-                case .objects(let s): try s.rows(ofKey: key) ?? []
-                case .elements(let s): try s.rows(ofKey: key) ?? []
-                }
-            }
+        let source: any SectionRowReading
+        switch contents {
+        case .objects(let s): source = s
+        case .elements(let s): source = s
         }
+        return try call { () throws(CoveError) -> R in try engineCall { () throws -> R in try body(source) } }
     }
 }
+
+/// What the section functions read of sectioned results of either element type.
+protocol SectionRowReading {
+    func sectionRows() throws -> [(key: Value, rows: [Value])]
+    func rows(ofKey key: Value) throws -> [Value]?
+}
+
+extension SectionedResults: SectionRowReading {}
 
 // MARK: Checks and helpers
 
