@@ -375,6 +375,33 @@ static void test_json_and_explain(void) {
     CHECK_FAILS(cove_results_explain(r, NULL), COVE_ERR_INVALID_ARGUMENT, "out_text is NULL");
     CHECK_FAILS(cove_results_to_json(r, NULL), COVE_ERR_INVALID_ARGUMENT, "out_json is NULL");
     cove_release(r);
+
+    /* A sort by a string and then a limit keeps the first few while the table is scanned,
+       including the objects of the write in progress. */
+    {
+        static const char* const more[] = {"Zed", "Amy", "Kim", "Ian"};
+        size_t k;
+        CHECK_OK(cove_begin_write(realm));
+        for (k = 0; k < 4; k++) {
+            cove_object_t* p = NULL;
+            cove_value_t name = string_value(more[k]), age = int_value(50);
+            CHECK_OK(cove_object_create(realm, "Person", &p));
+            CHECK_OK(cove_object_set(p, "name", &name));
+            CHECK_OK(cove_object_set(p, "age", &age));
+            cove_release(p);
+        }
+        /* Nine objects: a limit under a quarter of them is kept while scanning. */
+        r = query(realm, "Person", "age > 24 SORT(name DESC) LIMIT(1)");
+        CHECK(strcmp(names(r), "Zed") == 0);
+        CHECK_OK(cove_results_explain(r, &text));
+        CHECK(text != NULL && strstr(text, "keeping the first 1 by name DESC") != NULL);
+        cove_free(text);
+        cove_release(r);
+        r = query(realm, "Person", "age > 24 SORT(name DESC) LIMIT(3)");
+        CHECK(strcmp(names(r), "Zed,Kim,Ian") == 0);
+        cove_release(r);
+        CHECK_OK(cove_cancel_write(realm));
+    }
     cove_release(realm);
 }
 

@@ -399,6 +399,26 @@ def test_explain(data: cove.Realm) -> None:
     assert "sort" in data.objects("Dog").sorted("name").explain().lower()
 
 
+def test_sort_then_limit_keeps_the_first_few_while_scanning(realm: cove.Realm) -> None:
+    with realm.write():
+        for i in range(40):
+            realm.create("Person", {"name": f"p{i:02}", "age": 20 + i % 30, "active": i % 2 == 0,
+                                    "nick": None if i % 7 == 0 else f"n{(i * 17) % 40:02}"})
+    everyone = realm.objects("Person")
+    for query in ["age > 30 SORT(nick DESC) LIMIT(3)", "active == true SORT(nick ASC) LIMIT(4)",
+                  "TRUEPREDICATE SORT(name DESC) LIMIT(2)"]:
+        top = everyone.filter(query)
+        full = everyone.filter(query[:query.index(" LIMIT")])
+        assert names(top) == names(full)[:len(top)] and len(top) > 0
+        assert "keeping the first" in top.explain()
+    # objects of a write in progress take part (the greatest nick: Cleo's is "Ёлка")
+    realm.begin_write()
+    realm.create("Person", {"name": "zz", "age": 99, "active": True, "nick": "Яzz"})
+    assert names(everyone.filter("age > 30 SORT(nick DESC) LIMIT(1)")) == ["zz"]
+    realm.cancel_write()
+    assert names(everyone.filter("age > 30 SORT(nick DESC) LIMIT(1)")) != ["zz"]
+
+
 # -- liveness, freezing, threads ------------------------------------------------------------------
 
 def test_results_are_live(realm: cove.Realm) -> None:
