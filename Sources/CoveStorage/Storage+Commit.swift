@@ -67,6 +67,7 @@ extension WriteTransaction {
         for pgno in prepared.pages {
             file.markChecked(pgno, version: version)
         }
+        storage.pagesLastWritten.store(prepared.pages.count, ordering: .relaxed)
         storage.published(prepared.meta, slot: targetSlot)
         return version
     }

@@ -94,15 +94,40 @@ enum FreeSpaceRecord {
 }
 
 extension WriteTransaction {
-    /// The lowest-numbered page of the reusable records, consuming the next record if needed;
-    /// nil when none is reusable (or while the commit settles the free-space tree).
+    /// The next page of the current run of reusable pages; when it is spent, the first page of
+    /// the lowest run of at least `wantedRun` pages (consuming more records to find one, up
+    /// to a bound), else nil if the file may grow, else the first page of the longest run.
+    /// Pages allocated one after another thus sit side by side, and the commit writes them
+    /// in few calls, where taking the lowest free page each time interleaves the pages of
+    /// consecutive versions for good. nil also when no page is reusable.
     func takeReusablePage() throws(StorageError) -> PageNumber? {
-        if let p = reusable.popLast() { return p }
-        if settlingFreeSpace { return nil }
-        while try consumeFreeRecord() {
-            if let p = reusable.popLast() { return p }
+        if let r = currentRun, reusable.count(ofRun: r) > 0 { return takeReusable(fromRun: r) }
+        currentRun = nil
+        if !settlingFreeSpace {
+            // The commit later rewrites every record consumed: look through a few at most.
+            var looked = 0
+            while looked < 16, reusable.pageCount < 4096, reusable.firstRun(atLeast: wantedRun) == nil {
+                guard try consumeFreeRecord() else { break }
+                looked += 1
+            }
         }
-        return nil
+        if let last = lastReused, let r = reusable.run(startingAt: last + 1) {
+            // Consuming a record rebuilt the runs: go on where the last page was taken.
+            currentRun = r
+        } else if let r = reusable.firstRun(atLeast: wantedRun) {
+            currentRun = r
+        } else if reusable.isEmpty || mayGrow {
+            return nil
+        } else {
+            currentRun = reusable.longestRun()
+        }
+        return takeReusable(fromRun: currentRun!)
+    }
+
+    private func takeReusable(fromRun r: Int) -> PageNumber {
+        let p = reusable.take(fromRun: r)
+        lastReused = p
+        return p
     }
 
     /// Moves the pages of the oldest free-space record into `reusable`, if that record was
@@ -135,8 +160,8 @@ extension WriteTransaction {
         consumedPages += UInt64(pages.count)
         if key == UInt64.max { freeSpaceExhausted = true } else { freeCursor = key + 1 }
         if !pages.isEmpty {
-            reusable.append(contentsOf: pages)
-            reusable.sort(by: >)
+            reusable.add(pages)
+            currentRun = nil
         }
         return true
     }
@@ -168,7 +193,7 @@ extension WriteTransaction {
             free(pgno)
         }
         // Stock pages for the edits below, which may not read the tree while editing it.
-        while reusable.count + localFree.count < 64, try consumeFreeRecord() {}
+        while reusable.pageCount + localFree.count < 64, try consumeFreeRecord() {}
 
         settlingFreeSpace = true
         defer { settlingFreeSpace = false }
@@ -179,7 +204,7 @@ extension WriteTransaction {
         for _ in 0..<256 {
             let allocationsBefore = allocations
             let freesBefore = frees
-            var leftover = reusable
+            var leftover = reusable.pages()
             leftover.append(contentsOf: localFree)
             leftover.sort()
             var pending = pendingFree

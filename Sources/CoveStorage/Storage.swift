@@ -95,6 +95,9 @@ public final class Storage: @unchecked Sendable {
         var latestSlot: Int
     }
     let state: Mutex<State>
+    /// How many pages this handle's last commit wrote (0 before the first): the next write
+    /// transaction looks for free runs about that long (WriteTransaction.wantedRun).
+    let pagesLastWritten = Atomic<Int>(0)
 
     private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int) {
         self.path = path

@@ -45,9 +45,18 @@ public final class WriteTransaction: PageStore {
     var freeSpace: TreeRoot
     /// Pages allocated by this transaction and freed again: reusable at once.
     var localFree: [PageNumber] = []
-    /// Pages taken from free-space records this transaction consumed, not yet allocated;
-    /// sorted in descending order (allocation pops the lowest number).
-    var reusable: [PageNumber] = []
+    /// Pages taken from free-space records this transaction consumed, not yet allocated.
+    var reusable = FreeRuns()
+    /// The run of `reusable` allocation takes pages from while it lasts.
+    var currentRun: Int?
+    /// The last page allocation took from `reusable`.
+    var lastReused: PageNumber?
+    /// How long a run of reusable pages allocation looks for before it settles for a shorter
+    /// one or grows the file: about as many pages as this handle's last commit wrote.
+    let wantedRun: Int
+    /// Whether the file may grow rather than hand out pages from runs shorter than
+    /// `wantedRun`: while its free pages are fewer than an eighth of it, or than 4 MiB.
+    let mayGrow: Bool
     /// Committed pages this transaction freed: reusable once no reader pins `baseVersion`.
     var pendingFree: [PageNumber] = []
     /// Keys of the free-space records whose pages were moved into `reusable`.
@@ -74,6 +83,9 @@ public final class WriteTransaction: PageStore {
         history = base.history
         freeSpace = base.freeSpace
         pageCount = base.pageCount
+        let last = storage.pagesLastWritten.load(ordering: .relaxed)
+        wantedRun = last == 0 ? 8 : min(last, 16)
+        mayGrow = base.freePageCount < max(1024, base.pageCount / 8)
         dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
         dirtyTable.initialize(to: DirtyPageTable())
     }

@@ -1,0 +1,94 @@
+// Where a write transaction puts its pages: small commits write theirs in one run of consecutive
+// pages (one write call, one place for the flush to wait on) instead of pages of alternate
+// versions interleaved; the file still stops growing once enough pages are free; and the run
+// bookkeeping itself.
+import XCTest
+@testable import CoveStorage
+
+final class PageAllocationTests: StorageTestCase {
+    /// Single-key commits into a tree of 5,000 keys: after a warm-up, each commit's pages go
+    /// out in about one write besides the meta slot's. Taking the lowest free page each time
+    /// left the pages of consecutive versions interleaved: three or four writes per commit.
+    func testSmallCommitsWriteTheirPagesInOneRun() throws {
+        let box = FileBox()
+        var options = TestTables.options(.full)
+        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
+        let s = try Storage.open(path: dir.file("runs"), options: options)
+        defer { s.close() }
+        let file = try XCTUnwrap(box.last)
+        var w = try s.beginWrite()
+        for k in 0..<5000 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 100)) }
+        try w.commit()
+        var rng = SeededRandom(seed: 0x5EED)
+        func commitOne(_ i: Int) throws {
+            w = try s.beginWrite()
+            let key = i % 3 == 0 ? 5000 + UInt64(i) : rng.next() % 5000
+            try TestTables.put(w, "t", key, testValue(UInt64(i), size: 100))
+            w.setHistoryRecord(Array("commit \(i)".utf8))
+            try w.commit()
+        }
+        for i in 0..<100 { try commitOne(i) }
+        let before = file.counts
+        let commits = 200
+        for i in 100..<(100 + commits) { try commitOne(i) }
+        let after = file.counts
+        XCTAssertEqual(after.syncs - before.syncs, commits, "one flush per commit")
+        // Every commit writes its meta slot once; the rest are runs of pages.
+        let runWrites = Double(after.writes - before.writes - commits) / Double(commits)
+        XCTAssertLessThan(runWrites, 1.3, "\(runWrites) writes of pages per single-key commit")
+        _ = try s.verify()
+    }
+
+    /// Looking for runs may grow the file instead of reusing scattered pages, but only while
+    /// the free pages are few: under a workload that rewrites random keys for long, the file
+    /// settles, at most 4 MiB (1,024 pages) plus a commit's worth above its size after loading.
+    func testLookingForRunsKeepsTheFileBounded() throws {
+        let s = try Storage.open(path: dir.file("bounded"), options: TestTables.options(.noSync))
+        defer { s.close() }
+        var w = try s.beginWrite()
+        for k in 0..<20_000 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 100)) }
+        try w.commit()
+        let loaded = s.state.withLock { $0.latest.pageCount }
+        var rng = SeededRandom(seed: 0xB0B)
+        var sizes: [UInt64] = []
+        for round in 0..<1500 {
+            w = try s.beginWrite()
+            for _ in 0..<(1 + round % 7) {
+                try TestTables.put(w, "t", rng.next() % 20_000, testValue(rng.next(), size: 100))
+            }
+            try w.commit()
+            if round % 100 == 99 { sizes.append(s.state.withLock { $0.latest.pageCount }) }
+        }
+        let last = try XCTUnwrap(sizes.last)
+        XCTAssertLessThanOrEqual(last, loaded + 1024 + 64, "the file grew from \(loaded) to \(last) pages: \(sizes)")
+        // Settled: the last third of the workload did not grow it.
+        XCTAssertEqual(sizes[sizes.count - 5], last, "still growing: \(sizes)")
+        let report = try s.verify()
+        XCTAssertEqual(report.pageCount, last)
+    }
+
+    func testFreeRunsJoinConsecutivePagesAndHandThemOutInOrder() {
+        var runs = FreeRuns()
+        XCTAssertTrue(runs.isEmpty)
+        XCTAssertNil(runs.longestRun())
+        runs.add([12, 5, 7, 6, 20, 13, 14, 15])
+        XCTAssertEqual(runs.runs.map { [$0.start, UInt64($0.count)] }, [[5, 3], [12, 4], [20, 1]])
+        XCTAssertEqual(runs.pageCount, 8)
+        XCTAssertEqual(runs.firstRun(atLeast: 3), 0)
+        XCTAssertEqual(runs.firstRun(atLeast: 4), 1)
+        XCTAssertNil(runs.firstRun(atLeast: 5))
+        XCTAssertEqual(runs.longestRun(), 1)
+        XCTAssertEqual(runs.take(fromRun: 1), 12)
+        XCTAssertEqual(runs.take(fromRun: 1), 13)
+        XCTAssertEqual(runs.run(startingAt: 14), 1)
+        XCTAssertNil(runs.run(startingAt: 13))
+        XCTAssertEqual(runs.longestRun(), 0, "the lowest of the longest")
+        XCTAssertEqual(runs.take(fromRun: 2), 20)
+        XCTAssertNil(runs.run(startingAt: 21), "a spent run is not offered")
+        XCTAssertEqual(runs.pages(), [5, 6, 7, 14, 15])
+        // Adding rebuilds: pages that now touch join one run.
+        runs.add([8, 16, 4])
+        XCTAssertEqual(runs.runs.map { [$0.start, UInt64($0.count)] }, [[4, 5], [14, 3]])
+        XCTAssertEqual(runs.pageCount, 8)
+    }
+}
