@@ -411,7 +411,7 @@ extension CollectionDiffer {
         var leaving: [Int] = []
         var arriving: [Int64] = []
         for r in table.deleted { for k in r { if let i = old.position(of: k) { leaving.append(i) } } }
-        for k in candidates {
+        for k in candidates.sorted() {
             var matches = try store.exists(cls, k)
             if matches { matches = try evaluator.matches(predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) }
             let was = old.position(of: k)

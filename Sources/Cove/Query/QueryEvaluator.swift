@@ -53,6 +53,7 @@ struct QueryEvaluator {
     }
 
     mutating func compare(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool {
+        if let single = try singleValueCompare(c, row) { return single }
         let left = try values(c.left, row)
         let leftQuantifier = Self.quantifier(c.left) ?? .any
         switch c.op {
@@ -88,6 +89,20 @@ struct QueryEvaluator {
             return Self.quantified(leftQuantifier, left) { l in
                 Self.quantified(rightQuantifier, right) { r in Self.test(l, op, r, options) }
             }
+        }
+    }
+
+    /// The common case on its own: one single-valued property of the object itself (no
+    /// postfix, no quantifier) against a constant, read once and tested without building the
+    /// lists the general path makes. Nil when the comparison is not of that shape.
+    private func singleValueCompare(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool? {
+        guard case .path(let path) = c.left, path.root == .object, path.steps.count == 1, path.quantifier == nil,
+              case .none = path.postfix, path.kind == .plain,
+              case .property(let cls, let property) = path.steps[0], property.collection == .none, !property.isBacklinks,
+              case .constant(let right) = c.right, case .link(let link) = row else { return nil }
+        switch c.op {
+        case .between, .in, .text: return nil
+        default: return Self.test(try store.get(cls, link.objectKey, property), c.op, right, c.options)
         }
     }
 
