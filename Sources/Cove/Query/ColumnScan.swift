@@ -66,8 +66,7 @@ indirect enum ColumnPredicate {
     }
 
     private static func plainColumn(_ e: BoundExpression, _ columnOf: (Property) -> Int?) -> (Int, ColumnKind)? {
-        guard case .path(let path) = e, path.root == .object, path.quantifier == nil, path.steps.count == 1,
-              case .none = path.postfix, case .property(_, let p) = path.steps[0], p.collection == .none, !p.isLink else { return nil }
+        guard case .path(let path) = e, let p = path.ownProperty?.property, !p.isLink else { return nil }
         // The kinds the scanner compares in place (the stored kind as PropertyCodec maps it).
         guard let kind = p.columnSpec?.kind, [.int, .double, .float, .bool, .string, .timestamp].contains(kind),
               let column = columnOf(p) else { return nil }
@@ -315,9 +314,7 @@ extension ObjectStore {
     /// `cls`.
     func columnScanTopStrings(_ cls: ObjectSchema, _ predicate: BoundPredicate, _ path: BoundPath,
                               ascending: Bool, limit: Int) throws(CoveError) -> [Int64]? {
-        guard limit > 0, path.root == .object, path.steps.count == 1, case .none = path.postfix,
-              case .property(let owner, let p) = path.steps[0], owner.className == cls.className,
-              p.type == .string, p.collection == .none, !p.isBacklinks else { return nil }
+        guard limit > 0, let (owner, p) = path.ownProperty, owner.className == cls.className, p.type == .string else { return nil }
         let t = try table(cls)
         guard let propertyKey = p.key, let column = t.columnOfProperty[propertyKey],
               let compiled = ColumnPredicate.compile(predicate, columnOf: { q in q.key.flatMap { t.columnOfProperty[$0] } }) else {
@@ -380,8 +377,7 @@ extension ObjectStore {
     /// The column of `path` and the keys of `rows`; nil when the path is not a plain property
     /// of the rows' objects or the rows are not links to them in ascending key order.
     private func rowColumn(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> RowColumn? {
-        guard path.root == .object, path.steps.count == 1, case .none = path.postfix,
-              case .property(let cls, let p) = path.steps[0], p.collection == .none, !p.isBacklinks else { return nil }
+        guard let (cls, p) = path.ownProperty else { return nil }
         let classKey = try self.classKey(of: cls)
         var keys: [UInt64] = []
         keys.reserveCapacity(rows.count)

@@ -97,6 +97,16 @@ struct BoundPath {
 
 enum BoundPathKind { case plain, postfixType }
 
+extension BoundPath {
+    /// The class and property when the path is one single-valued property of the tested object
+    /// itself (not backlinks; no postfix, no quantifier): its value is one read of one column.
+    var ownProperty: (cls: ObjectSchema, property: Property)? {
+        guard root == .object, steps.count == 1, quantifier == nil, case .none = postfix,
+              case .property(let cls, let p) = steps[0], p.collection == .none, !p.isBacklinks else { return nil }
+        return (cls, p)
+    }
+}
+
 enum BoundDescriptor {
     case sort([(BoundPath, ascending: Bool)])
     case distinct([BoundPath])

@@ -96,9 +96,7 @@ struct QueryEvaluator {
     /// postfix, no quantifier) against a constant, read once and tested without building the
     /// lists the general path makes. Nil when the comparison is not of that shape.
     private func singleValueCompare(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool? {
-        guard case .path(let path) = c.left, path.root == .object, path.steps.count == 1, path.quantifier == nil,
-              case .none = path.postfix, path.kind == .plain,
-              case .property(let cls, let property) = path.steps[0], property.collection == .none, !property.isBacklinks,
+        guard case .path(let path) = c.left, let (cls, property) = path.ownProperty,
               case .constant(let right) = c.right, case .link(let link) = row else { return nil }
         switch c.op {
         case .between, .in, .text: return nil
