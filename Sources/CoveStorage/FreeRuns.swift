@@ -74,11 +74,6 @@ struct FreeRuns {
         return lo < runs.count && runs[lo].start == pgno && runs[lo].count > 0 ? lo : nil
     }
 
-    /// The pages left in run `index`.
-    func count(ofRun index: Int) -> Int {
-        runs[index].count
-    }
-
     /// Hands out the lowest page of run `index`, which must have one left.
     mutating func take(fromRun index: Int) -> PageNumber {
         precondition(runs[index].count > 0, "the free run is spent")

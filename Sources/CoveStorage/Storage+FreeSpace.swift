@@ -94,15 +94,14 @@ enum FreeSpaceRecord {
 }
 
 extension WriteTransaction {
-    /// The next page of the current run of reusable pages; when it is spent, the first page of
+    /// The reusable page after the last one taken, if it is free; otherwise the first page of
     /// the lowest run of at least `wantedRun` pages (consuming more records to find one, up
     /// to a bound), else nil if the file may grow, else the first page of the longest run.
     /// Pages allocated one after another thus sit side by side, and the commit writes them
     /// in few calls, where taking the lowest free page each time interleaves the pages of
     /// consecutive versions for good. nil also when no page is reusable.
     func takeReusablePage() throws(StorageError) -> PageNumber? {
-        if let r = currentRun, reusable.count(ofRun: r) > 0 { return takeReusable(fromRun: r) }
-        currentRun = nil
+        if let last = lastReused, let r = reusable.run(startingAt: last + 1) { return takeReusable(fromRun: r) }
         if !settlingFreeSpace {
             // The commit later rewrites every record consumed: look through a few at most.
             var looked = 0
@@ -111,17 +110,17 @@ extension WriteTransaction {
                 looked += 1
             }
         }
+        let run: Int
         if let last = lastReused, let r = reusable.run(startingAt: last + 1) {
-            // Consuming a record rebuilt the runs: go on where the last page was taken.
-            currentRun = r
+            run = r     // a record just consumed freed the page after the last one taken
         } else if let r = reusable.firstRun(atLeast: wantedRun) {
-            currentRun = r
-        } else if reusable.isEmpty || mayGrow {
-            return nil
+            run = r
+        } else if let r = reusable.longestRun(), !mayGrow {
+            run = r
         } else {
-            currentRun = reusable.longestRun()
+            return nil
         }
-        return takeReusable(fromRun: currentRun!)
+        return takeReusable(fromRun: run)
     }
 
     private func takeReusable(fromRun r: Int) -> PageNumber {
@@ -161,7 +160,6 @@ extension WriteTransaction {
         if key == UInt64.max { freeSpaceExhausted = true } else { freeCursor = key + 1 }
         if !pages.isEmpty {
             reusable.add(pages)
-            currentRun = nil
         }
         return true
     }

@@ -47,9 +47,8 @@ public final class WriteTransaction: PageStore {
     var localFree: [PageNumber] = []
     /// Pages taken from free-space records this transaction consumed, not yet allocated.
     var reusable = FreeRuns()
-    /// The run of `reusable` allocation takes pages from while it lasts.
-    var currentRun: Int?
-    /// The last page allocation took from `reusable`.
+    /// The last page allocation took from `reusable`: the next is the page after it while
+    /// that one is reusable.
     var lastReused: PageNumber?
     /// How long a run of reusable pages allocation looks for before it settles for a shorter
     /// one or grows the file: about as many pages as this handle's last commit wrote.
