@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the storage benchmark: Cove's storage engine, LMDB and SQLite, one workload,
-# one Markdown table on stdout (progress on stderr). Needs root or sudo only to install
-# liblmdb-dev / libsqlite3-dev (and strace, optional) when they are missing.
+# one Markdown table on stdout (progress on stderr), then the disk-probe.c tables (what the
+# disk charges for scattered pages per flush and for writes into large folios). Needs root or
+# sudo only to install liblmdb-dev / libsqlite3-dev (and strace, optional) when they are
+# missing.
 #   BENCH_KEYS (1000000), BENCH_COMMITS (10000), BENCH_PAIRS (1000000) change the sizes.
 #   BENCH_STRACE=0 skips counting system calls per durable commit.
 set -euo pipefail
@@ -48,3 +50,11 @@ if [ "${BENCH_STRACE:-1}" != 0 ] && command -v strace >/dev/null; then
 fi
 
 "$bin"
+
+# The disk's own costs behind the commit layout (one run of pages against scattered pages per
+# flush; one-page writes into large page-cache folios), measured in the same run.
+probe_dir=$(mktemp -d)
+cc -O2 -o "$probe_dir/disk-probe" disk-probe.c
+echo
+"$probe_dir/disk-probe" "${TMPDIR:-/tmp}"
+rm -rf "$probe_dir"

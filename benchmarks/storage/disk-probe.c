@@ -1,0 +1,105 @@
+// What the disk under a benchmark charges for the two things Cove's commit layout was tuned for,
+// with no database involved:
+//   flush   - writing k pages and one meta page, then fdatasync: the k pages in one run of
+//             consecutive pages, or scattered over the file (the old interleaved layout);
+//   folios  - one-page pwrites into a file first written in pieces of 4 KiB, 64 KiB, 256 KiB or
+//             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet).
+// Build and run (a few seconds):
+//   cc -O2 -o disk-probe disk-probe.c && ./disk-probe [directory]
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
+static unsigned long long next_random(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int open_file(const char *path, long bytes) {
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || posix_fallocate(fd, 0, bytes) != 0) {
+        perror(path);
+        exit(1);
+    }
+    return fd;
+}
+
+static void write_all(int fd, const char *buffer, long bytes, long offset) {
+    if (pwrite(fd, buffer, bytes, offset) != bytes) {
+        perror("pwrite");
+        exit(1);
+    }
+}
+
+// Per commit: k pages (one run, or each at a random page of the first `span` pages), a meta
+// page at page 0 or 1, fdatasync.
+static double flush(const char *path, int k, int scattered, long span, int commits, const char *buffer) {
+    int fd = open_file(path, (span + 2 * k + 2) * PAGE);
+    for (long p = 0; p < span + 2 * k + 2; p += 64) write_all(fd, buffer, 64 * PAGE, p * PAGE);
+    fdatasync(fd);
+    double start = now_us();
+    for (int i = 0; i < commits; i++) {
+        if (scattered) {
+            for (int j = 0; j < k; j++) write_all(fd, buffer, PAGE, (2 + (long)(next_random() % span)) * PAGE);
+        } else {
+            write_all(fd, buffer, (long)k * PAGE, (2 + (long)(next_random() % (span - k))) * PAGE);
+        }
+        write_all(fd, buffer, PAGE, (long)(i & 1) * PAGE);
+        fdatasync(fd);
+    }
+    double per = (now_us() - start) / commits;
+    close(fd);
+    unlink(path);
+    return per;
+}
+
+// One-page writes at random places of a 64 MiB file first written in pieces of `piece` bytes.
+static double folios(const char *path, long piece, int writes, const char *buffer) {
+    long bytes = 64L << 20;
+    int fd = open_file(path, bytes);
+    for (long off = 0; off < bytes; off += piece) write_all(fd, buffer, piece, off);
+    double start = now_us();
+    for (int i = 0; i < writes; i++) write_all(fd, buffer, PAGE, (long)(next_random() % (bytes / PAGE)) * PAGE);
+    double per = (now_us() - start) / writes;
+    close(fd);
+    unlink(path);
+    return per;
+}
+
+int main(int argc, char **argv) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/disk-probe.%d", argc > 1 ? argv[1] : ".", (int)getpid());
+    char *buffer = aligned_alloc(PAGE, 1 << 20);
+    memset(buffer, 0x5A, 1 << 20);
+    printf("| Probe | One run | Scattered |\n|---|--:|--:|\n");
+    int sizes[] = {1, 6, 120};
+    for (int i = 0; i < 3; i++) {
+        int k = sizes[i], commits = k > 10 ? 300 : 2000;
+        printf("| %d page%s + meta page, fdatasync, over 6 MiB (per commit) | %.1f µs |", k, k > 1 ? "s" : "",
+               flush(path, k, 0, 1500, commits, buffer));
+        if (k > 1) printf(" %.1f µs |\n", flush(path, k, 1, 1500, commits, buffer));
+        else printf(" – |\n");
+    }
+    printf("\n| File first written in pieces of | One-page pwrite after (per write) |\n|---|--:|\n");
+    long pieces[] = {4096, 65536, 262144, 1 << 20};
+    for (int i = 0; i < 4; i++) {
+        printf("| %ld KiB | %.2f µs |\n", pieces[i] / 1024, folios(path, pieces[i], 20000, buffer));
+    }
+    free(buffer);
+    return 0;
+}
