@@ -144,6 +144,19 @@ enum BTreeLayout {
     static func minFill(level: Int) -> Int { level == 0 ? leafMinFill : branchMinFill }
 }
 
+/// An entry of a UInt64-keyed tree handed out in place: `value` points into a page and is
+/// valid only during the call that hands it out.
+public struct BTreeEntry {
+    public let key: UInt64
+    public let value: UnsafeRawBufferPointer
+
+    @inlinable
+    init(key: UInt64, value: UnsafeRawBufferPointer) {
+        self.key = key
+        self.value = value
+    }
+}
+
 /// A search key, borrowed from the caller for the duration of one operation.
 @usableFromInline
 enum BTreeKey {
@@ -499,6 +512,57 @@ extension BTree {
     @inlinable
     public func get(_ key: UInt64) throws(StorageError) -> [UInt8]? {
         try withValue(key) { bytes throws(StorageError) in Array(bytes) }
+    }
+
+    /// Calls `body` with the entry of the greatest key <= `key` and (unless `next` is false) the
+    /// entry of the least key > `key`, each nil when there is none: the neighbourhood a map of ranges keyed by their
+    /// first key reads to find, extend or split the range holding `key`. Values are handed in
+    /// place and are valid only during the call.
+    /// - Throws: `.invalidArgument` on a byte-keyed tree, or when a value it would hand out
+    ///   lives in overflow pages (this is for trees of small values); `.corrupt`.
+    /// - Complexity: O(log n); one descent when both entries are in the leaf holding `key`.
+    @inlinable
+    public func withNeighbours<R>(of key: UInt64, next wantNext: Bool = true,
+                                  _ body: (_ floor: BTreeEntry?, _ next: BTreeEntry?) throws(StorageError) -> R) throws(StorageError) -> R {
+        try requireKind(.u64)
+        if root.page.isNone { return try body(nil, nil) }
+        // The descent notes whether it kept to the first (last) child all the way: only then
+        // is there no leaf to the left (right) to look in.
+        var leaf = try self.node(root.page, level: -1)
+        var leftmost = true
+        var rightmost = true
+        while leaf.level > 0 {
+            let i = try leaf.childIndex(.u64(key))
+            if i != 0 { leftmost = false }
+            if i != leaf.count &- 1 { rightmost = false }
+            leaf = try self.node(try leaf.child(i).ref, level: leaf.level &- 1)
+        }
+        let after = try leaf.partition(.u64(key), from: 0, orEqual: false)
+        var floor: BTreeEntry?
+        var next: BTreeEntry?
+        if after > 0 {
+            floor = try Self.inlineEntry(leaf, after &- 1)
+        } else if !leftmost {
+            // Deletions can leave a leaf whose first key is above its separator: the floor is
+            // then the last entry of a leaf to the left.
+            let c = try cursor(from: .u64(key), reverse: true)
+            if let l = c.leaf { floor = try Self.inlineEntry(l, c.index) }
+        }
+        if wantNext && after < leaf.count {
+            next = try Self.inlineEntry(leaf, after)
+        } else if wantNext && !rightmost && key < UInt64.max {
+            let c = try cursor(from: .u64(key &+ 1), reverse: false)
+            if let l = c.leaf { next = try Self.inlineEntry(l, c.index) }
+        }
+        return try body(floor, next)
+    }
+
+    @inlinable
+    static func inlineEntry(_ leaf: BTreeNode, _ i: Int) throws(StorageError) -> BTreeEntry {
+        guard case .inline(let bytes) = try leaf.value(i) else {
+            throw .invalidArgument("withNeighbours: the value under key \(try leaf.u64Key(i)) lives in overflow pages")
+        }
+        return BTreeEntry(key: try leaf.u64Key(i), value: bytes)
     }
 
     /// Whether `key` is present.

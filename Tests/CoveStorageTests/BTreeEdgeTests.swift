@@ -37,6 +37,53 @@ final class BTreeEdgeTests: XCTestCase {
         XCTAssertThrowsError(try numbers.insert([1], [2]))
     }
 
+    // MARK: - Neighbours
+
+    /// The floor and next entries against a sorted model, over a tree of many leaves thinned by
+    /// removals (leaves whose first key sits above their separator send the floor to the leaf
+    /// on the left), at keys present, absent, and beyond both ends.
+    func testNeighboursMatchASortedModel() throws {
+        let store = MemoryPageStore()
+        var tree = BTree(store: store, root: .empty, keyKind: .u64)
+        var rng = SeededRandom(seed: 31)
+        var model = Set<UInt64>()
+        for _ in 0..<6000 {
+            let key = 10 + rng.next() % 20_000
+            try tree.put(key, withUnsafeBytes(of: key) { Array($0) })
+            model.insert(key)
+        }
+        for key in model.sorted() where rng.below(3) == 0 || (key / 500) % 4 == 1 {
+            XCTAssertTrue(try tree.remove(key))
+            model.remove(key)
+        }
+        try tree.verify()
+        let sorted = model.sorted()
+        var probes: [UInt64] = [0, 9, 10, 11, 20_010, 20_011, UInt64.max]
+        for _ in 0..<3000 { probes.append(rng.next() % 20_020) }
+        for probe in probes {
+            let floor = sorted.last { $0 <= probe }
+            let next = sorted.first { $0 > probe }
+            let found = try tree.withNeighbours(of: probe) { f, n -> (UInt64?, UInt64?) in
+                if let f { XCTAssertEqual(f.value.loadUnaligned(as: UInt64.self), f.key) }
+                if let n { XCTAssertEqual(n.value.loadUnaligned(as: UInt64.self), n.key) }
+                return (f?.key, n?.key)
+            }
+            XCTAssertEqual(found.0, floor, "floor of \(probe)")
+            XCTAssertEqual(found.1, next, "next of \(probe)")
+            let floorOnly = try tree.withNeighbours(of: probe, next: false) { f, n -> UInt64? in
+                XCTAssertNil(n)
+                return f?.key
+            }
+            XCTAssertEqual(floorOnly, floor)
+        }
+        let empty = BTree(store: store, root: .empty, keyKind: .u64)
+        XCTAssertTrue(try empty.withNeighbours(of: 5) { f, n in f == nil && n == nil })
+        try tree.put(7, [UInt8](repeating: 1, count: 3000))
+        XCTAssertThrowsError(try tree.withNeighbours(of: 7) { _, _ in 0 })
+        let bytes = BTree(store: store, root: .empty, keyKind: .bytes)
+        XCTAssertThrowsError(try bytes.withNeighbours(of: 1) { _, _ in 0 })
+    }
+
     // MARK: - Overflow values
 
     func testTenMegabyteValueRoundTrips() throws {

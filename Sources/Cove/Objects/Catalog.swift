@@ -130,7 +130,11 @@ let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(S
         guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
             throw .corrupt("catalog: an index entry of \(value.count) bytes")
         }
-        let tree = BTree(store: snapshot, root: TreeRoot.decode(from: p), keyKind: .bytes)
+        // Secondary indexes and backlinks are byte-keyed; a primary-key index is byte-keyed or,
+        // for a required int key, a UInt64-keyed map of ranges: the root page says which.
+        let root = TreeRoot.decode(from: p)
+        if root.page.isNone { return }
+        let tree = try BTree(store: snapshot, root: root)
         try tree.forEachPage(page)
     default:
         return

@@ -120,9 +120,9 @@ extension ObjectStore {
             if indexed.isEmpty { continue }
             let keys = try objectKeys(cls)
             for p in indexed {
-                let t = try tree(p.isPrimaryKey ? CatalogKey.primaryKey(try classKey(of: cls)) : try indexTreeKey(cls, p))
-                guard t.count == rows else {
-                    throw CoveError(.corrupt, "index of '\(p.name)' of class '\(cls.className)' has \(t.count) entries for \(rows) objects")
+                let entries = p.isPrimaryKey ? try primaryKeyIndexCount(cls) : try tree(try indexTreeKey(cls, p)).count
+                guard entries == rows else {
+                    throw CoveError(.corrupt, "index of '\(p.name)' of class '\(cls.className)' has \(entries) entries for \(rows) objects")
                 }
                 for key in keys {
                     let value = try get(cls, key, p)

@@ -35,6 +35,8 @@ final class ObjectStore {
         /// first.
         var pending: [(key: UInt64, values: [CellValue])] = []
         static let pendingLimit = 2048
+        /// The catalog key of the class's primary-key index.
+        let primaryKeyTreeKey: [UInt8]
 
         func writePending() throws(CoveError) {
             if pending.isEmpty { return }
@@ -48,6 +50,7 @@ final class ObjectStore {
             self.cls = cls
             self.classKey = classKey
             self.entry = entry
+            primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             tree = ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec))
             columnOfProperty = [:]
             for (i, c) in entry.columns.enumerated() { columnOfProperty[c.property] = i }
@@ -137,21 +140,27 @@ final class ObjectStore {
 
     // MARK: Catalog trees (indexes, backlinks)
 
-    func tree(_ key: [UInt8]) throws(CoveError) -> BTree<TransactionPages> {
+    /// The catalog tree at `key` as this transaction sees it. A tree with pages has the key kind
+    /// its root page records; an empty one gets `emptyKind`.
+    func tree(_ key: [UInt8], emptyKind: BTreeKeyKind = .bytes) throws(CoveError) -> BTree<TransactionPages> {
         if let t = trees[key] { return t }
-        let root: TreeRoot
+        let t: BTree<TransactionPages>
         do {
+            var root = TreeRoot.empty
             if let bytes = try catalog.get(key), bytes.count == TreeRoot.encodedSize {
                 root = bytes.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress!) }
-            } else {
-                root = .empty
             }
+            t = root.page.isNone ? BTree(store: pages, root: root, keyKind: emptyKind) : try BTree(store: pages, root: root)
         } catch {
             throw CoveError(error)
         }
-        let t = BTree(store: pages, root: root, keyKind: .bytes)
         trees[key] = t
         return t
+    }
+
+    /// Replaces the cached tree at `key`, which must hold no pages, by an empty one of `kind`.
+    func resetEmptyTree(_ key: [UInt8], kind: BTreeKeyKind) {
+        trees[key] = BTree(store: pages, root: .empty, keyKind: kind)
     }
 
     func editTree(_ key: [UInt8], _ body: (inout BTree<TransactionPages>) throws(StorageError) -> Void) throws(CoveError) {
@@ -229,20 +238,6 @@ final class ObjectStore {
             throw CoveError(error)
         }
         return sources
-    }
-
-    func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
-        guard let pk = cls.primaryKeyProperty else {
-            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
-        }
-        let normalized = try checkPrimaryKey(primaryKey, pk, cls)
-        let t = try tree(CatalogKey.primaryKey(try classKey(of: cls)))
-        do {
-            guard let bytes = try t.get(normalized.indexKey()), bytes.count == 8 else { return nil }
-            return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
-        } catch {
-            throw CoveError(error)
-        }
     }
 
     // MARK: Writes
@@ -489,40 +484,6 @@ final class ObjectStore {
 
     // MARK: Index upkeep
 
-    func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
-        switch (p.type, value) {
-        case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
-        case (_, .null) where p.isOptional: return value
-        default:
-            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
-        }
-    }
-
-    /// Files `objectKey` under `value` in the primary-key index unless the value is taken.
-    /// - Returns: false when another object has the value (nothing changed).
-    func insertPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
-        let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
-        var inserted = false
-        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
-            inserted = try t.insert(value.indexKey(), bytes)
-        }
-        return inserted
-    }
-
-    func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
-        var bytes = [UInt8](repeating: 0, count: 8)
-        withUnsafeBytes(of: objectKey.littleEndian) { for i in 0..<8 { bytes[i] = $0[i] } }
-        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
-            try t.put(value.indexKey(), bytes)
-        }
-    }
-
-    func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
-        try editTree(CatalogKey.primaryKey(try classKey(of: cls))) { (t) throws(StorageError) in
-            try t.remove(value.indexKey())
-        }
-    }
-
     func checkLinkTarget(_ value: Value, _ targetName: String, _ property: Property, _ cls: ObjectSchema) throws(CoveError) {
         guard case .link(let link) = value else { return }
         let target = try objectSchema(targetName)
@@ -616,6 +577,12 @@ final class ObjectStore {
                 do { try t.tree.addColumn(spec) } catch { throw CoveError(error) }
                 t.columnOfProperty[property] = t.entry.columns.count
                 t.entry.columns.append((property: property, spec: spec))
+                if cls.primaryKeyProperty?.key == property, !(try tree(t.primaryKeyTreeKey)).isEmpty {
+                    // A primary key of a new shape: the index files the old values, in the form
+                    // of the old type. It starts again empty, in the form of the new one, and
+                    // the migration rebuilds it once the callback has set the new values.
+                    try dropTree(t.primaryKeyTreeKey)
+                }
             }
             t.dirty = true
         }

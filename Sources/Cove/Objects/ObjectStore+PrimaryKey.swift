@@ -1,0 +1,241 @@
+// The primary-key index of a class: one catalog tree per class that maps each primary-key value
+// to its object's key. For a required int primary key the tree maps ranges: its UInt64 keys are
+// the first primary key of each range, its values the object key of that first object and how
+// many follow, so objects created with ascending keys in creation order (ids handed out by a
+// counter) share one entry. Other primary keys are byte-keyed, one entry per object under the
+// value's index key. docs/FORMAT.md describes both.
+import CoveStorage
+
+/// A range of a required-int primary-key index: the objects with primary keys `first ...
+/// first + count - 1` (biased, see `PrimaryKeyRanges.key`) have object keys `objectKey ...
+/// objectKey + count - 1`.
+struct PrimaryKeyRange: Equatable {
+    var first: UInt64
+    var objectKey: Int64
+    var count: UInt64
+
+    /// Whether the range holds biased key `b`.
+    func holds(_ b: UInt64) -> Bool { b >= first && b - first < count }
+}
+
+/// Encoding and editing of the ranges of a required-int primary-key index.
+enum PrimaryKeyRanges {
+    /// The tree key of primary key `pk`: its bits with the sign flipped, so that unsigned order
+    /// is the order of the signed values and consecutive values have consecutive keys.
+    static func key(_ pk: Int64) -> UInt64 { UInt64(bitPattern: pk) ^ (1 << 63) }
+
+    /// A range's value: its first object key (8 bytes little-endian), then its count (8 bytes
+    /// little-endian) when more than one.
+    static func value(objectKey: Int64, count: UInt64) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count == 1 ? 8 : 16)
+        out.withUnsafeMutableBytes { b in
+            b.storeBytes(of: objectKey.littleEndian, toByteOffset: 0, as: Int64.self)
+            if count > 1 { b.storeBytes(of: count.littleEndian, toByteOffset: 8, as: UInt64.self) }
+        }
+        return out
+    }
+
+    static func decode(_ entry: BTreeEntry) throws(StorageError) -> PrimaryKeyRange {
+        try decode(key: entry.key, value: entry.value)
+    }
+
+    static func decode(key: UInt64, value v: UnsafeRawBufferPointer) throws(StorageError) -> PrimaryKeyRange {
+        guard v.count == 8 || v.count == 16 else {
+            throw .corrupt("primary-key index: the range at \(key) has a value of \(v.count) bytes")
+        }
+        let objectKey = Int64(littleEndian: v.loadUnaligned(fromByteOffset: 0, as: Int64.self))
+        let count = v.count == 16 ? UInt64(littleEndian: v.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) : 1
+        guard objectKey >= 0, count >= 1, v.count == 8 || count >= 2,
+              count - 1 <= UInt64.max - key, count - 1 <= UInt64(Int64.max - objectKey) else {
+            throw .corrupt("primary-key index: the range at \(key) (object key \(objectKey), count \(count)) is malformed")
+        }
+        return PrimaryKeyRange(first: key, objectKey: objectKey, count: count)
+    }
+
+    /// The object key filed under biased key `b`, or nil.
+    static func find<S>(_ tree: BTree<S>, _ b: UInt64) throws(StorageError) -> Int64? {
+        try tree.withNeighbours(of: b, next: false) { floor, _ throws(StorageError) -> Int64? in
+            guard let floor else { return nil }
+            let r = try decode(floor)
+            return r.holds(b) ? r.objectKey + Int64(b - r.first) : nil
+        }
+    }
+
+    /// Files `objectKey` under biased key `b`, extending the range before it or the one after
+    /// it (or joining both) when the keys continue theirs.
+    /// - Returns: false, and nothing changed, when `b` is taken.
+    static func insert<S>(_ tree: inout BTree<S>, _ b: UInt64, _ objectKey: Int64) throws(StorageError) -> Bool {
+        let (taken, before, after) = try tree.withNeighbours(of: b) { floor, next throws(StorageError) -> (Bool, PrimaryKeyRange?, PrimaryKeyRange?) in
+            let f = try floor.map { (e) throws(StorageError) in try decode(e) }
+            let n = try next.map { (e) throws(StorageError) in try decode(e) }
+            if let f, f.holds(b) { return (true, nil, nil) }
+            let extendsBefore = f.map { $0.first &+ $0.count == b && $0.objectKey &+ Int64($0.count) == objectKey } ?? false
+            let continuesInto = n.map { b &+ 1 == $0.first && objectKey &+ 1 == $0.objectKey } ?? false
+            return (false, extendsBefore ? f : nil, continuesInto ? n : nil)
+        }
+        if taken { return false }
+        switch (before, after) {
+        case (let f?, let n?):
+            _ = try tree.remove(n.first)
+            _ = try tree.put(f.first, value(objectKey: f.objectKey, count: f.count + 1 + n.count))
+        case (let f?, nil):
+            _ = try tree.put(f.first, value(objectKey: f.objectKey, count: f.count + 1))
+        case (nil, let n?):
+            _ = try tree.remove(n.first)
+            _ = try tree.put(b, value(objectKey: objectKey, count: n.count + 1))
+        case (nil, nil):
+            _ = try tree.put(b, value(objectKey: objectKey, count: 1))
+        }
+        return true
+    }
+
+    /// Takes biased key `b` out of its range, shortening or splitting it.
+    /// - Returns: false when no range holds `b`.
+    static func remove<S>(_ tree: inout BTree<S>, _ b: UInt64) throws(StorageError) -> Bool {
+        let holder = try tree.withNeighbours(of: b, next: false) { floor, _ throws(StorageError) -> PrimaryKeyRange? in
+            guard let floor else { return nil }
+            let r = try decode(floor)
+            return r.holds(b) ? r : nil
+        }
+        guard let r = holder else { return false }
+        let offset = b - r.first
+        if offset > 0 {
+            _ = try tree.put(r.first, value(objectKey: r.objectKey, count: offset))
+        } else {
+            _ = try tree.remove(r.first)
+        }
+        if offset + 1 < r.count {
+            _ = try tree.put(b + 1, value(objectKey: r.objectKey + Int64(offset) + 1, count: r.count - offset - 1))
+        }
+        return true
+    }
+
+    /// Every range in key order, checked: each well formed and after the one before it.
+    /// - Returns: how many primary keys the ranges hold.
+    static func verify<S>(_ tree: BTree<S>) throws(StorageError) -> UInt64 {
+        var total: UInt64 = 0
+        var previous: PrimaryKeyRange?
+        try tree.forEach(from: nil) { (k: UInt64, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+            let r = try decode(key: k, value: v)
+            if let p = previous, r.first - p.first < p.count {
+                throw .corrupt("primary-key index: the range at \(r.first) overlaps the one at \(p.first)")
+            }
+            total &+= r.count
+            previous = r
+            return true
+        }
+        return total
+    }
+}
+
+extension ObjectSchema {
+    /// Whether the primary-key index of this class maps ranges: a required int primary key.
+    var hasRangePrimaryKey: Bool {
+        guard let pk = primaryKeyProperty else { return false }
+        return pk.type == .int && !pk.isOptional
+    }
+}
+
+extension ObjectStore {
+    /// The primary-key index of `cls`. An index with pages keeps the form it was written in;
+    /// a new one maps ranges when the key is a required int.
+    func primaryKeyTree(_ cls: ObjectSchema) throws(CoveError) -> BTree<TransactionPages> {
+        let key = try table(forCreate: cls).primaryKeyTreeKey
+        let wanted: BTreeKeyKind = cls.hasRangePrimaryKey ? .u64 : .bytes
+        let t = try tree(key, emptyKind: wanted)
+        if t.isEmpty && t.keyKind != wanted {
+            // Emptied in this transaction (a migration rebuilding it for a new key type).
+            resetEmptyTree(key, kind: wanted)
+            return try tree(key)
+        }
+        return t
+    }
+
+    private func editPrimaryKeyTree<R>(_ cls: ObjectSchema, _ body: (inout BTree<TransactionPages>) throws(StorageError) -> R) throws(CoveError) -> R {
+        _ = try primaryKeyTree(cls)
+        var result: R?
+        try editTree(try table(forCreate: cls).primaryKeyTreeKey) { (t) throws(StorageError) in
+            result = try body(&t)
+        }
+        return result!
+    }
+
+    func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
+        guard let pk = cls.primaryKeyProperty else {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
+        }
+        let normalized = try checkPrimaryKey(primaryKey, pk, cls)
+        let t = try primaryKeyTree(cls)
+        do {
+            if t.keyKind == .u64 {
+                guard case .int(let i) = normalized else { return nil }
+                return try PrimaryKeyRanges.find(t, PrimaryKeyRanges.key(i))
+            }
+            guard let bytes = try t.get(normalized.indexKey()), bytes.count == 8 else { return nil }
+            return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
+        switch (p.type, value) {
+        case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
+        case (_, .null) where p.isOptional: return value
+        default:
+            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
+        }
+    }
+
+    /// The int a range index files `value` under; an error for any other value (the schema
+    /// gives a range index only to required int keys, and a migration to another key type
+    /// empties the index before anything is filed).
+    private func rangeKey(_ value: Value, _ cls: ObjectSchema) throws(CoveError) -> UInt64 {
+        guard case .int(let i) = value else {
+            throw CoveError(.internal, "the int primary-key index of class '\(cls.className)' was given \(value.typedDescription)")
+        }
+        return PrimaryKeyRanges.key(i)
+    }
+
+    /// Files `objectKey` under `value` in the primary-key index unless the value is taken.
+    /// - Returns: false when another object has the value (nothing changed).
+    func insertPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
+        if try primaryKeyTree(cls).keyKind == .u64 {
+            let b = try rangeKey(value, cls)
+            return try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try PrimaryKeyRanges.insert(&t, b, objectKey) }
+        }
+        let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
+        return try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try t.insert(value.indexKey(), bytes) }
+    }
+
+    /// Files `objectKey` under `value`, replacing what the value was filed under.
+    func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
+        if try primaryKeyTree(cls).keyKind == .u64 {
+            let b = try rangeKey(value, cls)
+            try editPrimaryKeyTree(cls) { (t) throws(StorageError) in
+                _ = try PrimaryKeyRanges.remove(&t, b)
+                _ = try PrimaryKeyRanges.insert(&t, b, objectKey)
+            }
+            return
+        }
+        let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
+        try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try t.put(value.indexKey(), bytes) }
+    }
+
+    func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
+        if try primaryKeyTree(cls).keyKind == .u64 {
+            let b = try rangeKey(value, cls)
+            try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try PrimaryKeyRanges.remove(&t, b) }
+            return
+        }
+        try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try t.remove(value.indexKey()) }
+    }
+
+    /// How many objects the primary-key index of `cls` files (for verify): its entries, or
+    /// for a range index the keys its ranges hold, checked for order and overlap.
+    func primaryKeyIndexCount(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
+        let t = try primaryKeyTree(cls)
+        if t.keyKind == .bytes { return t.count }
+        do { return try PrimaryKeyRanges.verify(t) } catch { throw CoveError(error) }
+    }
+}

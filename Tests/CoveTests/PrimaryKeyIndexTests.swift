@@ -1,0 +1,211 @@
+// The primary-key index of a required int key maps ranges of consecutive keys: random creates,
+// deletes, key changes and duplicates against a dictionary, with verify() after each write and
+// reopens; ids created in ascending order share one range; keys at the ends of Int64; an index
+// written one entry per object (the form of other key types) still works; migrations that give
+// a class an int key, or make its int key optional, rebuild the index in the right form.
+import XCTest
+@testable import Cove
+import CoveStorage
+
+final class PrimaryKeyIndexTests: CoveTestCase {
+    private func open(_ pk: String = "int", version: UInt64 = 1, migration: Migration.Block? = nil) throws -> Realm {
+        let schema = try Schema(jsonText: #"{"Item": {"primaryKey": "id", "properties": {"id": "\#(pk)", "n": "int"}}}"#)
+        return try Realm(configuration: .init(path: "\(folder)/pk.cove", durability: .noSync, schema: schema,
+                                              schemaVersion: version, migrationBlock: migration))
+    }
+
+    private func ranges(_ realm: Realm) throws -> (kind: String, entries: UInt64) {
+        let store = try realm.objectStore()
+        let t = try store.primaryKeyTree(try store.objectSchema("Item"))
+        return (t.keyKind == .u64 ? "ranges" : "entries", t.count)
+    }
+
+    /// The `n` of the object with primary key `id`, or nil when there is none.
+    private func n(_ realm: Realm, _ id: Value) throws -> Value? {
+        guard let o = try realm.dynamicObject(ofType: "Item", forPrimaryKey: id) else { return nil }
+        return try o["n"]
+    }
+
+    /// Checks every id of `model` is found with its `n`, and a few absent ids are not.
+    private func check(_ realm: Realm, _ model: [Int64: Int64], absent: [Int64], _ context: String) throws {
+        for (id, n) in model {
+            guard let o = try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(id)) else {
+                return XCTFail("\(context): id \(id) not found")
+            }
+            XCTAssertEqual(try o["n"], .int(n), "\(context): id \(id)")
+        }
+        for id in absent where model[id] == nil {
+            XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(id)), "\(context): id \(id) found")
+        }
+        XCTAssertEqual(try realm.objects("Item").count(), model.count, context)
+        _ = try realm.verify()
+    }
+
+    func testRandomWritesAgainstAModel() throws {
+        var rng = SeededRandom(seed: 0x5eed_0007)
+        var realm = try open()
+        var model: [Int64: Int64] = [:]
+        var counter: Int64 = 0
+        for step in 0..<60 {
+            try realm.write {
+                for _ in 0..<(1 + Int(rng.next() % 25)) {
+                    switch rng.next() % 8 {
+                    case 0, 1, 2:
+                        // A run of ascending ids, as a counter hands them out.
+                        let start = counter
+                        for id in start..<start + Int64(rng.next() % 6) + 1 where model[id] == nil {
+                            try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id * 3))])
+                            model[id] = id * 3
+                        }
+                        counter = start + 7
+                    case 3:
+                        // A random id, maybe taken, maybe descending into a range's front.
+                        let id = Int64(rng.next() % UInt64(counter + 10)) - 5
+                        if model[id] != nil {
+                            assertThrows(.duplicateKey, containing: "primary key \(id)") {
+                                try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(0))])
+                            }
+                        } else {
+                            try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(-id))])
+                            model[id] = -id
+                        }
+                    case 4, 5:
+                        guard let id = model.keys.randomElement(using: &rng) else { break }
+                        try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(id))!)
+                        model[id] = nil
+                    default:
+                        // A changed primary key: out of one range, into another place.
+                        guard let id = model.keys.randomElement(using: &rng) else { break }
+                        let to = Int64(rng.next() % UInt64(counter + 10)) - 5
+                        let o = try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(id))!
+                        if to != id && model[to] != nil {
+                            assertThrows(.duplicateKey, containing: "primary key \(to)") { try o.setValue(.int(to), forKey: "id") }
+                        } else {
+                            try o.setValue(.int(to), forKey: "id")
+                            let n = model.removeValue(forKey: id)!
+                            model[to] = n
+                        }
+                    }
+                }
+            }
+            try check(realm, model, absent: (-6..<counter + 6).map { $0 }, "step \(step)")
+            if step % 15 == 14 {
+                realm.close()
+                realm = try open()
+                try check(realm, model, absent: [], "reopened at step \(step)")
+            }
+        }
+        XCTAssertEqual(try ranges(realm).kind, "ranges")
+        realm.close()
+    }
+
+    func testAscendingIdsShareOneRange() throws {
+        let realm = try open()
+        try realm.write {
+            for id in 0..<Int64(10_000) {
+                try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id))])
+            }
+        }
+        XCTAssertTrue(try ranges(realm) == ("ranges", 1))
+        // Deleting from the middle splits it; from an end shortens it.
+        try realm.write {
+            try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(5000))!)
+            try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(0))!)
+            try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(9999))!)
+        }
+        XCTAssertTrue(try ranges(realm) == ("ranges", 2))
+        XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(5000)))
+        XCTAssertEqual(try n(realm, .int(5001)), .int(5001))
+        XCTAssertEqual(try n(realm, .int(4999)), .int(4999))
+        // A new object under an old id gets a new object key: its own range.
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(5000), values: [("n", .int(-1))]) }
+        XCTAssertTrue(try ranges(realm) == ("ranges", 3))
+        XCTAssertEqual(try n(realm, .int(5000)), .int(-1))
+        _ = try realm.verify()
+        realm.close()
+    }
+
+    func testKeysAtTheEndsOfInt64() throws {
+        let realm = try open()
+        let ids: [Int64] = [.min, .min + 1, -1, 0, 1, .max - 1, .max]
+        try realm.write {
+            for id in ids { try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id / 2))]) }
+        }
+        // Created in ascending order with consecutive object keys: .min, .min + 1 and -1, 0, 1
+        // and .max - 1, .max each form a range.
+        XCTAssertTrue(try ranges(realm) == ("ranges", 3))
+        for id in ids { XCTAssertEqual(try n(realm, .int(id)), .int(id / 2)) }
+        XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.min + 2)))
+        XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.max - 2)))
+        try realm.write { try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.max))!) }
+        XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.max)))
+        XCTAssertEqual(try n(realm, .int(.max - 1)), .int((.max - 1) / 2))
+        XCTAssertEqual(try realm.objects("Item").filter("id IN {-1, 1, 9223372036854775807}").count(), 2)
+        _ = try realm.verify()
+        realm.close()
+    }
+
+    func testAnIndexWrittenOneEntryPerObjectStillWorks() throws {
+        let realm = try open()
+        try realm.write {
+            for id in 0..<Int64(50) { try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id))]) }
+            // Rewrite the index in the byte-keyed form, one entry per object.
+            let store = try realm.objectStore()
+            let cls = try store.objectSchema("Item")
+            let key = CatalogKey.primaryKey(try store.classKey(of: cls))
+            try store.dropTree(key)
+            store.resetEmptyTree(key, kind: .bytes)
+            for (objectKey, id) in try store.objectKeys(cls).enumerated() {
+                XCTAssertEqual(try store.get(cls, id, cls[property: "id"]!), .int(Int64(objectKey)))
+                let bytes = withUnsafeBytes(of: id.littleEndian) { Array($0) }
+                try store.editTree(key) { (t) throws(StorageError) in _ = try t.put(Value.int(Int64(objectKey)).indexKey(), bytes) }
+            }
+        }
+        XCTAssertTrue(try ranges(realm) == ("entries", 50))
+        _ = try realm.verify()
+        try realm.write {
+            try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(7))!)
+            _ = try realm.dynamicCreate("Item", primaryKey: .int(50), values: [("n", .int(50))])
+            try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(8))!.setValue(.int(80), forKey: "id")
+            assertThrows(.duplicateKey, containing: "primary key 9") {
+                try realm.dynamicCreate("Item", primaryKey: .int(9), values: [("n", .int(0))])
+            }
+        }
+        XCTAssertTrue(try ranges(realm) == ("entries", 50))
+        XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(7)))
+        XCTAssertEqual(try n(realm, .int(80)), .int(8))
+        XCTAssertEqual(try n(realm, .int(50)), .int(50))
+        _ = try realm.verify()
+        realm.close()
+    }
+
+    func testMigrationsRebuildTheIndexInTheFormOfTheNewKey() throws {
+        var realm = try open("string")
+        try realm.write {
+            for id in 0..<Int64(20) { try realm.dynamicCreate("Item", primaryKey: .string("\(id)"), values: [("n", .int(id))]) }
+        }
+        XCTAssertTrue(try ranges(realm) == ("entries", 20))
+        realm.close()
+        // string -> int: the callback gives each object its int key.
+        realm = try open("int", version: 2) { migration, _ in
+            try migration.enumerateObjects(ofType: "Item") { old, new in
+                guard let new, case .string(let s) = try old["id"] else { return }
+                try new.setValue(.int(Int64(s)! + 100), forKey: "id")
+            }
+        }
+        XCTAssertEqual(try n(realm, .int(105)), .int(5))
+        XCTAssertEqual(try ranges(realm).kind, "ranges")
+        _ = try realm.verify()
+        realm.close()
+        // int -> int?: a key that may be null is filed one entry per object.
+        realm = try open("int?", version: 3) { migration, _ in
+            try migration.enumerateObjects(ofType: "Item") { old, new in try new?.setValue(try old["id"], forKey: "id") }
+        }
+        XCTAssertTrue(try ranges(realm) == ("entries", 20))
+        XCTAssertEqual(try n(realm, .int(119)), .int(19))
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .null, values: [("n", .int(-1))]) }
+        XCTAssertEqual(try n(realm, .null), .int(-1))
+        _ = try realm.verify()
+        realm.close()
+    }
+}
