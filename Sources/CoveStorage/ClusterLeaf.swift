@@ -249,11 +249,26 @@ struct ClusterLeaf {
     }
 
     /// The first index whose key is >= `key`, and whether it equals `key`.
-    /// - Complexity: O(log n)
+    ///
+    /// Keys are distinct and ascending, so key `i` is at least `first + i` and at most
+    /// `last - (count - 1 - i)`: the search starts in the window those bounds leave, which for
+    /// a cluster of consecutive keys (objects created one after another) is the one slot.
+    /// - Complexity: O(log n); O(1) when the keys are consecutive.
     @inlinable
     func lowerBound(_ key: UInt64) -> (index: Int, found: Bool) {
+        let n = count
+        if n == 0 { return (0, false) }
+        let first = self.key(0)
+        if key <= first { return (0, key == first) }
+        // Key `d` slots after the first is at least `key`; equal means it is the one.
+        let d = key &- first
+        if d < UInt64(n), self.key(Int(d)) == key { return (Int(d), true) }
+        let last = self.key(n &- 1)
+        if key > last { return (n, false) }
         var lo = 0
-        var hi = count
+        var hi = n
+        if key &- first < UInt64(n) { hi = Int(key &- first) }
+        if last &- key < UInt64(n) { lo = Swift.max(lo, n &- 1 &- Int(last &- key)) }
         while lo < hi {
             let mid = (lo &+ hi) &>> 1
             if self.key(mid) < key { lo = mid &+ 1 } else { hi = mid }
@@ -296,6 +311,23 @@ struct ClusterLeaf {
             heap = heap || specs[j].kind.isBytes
         }
         if heap { lines(heapStart, pageSize) }
+    }
+
+    /// Starts loading what reading object `i`'s values needs: per stored column the line of its
+    /// value (and of an int column's base, and of its null bit), so that reading several
+    /// properties of one object waits for memory about once rather than once per column.
+    @inlinable
+    func prefetchRow(_ i: Int, specs: [ColumnSpec]) {
+        for j in 0..<Swift.min(columnCount, specs.count) {
+            let start = columnOffset(j)
+            if hasNullBitmap(j) && start &+ (i &>> 3) < pageSize { prefetchLines(base + (start &+ (i &>> 3)), 1) }
+            let values = valuesOffset(j)
+            guard values < pageSize else { continue }
+            prefetchLines(base + values, 1)
+            if let before = ClusterLayout.valuesSize(specs[j].kind, encoding: encoding(j), n: i), values &+ before < pageSize {
+                prefetchLines(base + (values &+ before), 1)
+            }
+        }
     }
 
     /// Where column `j`'s values start (after its null bitmap).

@@ -159,8 +159,12 @@ extension ClusterTree {
     @inlinable
     func cluster(containing key: UInt64) throws(StorageError) -> ClusterRef? {
         if index.isEmpty { return nil }
-        var cursor = try index.cursor(from: key, reverse: true)
-        if !cursor.isValid { cursor = try index.cursor(from: UInt64?.none) }
+        let floor = try index.withNeighbours(of: key, next: false) { floor, _ throws(StorageError) -> ClusterRef? in
+            guard let floor else { return nil }
+            return try ClusterRef(key: floor.key, floor.value)
+        }
+        if let floor { return floor }
+        let cursor = try index.cursor(from: UInt64?.none)
         guard cursor.isValid else { return nil }
         let k = try cursor.u64Key()
         return try cursor.withValue { v throws(StorageError) in try ClusterRef(key: k, v) }
@@ -259,6 +263,13 @@ extension ClusterTree {
     public func locate(_ key: UInt64) throws(StorageError) -> ClusterLocation? {
         guard let (leaf, i) = try find(key) else { return nil }
         return ClusterLocation(leaf: leaf, index: i, key: key)
+    }
+
+    /// Starts loading the cache lines of every column of the object at `location`: for a
+    /// caller about to read several of its properties (a hint; it changes no result).
+    @inlinable
+    public func prefetchRow(_ location: ClusterLocation) {
+        location.leaf.prefetchRow(location.index, specs: specs)
     }
 
     /// The value of column `column` of the object at `location`.

@@ -273,6 +273,36 @@ final class ClusterTreeTests: XCTestCase {
         XCTAssertEqual(try table.key(at: 4321), 4321)
     }
 
+    /// Finding a key in a cluster starts from the window that distinct ascending keys leave
+    /// (one slot when they are consecutive): every key around clusters that are dense, dense
+    /// with one gap, sparse, or thinned by removals is found exactly when it is there.
+    func testLookupsInDenseAndSparseClusters() throws {
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int)])
+        var keys: [UInt64] = []
+        var k: UInt64 = 3
+        var rng = SeededRandom(seed: 41)
+        for run in 0..<40 {
+            for _ in 0..<(1 + rng.below(300)) {
+                keys.append(k)
+                k += run % 3 == 0 ? 1 : UInt64(1 + rng.below(run % 3 == 1 ? 2 : 50))
+            }
+            k += UInt64(rng.below(3) * 1000)
+        }
+        try table.append(keys.map { (key: $0, values: [CellValue.int(Int64($0))]) })
+        var present = Set(keys)
+        for key in keys where rng.below(7) == 0 {
+            XCTAssertTrue(try table.remove(key))
+            present.remove(key)
+        }
+        try table.verify()
+        for key in 0...(k + 2) {
+            let found = try table.locate(key)
+            XCTAssertEqual(found != nil, present.contains(key), "key \(key)")
+            if let found { XCTAssertEqual(try table.get(found, column: 0), .int(Int64(key))) }
+        }
+    }
+
     func testBatchAppendsMatchSingleInserts() throws {
         var rng = SeededRandom(seed: 77)
         let store = MemoryPageStore()

@@ -9,6 +9,9 @@ final class ObjectStore {
     let schema: Schema
     private var catalog: BTree<TransactionPages>
     private var tables: [UInt32: Table] = [:]
+    /// The table reached last: reading several properties of one object finds it without
+    /// hashing.
+    private var lastTable: Table?
     private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
     private var dirtyTrees: Set<[UInt8]> = []
     /// What this transaction did, for the commit's history record.
@@ -107,7 +110,11 @@ final class ObjectStore {
     /// The table without writing its pending objects: for adding more of them.
     private func tableForAppend(_ cls: ObjectSchema) throws(CoveError) -> Table {
         let key = try classKey(of: cls)
-        if let t = tables[key] { return t }
+        if let t = lastTable, t.classKey == key { return t }
+        if let t = tables[key] {
+            lastTable = t
+            return t
+        }
         let entry: TableEntry
         do {
             if let bytes = try catalog.get(CatalogKey.table(key)) {
@@ -120,6 +127,7 @@ final class ObjectStore {
         }
         let t = Table(cls: cls, classKey: key, entry: entry, pages: pages)
         tables[key] = t
+        lastTable = t
         return t
     }
 
@@ -132,6 +140,10 @@ final class ObjectStore {
     }
 
     func column(_ property: Property, in table: Table) throws(CoveError) -> Int {
+        // A class has few columns: comparing keys in order beats hashing one.
+        if let key = property.key, table.entry.columns.count <= 16 {
+            for (i, c) in table.entry.columns.enumerated() where c.property == key { return i }
+        }
         guard let key = property.key, let c = table.columnOfProperty[key] else {
             throw CoveError(.internal, "property '\(property.name)' of class '\(table.cls.className)' has no column")
         }
@@ -180,11 +192,18 @@ final class ObjectStore {
         guard objectKey >= 0 else { return false }
         let t = try table(cls)
         if let located = t.located, located.key == UInt64(objectKey) { return true }
+        return try locate(t, objectKey) != nil
+    }
+
+    /// Finds an object's row and keeps it as the table's last location; its columns start
+    /// loading at once, as reading one property of an object is mostly followed by others.
+    private func locate(_ t: Table, _ objectKey: Int64) throws(CoveError) -> ClusterLocation? {
         let found: ClusterLocation?
         do { found = try t.tree.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
-        guard let found else { return false }
+        guard let found else { return nil }
+        t.tree.prefetchRow(found)
         t.located = found
-        return true
+        return found
     }
 
     func count(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
@@ -517,10 +536,7 @@ final class ObjectStore {
         if let located = t.located, located.key == UInt64(objectKey) {
             do { return try t.tree.get(located, column: column) } catch { throw CoveError(error) }
         }
-        let found: ClusterLocation?
-        do { found = try t.tree.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
-        guard let found else { throw invalidated(t.cls, objectKey) }
-        t.located = found
+        guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
         do { return try t.tree.get(found, column: column) } catch { throw CoveError(error) }
     }
 
