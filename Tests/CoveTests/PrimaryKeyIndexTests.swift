@@ -86,6 +86,10 @@ final class PrimaryKeyIndexTests: CoveTestCase {
                             model[to] = n
                         }
                     }
+                    // Lookups inside the write see it, the range still growing in memory too.
+                    for id in [counter - 2, counter - 1, counter, Int64(rng.next() % UInt64(counter + 10)) - 5] {
+                        XCTAssertEqual(try n(realm, .int(id)), model[id].map { .int($0) }, "in the write of step \(step), id \(id)")
+                    }
                 }
             }
             try check(realm, model, absent: (-6..<counter + 6).map { $0 }, "step \(step)")
@@ -149,6 +153,8 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         let realm = try open()
         try realm.write {
             for id in 0..<Int64(50) { try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id))]) }
+        }
+        try realm.write {
             // Rewrite the index in the byte-keyed form, one entry per object.
             let store = try realm.objectStore()
             let cls = try store.objectSchema("Item")

@@ -126,7 +126,7 @@ extension ObjectStore {
         }
         t.dropped = true
         t.dirty = true
-        try dropTree(CatalogKey.primaryKey(classKey))
+        try dropPrimaryKeyIndex(t)
         for p in oldCls.properties {
             guard let key = p.key else { continue }
             if p.isLink { try dropTree(CatalogKey.backlinks(sourceClass: classKey, property: key)) }
@@ -142,8 +142,7 @@ extension ObjectStore {
     /// Builds the primary-key index of `cls` anew from its objects.
     /// - Throws: `.duplicateKey` naming the value two objects share.
     private func rebuildPrimaryKey(_ cls: ObjectSchema) throws(CoveError) {
-        let classKey = try classKey(of: cls)
-        try dropTree(CatalogKey.primaryKey(classKey))
+        try dropPrimaryKeyIndex(try table(cls))
         guard let pk = cls.primaryKeyProperty else { return }
         for key in try objectKeys(cls) {
             let value = try get(cls, key, pk)

@@ -63,30 +63,33 @@ enum PrimaryKeyRanges {
 
     /// Files `objectKey` under biased key `b`, extending the range before it or the one after
     /// it (or joining both) when the keys continue theirs.
-    /// - Returns: false, and nothing changed, when `b` is taken.
-    static func insert<S>(_ tree: inout BTree<S>, _ b: UInt64, _ objectKey: Int64) throws(StorageError) -> Bool {
-        let (taken, before, after) = try tree.withNeighbours(of: b) { floor, next throws(StorageError) -> (Bool, PrimaryKeyRange?, PrimaryKeyRange?) in
+    /// - Returns: the range that now holds `b` and whether it is the last one; a nil range,
+    ///   and nothing changed, when `b` is taken.
+    static func insert<S>(_ tree: inout BTree<S>, _ b: UInt64, _ objectKey: Int64) throws(StorageError) -> (range: PrimaryKeyRange?, isLast: Bool) {
+        let (taken, before, after, isLast) = try tree.withNeighbours(of: b) { floor, next throws(StorageError) -> (Bool, PrimaryKeyRange?, PrimaryKeyRange?, Bool) in
             let f = try floor.map { (e) throws(StorageError) in try decode(e) }
             let n = try next.map { (e) throws(StorageError) in try decode(e) }
-            if let f, f.holds(b) { return (true, nil, nil) }
+            if let f, f.holds(b) { return (true, nil, nil, false) }
             let extendsBefore = f.map { $0.first &+ $0.count == b && $0.objectKey &+ Int64($0.count) == objectKey } ?? false
             let continuesInto = n.map { b &+ 1 == $0.first && objectKey &+ 1 == $0.objectKey } ?? false
-            return (false, extendsBefore ? f : nil, continuesInto ? n : nil)
+            return (false, extendsBefore ? f : nil, continuesInto ? n : nil, n == nil)
         }
-        if taken { return false }
+        if taken { return (nil, false) }
+        let range: PrimaryKeyRange
         switch (before, after) {
         case (let f?, let n?):
             _ = try tree.remove(n.first)
-            _ = try tree.put(f.first, value(objectKey: f.objectKey, count: f.count + 1 + n.count))
+            range = PrimaryKeyRange(first: f.first, objectKey: f.objectKey, count: f.count + 1 + n.count)
         case (let f?, nil):
-            _ = try tree.put(f.first, value(objectKey: f.objectKey, count: f.count + 1))
+            range = PrimaryKeyRange(first: f.first, objectKey: f.objectKey, count: f.count + 1)
         case (nil, let n?):
             _ = try tree.remove(n.first)
-            _ = try tree.put(b, value(objectKey: objectKey, count: n.count + 1))
+            range = PrimaryKeyRange(first: b, objectKey: objectKey, count: n.count + 1)
         case (nil, nil):
-            _ = try tree.put(b, value(objectKey: objectKey, count: 1))
+            range = PrimaryKeyRange(first: b, objectKey: objectKey, count: 1)
         }
-        return true
+        _ = try tree.put(range.first, value(objectKey: range.objectKey, count: range.count))
+        return (range, isLast)
     }
 
     /// Takes biased key `b` out of its range, shortening or splitting it.
@@ -137,27 +140,50 @@ extension ObjectSchema {
 }
 
 extension ObjectStore {
-    /// The primary-key index of `cls`. An index with pages keeps the form it was written in;
-    /// a new one maps ranges when the key is a required int.
+    /// The primary-key index of `cls`, its open range written in. An index with pages keeps
+    /// the form it was written in; a new one maps ranges when the key is a required int.
     func primaryKeyTree(_ cls: ObjectSchema) throws(CoveError) -> BTree<TransactionPages> {
-        let key = try table(forCreate: cls).primaryKeyTreeKey
-        let wanted: BTreeKeyKind = cls.hasRangePrimaryKey ? .u64 : .bytes
-        let t = try tree(key, emptyKind: wanted)
-        if t.isEmpty && t.keyKind != wanted {
+        let t = try table(forCreate: cls)
+        try closePrimaryKeyRange(t)
+        return try storedPrimaryKeyTree(t)
+    }
+
+    /// The index as the tree holds it (without the open range's growth).
+    private func storedPrimaryKeyTree(_ t: Table) throws(CoveError) -> BTree<TransactionPages> {
+        let wanted: BTreeKeyKind = t.cls.hasRangePrimaryKey ? .u64 : .bytes
+        let tree = try tree(t.primaryKeyTreeKey, emptyKind: wanted)
+        if tree.isEmpty && tree.keyKind != wanted {
             // Emptied in this transaction (a migration rebuilding it for a new key type).
-            resetEmptyTree(key, kind: wanted)
-            return try tree(key)
+            resetEmptyTree(t.primaryKeyTreeKey, kind: wanted)
+            return try self.tree(t.primaryKeyTreeKey)
         }
-        return t
+        return tree
     }
 
     private func editPrimaryKeyTree<R>(_ cls: ObjectSchema, _ body: (inout BTree<TransactionPages>) throws(StorageError) -> R) throws(CoveError) -> R {
+        let t = try table(forCreate: cls)
         _ = try primaryKeyTree(cls)
         var result: R?
-        try editTree(try table(forCreate: cls).primaryKeyTreeKey) { (t) throws(StorageError) in
-            result = try body(&t)
+        try editTree(t.primaryKeyTreeKey) { (tree) throws(StorageError) in
+            result = try body(&tree)
         }
         return result!
+    }
+
+    /// Writes the open range's length into the tree and stops growing it in memory.
+    func closePrimaryKeyRange(_ t: Table) throws(CoveError) {
+        guard let open = t.openRange else { return }
+        t.openRange = nil
+        if open.count == t.openRangeStoredCount { return }
+        try editTree(t.primaryKeyTreeKey) { (tree) throws(StorageError) in
+            _ = try tree.put(open.first, PrimaryKeyRanges.value(objectKey: open.objectKey, count: open.count))
+        }
+    }
+
+    /// Frees the class's primary-key index (an open range is dropped with it).
+    func dropPrimaryKeyIndex(_ t: Table) throws(CoveError) {
+        t.openRange = nil
+        try dropTree(t.primaryKeyTreeKey)
     }
 
     func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
@@ -165,7 +191,14 @@ extension ObjectStore {
             throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
         }
         let normalized = try checkPrimaryKey(primaryKey, pk, cls)
-        let t = try primaryKeyTree(cls)
+        let table = try table(forCreate: cls)
+        if case .int(let i) = normalized, let open = table.openRange {
+            // The open range is the last: a key at or past its start is in it or nowhere; one
+            // before it is in the tree, whose entry for the open range does not reach it.
+            let b = PrimaryKeyRanges.key(i)
+            if b >= open.first { return open.holds(b) ? open.objectKey + Int64(b - open.first) : nil }
+        }
+        let t = try storedPrimaryKeyTree(table)
         do {
             if t.keyKind == .u64 {
                 guard case .int(let i) = normalized else { return nil }
@@ -200,9 +233,27 @@ extension ObjectStore {
     /// Files `objectKey` under `value` in the primary-key index unless the value is taken.
     /// - Returns: false when another object has the value (nothing changed).
     func insertPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
+        let table = try table(forCreate: cls)
+        if case .int(let i) = value, let open = table.openRange {
+            // Ids handed out by a counter: the next id for the next object key grows the open
+            // range in memory (nothing is past it, so the id is free).
+            let b = PrimaryKeyRanges.key(i)
+            let (end, wrapped) = open.first.addingReportingOverflow(open.count)
+            if b == end && !wrapped && objectKey == open.objectKey + Int64(open.count) {
+                table.openRange?.count += 1
+                return true
+            }
+            if open.holds(b) { return false }
+        }
         if try primaryKeyTree(cls).keyKind == .u64 {
             let b = try rangeKey(value, cls)
-            return try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try PrimaryKeyRanges.insert(&t, b, objectKey) }
+            let placed = try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try PrimaryKeyRanges.insert(&t, b, objectKey) }
+            guard let range = placed.range else { return false }
+            if placed.isLast {
+                table.openRange = range
+                table.openRangeStoredCount = range.count
+            }
+            return true
         }
         let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
         return try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try t.insert(value.indexKey(), bytes) }

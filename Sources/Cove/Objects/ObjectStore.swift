@@ -40,6 +40,11 @@ final class ObjectStore {
         static let pendingLimit = 2048
         /// The catalog key of the class's primary-key index.
         let primaryKeyTreeKey: [UInt8]
+        /// The last range of a range primary-key index while objects created with the next id
+        /// and the next object key grow it in memory (`ObjectStore+PrimaryKey.swift`); the
+        /// tree holds it with `openRangeStoredCount` keys until it is closed.
+        var openRange: PrimaryKeyRange?
+        var openRangeStoredCount: UInt64 = 0
 
         func writePending() throws(CoveError) {
             if pending.isEmpty { return }
@@ -549,7 +554,10 @@ final class ObjectStore {
     /// Writes every changed table and tree root into the catalog and returns the catalog's root,
     /// for the write transaction to commit.
     func flush() throws(CoveError) -> TreeRoot {
-        for t in tables.values { try t.writePending() }
+        for t in tables.values {
+            try t.writePending()
+            try closePrimaryKeyRange(t)
+        }
         do {
             for t in tables.values where t.dirty {
                 t.entry.root = t.tree.root
@@ -597,7 +605,7 @@ final class ObjectStore {
                     // A primary key of a new shape: the index files the old values, in the form
                     // of the old type. It starts again empty, in the form of the new one, and
                     // the migration rebuilds it once the callback has set the new values.
-                    try dropTree(t.primaryKeyTreeKey)
+                    try dropPrimaryKeyIndex(t)
                 }
             }
             t.dirty = true
