@@ -3,6 +3,8 @@
 //
 //   1M objects inserted in one write transaction (SQLite: one transaction, a prepared INSERT)
 //   1M random primary-key lookups reading all four fields
+//   the same two on a second file whose objects were created in shuffled id order (ids not
+//   handed out by a counter: Cove's int primary-key index then holds one entry per object)
 //   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL)
 //   the file size after the bulk load
 //   queries, after an index on age is added: a two-predicate scan counting its matches (and a
@@ -35,6 +37,16 @@ struct Results {
     /// equality returning ids, a sorted top-1000 by name, an IN of 40,000 ids.
     var scan: UInt64 = 0, indexed: UInt64 = 0, top: UInt64 = 0, inList: UInt64 = 0
     var scanCount = 0, indexedCount = 0
+    /// The load and the lookups again, ids created in shuffled order.
+    var shuffledInsert: UInt64 = 0, shuffledLookup: UInt64 = 0, shuffledSize = 0
+}
+
+/// The ids 0..<objects in a fixed shuffled order.
+func shuffledIds() -> [Int] {
+    var rng = SeededRandom(seed: 99)
+    var ids = Array(0..<objects)
+    ids.shuffle(using: &rng)
+    return ids
 }
 
 /// The best of `runs` timings of `body` (queries are read-only, so repeats measure the same work).
@@ -97,6 +109,33 @@ func runCove(_ dir: String) throws -> Results {
         let args = [QueryArgument.list(inIds.map { .int($0) })]
         r.inList = try best { _ = try people.filter("id IN $0", args).count() }
     }
+    // The same load and lookups with ids created in shuffled order.
+    do {
+        let shuffledPath = "\(dir)/shuffled.cove"
+        let realm = try Realm(configuration: .init(path: shuffledPath, schema: schema, schemaVersion: 1))
+        defer { realm.close() }
+        let ids = shuffledIds()
+        let start = now()
+        try realm.write {
+            for i in ids {
+                try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
+                    ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
+                ])
+            }
+        }
+        r.shuffledInsert = now() - start
+        r.shuffledSize = fileSize(shuffledPath)
+        var checksum = 0
+        let t0 = now()
+        for k in lookupOrder() {
+            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
+            if case .int(let id) = try p["id"], case .string(let name) = try p["name"], case .int(let age) = try p["age"], case .double(let score) = try p["score"] {
+                checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
+            }
+        }
+        r.shuffledLookup = now() - t0
+        if checksum == 42 { print("") }
+    }
     // Durable single-object commits on a fresh file.
     let commitPath = "\(dir)/commits.cove"
     let realm = try Realm(configuration: .init(path: commitPath, schema: schema, schemaVersion: 1))
@@ -143,6 +182,28 @@ final class SQLite {
         return stmt
     }
 
+    /// The random primary-key lookups reading all four fields; returns the time they took.
+    func lookups() throws -> UInt64 {
+        let select = try prepare("SELECT id, name, age, score FROM person WHERE id = ?")
+        defer { sqlite3_finalize(select) }
+        let order = lookupOrder()
+        var checksum = 0
+        let t0 = now()
+        for k in order {
+            sqlite3_bind_int64(select, 1, k)
+            guard sqlite3_step(select) == SQLITE_ROW else { throw fail("lookup \(k)") }
+            let id = sqlite3_column_int64(select, 0)
+            let name = String(cString: sqlite3_column_text(select, 1))
+            let age = sqlite3_column_int64(select, 2)
+            let score = sqlite3_column_double(select, 3)
+            checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
+            sqlite3_reset(select)
+        }
+        let elapsed = now() - t0
+        if checksum == 42 { print("") }
+        return elapsed
+    }
+
     func insert(_ stmt: OpaquePointer?, _ i: Int, score: Double) throws {
         sqlite3_bind_int64(stmt, 1, Int64(i))
         let name = names[i % names.count]
@@ -172,23 +233,7 @@ func runSQLite(_ dir: String) throws -> Results {
         try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
         r.size = fileSize(path) + fileSize(path + "-wal")
 
-        let select = try db.prepare("SELECT id, name, age, score FROM person WHERE id = ?")
-        defer { sqlite3_finalize(select) }
-        let order = lookupOrder()
-        var checksum = 0
-        let t0 = now()
-        for k in order {
-            sqlite3_bind_int64(select, 1, k)
-            guard sqlite3_step(select) == SQLITE_ROW else { throw db.fail("lookup \(k)") }
-            let id = sqlite3_column_int64(select, 0)
-            let name = String(cString: sqlite3_column_text(select, 1))
-            let age = sqlite3_column_int64(select, 2)
-            let score = sqlite3_column_double(select, 3)
-            checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
-            sqlite3_reset(select)
-        }
-        r.lookup = now() - t0
-        if checksum == 42 { print("") }
+        r.lookup = try db.lookups()
         try db.exec("CREATE INDEX person_age ON person(age)")
         func count(_ sql: String) throws -> Int {
             let stmt = try db.prepare(sql)
@@ -207,6 +252,21 @@ func runSQLite(_ dir: String) throws -> Results {
         r.top = try best(1) { _ = try count("SELECT id FROM person ORDER BY name LIMIT 1000") }
         let inSQL = "SELECT count(*) FROM person WHERE id IN (" + inIds.map(String.init).joined(separator: ",") + ")"
         r.inList = try best { _ = try count(inSQL) }
+    }
+    do {
+        let path = "\(dir)/shuffled.db"
+        let db = try SQLite(path)
+        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(insert) }
+        let ids = shuffledIds()
+        let start = now()
+        try db.exec("BEGIN")
+        for i in ids { try db.insert(insert, i, score: Double(i) * 0.5) }
+        try db.exec("COMMIT")
+        r.shuffledInsert = now() - start
+        try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+        r.shuffledSize = fileSize(path) + fileSize(path + "-wal")
+        r.shuffledLookup = try db.lookups()
     }
     let db = try SQLite("\(dir)/commits.db")
     let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
@@ -252,6 +312,9 @@ row("\(objects) objects inserted in one write (per object)", Double(cove.insert)
 row("\(lookups) random primary-key lookups, 4 fields (per lookup)", Double(cove.lookup) / l, Double(sqlite.lookup) / l, "ns", 0)
 row("\(commits) single-object durable commits (per commit)", Double(cove.commit) / c / 1000, Double(sqlite.commit) / c / 1000, "µs", 1)
 row("File size after the bulk load", Double(cove.size) / 1_048_576, Double(sqlite.size) / 1_048_576, "MiB", 1)
+row("… ids created in shuffled order: insert (per object)", Double(cove.shuffledInsert) / n, Double(sqlite.shuffledInsert) / n, "ns", 0)
+row("… ids created in shuffled order: lookup (per lookup)", Double(cove.shuffledLookup) / l, Double(sqlite.shuffledLookup) / l, "ns", 0)
+row("… ids created in shuffled order: file size", Double(cove.shuffledSize) / 1_048_576, Double(sqlite.shuffledSize) / 1_048_576, "MiB", 1)
 if cove.scanCount != sqlite.scanCount || cove.indexedCount != sqlite.indexedCount {
     FileHandleErr.print("MISMATCH: scan \(cove.scanCount) vs \(sqlite.scanCount), indexed \(cove.indexedCount) vs \(sqlite.indexedCount)")
 }
