@@ -167,7 +167,8 @@ extension ObjectStore {
         try editTree(t.primaryKeyTreeKey) { (tree) throws(StorageError) in
             result = try body(&tree)
         }
-        return result!
+        guard let result else { throw CoveError(.internal, "the primary-key index of class '\(cls.className)' was not edited") }
+        return result
     }
 
     /// Writes the open range's length into the tree and stops growing it in memory.
