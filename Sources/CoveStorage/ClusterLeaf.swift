@@ -267,7 +267,7 @@ struct ClusterLeaf {
         if key > last { return (n, false) }
         var lo = 0
         var hi = n
-        if key &- first < UInt64(n) { hi = Int(key &- first) }
+        if d < UInt64(n) { hi = Int(d) }
         if last &- key < UInt64(n) { lo = Swift.max(lo, n &- 1 &- Int(last &- key)) }
         while lo < hi {
             let mid = (lo &+ hi) &>> 1

@@ -132,10 +132,11 @@ enum PrimaryKeyRanges {
 }
 
 extension ObjectSchema {
-    /// Whether the primary-key index of this class maps ranges: a required int primary key.
-    var hasRangePrimaryKey: Bool {
-        guard let pk = primaryKeyProperty else { return false }
-        return pk.type == .int && !pk.isOptional
+    /// The form a new primary-key index of this class takes: ranges (UInt64 keys) for a
+    /// required int primary key, one byte-keyed entry per object otherwise.
+    var primaryKeyIndexKind: BTreeKeyKind {
+        guard let pk = primaryKeyProperty, pk.type == .int, !pk.isOptional else { return .bytes }
+        return .u64
     }
 }
 
@@ -150,24 +151,17 @@ extension ObjectStore {
 
     /// The index as the tree holds it (without the open range's growth).
     private func storedPrimaryKeyTree(_ t: Table) throws(CoveError) -> BTree<TransactionPages> {
-        let wanted: BTreeKeyKind = t.cls.hasRangePrimaryKey ? .u64 : .bytes
-        let tree = try tree(t.primaryKeyTreeKey, emptyKind: wanted)
-        if tree.isEmpty && tree.keyKind != wanted {
-            // Emptied in this transaction (a migration rebuilding it for a new key type).
-            resetEmptyTree(t.primaryKeyTreeKey, kind: wanted)
-            return try self.tree(t.primaryKeyTreeKey)
-        }
-        return tree
+        try tree(t.primaryKeyTreeKey, emptyKind: t.cls.primaryKeyIndexKind)
     }
 
-    private func editPrimaryKeyTree<R>(_ cls: ObjectSchema, _ body: (inout BTree<TransactionPages>) throws(StorageError) -> R) throws(CoveError) -> R {
-        let t = try table(forCreate: cls)
-        _ = try primaryKeyTree(cls)
+    /// Edits the index of `t`, which `primaryKeyTree` has just read (open range closed, the
+    /// tree in this transaction's cache in its form).
+    private func editPrimaryKeyTree<R>(_ t: Table, _ body: (inout BTree<TransactionPages>) throws(StorageError) -> R) throws(CoveError) -> R {
         var result: R?
         try editTree(t.primaryKeyTreeKey) { (tree) throws(StorageError) in
             result = try body(&tree)
         }
-        guard let result else { throw CoveError(.internal, "the primary-key index of class '\(cls.className)' was not edited") }
+        guard let result else { throw CoveError(.internal, "the primary-key index of class '\(t.cls.className)' was not edited") }
         return result
     }
 
@@ -181,10 +175,12 @@ extension ObjectStore {
         }
     }
 
-    /// Frees the class's primary-key index (an open range is dropped with it).
+    /// Frees the class's primary-key index (an open range is dropped with it). What is filed
+    /// next goes in the form of the class's key, which a migration may have changed.
     func dropPrimaryKeyIndex(_ t: Table) throws(CoveError) {
         t.openRange = nil
         try dropTree(t.primaryKeyTreeKey)
+        resetEmptyTree(t.primaryKeyTreeKey, kind: t.cls.primaryKeyIndexKind)
     }
 
     func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
@@ -248,7 +244,7 @@ extension ObjectStore {
         }
         if try primaryKeyTree(cls).keyKind == .u64 {
             let b = try rangeKey(value, cls)
-            let placed = try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try PrimaryKeyRanges.insert(&t, b, objectKey) }
+            let placed = try editPrimaryKeyTree(table) { (t) throws(StorageError) in try PrimaryKeyRanges.insert(&t, b, objectKey) }
             guard let range = placed.range else { return false }
             if placed.isLast {
                 table.openRange = range
@@ -257,30 +253,32 @@ extension ObjectStore {
             return true
         }
         let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
-        return try editPrimaryKeyTree(cls) { (t) throws(StorageError) in try t.insert(value.indexKey(), bytes) }
+        return try editPrimaryKeyTree(table) { (t) throws(StorageError) in try t.insert(value.indexKey(), bytes) }
     }
 
     /// Files `objectKey` under `value`, replacing what the value was filed under.
     func indexPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) {
+        let table = try table(forCreate: cls)
         if try primaryKeyTree(cls).keyKind == .u64 {
             let b = try rangeKey(value, cls)
-            try editPrimaryKeyTree(cls) { (t) throws(StorageError) in
+            try editPrimaryKeyTree(table) { (t) throws(StorageError) in
                 _ = try PrimaryKeyRanges.remove(&t, b)
                 _ = try PrimaryKeyRanges.insert(&t, b, objectKey)
             }
             return
         }
         let bytes = withUnsafeBytes(of: objectKey.littleEndian) { Array($0) }
-        try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try t.put(value.indexKey(), bytes) }
+        try editPrimaryKeyTree(table) { (t) throws(StorageError) in _ = try t.put(value.indexKey(), bytes) }
     }
 
     func unindexPrimaryKey(_ cls: ObjectSchema, _ value: Value) throws(CoveError) {
+        let table = try table(forCreate: cls)
         if try primaryKeyTree(cls).keyKind == .u64 {
             let b = try rangeKey(value, cls)
-            try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try PrimaryKeyRanges.remove(&t, b) }
+            try editPrimaryKeyTree(table) { (t) throws(StorageError) in _ = try PrimaryKeyRanges.remove(&t, b) }
             return
         }
-        try editPrimaryKeyTree(cls) { (t) throws(StorageError) in _ = try t.remove(value.indexKey()) }
+        try editPrimaryKeyTree(table) { (t) throws(StorageError) in _ = try t.remove(value.indexKey()) }
     }
 
     /// How many objects the primary-key index of `cls` files (for verify): its entries, or
