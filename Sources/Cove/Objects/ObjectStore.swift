@@ -145,10 +145,6 @@ final class ObjectStore {
     }
 
     func column(_ property: Property, in table: Table) throws(CoveError) -> Int {
-        // A class has few columns: comparing keys in order beats hashing one.
-        if let key = property.key, table.entry.columns.count <= 16 {
-            for (i, c) in table.entry.columns.enumerated() where c.property == key { return i }
-        }
         guard let key = property.key, let c = table.columnOfProperty[key] else {
             throw CoveError(.internal, "property '\(property.name)' of class '\(table.cls.className)' has no column")
         }
