@@ -147,7 +147,8 @@ struct ClusterRows {
             while end < count && end &- start < ClusterLayout.maxObjects {
                 // The page with object `end` added, measured exactly as `encode` lays it out.
                 let n = end &- start &+ 1
-                var p = ClusterLayout.keysOffset(columns: c) &+ 8 &* n
+                let keyWidth = ClusterLayout.keyWidth(maxDelta: keys[end] &- keys[start] &- UInt64(n &- 1))
+                var p = ClusterLayout.keysOffset(columns: c) &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
                 var rowHeap = 0
                 for j in 0..<c {
                     let cell = columns[j][end]
@@ -200,11 +201,26 @@ struct ClusterRows {
         page.storeBytes(of: PageType.clusterLeaf.rawValue, toByteOffset: PageHeader.typeOffset, as: UInt8.self)
         page.storeBytes(of: UInt16(n).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
         page.storeBytes(of: UInt16(c).littleEndian, toByteOffset: ClusterLayout.columnCountOffset, as: UInt16.self)
+        // Stepped keys: key k is base + k + delta k, the deltas ascending from 0.
         let keysOffset = ClusterLayout.keysOffset(columns: c)
-        for (k, i) in range.enumerated() {
-            page.storeBytes(of: keys[i].littleEndian, toByteOffset: keysOffset &+ 8 &* k, as: UInt64.self)
+        let keyBase = keys[range.lowerBound]
+        let keyWidth = ClusterLayout.keyWidth(maxDelta: keys[range.upperBound &- 1] &- keyBase &- UInt64(n &- 1))
+        page.storeBytes(of: ClusterLayout.steppedKeys, toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self)
+        page.storeBytes(of: UInt8(keyWidth), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)
+        page.storeBytes(of: keyBase.littleEndian, toByteOffset: keysOffset, as: UInt64.self)
+        let deltas = keysOffset &+ 8
+        if keyWidth > 0 {
+            for (k, i) in range.enumerated() {
+                let delta = keys[i] &- keyBase &- UInt64(k)
+                switch keyWidth {
+                case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: deltas &+ k, as: UInt8.self)
+                case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: deltas &+ 2 &* k, as: UInt16.self)
+                case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: deltas &+ 4 &* k, as: UInt32.self)
+                default: page.storeBytes(of: delta.littleEndian, toByteOffset: deltas &+ 8 &* k, as: UInt64.self)
+                }
+            }
         }
-        var p = keysOffset &+ 8 &* n
+        var p = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
         var heap = pageSize
         let bitmap = ClusterLayout.bitmapBytes(n)
         @inline(__always) func setBit(_ offset: Int, _ k: Int) {

@@ -84,11 +84,13 @@ public enum CellValue: Sendable, Hashable {
 ///     16     2    heapStart: lowest heap byte; the heap fills [heapStart, pageSize)
 ///     18     2    heap garbage bytes (0: pages are always written whole)
 ///     20     2    column count c (may be less than the table's: later columns read defaults)
-///     22     2    zero
+///     22     1    key encoding: 0 plain (8n), 1 stepped (base, then n deltas of w bytes)
+///     23     1    key delta width w (0, 1, 2, 4 or 8; 0 for plain keys)
 ///     24     4    schema layout id (0; reserved for the object layer)
 ///     28     4    zero
 ///     32     4c   directory: u16 column offset, u8 encoding, u8 flags (bit 0: null bitmap)
-///     align8 8n   object keys, ascending
+///     align8 8n   object keys, ascending: plain 8n, or stepped: a u64 base and n deltas of
+///                 w bytes, key i being base + i + delta i (consecutive keys: w = 0, 8 bytes)
 ///     ...         columns, each 8-aligned: [null bitmap ceil(n/8)] values
 ///     heapStart   string and binary bytes, overflow references
 ///
@@ -101,6 +103,12 @@ enum ClusterLayout {
     @inlinable static var heapStartOffset: Int { 16 }
     @inlinable static var garbageOffset: Int { 18 }
     @inlinable static var columnCountOffset: Int { 20 }
+    @inlinable static var keyEncodingOffset: Int { 22 }
+    @inlinable static var keyWidthOffset: Int { 23 }
+    /// Key encodings: every key in 8 bytes (pages written before stepped keys), or a base and
+    /// per-object deltas over `base + i`.
+    @inlinable static var plainKeys: UInt8 { 0 }
+    @inlinable static var steppedKeys: UInt8 { 1 }
     @inlinable static var layoutIdOffset: Int { 24 }
     @inlinable static var directoryOffset: Int { 32 }
     /// The keys alone bound a page to this many objects.
@@ -118,6 +126,16 @@ enum ClusterLayout {
     /// Where the keys start in a page of `columns` columns.
     @inlinable
     static func keysOffset(columns: Int) -> Int { align8(directoryOffset &+ 4 &* columns) }
+
+    /// The delta width of stepped keys whose largest delta (`last - first - (n - 1)`) is `d`.
+    @inlinable
+    static func keyWidth(maxDelta d: UInt64) -> Int {
+        d == 0 ? 0 : d <= 0xFF ? 1 : d <= 0xFFFF ? 2 : d <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    /// Bytes of `n` stepped keys with deltas of `width` bytes.
+    @inlinable
+    static func steppedKeysSize(_ n: Int, width: Int) -> Int { 8 &+ width &* n }
 
     /// Bytes of a bitmap of `n` bits.
     @inlinable
@@ -177,10 +195,10 @@ enum ClusterLayout {
         }
     }
 
-    /// Upper bound on a page's bytes outside keys, values and heap: header, directory and, per
-    /// column, an int base (8), alignment (7) and the rounding of two bitmaps (2).
+    /// Upper bound on a page's bytes outside keys, values and heap: header, directory, the key
+    /// base (8) and, per column, an int base (8), alignment (7) and the rounding of two bitmaps (2).
     @inlinable
-    static func overhead(columns: Int) -> Int { keysOffset(columns: columns) &+ 17 &* columns }
+    static func overhead(columns: Int) -> Int { keysOffset(columns: columns) &+ 8 &+ 17 &* columns }
 }
 
 // MARK: - Reading one page
@@ -198,6 +216,14 @@ struct ClusterLeaf {
     @usableFromInline let columnCount: Int
     @usableFromInline let heapStart: Int
     @usableFromInline let keysOffset: Int
+    /// Key `i` is `keyBase + keyStep * i` plus its delta of `keyWidth` bytes at `keyDeltas`:
+    /// plain keys are base 0, step 0, width 8 at `keysOffset`.
+    @usableFromInline let keyBase: UInt64
+    @usableFromInline let keyStep: UInt64
+    @usableFromInline let keyWidth: Int
+    @usableFromInline let keyDeltas: Int
+    /// Where the keys end (the columns start at or after it).
+    @usableFromInline let keysEnd: Int
 
     /// Decodes and checks the page at `base` of a table whose columns are `specs`.
     /// - Complexity: O(c) for c columns.
@@ -217,10 +243,21 @@ struct ClusterLeaf {
             throw ClusterLeaf.fault(pgno, "has \(c) columns, the table \(specs.count)")
         }
         let keysOffset = ClusterLayout.keysOffset(columns: c)
-        guard heapStart <= pageSize, keysOffset &+ 8 &* n <= heapStart, garbage <= pageSize &- heapStart else {
+        let keyEncoding = base.load(fromByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self)
+        let keyWidth = Int(base.load(fromByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self))
+        let keysEnd: Int
+        switch (keyEncoding, keyWidth) {
+        case (ClusterLayout.plainKeys, 0):
+            keysEnd = keysOffset &+ 8 &* n
+        case (ClusterLayout.steppedKeys, 0), (ClusterLayout.steppedKeys, 1), (ClusterLayout.steppedKeys, 2),
+             (ClusterLayout.steppedKeys, 4), (ClusterLayout.steppedKeys, 8):
+            keysEnd = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
+        default:
+            throw ClusterLeaf.fault(pgno, "key encoding \(keyEncoding) width \(keyWidth) is not one this version writes")
+        }
+        guard heapStart <= pageSize, keysEnd <= heapStart, garbage <= pageSize &- heapStart else {
             throw ClusterLeaf.fault(pgno, "heap starts at \(heapStart) (garbage \(garbage)), which does not fit \(n) keys and \(c) columns")
         }
-        let keysEnd = keysOffset &+ 8 &* n
         for j in 0..<c {
             let d = ClusterLayout.directoryOffset &+ 4 &* j
             let off = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: d, as: UInt16.self)))
@@ -240,12 +277,32 @@ struct ClusterLeaf {
         self.columnCount = c
         self.heapStart = heapStart
         self.keysOffset = keysOffset
+        self.keysEnd = keysEnd
+        if keyEncoding == ClusterLayout.steppedKeys {
+            keyBase = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: keysOffset, as: UInt64.self))
+            keyStep = 1
+            self.keyWidth = keyWidth
+            keyDeltas = keysOffset &+ 8
+        } else {
+            keyBase = 0
+            keyStep = 0
+            self.keyWidth = 8
+            keyDeltas = keysOffset
+        }
     }
 
     /// The key of object `i` (`0 <= i < count`).
     @inlinable @inline(__always)
     func key(_ i: Int) -> UInt64 {
-        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: keysOffset &+ 8 &* i, as: UInt64.self))
+        let delta: UInt64
+        switch keyWidth {
+        case 0: delta = 0
+        case 1: delta = UInt64(base.load(fromByteOffset: keyDeltas &+ i, as: UInt8.self))
+        case 2: delta = UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: keyDeltas &+ 2 &* i, as: UInt16.self)))
+        case 4: delta = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: keyDeltas &+ 4 &* i, as: UInt32.self)))
+        default: delta = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: keyDeltas &+ 8 &* i, as: UInt64.self))
+        }
+        return keyBase &+ keyStep &* UInt64(truncatingIfNeeded: i) &+ delta
     }
 
     /// The first index whose key is >= `key`, and whether it equals `key`.
@@ -302,7 +359,7 @@ struct ClusterLeaf {
             let last = Swift.min(end, pageSize)
             if last > first { prefetchLines(base + first, (last &- first &+ 63) &>> 6) }
         }
-        if plan.keys { lines(keysOffset, keysOffset &+ 8 &* count) }
+        if plan.keys { lines(keysOffset, keysEnd) }
         var heap = false
         for j in plan.columns where j < columnCount {
             let bitmap = hasNullBitmap(j) ? ClusterLayout.bitmapBytes(count) : 0

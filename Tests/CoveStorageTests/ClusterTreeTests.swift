@@ -303,6 +303,67 @@ final class ClusterTreeTests: XCTestCase {
         }
     }
 
+    /// Keys are written stepped, at the narrowest delta width their gaps allow, and pages of
+    /// plain 8-byte keys (as files written before stepped keys hold) still read and verify,
+    /// and are written stepped when edited.
+    func testKeyEncodings() throws {
+        for (gap, width) in [(UInt64(1), 0), (2, 2), (300, 4), (1 << 20, 4), (1 << 40, 8)] {
+            let store = MemoryPageStore()
+            var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string)])
+            let keys = (0..<2000 as Range<UInt64>).map { 7 + $0 * gap }
+            try table.append(keys.map { (key: $0, values: [.int(Int64(bitPattern: $0)), .bytes(Array("k\($0)".utf8))]) })
+            store.commit()
+            try table.verify()
+            var pages: [PageNumber] = []
+            try table.index.forEach(from: nil) { (k: UInt64, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                pages.append(try ClusterRef(key: k, v).page.pgno)
+                return true
+            }
+            let first = try store.page(pages[0])
+            XCTAssertEqual(first.load(fromByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self), ClusterLayout.steppedKeys)
+            // Deltas grow by gap - 1 per object: the last one sets the width.
+            let n = UInt64(try ClusterLeaf(first, pgno: pages[0], specs: table.specs).count)
+            XCTAssertEqual(Int(first.load(fromByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)), width, "gap \(gap)")
+            XCTAssertEqual(width, ClusterLayout.keyWidth(maxDelta: (n - 1) * (gap - 1)), "gap \(gap)")
+            func checkAll(_ present: Set<UInt64>) throws {
+                try table.verify()
+                for k in keys {
+                    let at = try table.locate(k)
+                    XCTAssertEqual(at != nil, present.contains(k), "gap \(gap) key \(k)")
+                    if at != nil { XCTAssertEqual(try table.get(k, column: 0), .int(Int64(bitPattern: k))) }
+                    if gap > 1 { XCTAssertNil(try table.locate(k + 1)) }
+                }
+            }
+            try checkAll(Set(keys))
+            // With 8-byte deltas, every page rewritten in the plain form: the n keys where the
+            // stepped base and deltas were (8 bytes fewer, so the columns stay where they are).
+            guard width == 8 else { continue }
+            let c = 2
+            for pgno in pages {
+                let leaf = try ClusterLeaf(try store.page(pgno), pgno: pgno, specs: table.specs)
+                let plain = (0..<leaf.count).map { leaf.key($0) }
+                store.tamper(pgno) { p in
+                    for (i, k) in plain.enumerated() {
+                        p.storeBytes(of: k.littleEndian, toByteOffset: ClusterLayout.keysOffset(columns: c) + 8 * i, as: UInt64.self)
+                    }
+                    p.storeBytes(of: ClusterLayout.plainKeys, toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self)
+                    p.storeBytes(of: UInt8(0), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)
+                }
+            }
+            try checkAll(Set(keys))
+            // An edit of a plain page writes it stepped again.
+            XCTAssertTrue(try table.remove(keys[1]))
+            try checkAll(Set(keys).subtracting([keys[1]]))
+            var firstRef: ClusterRef?
+            try table.index.forEach(from: nil) { (k: UInt64, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                firstRef = try ClusterRef(key: k, v)
+                return false
+            }
+            let edited = try store.page(try XCTUnwrap(firstRef).page.pgno)
+            XCTAssertEqual(edited.load(fromByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self), ClusterLayout.steppedKeys)
+        }
+    }
+
     func testBatchAppendsMatchSingleInserts() throws {
         var rng = SeededRandom(seed: 77)
         let store = MemoryPageStore()
@@ -394,7 +455,19 @@ final class ClusterTreeTests: XCTestCase {
         expectCorrupt("a heap start past the page") { $0.storeBytes(of: UInt16(5000), toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self) }
         expectCorrupt("a column outside the page") { $0.storeBytes(of: UInt16(4090), toByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self) }
         expectCorrupt("a bad encoding") { $0.storeBytes(of: UInt8(0x23), toByteOffset: ClusterLayout.directoryOffset + 2, as: UInt8.self) }
-        expectCorrupt("keys out of order") { $0.storeBytes(of: UInt64.max, toByteOffset: keysOffset + 8, as: UInt64.self) }
+        // The victim's keys are consecutive: stepped, width 0, the base alone.
+        XCTAssertEqual(original[ClusterLayout.keyEncodingOffset], ClusterLayout.steppedKeys)
+        XCTAssertEqual(original[ClusterLayout.keyWidthOffset], 0)
+        expectCorrupt("keys out of order") { $0.storeBytes(of: UInt64.max, toByteOffset: keysOffset, as: UInt64.self) }
+        expectCorrupt("an unknown key encoding") { $0.storeBytes(of: UInt8(2), toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self) }
+        expectCorrupt("a key width that is none") { $0.storeBytes(of: UInt8(3), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self) }
+        expectCorrupt("key deltas that fall") { p in
+            // Width 1 over the first column's bytes: whatever they hold, 8 bytes of deltas
+            // that are not all equal put some key at or below the one before it.
+            p.storeBytes(of: UInt8(1), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)
+            for i in 0..<8 { p.storeBytes(of: UInt8(i % 2 == 0 ? 9 : 0), toByteOffset: keysOffset + 8 + i, as: UInt8.self) }
+        }
+        expectCorrupt("plain keys running into the columns") { $0.storeBytes(of: UInt8(0), toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self) }
         expectCorrupt("a string past the heap") { p in
             let col = Int(p.load(fromByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self))
             p.storeBytes(of: UInt16(4090), toByteOffset: col, as: UInt16.self)
