@@ -10,44 +10,12 @@ extension ClusterTree {
     /// Refuses a schema whose widest possible object (every byte value inline up to the size of
     /// an overflow reference) would not fit a page alone.
     func checkLayout(_ specs: [ColumnSpec]) throws(StorageError) {
-        var bits = 64
-        for spec in specs {
-            bits &+= ClusterLayout.fixedBits(spec) &+ (spec.kind.isBytes ? 8 &* ClusterLayout.overflowRefSize : 0)
-        }
-        guard specs.count <= 0xFFFF, ClusterLayout.overhead(columns: specs.count) &* 8 &+ bits <= pageSize &* 8 else {
-            throw .invalidArgument("a table of \(specs.count) columns is too wide: one object of it would not fit a page")
-        }
-    }
-
-    func describe(_ value: CellValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bool(let b): return "bool \(b)"
-        case .int(let i): return "int \(i)"
-        case .float(let f): return "float \(f)"
-        case .double(let d): return "double \(d)"
-        case .timestamp(let s, let ns): return "timestamp \(s)s \(ns)ns"
-        case .bytes16: return "16 bytes (decimal128 or uuid)"
-        case .bytes12: return "12 bytes (objectId)"
-        case .link(let k): return "link to \(k)"
-        case .bytes(let b): return "\(b.count) bytes"
-        case .root: return "a collection root"
-        }
+        try ClusterLayout.checkWidth(specs)
     }
 
     /// Checks that `value` may be stored in column `j`.
     func validate(_ value: CellValue, column j: Int) throws(StorageError) {
-        let spec = specs[j]
-        if case .null = value {
-            guard spec.nullable else { throw .invalidArgument("column \(j) is a non-nullable \(spec.kind) column, got null") }
-            return
-        }
-        guard value.fits(spec.kind) else {
-            throw .invalidArgument("column \(j) is a \(spec.kind) column, got \(describe(value))")
-        }
-        if case .bytes(let b) = value, b.count > BTree<Store>.maxValueLength {
-            throw .invalidArgument("column \(j): a value of \(b.count) bytes is longer than \(BTree<Store>.maxValueLength)")
-        }
+        try ClusterLayout.validate(value, specs[j], column: j)
     }
 
     /// Moves the largest inline byte values of `row` to overflow pages until the object takes at
@@ -78,11 +46,12 @@ extension ClusterTree {
 
     /// Writes `rows` as one or more clusters in place of the clusters `old` (whose objects
     /// `rows` holds, with the edit applied), and updates the table's tree.
-    mutating func rewrite(_ rows: ClusterRows, replacing old: [ClusterRef], packLeft: Bool) throws(StorageError) {
+    /// Objects from `fitted` on are known to fit a page alone (an append's new objects).
+    mutating func rewrite(_ rows: ClusterRows, replacing old: [ClusterRef], packLeft: Bool, fitted: Int? = nil) throws(StorageError) {
         var rows = rows
         // Objects written under fewer columns may have grown past a page alone since (addColumn).
         let capacityBits = (pageSize &- ClusterLayout.overhead(columns: specs.count)) &* 8
-        for i in 0..<rows.count where rows.bits(i, specs: specs) > capacityBits {
+        for i in 0..<(fitted ?? rows.count) where rows.bits(i, specs: specs) > capacityBits {
             var row = (0..<specs.count).map { rows.columns[$0][i] }
             try fitRow(&row)
             for j in 0..<specs.count { rows.columns[j][i] = row[j] }
@@ -201,33 +170,44 @@ extension ClusterTree {
     /// - Throws: as `insert`; `.invalidArgument` when a key does not follow the table's last.
     /// - Complexity: O(log n + r · c) for r rows and c columns, plus the bytes of large values.
     public mutating func append(_ rows: [(key: UInt64, values: [CellValue])]) throws(StorageError) {
-        guard let first = rows.first else { return }
-        var batch = ClusterRows(columnCount: specs.count)
+        var batch = ClusterBatch(specs: specs)
+        for (key, values) in rows { try batch.append(key, values) }
+        try append(&batch)
+    }
+
+    /// Adds the objects of `batch` (which must have been made for this table's columns) after
+    /// every key in the table, as `append(_:)` does, and empties the batch. If it throws, the
+    /// write transaction must be rolled back, and the batch is left as it was.
+    /// - Complexity: O(log n + r · c) for r rows and c columns, plus the bytes of large values.
+    public mutating func append(_ batch: inout ClusterBatch) throws(StorageError) {
+        guard let first = batch.rows.keys.first else { return }
+        guard batch.specs == specs else {
+            throw .invalidArgument("a batch of \(batch.specs.count) columns appended to a table of \(specs.count)")
+        }
+        var rows = ClusterRows(columnCount: specs.count)
         var old: [ClusterRef] = []
         if !index.isEmpty {
             let cursor = try index.cursor(from: UInt64?.none, reverse: true)
             let k = try cursor.u64Key()
             let ref = try cursor.withValue { v throws(StorageError) in try ClusterRef(key: k, v) }
             let leaf = try self.leaf(ref)
-            guard first.key > leaf.key(leaf.count &- 1) else {
-                throw .invalidArgument("append of object \(first.key): the table already holds keys up to \(leaf.key(leaf.count &- 1))")
+            guard first > leaf.key(leaf.count &- 1) else {
+                throw .invalidArgument("append of object \(first): the table already holds keys up to \(leaf.key(leaf.count &- 1))")
             }
-            batch = try ClusterRows(leaf, specs: specs)
+            rows = try ClusterRows(leaf, specs: specs)
             old = [ref]
         }
-        var previous: UInt64?
-        for (key, values) in rows {
-            try validateRow(values)
-            if let previous, key <= previous {
-                throw .invalidArgument("append of object \(key) after \(previous): keys must ascend")
-            }
-            previous = key
-            var row = values.map { StoredCell.value($0) }
+        let fitted = rows.count
+        rows.append(contentsOf: batch.rows)
+        for i in batch.wide {
+            let at = fitted &+ i
+            var row = (0..<specs.count).map { rows.columns[$0][at] }
             try fitRow(&row)
-            batch.insert(key: key, row: row, at: batch.count)
+            for j in 0..<specs.count { rows.columns[j][at] = row[j] }
         }
-        try rewrite(batch, replacing: old, packLeft: true)
-        syncRoot(objectDelta: Int64(rows.count))
+        try rewrite(rows, replacing: old, packLeft: true, fitted: fitted)
+        syncRoot(objectDelta: Int64(batch.count))
+        batch.removeAll()
     }
 
     /// Removes object `key` and frees its large values' overflow pages (not its collections'

@@ -302,7 +302,7 @@ extension ObjectStore {
         let target = try embeddedTarget(p, cls)
         let count = try listCount(cls, objectKey, p)
         guard index >= 0, index <= count else { throw outOfRange(p, cls, index, UInt64(count), inserting: true) }
-        let child = try insertRow(target, primaryKey: nil)
+        let child = try insertRow(target)
         try listInsertStored(cls, objectKey, p, index, .link(ObjectLink(classKey: try classKey(of: target), objectKey: child)))
         return child
     }
@@ -490,7 +490,7 @@ extension ObjectStore {
         let target = try embeddedTarget(p, cls)
         try checkMapKey(key, p, cls)
         _ = try collectionTree(cls, objectKey, p, .map)
-        let child = try insertRow(target, primaryKey: nil)
+        let child = try insertRow(target)
         try mapPut(cls, objectKey, p, key, .link(ObjectLink(classKey: try classKey(of: target), objectKey: child)))
         return child
     }

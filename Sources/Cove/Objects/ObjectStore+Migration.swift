@@ -55,8 +55,7 @@ extension ObjectStore {
                 try dropColumnData(cls, t, column: column, property: p)
                 do { try t.tree.removeColumn(column) } catch { throw CoveError(error) }
                 t.entry.columns.remove(at: column)
-                t.columnOfProperty = [:]
-                for (i, c) in t.entry.columns.enumerated() { t.columnOfProperty[c.property] = i }
+                t.columnsChanged()
                 t.dirty = true
                 if p.isIndexed && !p.isPrimaryKey {
                     try dropTree(CatalogKey.index(classKey, property: key))

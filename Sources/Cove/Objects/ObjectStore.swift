@@ -30,14 +30,21 @@ final class ObjectStore {
         /// Where the object read last is, so that reading several of its properties descends
         /// the table once.
         var located: ClusterLocation?
-        var columnOfProperty: [Int64: Int]
+        private(set) var columnOfProperty: [Int64: Int] = [:]
         var dirty = false
         /// Objects created but not yet written to `tree`: their keys follow every key in it, so
         /// they go in with one `append` (one encode per cluster page, not per object). Every
         /// read or edit reaches the table through `ObjectStore.table(_:)`, which writes them
         /// first.
-        var pending: [(key: UInt64, values: [CellValue])] = []
+        var pending: ClusterBatch
         static let pendingLimit = 2048
+        /// What a create needs of the columns, worked out once: each column's default, the
+        /// primary key's column, the secondary indexes and their columns.
+        private(set) var defaults: [CellValue] = []
+        private(set) var primaryKey: (property: Property, column: Int)?
+        private(set) var indexed: [(property: Property, column: Int)] = []
+        /// A row being created, kept between creates so that making one allocates nothing.
+        private var scratch: [CellValue] = []
         /// The catalog key of the class's primary-key index.
         let primaryKeyTreeKey: [UInt8]
         /// The last range of a range primary-key index while objects created with the next id
@@ -48,8 +55,36 @@ final class ObjectStore {
 
         func writePending() throws(CoveError) {
             if pending.isEmpty { return }
-            do { try tree.append(pending) } catch { throw CoveError(error) }
-            pending.removeAll(keepingCapacity: true)
+            do { try tree.append(&pending) } catch { throw CoveError(error) }
+        }
+
+        /// A row of the columns' defaults, to fill and give back with `returnRow`.
+        func takeRow() -> [CellValue] {
+            var row = scratch
+            scratch = []
+            if row.count != defaults.count { return defaults }
+            for j in 0..<row.count { row[j] = defaults[j] }
+            return row
+        }
+
+        func returnRow(_ row: [CellValue]) { scratch = row }
+
+        /// Works out again what depends on the columns, after a migration added or removed one
+        /// (the pending objects were written before: every edit reaches the table through
+        /// `ObjectStore.table(_:)`).
+        func columnsChanged() {
+            columnOfProperty = [:]
+            for (i, c) in entry.columns.enumerated() { columnOfProperty[c.property] = i }
+            pending = ClusterBatch(specs: entry.columns.map(\.spec))
+            defaults = entry.columns.map(\.spec.defaultValue)
+            scratch = []
+            primaryKey = nil
+            indexed = []
+            for p in cls.properties {
+                guard let key = p.key, let c = columnOfProperty[key] else { continue }
+                if p.isPrimaryKey { primaryKey = (p, c) }
+                if p.isIndexed && !p.isPrimaryKey && p.collection == .none && !p.isBacklinks { indexed.append((p, c)) }
+            }
         }
         /// Set when a migration removed the class: the catalog entry goes at commit.
         var dropped = false
@@ -60,8 +95,8 @@ final class ObjectStore {
             self.entry = entry
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             tree = ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec))
-            columnOfProperty = [:]
-            for (i, c) in entry.columns.enumerated() { columnOfProperty[c.property] = i }
+            pending = ClusterBatch(specs: [])
+            columnsChanged()
         }
     }
 
@@ -271,16 +306,18 @@ final class ObjectStore {
         editCount &+= 1
     }
 
-    /// Creates an object with every property at its default (and the primary key given), or
-    /// with `cells` for some of its plain properties.
-    func create(_ cls: ObjectSchema, primaryKey: Value?, cells: [(Property, CellValue)] = []) throws(CoveError) -> Int64 {
+    /// Creates an object with its primary key and the values of `values` (property names with
+    /// their values; one naming the primary key is skipped: the key is `primaryKey`). Plain
+    /// single values go into the one row insert; links are set afterwards, as `set` does.
+    /// Everything is checked before the object exists, so a bad value leaves nothing half made.
+    func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(String, Value)] = []) throws(CoveError) -> Int64 {
         try requireWrite()
         if cls.isEmbedded {
             throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
         }
-        let pkProperty = cls.primaryKeyProperty
+        let t = try tableForAppend(cls)
         var normalizedPK: Value?
-        switch (pkProperty, primaryKey) {
+        switch (t.primaryKey?.property, primaryKey) {
         case (nil, nil): break
         case (nil, .some):
             throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
@@ -289,42 +326,19 @@ final class ObjectStore {
         case (.some(let p), .some(let v)):
             normalizedPK = try checkPrimaryKey(v, p, cls)
         }
-        // The primary key goes into its unique index first, under the key the row will get: one
-        // descent finds a duplicate and files the new object.
-        if let v = normalizedPK {
-            let objectKey = Int64(bitPattern: try table(forCreate: cls).entry.nextObjectKey)
-            guard try insertPrimaryKey(cls, v, objectKey) else {
-                throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
-            }
-            do throws(CoveError) {
-                let created = try insertRow(cls, primaryKey: normalizedPK, cells: cells)
-                guard created == objectKey else { throw CoveError(.internal, "object key \(created) differs from the indexed \(objectKey)") }
-                return created
-            } catch {
-                try unindexPrimaryKey(cls, v)
-                throw error
-            }
-        }
-        return try insertRow(cls, primaryKey: nil, cells: cells)
-    }
-
-    /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
-    func catalogContains(_ key: [UInt8]) throws(StorageError) -> Bool {
-        if let t = trees[key] { return !t.root.page.isNone }
-        return try catalog.contains(key)
-    }
-
-    /// Creates an object with its primary key and `values` written in one row insert (plain
-    /// single values; links and collections are set afterwards, as `set` does).
-    func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(Property, Value)]) throws(CoveError) -> Int64 {
-        var inRow: [(Property, CellValue)] = []
+        var row = t.takeRow()
         var later: [(Property, Value)] = []
-        for (p, v) in values {
-            if p.isPrimaryKey { continue }
-            if p.collection == .none && !p.isLink && !p.isBacklinks {
-                inRow.append((p, try PropertyCodec.cell(v, for: p, of: cls)))
-            } else {
-                // Checked before the object exists, so a bad value leaves nothing half made.
+        do throws(CoveError) {
+            for (name, v) in values {
+                guard let i = cls.index(ofProperty: name) else {
+                    throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
+                }
+                let p = cls.properties[i]
+                if p.isPrimaryKey { continue }
+                if p.collection == .none && !p.isLink && !p.isBacklinks {
+                    row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
+                    continue
+                }
                 if p.isBacklinks {
                     throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
                 }
@@ -340,33 +354,58 @@ final class ObjectStore {
                 }
                 later.append((p, v))
             }
+        } catch {
+            t.returnRow(row)
+            throw error
         }
-        let key = try create(cls, primaryKey: primaryKey, cells: inRow)
+        let key = try insertRow(cls, t, primaryKey: normalizedPK, row: row)
         for (p, v) in later { try set(cls, key, p, v) }
         return key
     }
 
-    /// Adds a row of defaults (and the primary key given) to `cls`'s table under the next
-    /// object key; embedded objects are made this way by their parent.
-    func insertRow(_ cls: ObjectSchema, primaryKey: Value?, cells: [(Property, CellValue)] = []) throws(CoveError) -> Int64 {
+    /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
+    func catalogContains(_ key: [UInt8]) throws(StorageError) -> Bool {
+        if let t = trees[key] { return !t.root.page.isNone }
+        return try catalog.contains(key)
+    }
+
+    /// Adds a row of defaults to `cls`'s table under the next object key: embedded objects are
+    /// made this way by their parent.
+    func insertRow(_ cls: ObjectSchema) throws(CoveError) -> Int64 {
         let t = try tableForAppend(cls)
+        return try insertRow(cls, t, primaryKey: nil, row: t.takeRow())
+    }
+
+    /// Adds `row` (taken from `t` by `takeRow`, and given back) to the table under the next
+    /// object key, with `primaryKey` (checked) in its column. The key goes into its unique index
+    /// first, under the object key the row gets: one descent finds a duplicate and files the
+    /// new object.
+    private func insertRow(_ cls: ObjectSchema, _ t: Table, primaryKey: Value?, row: [CellValue]) throws(CoveError) -> Int64 {
+        var row = row
+        defer { t.returnRow(row) }
         let key = t.entry.nextObjectKey
-        var row = t.entry.columns.map(\.spec.defaultValue)
-        if let p = cls.primaryKeyProperty, let v = primaryKey {
-            row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
+        let objectKey = Int64(bitPattern: key)
+        if let v = primaryKey {
+            guard let (p, c) = t.primaryKey else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
+            row[c] = try PropertyCodec.cell(v, for: p, of: cls)
+            guard try insertPrimaryKey(cls, v, objectKey) else {
+                throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
+            }
+            do { try t.pending.append(key, row) } catch {
+                try unindexPrimaryKey(cls, v)
+                throw CoveError(error)
+            }
+        } else {
+            do { try t.pending.append(key, row) } catch { throw CoveError(error) }
         }
-        for (p, cell) in cells { row[try column(p, in: t)] = cell }
-        do { try t.tree.validateRow(row) } catch { throw CoveError(error) }
-        t.pending.append((key, row))
-        if t.pending.count >= Table.pendingLimit { try t.writePending() }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
-        let objectKey = Int64(bitPattern: key)
-        for p in indexedProperties(cls) {
-            let value = try PropertyCodec.value(row[try column(p, in: t)], for: p, targetClassKey: 0)
+        for (p, c) in t.indexed {
+            let value = try PropertyCodec.value(row[c], for: p, targetClassKey: 0)
             try updateIndex(cls, p, value, objectKey, remove: false)
         }
         changes.recordInsert(t.classKey, objectKey)
+        if t.pending.count >= Table.pendingLimit { try t.writePending() }
         return objectKey
     }
 
@@ -488,7 +527,7 @@ final class ObjectStore {
         var cell = CellValue.null
         var childKey: Int64?
         if let newChild {
-            let key = try insertRow(newChild, primaryKey: nil)
+            let key = try insertRow(newChild)
             childKey = key
             cell = .link(UInt64(bitPattern: key))
         }
@@ -595,8 +634,8 @@ final class ObjectStore {
             let t = try table(cls)
             for (property, spec) in Self.columns(of: cls) where t.columnOfProperty[property] == nil {
                 do { try t.tree.addColumn(spec) } catch { throw CoveError(error) }
-                t.columnOfProperty[property] = t.entry.columns.count
                 t.entry.columns.append((property: property, spec: spec))
+                t.columnsChanged()
                 if cls.primaryKeyProperty?.key == property, !(try tree(t.primaryKeyTreeKey)).isEmpty {
                     // A primary key of a new shape: the index files the old values, in the form
                     // of the old type. It starts again empty, in the form of the new one, and

@@ -12,12 +12,7 @@ extension Realm {
                               values: [(String, Value)] = []) throws(CoveError) -> DynamicObject {
         let store = try objectStore()
         let cls = try store.objectSchema(className)
-        var resolved: [(Property, Value)] = []
-        resolved.reserveCapacity(values.count)
-        for (name, value) in values where name != cls.primaryKey {
-            resolved.append((try ObjectStore.property(name, of: cls), value))
-        }
-        let key = try store.create(cls, primaryKey: primaryKey, values: resolved)
+        let key = try store.create(cls, primaryKey: primaryKey, values: values)
         return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
 
