@@ -98,6 +98,8 @@ public final class Storage: @unchecked Sendable {
     /// How many pages this handle's last commit wrote (0 before the first): the next write
     /// transaction looks for free runs about that long (WriteTransaction.wantedRun).
     let pagesLastWritten = Atomic<Int>(0)
+    /// The page memory of the last write transaction, kept for the next one (`PageBuffers`).
+    let pageBuffers = Mutex<PageBuffers?>(nil)
 
     private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int) {
         self.path = path

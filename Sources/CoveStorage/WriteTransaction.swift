@@ -38,8 +38,9 @@ public final class WriteTransaction: PageStore {
     var dirty: DirtyPageTable { dirtyTable.pointee }
     /// The page count of the file as this transaction will leave it.
     var pageCount: UInt64
-    /// Buffers of freed dirty pages, for the next allocations.
-    var spareBuffers: [UnsafeMutableRawPointer] = []
+    /// The memory of the dirty pages: the storage's set, taken for this transaction and given
+    /// back (and set to nil) when it ends.
+    var buffers: PageBuffers?
 
     // Free space (Storage+FreeSpace.swift).
     var freeSpace: TreeRoot
@@ -87,11 +88,14 @@ public final class WriteTransaction: PageStore {
         mayGrow = base.freePageCount < max(1024, base.pageCount / 8)
         dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
         dirtyTable.initialize(to: DirtyPageTable())
+        buffers = storage.pageBuffers.withLock { kept in
+            defer { kept = nil }
+            return kept
+        } ?? PageBuffers()
     }
 
     deinit {
         if !finished { cancel() }
-        for b in spareBuffers { b.deallocate() }
         dirtyTable.pointee.deallocate()
         dirtyTable.deinitialize(count: 1)
         dirtyTable.deallocate()
@@ -111,10 +115,14 @@ public final class WriteTransaction: PageStore {
         storage.writerLock.release()
     }
 
-    /// Frees every in-memory page.
+    /// Frees every in-memory page, and gives their memory back to the storage for the next
+    /// write transaction.
     func releasePages() {
-        dirtyTable.pointee.forEach { _, b in b.deallocate() }
         dirtyTable.pointee.removeAll()
+        guard let b = buffers else { return }
+        buffers = nil
+        b.reset()
+        storage.pageBuffers.withLock { $0 = b }
     }
 
     // MARK: PageStore
@@ -157,24 +165,28 @@ public final class WriteTransaction: PageStore {
     /// - Throws: `.invalidArgument` after commit or cancel; `.noSpace` beyond the file's size
     ///   limit; `.corrupt` if the free-space tree does not decode.
     public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        if finished { throw .invalidArgument("the write transaction has ended") }
+        guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
+        let buffer = try buffers.take()
         let pgno: PageNumber
-        if let p = localFree.popLast() {
-            pgno = p
-        } else if let p = try takeReusablePage() {
-            pgno = p
-        } else {
-            guard pageCount < file.maxPages else {
-                throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (StorageOptions.maxFileSize)")
-            }
-            pgno = pageCount
-            pageCount += 1
+        do { pgno = try nextPageNumber() } catch {
+            buffers.give(buffer)
+            throw error
         }
-        let buffer = spareBuffers.popLast() ?? UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
-        memset(buffer, 0, pageSize)
         dirtyTable.pointee.insert(pgno, buffer)
         allocations += 1
         return (pgno, buffer)
+    }
+
+    /// The page number of the next allocation: one this transaction freed, a reusable one, or
+    /// a new one at the end of the file.
+    private func nextPageNumber() throws(StorageError) -> PageNumber {
+        if let p = localFree.popLast() { return p }
+        if let p = try takeReusablePage() { return p }
+        guard pageCount < file.maxPages else {
+            throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (StorageOptions.maxFileSize)")
+        }
+        pageCount += 1
+        return pageCount - 1
     }
 
     /// Gives up `pgno`: at once if this transaction allocated it, otherwise once no reader can
@@ -182,7 +194,7 @@ public final class WriteTransaction: PageStore {
     public func free(_ pgno: PageNumber) {
         frees += 1
         if let b = dirtyTable.pointee.remove(pgno) {
-            spareBuffers.append(b)
+            buffers?.give(b)
             localFree.append(pgno)
         } else {
             pendingFree.append(pgno)

@@ -358,7 +358,7 @@ final class ObjectStore {
             t.returnRow(row)
             throw error
         }
-        let key = try insertRow(cls, t, primaryKey: normalizedPK, row: row)
+        let key = try insertRow(cls, t, primaryKey: normalizedPK, row: &row)
         for (p, v) in later { try set(cls, key, p, v) }
         return key
     }
@@ -373,15 +373,15 @@ final class ObjectStore {
     /// made this way by their parent.
     func insertRow(_ cls: ObjectSchema) throws(CoveError) -> Int64 {
         let t = try tableForAppend(cls)
-        return try insertRow(cls, t, primaryKey: nil, row: t.takeRow())
+        var row = t.takeRow()
+        return try insertRow(cls, t, primaryKey: nil, row: &row)
     }
 
     /// Adds `row` (taken from `t` by `takeRow`, and given back) to the table under the next
     /// object key, with `primaryKey` (checked) in its column. The key goes into its unique index
     /// first, under the object key the row gets: one descent finds a duplicate and files the
     /// new object.
-    private func insertRow(_ cls: ObjectSchema, _ t: Table, primaryKey: Value?, row: [CellValue]) throws(CoveError) -> Int64 {
-        var row = row
+    private func insertRow(_ cls: ObjectSchema, _ t: Table, primaryKey: Value?, row: inout [CellValue]) throws(CoveError) -> Int64 {
         defer { t.returnRow(row) }
         let key = t.entry.nextObjectKey
         let objectKey = Int64(bitPattern: key)
