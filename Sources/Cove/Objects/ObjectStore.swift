@@ -43,6 +43,8 @@ final class ObjectStore {
         private(set) var defaults: [CellValue] = []
         private(set) var primaryKey: (property: Property, column: Int)?
         private(set) var indexed: [(property: Property, column: Int)] = []
+        /// The column of each property of `cls`, by its position in `cls.properties` (-1: none).
+        private(set) var columnOfPropertyAt: [Int] = []
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
         /// The catalog key of the class's primary-key index.
@@ -80,6 +82,7 @@ final class ObjectStore {
             scratch = []
             primaryKey = nil
             indexed = []
+            columnOfPropertyAt = cls.properties.map { p in p.key.flatMap { columnOfProperty[$0] } ?? -1 }
             for p in cls.properties {
                 guard let key = p.key, let c = columnOfProperty[key] else { continue }
                 if p.isPrimaryKey { primaryKey = (p, c) }
@@ -336,7 +339,10 @@ final class ObjectStore {
                 let p = cls.properties[i]
                 if p.isPrimaryKey { continue }
                 if p.collection == .none && !p.isLink && !p.isBacklinks {
-                    row[try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
+                    // The column by position, confirmed by the property key it stores.
+                    var c = i < t.columnOfPropertyAt.count ? t.columnOfPropertyAt[i] : -1
+                    if c < 0 || t.entry.columns[c].property != p.key { c = try column(p, in: t) }
+                    row[c] = try PropertyCodec.cell(v, for: p, of: cls)
                     continue
                 }
                 if p.isBacklinks {

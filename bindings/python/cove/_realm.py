@@ -17,7 +17,7 @@ from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
-from ._values import write_value
+from ._values import pack_rows, write_value
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -606,16 +606,9 @@ class _Batch:
         keep: List[Any] = []
         c_names = [ffi.new("char[]", name.encode()) for name in names]
         names_array = ffi.new("const char*[]", c_names) if n else ffi.NULL
-        values = ffi.new("cove_value_t[]", len(rows) * n) if n else ffi.NULL
-        failure: Optional[Exception] = None
-        filled = len(rows)
-        for i, row in enumerate(rows):
-            try:
-                for j, value in enumerate(row):
-                    write_value(ffi, values[i * n + j], value, keep)
-            except (Error, OverflowError, ValueError, TypeError) as exc:
-                failure, filled = exc, i    # the rows before it are still created, as the library does
-                break
+        # A value that cannot be written stops the batch at its row: the rows before it are
+        # still created, as the library does.
+        values, filled, failure = pack_rows(ffi, rows, n, keep)
         created = ffi.new("size_t*")
         status = 0
         if filled:

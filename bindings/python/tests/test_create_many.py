@@ -131,3 +131,36 @@ def test_persists(tmp_path: pathlib.Path) -> None:
     with cove.open(path) as realm:
         assert realm.find("Person", 1499).name == "1499" and list(realm.find("Person", 7).tags) == ["7"]
         assert realm.verify()
+
+
+def test_columns_of_every_shape(tmp_path: pathlib.Path) -> None:
+    """Columns of one Python type go to the library whole, others value by value: both give
+    the same objects, and a bad value in either stops the batch at its row."""
+    schema = {"Thing": {"primaryKey": "id", "properties": {
+        "id": "int", "s": "string", "b": "bool", "d": "double", "oi": "int?", "os": "string?", "n": "int?",
+        "raw": "data"}}}
+    with cove.open(tmp_path / "t.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        texts = ["", "plain", "h\u00e9llo", "\U0001F600 emoji", "x" * 3000]
+        rows = [{"id": i, "s": texts[i % 5], "b": i % 2 == 0, "d": i / 4,
+                 "oi": None if i % 3 == 0 else -i * (1 << 40),      # ints and None: value by value
+                 "os": texts[i % 5] if i % 4 else None, "n": None, "raw": bytes([i % 256]) * (i % 7)}
+                for i in range(300)]
+        with realm.write():
+            assert realm.create_many("Thing", rows) == 300
+        for i in (0, 1, 2, 3, 4, 151, 299):
+            t = realm.find("Thing", i)
+            assert (t.s, t.b, t.d, t.oi, t.os, t.n, t.raw) == (
+                texts[i % 5], i % 2 == 0, i / 4, None if i % 3 == 0 else -i * (1 << 40),
+                texts[i % 5] if i % 4 else None, None, bytes([i % 256]) * (i % 7))
+        with realm.write():
+            # An int past 64 bits in a column of ints: the rows before it are created.
+            with pytest.raises(OverflowError, match="object 2 of the input: .* does not fit a 64-bit int"):
+                realm.create_many("Thing", [{"id": 1000 + k, "oi": 1 << 70 if k == 2 else k} for k in range(5)])
+            assert realm.find("Thing", 1001) is not None and realm.find("Thing", 1002) is None
+            # A str in a column of ints reaches the library, which names property and row.
+            with pytest.raises(cove.WrongTypeError, match=r"object 1: property 'oi' of class 'Thing' is int\?"):
+                realm.create_many("Thing", [{"id": 2000, "oi": 1}, {"id": 2001, "oi": "one"}])
+            # Invalid UTF-8 (a lone surrogate) in a column of strs is refused by the library.
+            with pytest.raises(cove.Error, match="UTF-8"):
+                realm.create_many("Thing", [{"id": 3000, "s": "ok"}, {"id": 3001, "s": "bad \ud800"}])
+            assert realm.find("Thing", 3000) is not None and realm.find("Thing", 3001) is None
