@@ -565,23 +565,27 @@ class _Batch:
         if plan is None:
             plan = self.plans[keys] = self._plan(keys)
         names, plain = plan
-        extras: Dict[str, Any] = {}
         if plain:
-            values = list(row.values())
-        else:
-            names_list: List[str] = []
-            values = []
-            for name, value in row.items():
-                p = self.info.properties.get(name)
-                if p is None or p.kind == VALUE:
-                    names_list.append(name)
-                    values.append(value)
-                elif p.kind == LINK and not (p.embedded and value is not None):
-                    names_list.append(name)
-                    values.append(prepare(self.realm, p, value, self.update))
-                else:
-                    extras[name] = value
-            names = tuple(names_list)
+            # Every key a single value: the row goes in as it is (the common case, kept short).
+            if names is not self.names or len(self.rows) >= self.SIZE:
+                self.flush()
+                self.names = names
+            self.rows.append(list(row.values()))
+            return
+        extras: Dict[str, Any] = {}
+        names_list: List[str] = []
+        values = []
+        for name, value in row.items():
+            p = self.info.properties.get(name)
+            if p is None or p.kind == VALUE:
+                names_list.append(name)
+                values.append(value)
+            elif p.kind == LINK and not (p.embedded and value is not None):
+                names_list.append(name)
+                values.append(prepare(self.realm, p, value, self.update))
+            else:
+                extras[name] = value
+        names = tuple(names_list)
         if extras and self.info.primary_key is None:
             # Without a primary key the new object cannot be found again after the batch call:
             # it is created on its own, after the rows before it.
