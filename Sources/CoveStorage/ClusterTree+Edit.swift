@@ -176,8 +176,9 @@ extension ClusterTree {
     }
 
     /// Adds the objects of `batch` (which must have been made for this table's columns) after
-    /// every key in the table, as `append(_:)` does, and empties the batch. If it throws, the
-    /// write transaction must be rolled back, and the batch is left as it was.
+    /// every key in the table, as `append(_:)` does, and empties the batch (keeping its storage).
+    /// The batch's cells move into the pages' layout without being copied. If it throws, the
+    /// write transaction must be rolled back; the batch is then empty.
     /// - Complexity: O(log n + r · c) for r rows and c columns, plus the bytes of large values.
     public mutating func append(_ batch: inout ClusterBatch) throws(StorageError) {
         guard let first = batch.rows.keys.first else { return }
@@ -185,7 +186,18 @@ extension ClusterTree {
             throw .invalidArgument("a batch of \(batch.specs.count) columns appended to a table of \(specs.count)")
         }
         var rows = ClusterRows(columnCount: specs.count)
+        swap(&rows, &batch.rows)
+        let wide = batch.wide
+        let added = rows.count
+        batch.removeAll()
+        defer {
+            // The arrays go back to the batch, emptied, for its next objects.
+            rows.keys.removeAll(keepingCapacity: true)
+            for j in 0..<rows.columns.count { rows.columns[j].removeAll(keepingCapacity: true) }
+            swap(&rows, &batch.rows)
+        }
         var old: [ClusterRef] = []
+        var fitted = 0
         if !index.isEmpty {
             let cursor = try index.cursor(from: UInt64?.none, reverse: true)
             let k = try cursor.u64Key()
@@ -194,20 +206,20 @@ extension ClusterTree {
             guard first > leaf.key(leaf.count &- 1) else {
                 throw .invalidArgument("append of object \(first): the table already holds keys up to \(leaf.key(leaf.count &- 1))")
             }
-            rows = try ClusterRows(leaf, specs: specs)
+            let last = try ClusterRows(leaf, specs: specs)
+            rows.keys.insert(contentsOf: last.keys, at: 0)
+            for j in 0..<specs.count { rows.columns[j].insert(contentsOf: last.columns[j], at: 0) }
+            fitted = last.count
             old = [ref]
         }
-        let fitted = rows.count
-        rows.append(contentsOf: batch.rows)
-        for i in batch.wide {
+        for i in wide {
             let at = fitted &+ i
             var row = (0..<specs.count).map { rows.columns[$0][at] }
             try fitRow(&row)
             for j in 0..<specs.count { rows.columns[j][at] = row[j] }
         }
         try rewrite(rows, replacing: old, packLeft: true, fitted: fitted)
-        syncRoot(objectDelta: Int64(batch.count))
-        batch.removeAll()
+        syncRoot(objectDelta: Int64(added))
     }
 
     /// Removes object `key` and frees its large values' overflow pages (not its collections'
