@@ -26,7 +26,9 @@ struct MetaSlot: Equatable, Sendable {
     /// "COVEDB\0\0" read as a little-endian u64.
     static let magic: UInt64 = 0x0000_4244_4556_4F43
     /// The format this build writes and the newest it reads.
-    static let formatVersion: UInt32 = 1
+    /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md); files of format 1
+    /// (plain keys only) are read as they are, and written as format 2 from their next commit.
+    static let formatVersion: UInt32 = 2
 
     static let versionOffset = 16
     static let listOffset = 256
