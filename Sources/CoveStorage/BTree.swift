@@ -85,7 +85,7 @@ public struct BTree<Store: PageStore> {
 
     /// The longest value a tree accepts (4 GiB - 1).
     @inlinable
-    public static var maxValueLength: Int { Int(UInt32.max) }
+    public static var maxValueLength: Int { maxStoredValueLength }
 }
 
 /// A tree is a value naming a root; it may cross threads when its store may.

@@ -22,14 +22,12 @@ public struct ClusterBatch {
         var bits = 64
         for spec in specs { bits &+= ClusterLayout.fixedBits(spec) }
         fixedBits = bits
-        rowLimitBits = (pageSize &- ClusterLayout.overhead(columns: specs.count)) &* 8 / 4
+        rowLimitBits = ClusterLayout.rowLimitBits(columns: specs.count)
     }
 
     /// The number of objects in the batch.
     @inlinable public var count: Int { rows.count }
     @inlinable public var isEmpty: Bool { rows.count == 0 }
-    /// The key of the last object added.
-    @inlinable public var lastKey: UInt64? { rows.keys.last }
 
     /// Adds object `key` with one value per column.
     /// - Throws: `.invalidArgument` for a key not above the last one added, a wrong number of
@@ -66,8 +64,9 @@ public struct ClusterBatch {
 }
 
 extension ClusterLayout {
-    /// The longest value a column holds: an overflow chain's limit, as `BTree.maxValueLength`.
-    @inlinable static var maxValueLength: Int { Int(UInt32.max) }
+    /// The planning cost over which a row's largest values go to overflow pages: a quarter of
+    /// a page, so that a page always holds several objects.
+    static func rowLimitBits(columns: Int) -> Int { (pageSize &- overhead(columns: columns)) &* 8 / 4 }
 
     /// Refuses a schema whose widest possible object (every byte value inline up to the size
     /// of an overflow reference) would not fit a page alone.
@@ -106,9 +105,8 @@ extension ClusterLayout {
         guard value.fits(spec.kind) else {
             throw .invalidArgument("column \(j) is a \(spec.kind) column, got \(describe(value))")
         }
-        if case .bytes(let b) = value, b.count > maxValueLength {
-            throw .invalidArgument("column \(j): a value of \(b.count) bytes is longer than \(maxValueLength)")
+        if case .bytes(let b) = value, b.count > maxStoredValueLength {
+            throw .invalidArgument("column \(j): a value of \(b.count) bytes is longer than \(maxStoredValueLength)")
         }
     }
-
 }

@@ -7,12 +7,6 @@
 extension ClusterTree {
     // MARK: - Checks
 
-    /// Refuses a schema whose widest possible object (every byte value inline up to the size of
-    /// an overflow reference) would not fit a page alone.
-    func checkLayout(_ specs: [ColumnSpec]) throws(StorageError) {
-        try ClusterLayout.checkWidth(specs)
-    }
-
     /// Checks that `value` may be stored in column `j`.
     func validate(_ value: CellValue, column j: Int) throws(StorageError) {
         try ClusterLayout.validate(value, specs[j], column: j)
@@ -22,7 +16,7 @@ extension ClusterTree {
     /// most a quarter of a page (so a page holds several objects), or nothing longer than an
     /// overflow reference is left inline.
     func fitRow(_ row: inout [StoredCell]) throws(StorageError) {
-        let limit = (pageSize &- ClusterLayout.overhead(columns: specs.count)) &* 8 / 4
+        let limit = ClusterLayout.rowLimitBits(columns: specs.count)
         while ClusterRows.bits(of: row, specs: specs) > limit {
             var largest = -1
             var size = ClusterLayout.overflowRefSize
@@ -132,7 +126,7 @@ extension ClusterTree {
             throw .invalidArgument("insert of object \(key): \(values.count) values for \(specs.count) columns")
         }
         for j in 0..<values.count { try validate(values[j], column: j) }
-        try checkLayout(specs)
+        try ClusterLayout.checkWidth(specs)
         var row = values.map { StoredCell.value($0) }
         guard let ref = try cluster(containing: key) else {
             try fitRow(&row)
@@ -152,16 +146,6 @@ extension ClusterTree {
         if i == leaf.count { appending = try next(after: ref) == nil }
         try rewrite(rows, replacing: [ref], packLeft: appending)
         syncRoot(objectDelta: 1)
-    }
-
-    /// Checks a row as `insert` would (count, kinds, nulls, width) without writing it, so a
-    /// caller that batches rows for `append` reports a bad one at once.
-    public func validateRow(_ values: [CellValue]) throws(StorageError) {
-        guard values.count == specs.count else {
-            throw .invalidArgument("a row of \(values.count) values for \(specs.count) columns")
-        }
-        for j in 0..<values.count { try validate(values[j], column: j) }
-        try checkLayout(specs)
     }
 
     /// Adds objects whose keys ascend and are all greater than every key in the table: the last
@@ -266,7 +250,7 @@ extension ClusterTree {
     /// - Throws: `.invalidArgument` if the schema would become too wide for a page.
     /// - Complexity: O(c)
     public mutating func addColumn(_ spec: ColumnSpec) throws(StorageError) {
-        try checkLayout(specs + [spec])
+        try ClusterLayout.checkWidth(specs + [spec])
         specs.append(spec)
     }
 

@@ -25,7 +25,6 @@ final class PageBuffers: @unchecked Sendable {
     private var page = 0
     /// Buffers given back during the transaction.
     private var spare: [UnsafeMutableRawPointer] = []
-    private var mappedBytes = 0
 
     static let firstChunkPages = 64
     static let maxChunkPages = (2 << 20) / pageSize
@@ -67,7 +66,7 @@ final class PageBuffers: @unchecked Sendable {
         spare.removeAll(keepingCapacity: true)
         chunk = 0
         page = 0
-        if mappedBytes > Self.keptBytes { unmapAll() }
+        if chunks.reduce(0, { $0 + $1.pages }) * pageSize > Self.keptBytes { unmapAll() }
     }
 
     private func mapChunk() throws(StorageError) {
@@ -78,14 +77,12 @@ final class PageBuffers: @unchecked Sendable {
             throw .noSpace("cannot map \(bytes) bytes for a write transaction's pages (errno \(errno))")
         }
         chunks.append(Chunk(base: base, pages: pages))
-        mappedBytes += bytes
     }
 
     private func unmapAll() {
         for c in chunks { munmap(c.base, c.pages * pageSize) }
         chunks.removeAll()
         spare.removeAll()
-        mappedBytes = 0
         chunk = 0
         page = 0
     }

@@ -9,6 +9,10 @@ public typealias PageNumber = UInt64
 /// The fixed page size of every Cove file.
 public let pageSize = 4096
 
+/// The longest value a tree or a table column stores (4 GiB - 1): an overflow chain's length
+/// limit.
+@usableFromInline let maxStoredValueLength = Int(UInt32.max)
+
 /// The header at the start of every page but the meta slots.
 ///
 ///     offset size field

@@ -388,6 +388,13 @@ final class ClusterTreeTests: XCTestCase {
         XCTAssertThrowsError(try table.append([(3, Self.randomRow(Self.schema, &rng))]))
         XCTAssertThrowsError(try table.append([(next + 5, Self.randomRow(Self.schema, &rng)), (next + 1, Self.randomRow(Self.schema, &rng))]))
         XCTAssertThrowsError(try table.append([(next, [.int(1)])]))
+        // A value of the wrong kind in a later row: refused, naming its column, before anything
+        // of the batch is written.
+        var bad = [(key: next, values: Self.randomRow(Self.schema, &rng)), (key: next + 1, values: Self.randomRow(Self.schema, &rng))]
+        let j = Self.schema.firstIndex { $0.kind == .double }!
+        bad[1].values[j] = .bool(true)
+        XCTAssertThrowsError(try table.append(bad)) { XCTAssertTrue("\($0)".contains("column \(j)"), "\($0)") }
+        XCTAssertEqual(table.count, UInt64(model.rows.count))
         try table.verify()
     }
 

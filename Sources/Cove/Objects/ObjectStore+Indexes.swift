@@ -10,7 +10,7 @@ import Glibc
 extension ObjectStore {
     /// The properties of `cls` with a secondary index.
     func indexedProperties(_ cls: ObjectSchema) -> [Property] {
-        cls.properties.filter { $0.isIndexed && !$0.isPrimaryKey && $0.collection == .none && !$0.isBacklinks }
+        cls.properties.filter(\.hasSecondaryIndex)
     }
 
     private func indexTreeKey(_ cls: ObjectSchema, _ p: Property) throws(CoveError) -> [UInt8] {

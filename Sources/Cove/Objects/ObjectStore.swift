@@ -43,7 +43,8 @@ final class ObjectStore {
         private(set) var defaults: [CellValue] = []
         private(set) var primaryKey: (property: Property, column: Int)?
         private(set) var indexed: [(property: Property, column: Int)] = []
-        /// The column of each property of `cls`, by its position in `cls.properties` (-1: none).
+        /// The column of each property of `cls`, by its position in `cls.properties` (-1: none):
+        /// a create finds its values' columns without hashing.
         private(set) var columnOfPropertyAt: [Int] = []
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
@@ -86,7 +87,7 @@ final class ObjectStore {
             for p in cls.properties {
                 guard let key = p.key, let c = columnOfProperty[key] else { continue }
                 if p.isPrimaryKey { primaryKey = (p, c) }
-                if p.isIndexed && !p.isPrimaryKey && p.collection == .none && !p.isBacklinks { indexed.append((p, c)) }
+                if p.hasSecondaryIndex { indexed.append((p, c)) }
             }
         }
         /// Set when a migration removed the class: the catalog entry goes at commit.
@@ -333,16 +334,15 @@ final class ObjectStore {
         var later: [(Property, Value)] = []
         do throws(CoveError) {
             for (name, v) in values {
-                guard let i = cls.index(ofProperty: name) else {
+                // Looked up in the table's class, whose positions `columnOfPropertyAt` follows.
+                guard let i = t.cls.index(ofProperty: name) else {
                     throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
                 }
-                let p = cls.properties[i]
+                let p = t.cls.properties[i]
                 if p.isPrimaryKey { continue }
                 if p.collection == .none && !p.isLink && !p.isBacklinks {
-                    // The column by position, confirmed by the property key it stores.
-                    var c = i < t.columnOfPropertyAt.count ? t.columnOfPropertyAt[i] : -1
-                    if c < 0 || t.entry.columns[c].property != p.key { c = try column(p, in: t) }
-                    row[c] = try PropertyCodec.cell(v, for: p, of: cls)
+                    let c = t.columnOfPropertyAt[i]
+                    row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
                     continue
                 }
                 if p.isBacklinks {
@@ -397,12 +397,10 @@ final class ObjectStore {
             guard try insertPrimaryKey(cls, v, objectKey) else {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
-            do { try t.pending.append(key, row) } catch {
-                try unindexPrimaryKey(cls, v)
-                throw CoveError(error)
-            }
-        } else {
-            do { try t.pending.append(key, row) } catch { throw CoveError(error) }
+        }
+        do { try t.pending.append(key, row) } catch {
+            if let v = primaryKey { try unindexPrimaryKey(cls, v) }
+            throw CoveError(error)
         }
         t.entry.nextObjectKey = key + 1
         t.dirty = true

@@ -104,6 +104,9 @@ public struct Property: Sendable, CustomStringConvertible {
     public var isOptional: Bool
     /// Whether the property has a secondary index (true for the primary key).
     public var isIndexed: Bool
+    /// Whether the property has an index of its own beside the primary key's: indexed, a
+    /// single stored value, not the primary key.
+    var hasSecondaryIndex: Bool { isIndexed && !isPrimaryKey && collection == .none && !isBacklinks }
     /// Whether this is its class's primary key.
     public var isPrimaryKey: Bool
     /// Whether the property has a full-text index (strings only), for the TEXT operator.
