@@ -2,8 +2,10 @@
 // chunks mapped with mmap (256 KiB growing to 2 MiB: no allocator call or header per page), and
 // the chunks outlive the transaction (up to a cap) so that the next one writes into memory the
 // kernel has already faulted in, and zeroes only pages that were used before. Transparent huge
-// pages are not asked for: on the machines measured, faulting in 32 MiB took 70 ms with them and
-// 20 ms without.
+// pages are not asked for: they make the first write of new memory several times cheaper when
+// the kernel has huge pages free (2.3-3.2 ms for 32 MiB against 16-20 ms, the memory table of
+// benchmarks/storage/disk-probe.c), and several times dearer when it must compact memory to
+// find them (70 ms in one run); without them the cost does not depend on that state.
 import Glibc
 
 /// Page-sized, page-aligned buffers for one write transaction at a time.

@@ -3,7 +3,10 @@
 //   flush   - writing k pages and one meta page, then fdatasync: the k pages in one run of
 //             consecutive pages, or scattered over the file (the old interleaved layout);
 //   folios  - one-page pwrites into a file first written in pieces of 4 KiB, 64 KiB, 256 KiB or
-//             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet).
+//             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet);
+//   memory  - first writes into 32 MiB of fresh anonymous memory, in 4 KiB pages or asked for
+//             transparent huge pages (MADV_HUGEPAGE), and a second write over it: what a write
+//             transaction's new pages cost before they hold anything (PageBuffers.swift).
 // Build and run (a few seconds):
 //   cc -O2 -o disk-probe disk-probe.c && ./disk-probe [directory]
 #define _GNU_SOURCE
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +85,21 @@ static double folios(const char *path, long piece, int writes, const char *buffe
     return per;
 }
 
+// Milliseconds to write `bytes` of fresh anonymous memory the first time (huge: asked for
+// transparent huge pages), and the second time into `again`.
+static double fault_in(long bytes, int huge, double *again) {
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    if (huge) madvise(p, bytes, MADV_HUGEPAGE);
+    double t0 = now_us();
+    memset(p, 1, bytes);
+    double t1 = now_us();
+    memset(p, 2, bytes);
+    *again = (now_us() - t1) / 1e3;
+    munmap(p, bytes);
+    return (t1 - t0) / 1e3;
+}
+
 int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/disk-probe.%d", argc > 1 ? argv[1] : ".", (int)getpid());
@@ -99,6 +118,15 @@ int main(int argc, char **argv) {
     long pieces[] = {4096, 65536, 262144, 1 << 20};
     for (int i = 0; i < 4; i++) {
         printf("| %ld KiB | %.2f µs |\n", pieces[i] / 1024, folios(path, pieces[i], 20000, buffer));
+    }
+    printf("\n| 32 MiB of fresh anonymous memory | First write | Second write |\n|---|--:|--:|\n");
+    for (int huge = 0; huge < 2; huge++) {
+        double best = 1e30, again = 0;
+        for (int i = 0; i < 3; i++) {
+            double a, t = fault_in(32L << 20, huge, &a);
+            if (t < best) { best = t; again = a; }
+        }
+        printf("| %s | %.1f ms | %.1f ms |\n", huge ? "MADV_HUGEPAGE" : "4 KiB pages", best, again);
     }
     free(buffer);
     return 0;

@@ -52,7 +52,8 @@ fi
 "$bin"
 
 # The disk's own costs behind the commit layout (one run of pages against scattered pages per
-# flush; one-page writes into large page-cache folios), measured in the same run.
+# flush; one-page writes into large page-cache folios), and the first write of new memory with
+# and without huge pages (behind PageBuffers), measured in the same run.
 probe_dir=$(mktemp -d)
 cc -O2 -o "$probe_dir/disk-probe" disk-probe.c
 echo
