@@ -1,7 +1,8 @@
 """Cove's Python package and Python's sqlite3 module on the same Person objects, one run:
 realm.create_many against executemany for the bulk load, and primary-key lookups reading all
 four fields (realm.find against a SELECT by id). Prints a Markdown table, then how a Cove lookup
-splits between find, each attribute read and the library call under it.
+splits between find, each attribute read and the library call under it, and how create_many
+splits between the library calls it makes and the binding around them.
 
 BENCH_PY_OBJECTS (200000) and BENCH_PY_LOOKUPS (100000) change the sizes."""
 import os
@@ -11,6 +12,7 @@ import tempfile
 import time
 
 import cove
+from cove import _realm
 from cove._lib import ffi, lib
 
 N = int(os.environ.get("BENCH_PY_OBJECTS", "200000"))
@@ -57,6 +59,32 @@ def main() -> None:
             lib.cove_object_get(handle, b"age", out)
         library_call = time.perf_counter() - t
         realm.close()
+        # Where create_many's time goes: the same load into a second file, the library calls it
+        # makes (one per batch) timed apart from the binding around them.
+        inside = [0.0]
+
+        class TimedLibrary:
+            def __getattr__(self, name: str) -> object:
+                return getattr(lib, name)
+
+            def cove_object_create_many(self, *args: object) -> int:
+                t0 = time.perf_counter()
+                try:
+                    return lib.cove_object_create_many(*args)
+                finally:
+                    inside[0] += time.perf_counter() - t0
+
+        split = cove.open(os.path.join(d, "split.cove"), schema=SCHEMA, schema_version=1)
+        _realm.lib = TimedLibrary()  # type: ignore[assignment]
+        try:
+            with split.write():
+                t = time.perf_counter()
+                split.create_many("Person", data)
+                create_many_only = time.perf_counter() - t
+        finally:
+            _realm.lib = lib
+        create_many_library = inside[0]
+        split.close()
 
         db = sqlite3.connect(os.path.join(d, "people.db"))
         db.execute("PRAGMA journal_mode=WAL")
@@ -89,6 +117,12 @@ def main() -> None:
     print(f"| realm.find alone | {us(find_only, L)} |")
     print(f"| one attribute read (p.age) | {us(attribute, L)} |")
     print(f"| … the library call it makes (cove_object_get) | {us(library_call, L)} |")
+    print()
+    print("| Where create_many's time goes (per object, without the commit) | Cove |")
+    print("|---|--:|")
+    print(f"| create_many | {us(create_many_only, N)} |")
+    print(f"| … the library calls it makes (cove_object_create_many) | {us(create_many_library, N)} |")
+    print(f"| … the binding around them | {us(create_many_only - create_many_library, N)} |")
 
 
 if __name__ == "__main__":
