@@ -22,30 +22,68 @@ struct FreeRuns {
     var isEmpty: Bool { pageCount == 0 }
 
     /// Adds free pages (in any order; none may be present already) and rebuilds the runs.
-    /// - Complexity: O(n log n) for the n pages held afterwards.
+    /// - Complexity: O(r + k) for r runs and k pages added in ascending order (as a free-space
+    ///   record decodes them), O(r + k log k) otherwise.
     mutating func add(_ pages: [PageNumber]) {
         guard !pages.isEmpty else { return }
-        var all = self.pages()
-        all.append(contentsOf: pages)
-        all.sort()
-        runs.removeAll(keepingCapacity: true)
-        for p in all {
-            if let last = runs.last, last.start + UInt64(last.count) == p {
-                runs[runs.count - 1].count += 1
+        var ascending = true
+        for i in 1..<pages.count where pages[i - 1] >= pages[i] {
+            ascending = false
+            break
+        }
+        if ascending {
+            merge(pages)
+        } else {
+            merge(pages.sorted())
+        }
+    }
+
+    /// Rebuilds the runs from the current ones and `pages`, ascending and new.
+    private mutating func merge(_ pages: [PageNumber]) {
+        var merged: [Run] = []
+        merged.reserveCapacity(runs.count + 1)
+        func append(_ start: PageNumber, _ count: Int) {
+            if let last = merged.last, last.start + UInt64(last.count) == start {
+                merged[merged.count - 1].count += count
             } else {
-                runs.append(Run(start: p, count: 1))
+                merged.append(Run(start: start, count: count))
             }
         }
-        pageCount = all.count
+        var i = 0
+        for r in runs where r.count > 0 {
+            while i < pages.count && pages[i] < r.start {
+                append(pages[i], 1)
+                i += 1
+            }
+            append(r.start, r.count)
+        }
+        while i < pages.count {
+            append(pages[i], 1)
+            i += 1
+        }
+        runs = merged
+        pageCount += pages.count
     }
 
     /// Every page left, ascending.
     func pages() -> [PageNumber] {
+        pages(mergedWith: [])
+    }
+
+    /// Every page left and `extra` (ascending, none of them held here), ascending.
+    /// - Complexity: O(r + n) for r runs and n pages in all.
+    func pages(mergedWith extra: [PageNumber]) -> [PageNumber] {
         var out: [PageNumber] = []
-        out.reserveCapacity(pageCount)
+        out.reserveCapacity(pageCount + extra.count)
+        var i = 0
         for r in runs where r.count > 0 {
-            for i in 0..<UInt64(r.count) { out.append(r.start + i) }
+            while i < extra.count && extra[i] < r.start {
+                out.append(extra[i])
+                i += 1
+            }
+            for k in 0..<UInt64(r.count) { out.append(r.start + k) }
         }
+        out.append(contentsOf: extra[i...])
         return out
     }
 

@@ -202,9 +202,7 @@ extension WriteTransaction {
         for _ in 0..<256 {
             let allocationsBefore = allocations
             let freesBefore = frees
-            var leftover = reusable.pages()
-            leftover.append(contentsOf: localFree)
-            leftover.sort()
+            let leftover = reusable.pages(mergedWith: localFree.sorted())
             var pending = pendingFree
             pending.sort()
             let leftoverRecords = FreeSpaceRecord.encode(leftover)

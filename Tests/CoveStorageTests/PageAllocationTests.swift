@@ -90,5 +90,12 @@ final class PageAllocationTests: StorageTestCase {
         runs.add([8, 16, 4])
         XCTAssertEqual(runs.runs.map { [$0.start, UInt64($0.count)] }, [[4, 5], [14, 3]])
         XCTAssertEqual(runs.pageCount, 8)
+        // Ascending pages (as a record decodes them) merge in place, around and between runs.
+        XCTAssertEqual(runs.take(fromRun: 1), 14)
+        runs.add([1, 2, 9, 11, 30])
+        XCTAssertEqual(runs.runs.map { [$0.start, UInt64($0.count)] }, [[1, 2], [4, 6], [11, 1], [15, 2], [30, 1]])
+        XCTAssertEqual(runs.pageCount, 12)
+        XCTAssertEqual(runs.pages(mergedWith: [0, 3, 13, 40]), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 16, 30, 40])
+        XCTAssertEqual(runs.pages(mergedWith: []), runs.pages())
     }
 }

@@ -11,6 +11,8 @@
 //   plain loop over the same columns in memory, the floor), an indexed equality returning ids,
 //   a sorted top-1000 by a string without index, IN with 40,000 primary-key values
 //
+// `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift).
+//
 // Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000).
 import Cove
 import CSQLite
@@ -24,6 +26,7 @@ func fileSize(_ path: String) -> Int {
 let objects = envInt("BENCH_OBJECTS", 1_000_000)
 let lookups = envInt("BENCH_LOOKUPS", 1_000_000)
 let commits = envInt("BENCH_COMMITS", 10_000)
+let personSchemaJSON = #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}}}"#
 let names = (0..<1000).map { "person-\($0)-" + String(repeating: "x", count: $0 % 13) }
 
 func lookupOrder() -> [Int64] {
@@ -70,7 +73,7 @@ let inIds: [Int64] = {
 func runCove(_ dir: String) throws -> Results {
     var r = Results()
     let path = "\(dir)/people.cove"
-    let schema = try Schema(jsonText: #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}}}"#)
+    let schema = try Schema(jsonText: personSchemaJSON)
     do {
         let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
         defer { realm.close() }
@@ -292,6 +295,11 @@ func fixed(_ v: Double, _ digits: Int) -> String {
 }
 
 func ratio(_ a: Double, _ b: Double) -> String { b == 0 ? "–" : fixed(a / b, 2) + "×" }
+
+if CommandLine.arguments.dropFirst().first == "commits" {
+    try commitProbe()
+    exit(0)
+}
 
 let dir = try freshDirectory("objects")
 defer { _ = system("rm -rf '\(dir)'") }
