@@ -341,3 +341,176 @@ struct ClusterRows {
         page.storeBytes(of: UInt16(heap).littleEndian, toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self)
     }
 }
+
+extension ClusterLeaf {
+    /// Lays out this page with `rows` added after its objects, at `page` (all 4096 bytes are
+    /// written), copying the page's columns and heap as they are instead of decoding them.
+    /// An append of a few objects to a table thus costs what the page holds in bytes, not one
+    /// decoded cell per value.
+    ///
+    /// Returns false, having written nothing of use, when the result would need a layout this
+    /// page does not have: more objects than a page holds or more bytes; plain keys, or a key
+    /// or int delta wider than the page's widths; an int below its column's base; a column the
+    /// page lacks (added since it was written). The caller then re-encodes the objects.
+    /// `rows` must have been checked against `specs` (ClusterBatch does) and fit a page alone,
+    /// and their keys must ascend from above this page's last.
+    /// - Complexity: O(b + r · c) for b bytes in the page, r rows and c columns.
+    @usableFromInline
+    func appending(_ rows: ClusterRows, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) -> Bool {
+        let n = count
+        let added = rows.count
+        let total = n &+ added
+        let c = specs.count
+        guard added > 0, total <= ClusterLayout.maxObjects, columnCount == c, keyStep == 1 else { return false }
+        let limit: UInt64 = keyWidth == 0 ? 0 : keyWidth == 8 ? .max : (1 &<< UInt64(8 &* keyWidth)) &- 1
+        for (r, key) in rows.keys.enumerated() {
+            let (d, borrow) = key.subtractingReportingOverflow(keyBase &+ UInt64(n &+ r))
+            guard !borrow, d <= limit else { return false }
+        }
+        page.initializeMemory(as: UInt8.self, repeating: 0, count: pageSize)
+        // The heap keeps its offsets: the old bytes stay where they are, new ones go below.
+        var heap = heapStart
+        (page + heap).copyMemory(from: base + heap, byteCount: pageSize &- heap)
+        page.copyMemory(from: base, byteCount: ClusterLayout.directoryOffset)
+        page.storeBytes(of: UInt16(total).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
+        // Keys: the base stays, the deltas follow the old ones at the same width. Every part
+        // is measured against the heap before it is written.
+        let keysAt = ClusterLayout.keysOffset(columns: c)
+        guard keysAt &+ ClusterLayout.steppedKeysSize(total, width: keyWidth) <= heap else { return false }
+        (page + keysAt).copyMemory(from: base + keysAt, byteCount: keysEnd &- keysAt)
+        for (r, key) in rows.keys.enumerated() {
+            let d = key &- keyBase &- UInt64(n &+ r)
+            let at = keyDeltas &+ keyWidth &* (n &+ r)
+            switch keyWidth {
+            case 0: break
+            case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: d), toByteOffset: at, as: UInt8.self)
+            case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: d).littleEndian, toByteOffset: at, as: UInt16.self)
+            case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: d).littleEndian, toByteOffset: at, as: UInt32.self)
+            default: page.storeBytes(of: d.littleEndian, toByteOffset: at, as: UInt64.self)
+            }
+        }
+        var p = keysAt &+ ClusterLayout.steppedKeysSize(total, width: keyWidth)
+        let oldBitmap = ClusterLayout.bitmapBytes(n)
+        let bitmap = ClusterLayout.bitmapBytes(total)
+        @inline(__always) func setBit(_ offset: Int, _ k: Int) {
+            let a = offset &+ (k &>> 3)
+            page.storeBytes(of: page.load(fromByteOffset: a, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: a, as: UInt8.self)
+        }
+        for j in 0..<c {
+            let d = ClusterLayout.directoryOffset &+ 4 &* j
+            let old = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: d, as: UInt16.self)))
+            let encoding = base.load(fromByteOffset: d &+ 2, as: UInt8.self)
+            let hadNulls = base.load(fromByteOffset: d &+ 3, as: UInt8.self) & 1 != 0
+            let column = rows.columns[j]
+            var hasNulls = hadNulls
+            if !hasNulls { for cell in column where cell.isNull { hasNulls = true; break } }
+            p = ClusterLayout.align8(p)
+            let start = p
+            guard let size = ClusterLayout.valuesSize(specs[j].kind, encoding: encoding, n: total),
+                  start &+ (hasNulls ? bitmap : 0) &+ size <= heap else { return false }
+            var oldValues = old
+            if hasNulls {
+                if hadNulls {
+                    (page + p).copyMemory(from: base + old, byteCount: oldBitmap)
+                    oldValues &+= oldBitmap
+                }
+                for (r, cell) in column.enumerated() where cell.isNull { setBit(p, n &+ r) }
+                p &+= bitmap
+            }
+            let v = p
+            switch specs[j].kind {
+            case .bool:
+                (page + v).copyMemory(from: base + oldValues, byteCount: oldBitmap)
+                for (r, cell) in column.enumerated() { if case .value(.bool(true)) = cell { setBit(v, n &+ r) } }
+                p &+= bitmap
+            case .int:
+                guard let width = ClusterLayout.intWidth(encoding) else { return false }
+                let lo = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: oldValues, as: UInt64.self))
+                let most: UInt64 = width == 0 ? 0 : width == 8 ? .max : (1 &<< UInt64(8 &* width)) &- 1
+                (page + v).copyMemory(from: base + oldValues, byteCount: 8 &+ width &* n)
+                for (r, cell) in column.enumerated() {
+                    guard case .value(.int(let x)) = cell else { continue }
+                    guard x >= Int64(bitPattern: lo) else { return false }
+                    let delta = UInt64(bitPattern: x) &- lo
+                    guard delta <= most else { return false }
+                    let at = v &+ 8 &+ width &* (n &+ r)
+                    switch width {
+                    case 0: break
+                    case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: at, as: UInt8.self)
+                    case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt16.self)
+                    case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt32.self)
+                    default: page.storeBytes(of: delta.littleEndian, toByteOffset: at, as: UInt64.self)
+                    }
+                }
+                p = v &+ 8 &+ width &* total
+            case .timestamp:
+                // Seconds of every object, then nanoseconds: both parts move apart.
+                (page + v).copyMemory(from: base + oldValues, byteCount: 8 &* n)
+                let nanos: Int = v &+ 8 &* total
+                let oldNanos: Int = oldValues &+ 8 &* n
+                (page + nanos).copyMemory(from: base + oldNanos, byteCount: 4 &* n)
+                for (r, cell) in column.enumerated() {
+                    guard case .value(.timestamp(let s, let ns)) = cell else { continue }
+                    page.storeBytes(of: UInt64(bitPattern: s).littleEndian, toByteOffset: v &+ 8 &* (n &+ r), as: UInt64.self)
+                    page.storeBytes(of: UInt32(bitPattern: ns).littleEndian, toByteOffset: v &+ 8 &* total &+ 4 &* (n &+ r), as: UInt32.self)
+                }
+                p &+= 12 &* total
+            case .string, .binary, .mixed:
+                (page + v).copyMemory(from: base + oldValues, byteCount: 4 &* n)
+                p &+= 4 &* total
+                for (r, cell) in column.enumerated() {
+                    var off = 0
+                    var len = 0
+                    switch cell {
+                    case .value(.bytes(let bytes)) where !bytes.isEmpty:
+                        heap &-= bytes.count
+                        guard heap >= p else { return false }
+                        bytes.withUnsafeBytes { (page + heap).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                        off = heap
+                        len = bytes.count
+                    case .overflow(let ref, let length):
+                        heap &-= ClusterLayout.overflowRefSize
+                        guard heap >= p else { return false }
+                        page.storeBytes(of: ref.pgno.littleEndian, toByteOffset: heap, as: UInt64.self)
+                        page.storeBytes(of: ref.version.littleEndian, toByteOffset: heap &+ 8, as: UInt64.self)
+                        page.storeBytes(of: length.littleEndian, toByteOffset: heap &+ 16, as: UInt64.self)
+                        off = heap
+                        len = ClusterLayout.overflowMarker
+                    default:
+                        break
+                    }
+                    let at = v &+ 4 &* (n &+ r)
+                    page.storeBytes(of: UInt16(off).littleEndian, toByteOffset: at, as: UInt16.self)
+                    page.storeBytes(of: UInt16(len).littleEndian, toByteOffset: at &+ 2, as: UInt16.self)
+                }
+            default:
+                let element = ClusterLayout.elementSize(specs[j].kind)
+                (page + v).copyMemory(from: base + oldValues, byteCount: element &* n)
+                for (r, cell) in column.enumerated() {
+                    guard case .value(let value) = cell else { continue }
+                    let at = v &+ element &* (n &+ r)
+                    switch value {
+                    case .float(let x): page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: at, as: UInt32.self)
+                    case .double(let x): page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: at, as: UInt64.self)
+                    case .link(let x): page.storeBytes(of: x.littleEndian, toByteOffset: at, as: UInt64.self)
+                    case .bytes16(let a, let b):
+                        page.storeBytes(of: a.littleEndian, toByteOffset: at, as: UInt64.self)
+                        page.storeBytes(of: b.littleEndian, toByteOffset: at &+ 8, as: UInt64.self)
+                    case .bytes12(let a, let b):
+                        page.storeBytes(of: a.littleEndian, toByteOffset: at, as: UInt64.self)
+                        page.storeBytes(of: b.littleEndian, toByteOffset: at &+ 8, as: UInt32.self)
+                    case .root(let root): root.encode(into: page + at)
+                    default: break
+                    }
+                }
+                p &+= element &* total
+            }
+            guard p <= heap else { return false }
+            page.storeBytes(of: UInt16(start).littleEndian, toByteOffset: d, as: UInt16.self)
+            page.storeBytes(of: encoding, toByteOffset: d &+ 2, as: UInt8.self)
+            page.storeBytes(of: UInt8(hasNulls ? 1 : 0), toByteOffset: d &+ 3, as: UInt8.self)
+        }
+        page.storeBytes(of: UInt16(heap).littleEndian, toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self)
+        return true
+    }
+}

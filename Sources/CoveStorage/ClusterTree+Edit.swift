@@ -190,6 +190,10 @@ extension ClusterTree {
             guard first > leaf.key(leaf.count &- 1) else {
                 throw .invalidArgument("append of object \(first): the table already holds keys up to \(leaf.key(leaf.count &- 1))")
             }
+            if wide.isEmpty, try appendInPlace(rows, to: leaf, ref) {
+                syncRoot(objectDelta: Int64(added))
+                return
+            }
             let last = try ClusterRows(leaf, specs: specs)
             rows.keys.insert(contentsOf: last.keys, at: 0)
             for j in 0..<specs.count { rows.columns[j].insert(contentsOf: last.columns[j], at: 0) }
@@ -204,6 +208,28 @@ extension ClusterTree {
         }
         try rewrite(rows, replacing: old, packLeft: true, fitted: fitted)
         syncRoot(objectDelta: Int64(added))
+    }
+
+    /// Writes the last cluster `ref` (read as `leaf`) again with `rows` added, through
+    /// `ClusterLeaf.appending`, when they fit its layout; false (nothing changed) otherwise.
+    private mutating func appendInPlace(_ rows: ClusterRows, to leaf: ClusterLeaf, _ ref: ClusterRef) throws(StorageError) -> Bool {
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { scratch.deallocate() }
+        guard leaf.appending(rows, specs: specs, into: scratch) else { return false }
+        let pgno: PageNumber
+        let page: UnsafeMutableRawPointer
+        if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
+            pgno = ref.page.pgno
+            page = store.writablePage(pgno)
+        } else {
+            (pgno, page) = try store.allocate()
+            store.free(ref.page.pgno)
+        }
+        page.copyMemory(from: scratch, byteCount: pageSize)
+        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),
+                                 count: ref.count &+ UInt64(rows.count))
+        try index.put(written.key, written.encoded)
+        return true
     }
 
     /// Removes object `key` and frees its large values' overflow pages (not its collections'

@@ -398,6 +398,98 @@ final class ClusterTreeTests: XCTestCase {
         try table.verify()
     }
 
+    /// A value small enough to stay in the page, mostly near the column's earlier values.
+    static func smallValue(_ spec: ColumnSpec, _ rng: inout SeededRandom) -> CellValue {
+        switch (spec.kind, rng.below(4)) {
+        case (.string, _), (.binary, _), (.mixed, _):
+            if spec.nullable && rng.below(5) == 0 { return .null }
+            return .bytes(rng.bytes(rng.below(40)))
+        case (.int, 0), (.int, 1), (.int, 2):
+            if spec.nullable && rng.below(5) == 0 { return .null }
+            return .int(100 + Int64(rng.below(150)))
+        default:
+            return randomValue(spec, &rng)
+        }
+    }
+
+    /// `ClusterLeaf.appending` against encoding every object again: the same objects whenever
+    /// it accepts, and it refuses only what the page's layout cannot take.
+    func testAppendingToAPageKeepsItsLayout() throws {
+        var rng = SeededRandom(seed: 4242)
+        let schemas: [[ColumnSpec]] = [
+            Self.schema,
+            [ColumnSpec(.int), ColumnSpec(.string), ColumnSpec(.int), ColumnSpec(.double)],
+            [ColumnSpec(.int, nullable: true), ColumnSpec(.bool), ColumnSpec(.timestamp), ColumnSpec(.string, nullable: true)],
+        ]
+        let old = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        let new = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { old.deallocate(); new.deallocate() }
+        var accepted = 0
+        var refused = 0
+        for round in 0..<600 {
+            let specs = schemas[round % schemas.count]
+            var rows = ClusterRows(columnCount: specs.count)
+            var key = UInt64(rng.below(1000))
+            let n = 1 + rng.below(round % 2 == 0 ? 6 : 60)
+            let step = rng.below(4) == 0 ? 3 : 1
+            for i in 0..<n {
+                rows.insert(key: key, row: specs.map { StoredCell.value(Self.smallValue($0, &rng)) }, at: i)
+                key += UInt64(1 + rng.below(step))
+            }
+            guard rows.plan(specs: specs, packLeft: true).count == 1 else { continue }
+            try rows.encode(0..<n, specs: specs, into: old)
+            let leaf = try ClusterLeaf(UnsafeRawPointer(old), pgno: 7, specs: specs)
+            var more = ClusterRows(columnCount: specs.count)
+            for i in 0..<(1 + rng.below(3)) {
+                key += UInt64(rng.below(3) == 0 ? 1 + rng.below(300) : 0)
+                more.insert(key: key, row: specs.map { StoredCell.value(Self.smallValue($0, &rng)) }, at: i)
+                key += 1
+            }
+            let context = "round \(round), \(n) + \(more.count) objects"
+            guard leaf.appending(more, specs: specs, into: new) else {
+                refused += 1
+                continue
+            }
+            accepted += 1
+            var expected = rows
+            expected.append(contentsOf: more)
+            let grown = try ClusterLeaf(UnsafeRawPointer(new), pgno: 8, specs: specs)
+            let got = try ClusterRows(grown, specs: specs)
+            XCTAssertEqual(got.keys, expected.keys, context)
+            for j in 0..<specs.count { XCTAssertEqual(got.columns[j], expected.columns[j], "column \(j), \(context)") }
+            XCTAssertEqual(grown.heapStart, Int(UInt16(littleEndian: new.loadUnaligned(fromByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self))))
+        }
+        XCTAssertGreaterThan(accepted, 100, "accepted \(accepted), refused \(refused)")
+        XCTAssertGreaterThan(refused, 20, "accepted \(accepted), refused \(refused)")
+    }
+
+    /// Appends of one to three objects, as single-object write transactions make them, with
+    /// commits between some: every object reads back, pages are not leaked, verify() passes.
+    func testSmallAppendsMatchTheModel() throws {
+        var rng = SeededRandom(seed: 9191)
+        let store = MemoryPageStore()
+        var table = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var model = Model()
+        var next: UInt64 = 1
+        for step in 0..<700 {
+            var rows: [(key: UInt64, values: [CellValue])] = []
+            for _ in 0..<(1 + rng.below(3)) {
+                let row = rng.below(20) == 0 ? Self.randomRow(Self.schema, &rng) : Self.schema.map { Self.smallValue($0, &rng) }
+                rows.append((next, row))
+                model.rows[next] = row
+                next += UInt64(rng.below(10) == 0 ? 2 + rng.below(1000) : 1)
+            }
+            try table.append(rows)
+            if step % 3 == 0 { store.commit() }
+            if step % 50 == 49 {
+                try table.verify()
+                try assertNoLeak(table, store, "step \(step)")
+            }
+        }
+        try table.verify()
+        try assertMatches(table, model, "small appends")
+    }
+
     func testWrongValuesAreRejected() throws {
         let store = MemoryPageStore()
         var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string, nullable: true)])
