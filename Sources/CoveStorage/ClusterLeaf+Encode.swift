@@ -211,13 +211,7 @@ struct ClusterRows {
         let deltas = keysOffset &+ 8
         if keyWidth > 0 {
             for (k, i) in range.enumerated() {
-                let delta = keys[i] &- keyBase &- UInt64(k)
-                switch keyWidth {
-                case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: deltas &+ k, as: UInt8.self)
-                case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: deltas &+ 2 &* k, as: UInt16.self)
-                case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: deltas &+ 4 &* k, as: UInt32.self)
-                default: page.storeBytes(of: delta.littleEndian, toByteOffset: deltas &+ 8 &* k, as: UInt64.self)
-                }
+                ClusterLayout.storeDelta(keys[i] &- keyBase &- UInt64(k), width: keyWidth, page, at: deltas &+ keyWidth &* k)
             }
         }
         var p = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
@@ -254,14 +248,7 @@ struct ClusterRows {
                 let d = v &+ 8
                 for (k, i) in range.enumerated() {
                     guard case .value(.int(let x)) = column[i] else { continue }
-                    let delta = UInt64(bitPattern: x) &- UInt64(bitPattern: lo)
-                    switch width {
-                    case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: d &+ k, as: UInt8.self)
-                    case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: d &+ 2 &* k, as: UInt16.self)
-                    case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: d &+ 4 &* k, as: UInt32.self)
-                    case 8: page.storeBytes(of: delta.littleEndian, toByteOffset: d &+ 8 &* k, as: UInt64.self)
-                    default: break
-                    }
+                    ClusterLayout.storeDelta(UInt64(bitPattern: x) &- UInt64(bitPattern: lo), width: width, page, at: d &+ width &* k)
                 }
                 p = d &+ width &* n
             case .float:
@@ -308,28 +295,9 @@ struct ClusterRows {
             case .string, .binary, .mixed:
                 p &+= 4 &* n
                 for (k, i) in range.enumerated() {
-                    var off = 0
-                    var len = 0
-                    switch column[i] {
-                    case .value(.bytes(let bytes)) where !bytes.isEmpty:
-                        heap &-= bytes.count
-                        guard heap >= p else { throw .internal("cluster page overfull while encoding column \(j)") }
-                        bytes.withUnsafeBytes { (page + heap).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                        off = heap
-                        len = bytes.count
-                    case .overflow(let ref, let length):
-                        heap &-= ClusterLayout.overflowRefSize
-                        guard heap >= p else { throw .internal("cluster page overfull while encoding column \(j)") }
-                        page.storeBytes(of: ref.pgno.littleEndian, toByteOffset: heap, as: UInt64.self)
-                        page.storeBytes(of: ref.version.littleEndian, toByteOffset: heap &+ 8, as: UInt64.self)
-                        page.storeBytes(of: length.littleEndian, toByteOffset: heap &+ 16, as: UInt64.self)
-                        off = heap
-                        len = ClusterLayout.overflowMarker
-                    default:
-                        break
+                    guard ClusterLayout.storeHeapValue(column[i], page, entry: v &+ 4 &* k, heap: &heap, floor: p) else {
+                        throw .internal("cluster page overfull while encoding column \(j)")
                     }
-                    page.storeBytes(of: UInt16(off).littleEndian, toByteOffset: v &+ 4 &* k, as: UInt16.self)
-                    page.storeBytes(of: UInt16(len).littleEndian, toByteOffset: v &+ 4 &* k &+ 2, as: UInt16.self)
                 }
             }
             guard p <= heap else { throw .internal("cluster page overfull: \(p) bytes of columns, heap at \(heap)") }
@@ -379,15 +347,7 @@ extension ClusterLeaf {
         guard keysAt &+ ClusterLayout.steppedKeysSize(total, width: keyWidth) <= heap else { return false }
         (page + keysAt).copyMemory(from: base + keysAt, byteCount: keysEnd &- keysAt)
         for (r, key) in rows.keys.enumerated() {
-            let d = key &- keyBase &- UInt64(n &+ r)
-            let at = keyDeltas &+ keyWidth &* (n &+ r)
-            switch keyWidth {
-            case 0: break
-            case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: d), toByteOffset: at, as: UInt8.self)
-            case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: d).littleEndian, toByteOffset: at, as: UInt16.self)
-            case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: d).littleEndian, toByteOffset: at, as: UInt32.self)
-            default: page.storeBytes(of: d.littleEndian, toByteOffset: at, as: UInt64.self)
-            }
+            ClusterLayout.storeDelta(key &- keyBase &- UInt64(n &+ r), width: keyWidth, page, at: keyDeltas &+ keyWidth &* (n &+ r))
         }
         var p = keysAt &+ ClusterLayout.steppedKeysSize(total, width: keyWidth)
         let oldBitmap = ClusterLayout.bitmapBytes(n)
@@ -433,14 +393,7 @@ extension ClusterLeaf {
                     guard x >= Int64(bitPattern: lo) else { return false }
                     let delta = UInt64(bitPattern: x) &- lo
                     guard delta <= most else { return false }
-                    let at = v &+ 8 &+ width &* (n &+ r)
-                    switch width {
-                    case 0: break
-                    case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: at, as: UInt8.self)
-                    case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt16.self)
-                    case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt32.self)
-                    default: page.storeBytes(of: delta.littleEndian, toByteOffset: at, as: UInt64.self)
-                    }
+                    ClusterLayout.storeDelta(delta, width: width, page, at: v &+ 8 &+ width &* (n &+ r))
                 }
                 p = v &+ 8 &+ width &* total
             case .timestamp:
@@ -459,29 +412,7 @@ extension ClusterLeaf {
                 (page + v).copyMemory(from: base + oldValues, byteCount: 4 &* n)
                 p &+= 4 &* total
                 for (r, cell) in column.enumerated() {
-                    var off = 0
-                    var len = 0
-                    switch cell {
-                    case .value(.bytes(let bytes)) where !bytes.isEmpty:
-                        heap &-= bytes.count
-                        guard heap >= p else { return false }
-                        bytes.withUnsafeBytes { (page + heap).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                        off = heap
-                        len = bytes.count
-                    case .overflow(let ref, let length):
-                        heap &-= ClusterLayout.overflowRefSize
-                        guard heap >= p else { return false }
-                        page.storeBytes(of: ref.pgno.littleEndian, toByteOffset: heap, as: UInt64.self)
-                        page.storeBytes(of: ref.version.littleEndian, toByteOffset: heap &+ 8, as: UInt64.self)
-                        page.storeBytes(of: length.littleEndian, toByteOffset: heap &+ 16, as: UInt64.self)
-                        off = heap
-                        len = ClusterLayout.overflowMarker
-                    default:
-                        break
-                    }
-                    let at = v &+ 4 &* (n &+ r)
-                    page.storeBytes(of: UInt16(off).littleEndian, toByteOffset: at, as: UInt16.self)
-                    page.storeBytes(of: UInt16(len).littleEndian, toByteOffset: at &+ 2, as: UInt16.self)
+                    guard ClusterLayout.storeHeapValue(cell, page, entry: v &+ 4 &* (n &+ r), heap: &heap, floor: p) else { return false }
                 }
             default:
                 let element = ClusterLayout.elementSize(specs[j].kind)
@@ -511,6 +442,50 @@ extension ClusterLeaf {
             page.storeBytes(of: UInt8(hasNulls ? 1 : 0), toByteOffset: d &+ 3, as: UInt8.self)
         }
         page.storeBytes(of: UInt16(heap).littleEndian, toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self)
+        return true
+    }
+}
+
+extension ClusterLayout {
+    /// Stores `delta` in `width` bytes (0, 1, 2, 4 or 8) at `offset`, little-endian.
+    @inlinable @inline(__always)
+    static func storeDelta(_ delta: UInt64, width: Int, _ page: UnsafeMutableRawPointer, at offset: Int) {
+        switch width {
+        case 0: break
+        case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: offset, as: UInt8.self)
+        case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: offset, as: UInt16.self)
+        case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: offset, as: UInt32.self)
+        default: page.storeBytes(of: delta.littleEndian, toByteOffset: offset, as: UInt64.self)
+        }
+    }
+
+    /// Stores a byte value's entry at `entry` (u16 heap offset, u16 length) and its bytes or
+    /// overflow reference below `heap`, which moves down; columns end at `floor`.
+    /// - Returns: false (nothing stored) when the heap would reach below `floor`.
+    @inlinable
+    static func storeHeapValue(_ cell: StoredCell, _ page: UnsafeMutableRawPointer, entry: Int, heap: inout Int, floor: Int) -> Bool {
+        var off = 0
+        var len = 0
+        switch cell {
+        case .value(.bytes(let bytes)) where !bytes.isEmpty:
+            guard heap &- bytes.count >= floor else { return false }
+            heap &-= bytes.count
+            bytes.withUnsafeBytes { (page + heap).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            off = heap
+            len = bytes.count
+        case .overflow(let ref, let length):
+            guard heap &- overflowRefSize >= floor else { return false }
+            heap &-= overflowRefSize
+            page.storeBytes(of: ref.pgno.littleEndian, toByteOffset: heap, as: UInt64.self)
+            page.storeBytes(of: ref.version.littleEndian, toByteOffset: heap &+ 8, as: UInt64.self)
+            page.storeBytes(of: length.littleEndian, toByteOffset: heap &+ 16, as: UInt64.self)
+            off = heap
+            len = overflowMarker
+        default:
+            break
+        }
+        page.storeBytes(of: UInt16(off).littleEndian, toByteOffset: entry, as: UInt16.self)
+        page.storeBytes(of: UInt16(len).littleEndian, toByteOffset: entry &+ 2, as: UInt16.self)
         return true
     }
 }

@@ -364,25 +364,48 @@ final class ClusterTreeTests: XCTestCase {
         }
     }
 
-    func testBatchAppendsMatchSingleInserts() throws {
-        var rng = SeededRandom(seed: 77)
+    /// A table filled by `batches` appends of `rows` objects each, made by `row`, with
+    /// `gap` between keys; committed after every `commitEvery`-th batch, checked every
+    /// `checkEvery`-th.
+    struct Appended {
+        var rng: SeededRandom
         let store = MemoryPageStore()
-        var table = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var table: ClusterTree<MemoryPageStore>
         var model = Model()
         var next: UInt64 = 5
-        for batch in 0..<12 {
-            var rows: [(key: UInt64, values: [CellValue])] = []
-            for _ in 0..<(1 + rng.below(400)) {
-                let row = Self.randomRow(Self.schema, &rng)
-                rows.append((next, row))
-                model.rows[next] = row
-                next += UInt64(1 + rng.below(3))
+    }
+
+    func appendBatches(seed: UInt64, batches: Int, rows: (inout SeededRandom) -> Int,
+                       row: (inout SeededRandom) -> [CellValue], gap: (inout SeededRandom) -> UInt64,
+                       commitEvery: Int, checkEvery: Int) throws -> Appended {
+        var t = Appended(rng: SeededRandom(seed: seed), table: ClusterTree(store: MemoryPageStore(), root: .empty, columns: Self.schema))
+        t.table = ClusterTree(store: t.store, root: .empty, columns: Self.schema)
+        for batch in 0..<batches {
+            var added: [(key: UInt64, values: [CellValue])] = []
+            for _ in 0..<rows(&t.rng) {
+                let values = row(&t.rng)
+                added.append((t.next, values))
+                t.model.rows[t.next] = values
+                t.next += gap(&t.rng)
             }
-            try table.append(rows)
-            try table.verify()
-            try assertNoLeak(table, store, "batch \(batch)")
+            try t.table.append(added)
+            if batch % commitEvery == commitEvery - 1 { t.store.commit() }
+            if batch % checkEvery == checkEvery - 1 {
+                try t.table.verify()
+                try assertNoLeak(t.table, t.store, "batch \(batch)")
+            }
         }
-        XCTAssertEqual(table.count, UInt64(model.rows.count))
+        XCTAssertEqual(t.table.count, UInt64(t.model.rows.count))
+        return t
+    }
+
+    func testBatchAppendsMatchSingleInserts() throws {
+        let t = try appendBatches(seed: 77, batches: 12, rows: { 1 + $0.below(400) }, row: { Self.randomRow(Self.schema, &$0) },
+                                  gap: { UInt64(1 + $0.below(3)) }, commitEvery: 1000, checkEvery: 1)
+        var rng = t.rng
+        var table = t.table
+        let model = t.model
+        let next = t.next
         for (key, row) in model.rows { XCTAssertEqual(try table.getRow(key), row, "key \(key)") }
         // Keys must follow the table's last and ascend within the batch.
         XCTAssertThrowsError(try table.append([(3, Self.randomRow(Self.schema, &rng))]))
@@ -466,28 +489,12 @@ final class ClusterTreeTests: XCTestCase {
     /// Appends of one to three objects, as single-object write transactions make them, with
     /// commits between some: every object reads back, pages are not leaked, verify() passes.
     func testSmallAppendsMatchTheModel() throws {
-        var rng = SeededRandom(seed: 9191)
-        let store = MemoryPageStore()
-        var table = ClusterTree(store: store, root: .empty, columns: Self.schema)
-        var model = Model()
-        var next: UInt64 = 1
-        for step in 0..<700 {
-            var rows: [(key: UInt64, values: [CellValue])] = []
-            for _ in 0..<(1 + rng.below(3)) {
-                let row = rng.below(20) == 0 ? Self.randomRow(Self.schema, &rng) : Self.schema.map { Self.smallValue($0, &rng) }
-                rows.append((next, row))
-                model.rows[next] = row
-                next += UInt64(rng.below(10) == 0 ? 2 + rng.below(1000) : 1)
-            }
-            try table.append(rows)
-            if step % 3 == 0 { store.commit() }
-            if step % 50 == 49 {
-                try table.verify()
-                try assertNoLeak(table, store, "step \(step)")
-            }
-        }
-        try table.verify()
-        try assertMatches(table, model, "small appends")
+        let t = try appendBatches(
+            seed: 9191, batches: 700, rows: { 1 + $0.below(3) },
+            row: { rng in rng.below(20) == 0 ? Self.randomRow(Self.schema, &rng) : Self.schema.map { Self.smallValue($0, &rng) } },
+            gap: { UInt64($0.below(10) == 0 ? 2 + $0.below(1000) : 1) }, commitEvery: 3, checkEvery: 50)
+        try t.table.verify()
+        try assertMatches(t.table, t.model, "small appends")
     }
 
     func testWrongValuesAreRejected() throws {
