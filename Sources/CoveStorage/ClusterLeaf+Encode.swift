@@ -147,7 +147,7 @@ struct ClusterRows {
             while end < count && end &- start < ClusterLayout.maxObjects {
                 // The page with object `end` added, measured exactly as `encode` lays it out.
                 let n = end &- start &+ 1
-                let keyWidth = ClusterLayout.keyWidth(maxDelta: keys[end] &- keys[start] &- UInt64(n &- 1))
+                let keyWidth = ClusterLayout.deltaWidth(keys[end] &- keys[start] &- UInt64(n &- 1))
                 var p = ClusterLayout.keysOffset(columns: c) &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
                 var rowHeap = 0
                 for j in 0..<c {
@@ -164,7 +164,7 @@ struct ClusterRows {
                             if x > h { h = x }
                         }
                         let spread = l > h ? 0 : UInt64(bitPattern: h) &- UInt64(bitPattern: l)
-                        let width = spread == 0 ? 0 : spread <= 0xFF ? 1 : spread <= 0xFFFF ? 2 : spread <= 0xFFFF_FFFF ? 4 : 8
+                        let width = ClusterLayout.deltaWidth(spread)
                         p &+= 8 &+ width &* n
                     case .string, .binary, .mixed: p &+= 4 &* n
                     case .timestamp: p &+= 12 &* n
@@ -204,7 +204,7 @@ struct ClusterRows {
         // Stepped keys: key k is base + k + delta k, the deltas ascending from 0.
         let keysOffset = ClusterLayout.keysOffset(columns: c)
         let keyBase = keys[range.lowerBound]
-        let keyWidth = ClusterLayout.keyWidth(maxDelta: keys[range.upperBound &- 1] &- keyBase &- UInt64(n &- 1))
+        let keyWidth = ClusterLayout.deltaWidth(keys[range.upperBound &- 1] &- keyBase &- UInt64(n &- 1))
         page.storeBytes(of: ClusterLayout.steppedKeys, toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self)
         page.storeBytes(of: UInt8(keyWidth), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)
         page.storeBytes(of: keyBase.littleEndian, toByteOffset: keysOffset, as: UInt64.self)
@@ -242,7 +242,7 @@ struct ClusterRows {
                 for i in range { if case .value(.int(let x)) = column[i] { lo = Swift.min(lo, x); hi = Swift.max(hi, x) } }
                 if lo > hi { lo = 0; hi = 0 }
                 let spread = UInt64(bitPattern: hi) &- UInt64(bitPattern: lo)
-                let width = spread == 0 ? 0 : spread <= 0xFF ? 1 : spread <= 0xFFFF ? 2 : spread <= 0xFFFF_FFFF ? 4 : 8
+                let width = ClusterLayout.deltaWidth(spread)
                 encoding = ClusterLayout.intEncoding(width: width)
                 page.storeBytes(of: UInt64(bitPattern: lo).littleEndian, toByteOffset: v, as: UInt64.self)
                 let d = v &+ 8
@@ -330,7 +330,7 @@ extension ClusterLeaf {
         let total = n &+ added
         let c = specs.count
         guard added > 0, total <= ClusterLayout.maxObjects, columnCount == c, keyStep == 1 else { return false }
-        let limit: UInt64 = keyWidth == 0 ? 0 : keyWidth == 8 ? .max : (1 &<< UInt64(8 &* keyWidth)) &- 1
+        let limit = ClusterLayout.maxDelta(width: keyWidth)
         for (r, key) in rows.keys.enumerated() {
             let (d, borrow) = key.subtractingReportingOverflow(keyBase &+ UInt64(n &+ r))
             guard !borrow, d <= limit else { return false }
@@ -386,7 +386,7 @@ extension ClusterLeaf {
             case .int:
                 guard let width = ClusterLayout.intWidth(encoding) else { return false }
                 let lo = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: oldValues, as: UInt64.self))
-                let most: UInt64 = width == 0 ? 0 : width == 8 ? .max : (1 &<< UInt64(8 &* width)) &- 1
+                let most = ClusterLayout.maxDelta(width: width)
                 (page + v).copyMemory(from: base + oldValues, byteCount: 8 &+ width &* n)
                 for (r, cell) in column.enumerated() {
                     guard case .value(.int(let x)) = cell else { continue }
@@ -436,7 +436,8 @@ extension ClusterLeaf {
                 }
                 p &+= element &* total
             }
-            guard p <= heap else { return false }
+            // p <= heap: the column was measured against the heap before it was written, and
+            // byte values only move the heap down to it.
             page.storeBytes(of: UInt16(start).littleEndian, toByteOffset: d, as: UInt16.self)
             page.storeBytes(of: encoding, toByteOffset: d &+ 2, as: UInt8.self)
             page.storeBytes(of: UInt8(hasNulls ? 1 : 0), toByteOffset: d &+ 3, as: UInt8.self)

@@ -127,10 +127,17 @@ enum ClusterLayout {
     @inlinable
     static func keysOffset(columns: Int) -> Int { align8(directoryOffset &+ 4 &* columns) }
 
-    /// The delta width of stepped keys whose largest delta (`last - first - (n - 1)`) is `d`.
+    /// The byte width (0, 1, 2, 4 or 8) of deltas up to `d`: the deltas of stepped keys (the
+    /// largest is `last - first - (n - 1)`) and of an int column over its base (the spread).
     @inlinable
-    static func keyWidth(maxDelta d: UInt64) -> Int {
+    static func deltaWidth(_ d: UInt64) -> Int {
         d == 0 ? 0 : d <= 0xFF ? 1 : d <= 0xFFFF ? 2 : d <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    /// The largest delta `width` bytes hold (the inverse of `deltaWidth`).
+    @inlinable
+    static func maxDelta(width: Int) -> UInt64 {
+        width == 0 ? 0 : width >= 8 ? .max : (1 &<< UInt64(8 &* width)) &- 1
     }
 
     /// Bytes of `n` stepped keys with deltas of `width` bytes.

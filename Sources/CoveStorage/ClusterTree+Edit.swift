@@ -213,19 +213,25 @@ extension ClusterTree {
     /// Writes the last cluster `ref` (read as `leaf`) again with `rows` added, through
     /// `ClusterLeaf.appending`, when they fit its layout; false (nothing changed) otherwise.
     private mutating func appendInPlace(_ rows: ClusterRows, to leaf: ClusterLeaf, _ ref: ClusterRef) throws(StorageError) -> Bool {
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
-        defer { scratch.deallocate() }
-        guard leaf.appending(rows, specs: specs, into: scratch) else { return false }
         let pgno: PageNumber
-        let page: UnsafeMutableRawPointer
         if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
+            // The page this transaction wrote is rewritten: lay it out beside, then copy.
             pgno = ref.page.pgno
-            page = store.writablePage(pgno)
+            let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+            defer { scratch.deallocate() }
+            guard leaf.appending(rows, specs: specs, into: scratch) else { return false }
+            store.writablePage(pgno).copyMemory(from: scratch, byteCount: pageSize)
         } else {
+            // A committed page is replaced: lay the new one out where it goes. A page refused
+            // goes back at once (this transaction's own pages are reusable at once).
+            let page: UnsafeMutableRawPointer
             (pgno, page) = try store.allocate()
+            guard leaf.appending(rows, specs: specs, into: page) else {
+                store.free(pgno)
+                return false
+            }
             store.free(ref.page.pgno)
         }
-        page.copyMemory(from: scratch, byteCount: pageSize)
         let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),
                                  count: ref.count &+ UInt64(rows.count))
         try index.put(written.key, written.encoded)

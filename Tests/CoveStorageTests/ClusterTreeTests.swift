@@ -307,6 +307,11 @@ final class ClusterTreeTests: XCTestCase {
     /// plain 8-byte keys (as files written before stepped keys hold) still read and verify,
     /// and are written stepped when edited.
     func testKeyEncodings() throws {
+        // The widths and their largest deltas, both ways.
+        for w in [0, 1, 2, 4, 8] {
+            XCTAssertEqual(ClusterLayout.deltaWidth(ClusterLayout.maxDelta(width: w)), w)
+            if w < 8 { XCTAssertGreaterThan(ClusterLayout.deltaWidth(ClusterLayout.maxDelta(width: w) + 1), w) }
+        }
         for (gap, width) in [(UInt64(1), 0), (2, 2), (300, 4), (1 << 20, 4), (1 << 40, 8)] {
             let store = MemoryPageStore()
             var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string)])
@@ -324,7 +329,7 @@ final class ClusterTreeTests: XCTestCase {
             // Deltas grow by gap - 1 per object: the last one sets the width.
             let n = UInt64(try ClusterLeaf(first, pgno: pages[0], specs: table.specs).count)
             XCTAssertEqual(Int(first.load(fromByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)), width, "gap \(gap)")
-            XCTAssertEqual(width, ClusterLayout.keyWidth(maxDelta: (n - 1) * (gap - 1)), "gap \(gap)")
+            XCTAssertEqual(width, ClusterLayout.deltaWidth((n - 1) * (gap - 1)), "gap \(gap)")
             func checkAll(_ present: Set<UInt64>) throws {
                 try table.verify()
                 for k in keys {
@@ -370,7 +375,7 @@ final class ClusterTreeTests: XCTestCase {
     struct Appended {
         var rng: SeededRandom
         let store = MemoryPageStore()
-        var table: ClusterTree<MemoryPageStore>
+        lazy var table = ClusterTree(store: store, root: .empty, columns: ClusterTreeTests.schema)
         var model = Model()
         var next: UInt64 = 5
     }
@@ -378,8 +383,7 @@ final class ClusterTreeTests: XCTestCase {
     func appendBatches(seed: UInt64, batches: Int, rows: (inout SeededRandom) -> Int,
                        row: (inout SeededRandom) -> [CellValue], gap: (inout SeededRandom) -> UInt64,
                        commitEvery: Int, checkEvery: Int) throws -> Appended {
-        var t = Appended(rng: SeededRandom(seed: seed), table: ClusterTree(store: MemoryPageStore(), root: .empty, columns: Self.schema))
-        t.table = ClusterTree(store: t.store, root: .empty, columns: Self.schema)
+        var t = Appended(rng: SeededRandom(seed: seed))
         for batch in 0..<batches {
             var added: [(key: UInt64, values: [CellValue])] = []
             for _ in 0..<rows(&t.rng) {
@@ -400,12 +404,10 @@ final class ClusterTreeTests: XCTestCase {
     }
 
     func testBatchAppendsMatchSingleInserts() throws {
-        let t = try appendBatches(seed: 77, batches: 12, rows: { 1 + $0.below(400) }, row: { Self.randomRow(Self.schema, &$0) },
+        var t = try appendBatches(seed: 77, batches: 12, rows: { 1 + $0.below(400) }, row: { Self.randomRow(Self.schema, &$0) },
                                   gap: { UInt64(1 + $0.below(3)) }, commitEvery: 1000, checkEvery: 1)
-        var rng = t.rng
-        var table = t.table
-        let model = t.model
-        let next = t.next
+        var (rng, table) = (t.rng, t.table)
+        let (model, next) = (t.model, t.next)
         for (key, row) in model.rows { XCTAssertEqual(try table.getRow(key), row, "key \(key)") }
         // Keys must follow the table's last and ascend within the batch.
         XCTAssertThrowsError(try table.append([(3, Self.randomRow(Self.schema, &rng))]))
@@ -489,7 +491,7 @@ final class ClusterTreeTests: XCTestCase {
     /// Appends of one to three objects, as single-object write transactions make them, with
     /// commits between some: every object reads back, pages are not leaked, verify() passes.
     func testSmallAppendsMatchTheModel() throws {
-        let t = try appendBatches(
+        var t = try appendBatches(
             seed: 9191, batches: 700, rows: { 1 + $0.below(3) },
             row: { rng in rng.below(20) == 0 ? Self.randomRow(Self.schema, &rng) : Self.schema.map { Self.smallValue($0, &rng) } },
             gap: { UInt64($0.below(10) == 0 ? 2 + $0.below(1000) : 1) }, commitEvery: 3, checkEvery: 50)

@@ -50,7 +50,7 @@ private func sqliteCommits(_ dir: String, _ tag: String, synchronous: String) th
 
 func commitProbe() throws {
     let dir = try freshDirectory("commits")
-    defer { if getenv("BENCH_KEEP") == nil { _ = system("rm -rf '\(dir)'") } }
+    defer { _ = system("rm -rf '\(dir)'") }
     FileHandleErr.print("objects-bench commits: \(commits) single-object commits per engine in \(dir)")
     // BENCH_ONLY=1..4 runs one row alone (for a profiler).
     let only = envInt("BENCH_ONLY", 0)
