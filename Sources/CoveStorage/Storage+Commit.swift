@@ -29,8 +29,8 @@ extension WriteTransaction {
                 }
             }
             try updateHistory()
-            let (continuation, freePages) = try settleFreeSpace()
-            prepared = seal(continuation: continuation, freePages: freePages)
+            let (continuation, freePages, written) = try settleFreeSpace()
+            prepared = seal(written: written, continuation: continuation, freePages: freePages)
         } catch {
             cancel()
             throw error
@@ -101,8 +101,7 @@ extension WriteTransaction {
 
     /// Seals every page, builds the written-page list into the meta page and the continuation
     /// pages, and the meta itself.
-    private func seal(continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
-        let written = writtenPages(excluding: continuation)
+    private func seal(written: [PageNumber], continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
         var checksums: [UInt32] = []
         checksums.reserveCapacity(written.count)
         for pgno in written {

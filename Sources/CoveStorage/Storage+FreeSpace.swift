@@ -182,8 +182,9 @@ extension WriteTransaction {
     ///   number only grows, bounded by the list's final size).
     /// So only finitely many passes can allocate or free, and the pass after the last of them
     /// settles.
-    /// - Returns: the continuation pages, ascending.
-    func settleFreeSpace() throws(StorageError) -> (continuation: [PageNumber], freePages: UInt64) {
+    /// - Returns: the continuation pages, ascending; the free-page count; every other page
+    ///   written, ascending (the pages the written-page list names, which seal then uses).
+    func settleFreeSpace() throws(StorageError) -> (continuation: [PageNumber], freePages: UInt64, written: [PageNumber]) {
         // The previous commit's continuation pages are live in the base version only.
         try WrittenPageList.forEachContinuation(meta: base, page: { pgno throws(StorageError) in
             try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
@@ -231,7 +232,9 @@ extension WriteTransaction {
             }
             versionRecords = records
 
-            let needed = continuationPagesNeeded(excluding: continuation)
+            // The pages the list names; final in the pass that allocates nothing.
+            let written = writtenPages(excluding: continuation)
+            let needed = continuationPagesNeeded(for: written)
             while continuation.count < needed {
                 continuation.append(try allocate().0)
             }
@@ -240,7 +243,7 @@ extension WriteTransaction {
                 freeSpace = tree.root
                 continuation.sort()
                 let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
-                return (continuation, free)
+                return (continuation, free, written)
             }
         }
         throw .internal("the free-space update of version \(version) did not settle")
@@ -258,11 +261,11 @@ extension WriteTransaction {
     }
 
     /// How many continuation pages the written-page list needs now.
-    private func continuationPagesNeeded(excluding continuation: [PageNumber]) -> Int {
+    private func continuationPagesNeeded(for written: [PageNumber]) -> Int {
         var room = MetaSlot.inlineListCapacity
         var pages = 0
         var previous: UInt64 = 0
-        for p in writtenPages(excluding: continuation) {
+        for p in written {
             let size = WrittenPageList.entrySize(delta: p - previous)
             if size > room {
                 pages += 1
