@@ -46,6 +46,12 @@ extension PageStore {
     public func prefetch(_ pgno: PageNumber) { prefetch(pgno, lines: 2) }
 }
 
+/// Starts loading `lines` cache lines from `address` into the caches, for the object layer's
+/// own arrays (a hint; see cpu.h).
+public func prefetchMemory(_ address: UnsafeRawPointer, lines: Int) {
+    prefetchLines(address, lines)
+}
+
 /// Starts loading `lines` cache lines from `address` into the caches (a hint; see cpu.h).
 @inlinable @inline(__always)
 func prefetchLines(_ address: UnsafeRawPointer, _ lines: Int) {

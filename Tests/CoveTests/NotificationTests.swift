@@ -353,6 +353,75 @@ final class NotificationTests: CoveTestCase {
         frozenTags.realm.close()
     }
 
+    /// A filter that reads only the object's own properties is followed from the writes alone:
+    /// an object moves in or out only when a property the filter reads is written; a write to
+    /// any other property is a modification and nothing more.
+    func testFilteredResultsFollowOnlyThePropertiesTheFilterReads() throws {
+        let realm = try open()
+        var people: [DynamicObject] = []
+        try realm.write {
+            for (name, age) in [("a", 30), ("b", 60), ("c", 40)] {
+                people.append(try realm.dynamicCreate("Person", values: [("name", .string(name)), ("age", .int(Int64(age)))]))
+            }
+        }
+        let results = try realm.objects("Person").filter("age > 50 OR name == 'x'")
+        let log = Log()
+        let token = try results.observe { log.record($0) }
+        try realm.deliver()
+        XCTAssertEqual(try names(results), ["b"])
+        // The second property the filter reads brings c in.
+        try realm.write { try people[2].setValue(.string("x"), forKey: "name") }
+        try realm.deliver()
+        XCTAssertEqual(try names(results), ["b", "x"])
+        XCTAssertEqual(log.changes.last?.insertions, [1])
+        XCTAssertEqual(log.changes.last?.deletions, [])
+        // A list the filter does not read: b is modified and stays.
+        try realm.write { try people[1].dynamicList("tags").append(.string("t")) }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.last?.modifications, [0])
+        XCTAssertEqual(log.changes.last?.insertions, [])
+        XCTAssertEqual(log.changes.last?.deletions, [])
+        // The first property takes b out; the same write to a, outside, changes nothing.
+        try realm.write {
+            try people[1].setValue(.int(10), forKey: "age")
+            try people[0].setValue(.int(20), forKey: "age")
+        }
+        try realm.deliver()
+        XCTAssertEqual(try names(results), ["x"])
+        XCTAssertEqual(log.changes.last?.deletions, [0])
+        XCTAssertEqual(log.changes.count, 3)
+        token.invalidate()
+    }
+
+    /// A filter naming an object by primary key finds it again at every change set: the object
+    /// may be created after the observer started.
+    func testFilterOnAnObjectByPrimaryKeySeesItCreatedLater() throws {
+        let schema = try Schema(jsonText: """
+            {"Owner": {"primaryKey": "id", "properties": {"id": "int"}},
+             "Pet": {"properties": {"name": "string", "owner": "Owner?"}}}
+            """)
+        let realm = try Realm(configuration: .init(path: "\(folder)/pk.cove", durability: .noSync, schema: schema, schemaVersion: 1))
+        var pets: [DynamicObject] = []
+        try realm.write {
+            for name in ["p", "q"] { pets.append(try realm.dynamicCreate("Pet", values: [("name", .string(name))])) }
+        }
+        let owned = try realm.objects("Pet").filter("owner == obj('Owner', 7)")
+        let log = Log()
+        let token = try owned.observe { log.record($0) }
+        try realm.deliver()
+        // A change set while owner 7 does not exist yet, then owner 7, then a pet of it.
+        try realm.write { try pets[0].setValue(.string("p2"), forKey: "name") }
+        try realm.deliver()
+        let owner = try realm.write { try realm.dynamicCreate("Owner", primaryKey: .int(7)) }
+        try realm.deliver()
+        try realm.write { try pets[1].setValue(.link(owner.link), forKey: "owner") }
+        try realm.deliver()
+        XCTAssertEqual(try owned.count(), 1)
+        XCTAssertEqual(log.changes.last?.insertions, [0])
+        token.invalidate()
+        realm.close()
+    }
+
     /// Random write transactions over people; after each delivery (one commit or several), the
     /// change set applied to the previous rows gives exactly the new rows, and a row is
     /// reported modified only if a property its callback depends on was written.

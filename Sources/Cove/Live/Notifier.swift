@@ -42,6 +42,11 @@ class NotifierRegistration {
         self.initialPending = initialPending
     }
 
+    /// Takes a change set computed ahead from `version` to `target`, if there is one; then
+    /// `deliver` needs no change record. Called before the records are read, so that a
+    /// delivery every observer of which has its change set ready reads none.
+    func claimComputedChanges() -> Bool { false }
+
     /// Calls back with the changes since the last delivery (`record` merges them), or the
     /// initial state; returns false when the observation ends (an error, a deleted object).
     func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool { true }
@@ -205,17 +210,28 @@ final class RealmNotifier {
         }
         let current = try realm.version
         let store = try realm.objectStore()
+        // The notification thread is computing this very version: its change sets come
+        // sooner than this thread could compute them.
+        realm.watcher?.worker.waitWhileComputing(current, timeoutMs: 1000)
+        // The change records are read only for the observers without a change set computed
+        // ahead (which they take now, so that a newer one cannot replace it meanwhile).
+        var claimed = Set<ObjectIdentifier>()
+        var oldest = current
+        for registration in registrations where registration.version < current || registration.initialPending {
+            registration.target = current
+            if registration.claimComputedChanges() {
+                claimed.insert(ObjectIdentifier(registration))
+            } else {
+                oldest = min(oldest, registration.version)
+            }
+        }
         var records: [UInt64: ChangeRecord] = [:]
-        let oldest = registrations.map(\.version).min() ?? current
         if oldest < current {
             let newest: Snapshot
             do { newest = try realm.file.storage.beginRead() } catch { throw CoveError(error) }
             defer { newest.end() }
             records = try ChangeRecord.read(from: newest, after: oldest, through: current)
         }
-        // The notification thread is computing this very version: its change sets come
-        // sooner than this thread could compute them.
-        realm.watcher?.worker.waitWhileComputing(current, timeoutMs: 1000)
         // Observers that last heard of the same version share one merged record.
         var mergedSince: [UInt64: ChangeRecord] = [:]
         for registration in registrations {
@@ -223,7 +239,10 @@ final class RealmNotifier {
             if realm.isClosed { break }
             if registration.isInvalidated { continue }
             var merged: ChangeRecord?
-            if registration.version < current {
+            if claimed.contains(ObjectIdentifier(registration)) {
+                // Its change set is in hand: no record is needed.
+                merged = ChangeRecord()
+            } else if registration.version < current {
                 if let m = mergedSince[registration.version] {
                     merged = m
                 } else {
@@ -272,11 +291,13 @@ struct CollectionDiffer {
     let rootClass: ObjectSchema?
     /// The keys of the rows it last read or made, shared with its moved copies.
     var rowKeys = RowKeysCache()
+    /// Its query's predicate, bound once for the incremental path, shared with its moved copies.
+    var localPredicate = LocalPredicateCache()
 
     /// The same differ reading `realm` (a frozen copy at another version).
     func moved(to realm: Realm) throws(CoveError) -> CollectionDiffer {
         CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass,
-                         rowKeys: rowKeys)
+                         rowKeys: rowKeys, localPredicate: localPredicate)
     }
 
     /// The changes from `rows` (the results at the record's first version) to the results at
@@ -329,11 +350,21 @@ final class CollectionRegistration: NotifierRegistration {
         super.init(version: version, initialPending: true)
     }
 
+    /// The worker's change set taken by `claimComputedChanges`, for this delivery.
+    private var claimed: CollectionJob.Ready?
+
+    override func claimComputedChanges() -> Bool {
+        claimed = job?.take(startingAt: version, initial: initialPending, endingAt: target)
+        return claimed != nil
+    }
+
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
             // The worker's change set, when it starts where this observer stands and ends at
             // this delivery's version.
-            if let job, let ready = job.take(startingAt: version, initial: initialPending, endingAt: target) {
+            let computed = claimed ?? job?.take(startingAt: version, initial: initialPending, endingAt: target)
+            claimed = nil
+            if let job, let ready = computed {
                 rows = ready.rows
                 differ.engine.seed(ready.rows, plan: ready.plan)
                 if initialPending {
@@ -377,11 +408,12 @@ extension CollectionDiffer {
         guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey, touched == [classKey],
               case .table = engine.source, engine.stages.count <= 1 else { return nil }
         var predicate = BoundPredicate.constant(true)
+        var reads: Set<Int64>? = []
         if case .query(let parsed, let args, let text)? = engine.stages.first {
             guard parsed.descriptors.isEmpty else { return nil }
-            var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
-            predicate = try binder.bind(parsed.predicate)
-            guard predicate.isLocal else { return nil }
+            guard let local = try localPredicate.bound(parsed, args, text, cls, store) else { return nil }
+            predicate = local.predicate
+            reads = local.reads
         } else if !engine.stages.isEmpty {
             return nil
         }
@@ -402,16 +434,21 @@ extension CollectionDiffer {
             old = SortedKeys(keys)
         }
         let oldKeys = old.keys
-        // The objects whose membership may have changed, and whether each matches now.
-        var candidates = Set<Int64>()
-        for r in table.inserted { for k in r { candidates.insert(k) } }
-        for k in table.modified.keys { candidates.insert(k) }
+        // The objects whose membership may have changed: the inserted ones, and those written
+        // in a property the predicate reads (`reads`; nil: any). Any other object matches
+        // now exactly when it matched before. (An object is never both inserted and modified.)
+        var candidates: [Int64] = []
+        for r in table.inserted { candidates.append(contentsOf: r) }
+        for (k, written) in table.modified where reads.map({ !written.isDisjoint(with: $0) }) ?? true {
+            candidates.append(k)
+        }
+        candidates.sort()
         var evaluator = QueryEvaluator(store: store)
         // Old positions of the rows that leave, and keys of the objects that arrive.
         var leaving: [Int] = []
         var arriving: [Int64] = []
         for r in table.deleted { for k in r { if let i = old.position(of: k) { leaving.append(i) } } }
-        for k in candidates.sorted() {
+        for k in candidates {
             var matches = try store.exists(cls, k)
             if matches { matches = try evaluator.matches(predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) }
             let was = old.position(of: k)
@@ -456,15 +493,55 @@ extension CollectionDiffer {
         let new = sameRows ? old : SortedKeys(newKeys)
         // Rows that stayed and whose objects changed in a way the filter sees.
         var modified: [(new: Int, old: Int)] = []
-        for k in table.modified.keys {
-            guard let i = old.position(of: k), let j = sameRows ? i : new.position(of: k) else { continue }
-            if try filter.isModified(cls, k, record, store, touched) { modified.append((j, i)) }
+        let writes = Array(table.modified)
+        let wanted = writes.map(\.key)
+        let oldPositions = old.positions(of: wanted)
+        let newPositions = sameRows ? oldPositions : new.positions(of: wanted)
+        for (n, (k, written)) in writes.enumerated() {
+            guard let i = oldPositions[n], let j = newPositions[n] else { continue }
+            // Without key paths, a write to any of the object's own properties is a change.
+            var changed = filter.paths == nil && !written.isEmpty
+            if !changed { changed = try filter.isModified(cls, k, record, store, touched) }
+            if changed { modified.append((j, i)) }
         }
         modified.sort { $0.new < $1.new }
         changes.modifications = modified.map(\.new)
         changes.modificationsOld = modified.map(\.old)
         rowKeys.remember(newRows, new)
         return (changes, newRows)
+    }
+}
+
+/// A differ's query predicate bound once, when it is local (it reads only the tested object's
+/// own properties), with the keys of the properties it reads; every change set of the
+/// incremental path would otherwise bind the query again. The entry holds for the schema it
+/// was bound against. A binding that looked an object up by primary key is not kept: that
+/// object may be created or deleted later.
+final class LocalPredicateCache: @unchecked Sendable {
+    private struct Entry {
+        var schema: Schema
+        var predicate: BoundPredicate?
+        var reads: Set<Int64>?
+    }
+
+    private let entry = Mutex<Entry?>(nil)
+
+    /// The bound predicate of `parsed` on `cls` and the keys of the properties it reads (nil
+    /// when one has no key); nil when it is not local.
+    func bound(_ parsed: ParsedQuery, _ arguments: [QueryArgument], _ text: String, _ cls: ObjectSchema,
+               _ store: ObjectStore) throws(CoveError) -> (predicate: BoundPredicate, reads: Set<Int64>?)? {
+        if let e = entry.withLock({ $0 }), e.schema == store.schema {
+            return e.predicate.map { ($0, e.reads) }
+        }
+        var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: arguments, text: text)
+        let predicate = try binder.bind(parsed.predicate)
+        let local = predicate.isLocal ? predicate : nil
+        let reads = local?.readPropertyKeys
+        if !binder.lookedUpObjects {
+            let e = Entry(schema: store.schema, predicate: local, reads: reads)
+            entry.withLock { $0 = e }
+        }
+        return local.map { ($0, reads) }
     }
 }
 
@@ -529,6 +606,34 @@ struct SortedKeys: Sendable {
         return i < keys.count && keys[i] == key ? i : nil
     }
 
+    /// The indices of `wanted` (nil for a key not among them), as `position(of:)` finds them,
+    /// but with the blocks the keys fall in fetched into the cache first, all at once: for
+    /// scattered keys the misses then overlap instead of following one another.
+    func positions(of wanted: [Int64]) -> [Int?] {
+        var starts = [Int](repeating: -1, count: wanted.count)
+        keys.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for (n, key) in wanted.enumerated() {
+                var lo = 0, hi = fence.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
+                }
+                guard lo > 0 else { continue }
+                let start = (lo - 1) * Self.block
+                starts[n] = start
+                // A block of 32 keys spans at most five cache lines.
+                prefetchMemory(base + start * MemoryLayout<Int64>.stride, lines: 5)
+            }
+        }
+        return wanted.indices.map { n -> Int? in
+            let start = starts[n]
+            guard start >= 0 else { return nil }
+            let i = Self.lowerBound(of: wanted[n], in: keys, start..<Swift.min(start + Self.block, keys.count))
+            return i < keys.count && keys[i] == wanted[n] ? i : nil
+        }
+    }
+
     /// The first index of `range` in ascending `keys` whose key is not below `key`
     /// (`range.upperBound` when there is none).
     static func lowerBound(of key: Int64, in keys: [Int64], _ range: Range<Int>) -> Int {
@@ -555,7 +660,42 @@ extension BoundPredicate {
     }
 }
 
+extension BoundPredicate {
+    /// The keys of the tested object's properties a local predicate reads; nil when one of
+    /// them has no key (then any write may matter).
+    var readPropertyKeys: Set<Int64>? {
+        var keys = Set<Int64>()
+        return collectReads(into: &keys) ? keys : nil
+    }
+
+    private func collectReads(into keys: inout Set<Int64>) -> Bool {
+        switch self {
+        case .constant: return true
+        case .and(let terms), .or(let terms): return terms.allSatisfy { $0.collectReads(into: &keys) }
+        case .not(let inner): return inner.collectReads(into: &keys)
+        case .compare(let c): return c.left.collectReads(into: &keys) && c.right.collectReads(into: &keys)
+        }
+    }
+}
+
 extension BoundExpression {
+    /// Adds the keys of the properties of the tested object this expression reads; false when
+    /// one has no key.
+    fileprivate func collectReads(into keys: inout Set<Int64>) -> Bool {
+        switch self {
+        case .constant, .list: return true
+        case .arithmetic(_, let a, let b): return a.collectReads(into: &keys) && b.collectReads(into: &keys)
+        case .subquery: return false
+        case .path(let p):
+            for step in p.steps {
+                guard case .property(_, let property) = step else { continue }
+                guard let key = property.key else { return false }
+                keys.insert(key)
+            }
+            return true
+        }
+    }
+
     var isLocal: Bool {
         switch self {
         case .constant, .list: return true

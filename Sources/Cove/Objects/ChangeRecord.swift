@@ -149,6 +149,12 @@ public struct ChangeRecord: Equatable, Sendable {
     /// first stays inserted (not modified), and collection operations follow each other.
     public mutating func merge(_ later: ChangeRecord) {
         schemaChanged = schemaChanged || later.schemaChanged
+        if tables.isEmpty && collections.isEmpty {
+            // Nothing to fold into: the later record as it is (copied on write).
+            tables = later.tables
+            collections = later.collections
+            return
+        }
         for (classKey, t) in later.tables {
             var mine = tables[classKey, default: TableChanges()]
             for range in t.inserted {
@@ -262,11 +268,17 @@ public struct ChangeRecord: Equatable, Sendable {
                 }
                 if which == 0 { t.inserted = ranges } else { t.deleted = ranges }
             }
-            for _ in 0..<(try reader.count()) {
+            let modifiedCount = try reader.count()
+            t.modified.reserveCapacity(modifiedCount)
+            // Objects written alike (the usual case) share one set of property keys.
+            var listed: [Int64] = []
+            var last: (listed: [Int64], set: Set<Int64>) = ([], [])
+            for _ in 0..<modifiedCount {
                 let objectKey = Int64(bitPattern: try reader.varint())
-                var properties = Set<Int64>()
-                for _ in 0..<(try reader.count()) { properties.insert(Int64(bitPattern: try reader.varint())) }
-                t.modified[objectKey] = properties
+                listed.removeAll(keepingCapacity: true)
+                for _ in 0..<(try reader.count()) { listed.append(Int64(bitPattern: try reader.varint())) }
+                if listed != last.listed { last = (listed, Set(listed)) }
+                t.modified[objectKey] = last.set
             }
             record.tables[classKey] = t
         }

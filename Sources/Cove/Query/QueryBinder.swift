@@ -11,7 +11,7 @@ public enum QueryArgument: Sendable, Equatable {
     case list([Value])
 }
 
-indirect enum BoundPredicate {
+indirect enum BoundPredicate: Sendable {
     case constant(Bool)
     case and([BoundPredicate])
     case or([BoundPredicate])
@@ -19,7 +19,7 @@ indirect enum BoundPredicate {
     case compare(BoundComparison)
 }
 
-struct BoundComparison {
+struct BoundComparison: Sendable {
     var left: BoundExpression
     var op: QueryOperator
     var options: QueryStringOptions
@@ -29,7 +29,7 @@ struct BoundComparison {
     var lookup: Set<Value>?
 }
 
-indirect enum BoundExpression {
+indirect enum BoundExpression: Sendable {
     case constant(Value)
     case list([Value], QueryQuantifier?)
     case path(BoundPath)
@@ -57,13 +57,13 @@ indirect enum BoundExpression {
 
 /// Where a path starts: the object being tested, a SUBQUERY variable, or the element itself
 /// (`self`, in a collection of primitives).
-enum PathRoot: Equatable {
+enum PathRoot: Equatable, Sendable {
     case object
     case variable(Int)
     case element
 }
 
-enum BoundStep {
+enum BoundStep: Sendable {
     case property(ObjectSchema, Property)
     case backlinks(source: ObjectSchema, via: Property)
     case allBacklinks
@@ -73,12 +73,12 @@ enum BoundStep {
     case keys
 }
 
-enum BoundPostfix {
+enum BoundPostfix: Sendable {
     case none, count, type, length
     case aggregate(QueryAggregate, [BoundStep])
 }
 
-struct BoundPath {
+struct BoundPath: Sendable {
     var root: PathRoot
     var steps: [BoundStep]
     var postfix: BoundPostfix
@@ -95,7 +95,7 @@ struct BoundPath {
     var kind: BoundPathKind = .plain
 }
 
-enum BoundPathKind { case plain, postfixType }
+enum BoundPathKind: Sendable { case plain, postfixType }
 
 extension BoundPath {
     /// The class and property when the path is one single-valued property of the tested object
@@ -131,6 +131,9 @@ struct QueryBinder {
     let text: String
     /// The classes of the SUBQUERY variables in scope, innermost last.
     var variables: [(name: String, cls: ObjectSchema)] = []
+    /// Whether binding looked an object up by primary key (the binding then holds for this
+    /// version only: the object may come or go).
+    private(set) var lookedUpObjects = false
 
     func error(_ message: String) -> CoveError {
         CoveError(.invalidArgument, "invalid query \"\(text)\": \(message)")
@@ -340,7 +343,7 @@ struct QueryBinder {
         }
     }
 
-    func value(_ c: QueryConstant) throws(CoveError) -> Value {
+    mutating func value(_ c: QueryConstant) throws(CoveError) -> Value {
         switch c {
         case .null: return .null
         case .bool(let b): return .bool(b)
@@ -358,6 +361,7 @@ struct QueryBinder {
         case .objectByPrimaryKey(let className, let pk):
             guard let target = schema[className] else { throw error("no class '\(className)' in the schema") }
             guard let classKey = target.classKey else { throw error("class '\(className)' has no key") }
+            lookedUpObjects = true
             let key = try store.find(target, primaryKey: try value(pk.value))
             return .link(ObjectLink(classKey: classKey, objectKey: key ?? -1))
         case .objectKey(let n): return .link(ObjectLink(classKey: QueryEvaluator.anyClass, objectKey: n))
