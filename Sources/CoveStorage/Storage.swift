@@ -374,9 +374,10 @@ public final class Storage: @unchecked Sendable {
 
     /// Waits until the commit counter differs from `counter` or `timeoutMs` passes (-1:
     /// forever): a commit of this process wakes it at once, one of another process at the next
-    /// poll (with a backoff from 50 µs to 2 ms).
+    /// poll (with a backoff from 50 µs to 2 ms). It also ends when `interrupted` (checked at
+    /// every wake-up; `wakeCommitWaiters` wakes it) returns true.
     /// - Returns: the commit counter when the wait ended.
-    public func waitForCommit(after counter: UInt64, timeoutMs: Int64) -> UInt64 {
+    public func waitForCommit(after counter: UInt64, timeoutMs: Int64, or interrupted: () -> Bool = { false }) -> UInt64 {
         // A timeout too long to add to the clock (or negative) waits forever.
         let (nanos, overflow) = UInt64(clamping: timeoutMs).multipliedReportingOverflow(by: 1_000_000)
         let (sum, late) = monotonicNow().addingReportingOverflow(nanos)
@@ -386,12 +387,18 @@ public final class Storage: @unchecked Sendable {
         while true {
             let rung = bell.count
             let now = lock.commitCounter
-            if now != counter { return now }
+            if now != counter || interrupted() { return now }
             let t = monotonicNow()
             if t >= deadline { return now }
             bell.wait(after: rung, until: t + min(pause, deadline - t))
             pause = min(pause * 2, 2_000_000)
         }
+    }
+
+    /// Wakes this process's `waitForCommit` calls on this file without a commit, so that they
+    /// check their `interrupted` condition at once.
+    public func wakeCommitWaiters() {
+        lock.bell.ring()
     }
 
     /// The number of distinct versions pinned by every reader of every process, the latest

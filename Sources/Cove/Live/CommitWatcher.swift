@@ -81,11 +81,11 @@ final class CommitWatcher: @unchecked Sendable {
                 behindSince = nil
                 signalIfBehind()
             }
-            // Until the next commit, a new observer, or a tenth of a second.
-            var waited: Int64 = 0
-            while waited < 100 && !stopping.load(ordering: .acquiring) && !worker.kicked.load(ordering: .acquiring) {
-                if storage.waitForCommit(after: counter, timeoutMs: 2) != counter { break }
-                waited += 2
+            // Until the next commit, a new observer, a stop (both wake the wait), or a tenth
+            // of a second. One wait, so that its polling for other processes' commits slows
+            // down as it lasts instead of starting over every few milliseconds.
+            _ = storage.waitForCommit(after: counter, timeoutMs: 100) {
+                stopping.load(ordering: .acquiring) || worker.kicked.load(ordering: .acquiring)
             }
         }
     }
@@ -127,6 +127,7 @@ final class CommitWatcher: @unchecked Sendable {
     /// Stops the thread and closes the fd.
     func stop() {
         stopping.store(true, ordering: .releasing)
+        storage.wakeCommitWaiters()
         if let thread { pthread_join(thread, nil) }
         thread = nil
         Glibc.close(fd)
@@ -160,6 +161,7 @@ extension Realm {
         let job = CollectionJob(differ: registration.differ, version: registration.version, worker: worker)
         registration.job = job
         worker.add(job, source: frozenSource)
+        file.storage.wakeCommitWaiters()
     }
 
     /// Waits until the notification thread has computed the change sets of the newest version
