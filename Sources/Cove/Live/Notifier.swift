@@ -463,30 +463,31 @@ extension CollectionDiffer {
             leaving = Array(Set(leaving)).sorted()
             arriving.sort()
             changes.deletions = leaving
-            // The rows that stay, copied a run at a time between the leaving ones, with the
-            // arriving ones merged in by key.
+            // The keys of the rows that stay, copied a run at a time between the leaving ones,
+            // with the arriving ones merged in by key; then the rows made from the keys (a link
+            // made from a key costs less than a row copied).
             newKeys = []
             newKeys.reserveCapacity(oldKeys.count - leaving.count + arriving.count)
-            var stay: [Int64] = []
-            stay.reserveCapacity(oldKeys.count - leaving.count)
+            var a = 0
             var from = 0
             for i in leaving + [oldKeys.count] {
-                stay.append(contentsOf: oldKeys[from..<i])
-                from = i + 1
-            }
-            var a = 0
-            var s = 0
-            while s < stay.count || a < arriving.count {
-                if a < arriving.count && (s == stay.count || arriving[a] < stay[s]) {
-                    changes.insertions.append(newKeys.count)
-                    newKeys.append(arriving[a])
-                    a += 1
-                } else {
+                var s = from
+                while s < i {
+                    while a < arriving.count && arriving[a] < oldKeys[s] {
+                        changes.insertions.append(newKeys.count)
+                        newKeys.append(arriving[a])
+                        a += 1
+                    }
                     // A run of staying rows up to the next arrival.
-                    let end = a < arriving.count ? SortedKeys.lowerBound(of: arriving[a], in: stay, s..<stay.count) : stay.count
-                    newKeys.append(contentsOf: stay[s..<end])
+                    let end = a < arriving.count ? SortedKeys.lowerBound(of: arriving[a], in: oldKeys, s..<i) : i
+                    newKeys.append(contentsOf: oldKeys[s..<end])
                     s = end
                 }
+                from = i + 1
+            }
+            for k in arriving[a...] {
+                changes.insertions.append(newKeys.count)
+                newKeys.append(k)
             }
             newRows = newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
         }
