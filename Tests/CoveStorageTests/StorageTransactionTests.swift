@@ -64,6 +64,32 @@ final class StorageTransactionTests: StorageTestCase {
         XCTAssertNotEqual(b.commitCounter(), counter)
     }
 
+    /// A wait whose condition turns true ends without a commit, long before its timeout (a wake
+    /// makes it look at once); woken while its condition is false, it waits on.
+    func testAWaitEndsWhenItsConditionHoldsWithoutACommit() throws {
+        let s = try Storage.open(path: dir.file("db"), options: TestTables.options(.noSync))
+        defer { s.close() }
+        let counter = s.commitCounter()
+        let stop = Atomic<Bool>(false)
+        let ended = Atomic<UInt64>(0)
+        let waiter = spawn {
+            _ = s.waitForCommit(after: counter, timeoutMs: 60_000) { stop.load(ordering: .acquiring) }
+            ended.store(monotonicNow(), ordering: .releasing)
+        }
+        defer { pthread_join(waiter, nil) }
+        // Woken with the condition false: it goes on waiting.
+        usleep(20_000)
+        s.wakeCommitWaiters()
+        usleep(20_000)
+        XCTAssertEqual(ended.load(ordering: .acquiring), 0, "the wait ended with its condition false")
+        stop.store(true, ordering: .releasing)
+        let woken = monotonicNow()
+        s.wakeCommitWaiters()
+        while ended.load(ordering: .acquiring) == 0 { usleep(1_000) }
+        XCTAssertLessThan(ended.load(ordering: .acquiring) - woken, 30_000_000_000, "the wait ignored its condition")
+        XCTAssertEqual(s.commitCounter(), counter, "no commit was needed")
+    }
+
     func testCancelDiscardsChanges() throws {
         let s = try Storage.open(path: dir.file("db"), options: TestTables.options())
         defer { s.close() }
