@@ -43,8 +43,9 @@ class NotifierRegistration {
     }
 
     /// Takes a change set computed ahead from `version` to `target`, if there is one; then
-    /// `deliver` needs no change record. Called before the records are read, so that a
-    /// delivery every observer of which has its change set ready reads none.
+    /// `deliver` needs no change record. The notifier calls it before every `deliver`, and
+    /// before it reads the records, so that a delivery every observer of which has its change
+    /// set ready reads none.
     func claimComputedChanges() -> Bool { false }
 
     /// Calls back with the changes since the last delivery (`record` merges them), or the
@@ -360,9 +361,9 @@ final class CollectionRegistration: NotifierRegistration {
 
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         do throws(CoveError) {
-            // The worker's change set, when it starts where this observer stands and ends at
-            // this delivery's version.
-            let computed = claimed ?? job?.take(startingAt: version, initial: initialPending, endingAt: target)
+            // The worker's change set, when the notifier claimed one for this delivery (it
+            // starts where this observer stands and ends at this delivery's version).
+            let computed = claimed
             claimed = nil
             if let job, let ready = computed {
                 rows = ready.rows
@@ -494,16 +495,12 @@ extension CollectionDiffer {
         let new = sameRows ? old : SortedKeys(newKeys)
         // Rows that stayed and whose objects changed in a way the filter sees.
         var modified: [(new: Int, old: Int)] = []
-        let writes = Array(table.modified)
-        let wanted = writes.map(\.key)
+        let wanted = Array(table.modified.keys)
         let oldPositions = old.positions(of: wanted)
         let newPositions = sameRows ? oldPositions : new.positions(of: wanted)
-        for (n, (k, written)) in writes.enumerated() {
+        for (n, k) in wanted.enumerated() {
             guard let i = oldPositions[n], let j = newPositions[n] else { continue }
-            // Without key paths, a write to any of the object's own properties is a change.
-            var changed = filter.paths == nil && !written.isEmpty
-            if !changed { changed = try filter.isModified(cls, k, record, store, touched) }
-            if changed { modified.append((j, i)) }
+            if try filter.isModified(cls, k, record, store, touched) { modified.append((j, i)) }
         }
         modified.sort { $0.new < $1.new }
         changes.modifications = modified.map(\.new)
@@ -595,44 +592,36 @@ struct SortedKeys: Sendable {
 
     /// The index of `key`, or nil when it is not one of the keys.
     func position(of key: Int64) -> Int? {
-        // The last block whose first key is at most `key`.
-        var lo = 0, hi = fence.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
-        }
-        guard lo > 0 else { return nil }
-        let start = (lo - 1) * Self.block
-        let i = Self.lowerBound(of: key, in: keys, start..<Swift.min(start + Self.block, keys.count))
-        return i < keys.count && keys[i] == key ? i : nil
+        blockStart(of: key).flatMap { position(of: key, inBlockAt: $0) }
     }
 
     /// The indices of `wanted` (nil for a key not among them), as `position(of:)` finds them,
     /// but with the blocks the keys fall in fetched into the cache first, all at once: for
     /// scattered keys the misses then overlap instead of following one another.
     func positions(of wanted: [Int64]) -> [Int?] {
-        var starts = [Int](repeating: -1, count: wanted.count)
+        let starts = wanted.map(blockStart(of:))
         keys.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
-            for (n, key) in wanted.enumerated() {
-                var lo = 0, hi = fence.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
-                }
-                guard lo > 0 else { continue }
-                let start = (lo - 1) * Self.block
-                starts[n] = start
-                // A block of 32 keys spans at most five cache lines.
-                prefetchMemory(base + start * MemoryLayout<Int64>.stride, lines: 5)
-            }
+            // A block of 32 keys spans at most five cache lines.
+            for case let start? in starts { prefetchMemory(base + start * MemoryLayout<Int64>.stride, lines: 5) }
         }
-        return wanted.indices.map { n -> Int? in
-            let start = starts[n]
-            guard start >= 0 else { return nil }
-            let i = Self.lowerBound(of: wanted[n], in: keys, start..<Swift.min(start + Self.block, keys.count))
-            return i < keys.count && keys[i] == wanted[n] ? i : nil
+        return zip(wanted, starts).map { key, start in start.flatMap { position(of: key, inBlockAt: $0) } }
+    }
+
+    /// Where the block that would hold `key` starts: the last block whose first key is at most
+    /// `key` (nil when `key` is below every key).
+    private func blockStart(of key: Int64) -> Int? {
+        var lo = 0, hi = fence.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if fence[mid] <= key { lo = mid + 1 } else { hi = mid }
         }
+        return lo > 0 ? (lo - 1) * Self.block : nil
+    }
+
+    private func position(of key: Int64, inBlockAt start: Int) -> Int? {
+        let i = Self.lowerBound(of: key, in: keys, start..<Swift.min(start + Self.block, keys.count))
+        return i < keys.count && keys[i] == key ? i : nil
     }
 
     /// The first index of `range` in ascending `keys` whose key is not below `key`
