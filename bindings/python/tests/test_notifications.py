@@ -1,5 +1,6 @@
 """Notifications through Python: the initial call at the first delivery, change sets of results
-with exact indices after commits of another realm handle of the same file, exact key-path filters
+with exact indices after commits of another realm handle of the same file, filters that follow
+only the properties they read, exact key-path filters
 per callback, list moves, set and map changes, object changes with old and new values and one
 deletion, tokens (inside their own callback, twice, as context managers, garbage-collected),
 exceptions of callbacks raised by the call that ran them, the registration errors, the
@@ -119,6 +120,34 @@ def test_change_indices_after_another_handles_commit(realm: cove.Realm, other: c
     realm.refresh()
     assert len(seen.changes) == calls
     token.invalidate()
+
+
+def test_a_filter_follows_only_the_properties_it_reads(realm: cove.Realm, other: cove.Realm) -> None:
+    # Results in key order: Cleo (41) matches at first.
+    results = realm.objects("Person").filter("age >= 40 OR city == 'Rome'")
+    seen = Recorder()
+    with results.observe(seen):
+        realm.deliver()
+        assert [p.name for p in results] == ["Cleo"]
+        # The filter's second property brings Bob in.
+        commit(other, lambda r: setattr(r.find("Person", "Bob"), "city", "Rome"))
+        realm.refresh()
+        assert [p.name for p in results] == ["Bob", "Cleo"]
+        assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([0], [], [])
+        # A list the filter does not read: Cleo is modified and stays.
+        commit(other, lambda r: r.find("Person", "Cleo").tags.append("t"))
+        realm.refresh()
+        assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([], [], [1])
+        # The same write outside the results delivers nothing.
+        calls = len(seen.changes)
+        commit(other, lambda r: r.find("Person", "Dan").tags.append("t"))
+        realm.refresh()
+        assert len(seen.changes) == calls
+        # The first property takes Cleo out.
+        commit(other, lambda r: setattr(r.find("Person", "Cleo"), "age", 20))
+        realm.refresh()
+        assert [p.name for p in results] == ["Bob"]
+        assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([], [1], [])
 
 
 def test_filtered_results_and_a_local_commit(realm: cove.Realm) -> None:
