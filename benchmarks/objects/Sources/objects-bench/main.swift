@@ -11,7 +11,8 @@
 //   plain loop over the same columns in memory, the floor), an indexed equality returning ids,
 //   a sorted top-1000 by a string without index, IN with 40,000 primary-key values
 //
-// `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift).
+// `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift);
+// `objects-bench load` runs only Cove's sequential load and lookups (for a profiler).
 //
 // Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000).
 import Cove
@@ -68,6 +69,36 @@ let inIds: [Int64] = {
     return (0..<40_000).map { _ in Int64(rng.next() % UInt64(objects)) }
 }()
 
+/// Creates a Person for each id in one write; the nanoseconds it took.
+func coveInsert(_ realm: Realm, _ ids: [Int]) throws -> UInt64 {
+    let start = now()
+    try realm.write {
+        for i in ids {
+            try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
+                ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
+            ])
+        }
+    }
+    return now() - start
+}
+
+/// Finds each id of `lookupOrder()` by primary key and reads its four fields; the nanoseconds
+/// it took.
+func coveLookups(_ realm: Realm) throws -> UInt64 {
+    let order = lookupOrder()
+    var checksum = 0
+    let start = now()
+    for k in order {
+        guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
+        if case .int(let id) = try p["id"], case .string(let name) = try p["name"], case .int(let age) = try p["age"], case .double(let score) = try p["score"] {
+            checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
+        }
+    }
+    let elapsed = now() - start
+    if checksum == 42 { print("") }
+    return elapsed
+}
+
 // MARK: Cove
 
 func runCove(_ dir: String) throws -> Results {
@@ -77,28 +108,10 @@ func runCove(_ dir: String) throws -> Results {
     do {
         let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
         defer { realm.close() }
-        let start = now()
-        try realm.write {
-            for i in 0..<objects {
-                try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
-                    ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
-                ])
-            }
-        }
-        r.insert = now() - start
+        r.insert = try coveInsert(realm, Array(0..<objects))
         r.size = fileSize(path)
 
-        let order = lookupOrder()
-        var checksum = 0
-        let t0 = now()
-        for k in order {
-            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
-            if case .int(let id) = try p["id"], case .string(let name) = try p["name"], case .int(let age) = try p["age"], case .double(let score) = try p["score"] {
-                checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
-            }
-        }
-        r.lookup = now() - t0
-        if checksum == 42 { print("") }
+        r.lookup = try coveLookups(realm)
     }
     // Queries, with an index on age added by an additive schema change.
     do {
@@ -118,26 +131,9 @@ func runCove(_ dir: String) throws -> Results {
         let realm = try Realm(configuration: .init(path: shuffledPath, schema: schema, schemaVersion: 1))
         defer { realm.close() }
         let ids = shuffledIds()
-        let start = now()
-        try realm.write {
-            for i in ids {
-                try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
-                    ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
-                ])
-            }
-        }
-        r.shuffledInsert = now() - start
+        r.shuffledInsert = try coveInsert(realm, ids)
         r.shuffledSize = fileSize(shuffledPath)
-        var checksum = 0
-        let t0 = now()
-        for k in lookupOrder() {
-            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
-            if case .int(let id) = try p["id"], case .string(let name) = try p["name"], case .int(let age) = try p["age"], case .double(let score) = try p["score"] {
-                checksum &+= Int(id) &+ name.utf8.count &+ Int(age) &+ Int(score)
-            }
-        }
-        r.shuffledLookup = now() - t0
-        if checksum == 42 { print("") }
+        r.shuffledLookup = try coveLookups(realm)
     }
     // Durable single-object commits on a fresh file.
     let commitPath = "\(dir)/commits.cove"
@@ -294,10 +290,27 @@ func fixed(_ v: Double, _ digits: Int) -> String {
     return s
 }
 
+// `objects-bench load`: Cove's bulk insert and lookups alone, ids handed out in order, for a
+// profiler (perf record) without SQLite or the queries in the samples.
+func loadProbe() throws {
+    let dir = try freshDirectory("objects-load")
+    defer { _ = system("rm -rf '\(dir)'") }
+    let realm = try Realm(configuration: .init(path: "\(dir)/people.cove", schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
+    defer { realm.close() }
+    let inserted = try coveInsert(realm, Array(0..<objects))
+    let looked = try coveLookups(realm)
+    print("insert \(inserted / UInt64(max(objects, 1))) ns per object, lookup \(looked / UInt64(max(lookups, 1))) ns per lookup")
+}
+
 func ratio(_ a: Double, _ b: Double) -> String { b == 0 ? "–" : fixed(a / b, 2) + "×" }
 
 if CommandLine.arguments.dropFirst().first == "commits" {
     try commitProbe()
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "load" {
+    try loadProbe()
     exit(0)
 }
 
