@@ -1,12 +1,11 @@
 """Live objects: attribute reads and writes go through to the realm."""
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, release_handle
+from ._lib import check, ffi, lib
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -37,7 +36,7 @@ class Object:
     plain ``cove.Object`` (or ``cove.EmbeddedObject``) instances.
     """
 
-    __cove_internal__ = ("_realm", "_handle", "_class_name", "_finalizer")
+    __cove_internal__ = ("_realm", "_handle", "_class_name")
 
     _realm: "Realm"
     _handle: Any
@@ -54,10 +53,12 @@ class Object:
     @classmethod
     def _wrap(cls, realm: "Realm", handle: Any, class_name: str) -> "Object":
         self = object.__new__(cls)
-        object.__setattr__(self, "_realm", realm)
-        object.__setattr__(self, "_handle", handle)
-        object.__setattr__(self, "_class_name", class_name)
-        object.__setattr__(self, "_finalizer", weakref.finalize(self, release_handle, handle))
+        # Straight into the instance dict (no __setattr__ hook); the handle is released when
+        # the last reference to it goes, through cffi's destructor (cheaper than a finalizer).
+        d = self.__dict__
+        d["_realm"] = realm
+        d["_handle"] = ffi.gc(handle, lib.cove_release)
+        d["_class_name"] = class_name
         return self
 
     # -- properties ----------------------------------------------------------------------------
@@ -80,12 +81,15 @@ class Object:
         self._set(name, value)
 
     def _get(self, name: str) -> Any:
-        info = self._realm._property_info(self._class_name, name)
+        realm = self._realm
+        info = realm._property_info(self._class_name, name)
         kind = VALUE if info is None else info.kind
         if kind == VALUE or kind == LINK:
             out = ffi.new("cove_value_t*")
-            check(lib.cove_object_get(self._handle, name.encode(), out))
-            return read_value(ffi, out[0], self._realm._resolve_link)
+            status = lib.cove_object_get(self._handle, name.encode(), out)
+            if status:
+                check(status)
+            return read_value(ffi, out[0], realm._resolve_link)
         assert info is not None
         from ._collections import List, Map, Set
 
@@ -267,6 +271,33 @@ class EmbeddedObject(Object, _base=True):
     dict (``dog.home = {"city": "Oslo"}``, ``dog.toys.append({"brand": "A"})``)."""
 
     __cove_embedded__ = True
+
+
+class _PropertyAccessor:
+    """``obj.name`` for a property of a plain Object: installed on Object once some realm's
+    schema has a property of that name, so that reading it is a descriptor call rather than a
+    failed attribute lookup that falls through to ``__getattr__`` (which costs more than the
+    read itself). It reads what ``__getattr__`` would: ``obj._get(name)``. A declared class's
+    own fields and any attribute Object already has come first."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Optional[Object], owner: Optional[type] = None) -> Any:
+        if obj is None:
+            return self
+        return obj._get(self.name)
+
+
+def install_accessors(names: Any) -> None:
+    """Adds a _PropertyAccessor to Object for each of `names` that Object does not define yet
+    (names starting with an underscore stay with ``__getattr__``)."""
+    for name in names:
+        if name.startswith("_") or not name.isidentifier() or hasattr(Object, name):
+            continue
+        setattr(Object, name, _PropertyAccessor(name))
 
 
 def plain(value: Any) -> Any:

@@ -15,7 +15,7 @@ from ._declare import class_name_of, defaults_of, schema_from_classes
 from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
 from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
-from ._object import EmbeddedObject, Object, prepare
+from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._values import pack_rows, write_value
 
@@ -268,6 +268,7 @@ class Realm:
             raise NotFoundError(3, f"no class '{class_name}' in the schema")
         info = parse_class(class_name, schema[class_name], schema)
         self._infos[class_name] = info
+        install_accessors(info.properties)
         return info
 
     def _property_info(self, class_name: str, name: str) -> Optional[PropertyInfo]:
@@ -411,15 +412,18 @@ class Realm:
 
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
-        class_name = self._declared(cls)
+        class_name = cls if type(cls) is str else self._declared(cls)
         pk = ffi.new("cove_value_t*")
         keep: List[Any] = []
         write_value(ffi, pk, primary_key, keep)
         out = ffi.new("cove_object_t**")
-        check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
-        if out[0] == ffi.NULL:
+        status = lib.cove_object_find(self._h(), class_name.encode(), pk, out)
+        if status:
+            check(status)
+        handle = out[0]
+        if handle == ffi.NULL:
             return None
-        return self._wrap(out[0], class_name)
+        return self._wrap(handle, class_name)
 
     @overload
     def objects(self, cls: Type[_O]) -> "Results[_O]": ...

@@ -323,7 +323,9 @@ def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:
     if t == TYPE_DOUBLE:
         return float(v.u.dnum)
     if t == TYPE_STRING:
-        return bytes(ffi.buffer(v.u.string.data, v.u.string.size)).decode("utf-8")
+        s = v.u.string
+        size = s.size
+        return ffi.unpack(s.data, size).decode("utf-8") if size else ""
     if t == TYPE_BINARY:
         return bytes(ffi.buffer(v.u.binary.data, v.u.binary.size))
     if t == TYPE_TIMESTAMP:

@@ -170,3 +170,32 @@ def test_freeze_and_thaw_an_object(realm: cove.Realm) -> None:
         frozen.thaw(frozen_bob.realm)           # a frozen realm is no place to thaw into
     with pytest.raises(cove.InvalidatedError):
         bob.freeze()
+
+
+def test_plain_object_attributes(tmp_path: pathlib.Path) -> None:
+    """A plain Object reads properties as attributes whatever other classes the process has
+    seen: a property another class has is still an error here, a property named like one of
+    Object's methods reads only by subscript, and a declared class's own fields come first."""
+
+    class Kennel(cove.Object):
+        name: str
+        size: int = 0
+
+    schema = {"Badge": {"properties": {"size": "string", "realm": "string", "_hidden": "int"}},
+              "Ball": {"properties": {"colour": "string"}}}
+    with cove.open(tmp_path / "p.cove", schema=[Kennel], schema_version=1, durability="no_sync") as declared, \
+            cove.open(tmp_path / "q.cove", schema=schema, schema_version=1, durability="no_sync") as r:
+        with r.write():
+            badge = r.create("Badge", {"size": "large", "realm": "north", "_hidden": 4})
+            ball = r.create("Ball", {"colour": "red"})
+        with declared.write():
+            kennel = declared.create(Kennel, {"name": "k", "size": 3})
+        assert type(badge) is cove.Object and type(ball) is cove.Object
+        assert badge.size == "large" and ball.colour == "red" and badge._hidden == 4
+        assert kennel.size == 3 and type(kennel.size) is int
+        assert badge.realm is r and badge["realm"] == "north"
+        with pytest.raises(cove.NotFoundError, match="class 'Ball' has no property 'size'"):
+            ball.size
+        with pytest.raises(cove.NotFoundError, match="class 'Badge' has no property 'colour'"):
+            badge.colour
+        del badge, ball, kennel
