@@ -289,4 +289,26 @@ final class ValueTests: XCTestCase {
             }
         }
     }
+
+    // MARK: Strings from stored bytes
+
+    func testStringFromUTF8BytesRefusesWhatIsNotUTF8() {
+        for text in ["", "a", "person-7-xxxxxxx", "größe", "日本語", "😀 and \u{0}"] {
+            XCTAssertEqual(String(utf8: Array(text.utf8)), text)
+            XCTAssertEqual(String(utf8: ArraySlice([0x20] + Array(text.utf8)).dropFirst()), text)
+        }
+        let invalid: [[UInt8]] = [
+            [0x80],                          // a lone continuation byte
+            [0xC3],                          // a truncated two-byte sequence
+            [0xF0, 0x9F, 0x98, 0x41],        // a truncated four-byte sequence: repaired to one
+                                             // U+FFFD, three bytes for three, so sizes match
+            [0xED, 0xA0, 0x80],              // an encoded surrogate
+            [0xC0, 0xAF],                    // an overlong encoding
+            [0x61, 0xFF, 0x62],
+        ]
+        for bytes in invalid {
+            XCTAssertNil(String(utf8: bytes), "\(bytes)")
+            XCTAssertNil(bytes.withUnsafeBytes { String(utf8: $0) }, "\(bytes)")
+        }
+    }
 }

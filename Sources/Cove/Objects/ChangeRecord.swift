@@ -347,7 +347,7 @@ public struct ChangeRecord: Equatable, Sendable {
             let n = try count()
             let slice = bytes[pos..<(pos + n)]
             pos += n
-            guard let s = String(validating: slice, as: UTF8.self) else { throw CoveError(.corrupt, "change record: a key that is not UTF-8") }
+            guard let s = String(utf8: slice) else { throw CoveError(.corrupt, "change record: a key that is not UTF-8") }
             return s
         }
     }

@@ -417,7 +417,7 @@ extension ObjectStore {
         guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
         do {
             return try tree.withEntry(at: UInt64(index)) { (k, v) throws(StorageError) -> (key: String, value: Value) in
-                guard let key = String(validating: k, as: UTF8.self) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
+                guard let key = String(utf8: k) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
                 return (key, try Self.decodeStored(v))
             }
         } catch {
@@ -431,7 +431,7 @@ extension ObjectStore {
         out.reserveCapacity(Int(tree.count))
         do {
             try tree.forEach(fromPosition: 0) { (k: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
-                guard let key = String(validating: k, as: UTF8.self) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
+                guard let key = String(utf8: k) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
                 out.append((key, try Self.decodeStored(v)))
                 return true
             }

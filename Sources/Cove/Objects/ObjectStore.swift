@@ -26,7 +26,21 @@ final class ObjectStore {
         let classKey: UInt32
         var entry: TableEntry
         /// The table's clusters; any edit drops the cached location.
-        var tree: ClusterTree<TransactionPages> { didSet { located = nil } }
+        var tree: ClusterTree<TransactionPages> {
+            get { clusters.pointee }
+            set {
+                clusters.pointee = newValue
+                located = nil
+            }
+            _modify {
+                located = nil
+                yield &clusters.pointee
+            }
+        }
+        /// What `tree` reads and writes, behind a pointer so that reading a located object's
+        /// cells borrows the tree in place: a method called on a class's stored property copies
+        /// the value first (retaining its store and columns), at every read of a property.
+        let clusters: UnsafeMutablePointer<ClusterTree<TransactionPages>>
         /// Where the object read last is, so that reading several of its properties descends
         /// the table once.
         var located: ClusterLocation?
@@ -98,9 +112,15 @@ final class ObjectStore {
             self.classKey = classKey
             self.entry = entry
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
-            tree = ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec))
+            clusters = UnsafeMutablePointer.allocate(capacity: 1)
+            clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec)))
             pending = ClusterBatch(specs: [])
             columnsChanged()
+        }
+
+        deinit {
+            clusters.deinitialize(count: 1)
+            clusters.deallocate()
         }
     }
 
@@ -239,9 +259,9 @@ final class ObjectStore {
     /// loading at once, as reading one property of an object is mostly followed by others.
     private func locate(_ t: Table, _ objectKey: Int64) throws(CoveError) -> ClusterLocation? {
         let found: ClusterLocation?
-        do { found = try t.tree.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
+        do { found = try t.clusters.pointee.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
         guard let found else { return nil }
-        t.tree.prefetchRow(found)
+        t.clusters.pointee.prefetchRow(found)
         t.located = found
         return found
     }
@@ -578,10 +598,10 @@ final class ObjectStore {
     func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
         if let located = t.located, located.key == UInt64(objectKey) {
-            do { return try t.tree.get(located, column: column) } catch { throw CoveError(error) }
+            do { return try t.clusters.pointee.get(located, column: column) } catch { throw CoveError(error) }
         }
         guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
-        do { return try t.tree.get(found, column: column) } catch { throw CoveError(error) }
+        do { return try t.clusters.pointee.get(found, column: column) } catch { throw CoveError(error) }
     }
 
     func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {

@@ -83,7 +83,7 @@ enum PropertyCodec {
         case .bytes(let b):
             switch property.type {
             case .string:
-                guard let s = String(validating: b, as: UTF8.self) else {
+                guard let s = String(utf8: b) else {
                     throw CoveError(.corrupt, "property '\(property.name)' holds a string that is not valid UTF-8")
                 }
                 return .string(s)

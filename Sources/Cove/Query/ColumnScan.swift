@@ -234,7 +234,7 @@ struct ClusterViewReader {
             do {
                 s = try view.withBytes(column, i) { (b: UnsafeRawBufferPointer?) throws(StorageError) -> String? in
                     guard let b else { return nil }
-                    return String(validating: b, as: UTF8.self)
+                    return String(utf8: b)
                 }
             } catch {
                 throw CoveError(error)

@@ -43,12 +43,14 @@ public struct ObjectSchema: Sendable, Equatable {
     /// The property named `name`, or nil.
     /// - Complexity: O(n) in the number of properties.
     public subscript(property name: String) -> Property? {
-        properties.first(where: { $0.name == name })
+        index(ofProperty: name).map { properties[$0] }
     }
 
     /// The position of the property named `name` in declared order, or nil.
     public func index(ofProperty name: String) -> Int? {
-        properties.firstIndex(where: { $0.name == name })
+        // Compares the names in place: a predicate over the elements copied each property.
+        for i in properties.indices where properties[i].name == name { return i }
+        return nil
     }
 
     /// The stored properties: all but backlinks, in declared order.

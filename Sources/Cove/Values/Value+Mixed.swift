@@ -70,7 +70,7 @@ extension Value {
             try expect(8)
             return .double(Double(bitPattern: le(0, 8)))
         case .string:
-            guard let s = String(validating: payload, as: UTF8.self) else {
+            guard let s = String(utf8: payload) else {
                 throw CoveError(.corrupt, "mixed value: a string that is not UTF-8")
             }
             return .string(s)
