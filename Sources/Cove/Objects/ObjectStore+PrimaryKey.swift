@@ -184,11 +184,11 @@ extension ObjectStore {
     }
 
     func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
-        guard let pk = cls.primaryKeyProperty else {
+        let table = try table(forCreate: cls)
+        guard let pk = table.primaryKey?.property else {
             throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
         }
         let normalized = try checkPrimaryKey(primaryKey, pk, cls)
-        let table = try table(forCreate: cls)
         if case .int(let i) = normalized, let open = table.openRange {
             // The open range is the last: a key at or past its start is in it or nowhere; one
             // before it is in the tree, whose entry for the open range does not reach it.

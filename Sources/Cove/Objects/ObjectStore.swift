@@ -13,6 +13,12 @@ final class ObjectStore {
     /// hashing.
     private var lastTable: Table?
     private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
+    /// The tree `tree(_:)` returned last, and its key: lookups of one class by primary key ask
+    /// for the same index every time, and comparing a key of a few bytes costs less than
+    /// hashing it. Every write to `trees` clears it.
+    private var lastTree: (key: [UInt8], tree: BTree<TransactionPages>)?
+    /// The class `objectSchema(_:)` found last (the schema never changes under a store).
+    private var lastClass: ObjectSchema?
     private var dirtyTrees: Set<[UInt8]> = []
     /// What this transaction did, for the commit's history record.
     var changes = ChangeRecord()
@@ -133,9 +139,11 @@ final class ObjectStore {
     // MARK: Schema lookups
 
     func objectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
+        if let last = lastClass, last.className == className { return last }
         guard let cls = schema[className] else {
             throw CoveError(.notFound, "no class '\(className)' in the schema")
         }
+        lastClass = cls
         return cls
     }
 
@@ -215,7 +223,11 @@ final class ObjectStore {
     /// The catalog tree at `key` as this transaction sees it. A tree with pages has the key kind
     /// its root page records; an empty one gets `emptyKind`.
     func tree(_ key: [UInt8], emptyKind: BTreeKeyKind = .bytes) throws(CoveError) -> BTree<TransactionPages> {
-        if let t = trees[key] { return t }
+        if let last = lastTree, last.key == key { return last.tree }
+        if let t = trees[key] {
+            lastTree = (key, t)
+            return t
+        }
         let t: BTree<TransactionPages>
         do {
             var root = TreeRoot.empty
@@ -227,12 +239,14 @@ final class ObjectStore {
             throw CoveError(error)
         }
         trees[key] = t
+        lastTree = nil
         return t
     }
 
     /// Replaces the cached tree at `key`, which must hold no pages, by an empty one of `kind`.
     func resetEmptyTree(_ key: [UInt8], kind: BTreeKeyKind) {
         trees[key] = BTree(store: pages, root: .empty, keyKind: kind)
+        lastTree = nil
     }
 
     func editTree(_ key: [UInt8], _ body: (inout BTree<TransactionPages>) throws(StorageError) -> Void) throws(CoveError) {
@@ -243,6 +257,7 @@ final class ObjectStore {
             throw CoveError(error)
         }
         trees[key] = t
+        lastTree = nil
         dirtyTrees.insert(key)
     }
 
