@@ -35,8 +35,7 @@ public final class DynamicObject: CustomStringConvertible {
     /// - Throws: `.notFound` (no such property), `.invalidated`, `.wrongType` (a collection or
     ///   backlinks property), `.closed`.
     public func value(forKey name: String) throws(CoveError) -> Value {
-        let store = try realm.objectStore()
-        return try store.get(objectSchema, objectKey, try ObjectStore.property(name, of: objectSchema))
+        try realm.objectStore().get(objectSchema, objectKey, named: name)
     }
 
     /// Sets a property inside a write. Ints are accepted for float and double properties.

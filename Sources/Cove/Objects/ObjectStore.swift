@@ -306,12 +306,27 @@ final class ObjectStore {
         if property.isBacklinks {
             throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is backlinks, not a single value")
         }
-        let cell = try storedCell(t, objectKey, column: try column(property, in: t))
+        return try value(try storedCell(t, objectKey, column: try column(property, in: t)), of: property)
+    }
+
+    /// A stored cell as the value of `property` (a link names its target class by key).
+    private func value(_ cell: CellValue, of property: Property) throws(CoveError) -> Value {
         var target: UInt32 = 0
         if let name = property.type.objectClassName {
             target = try classKey(of: try objectSchema(name))
         }
         return try PropertyCodec.value(cell, for: property, targetClassKey: target)
+    }
+
+    /// The value of the property named `name` (`DynamicObject`'s reads): found by position in
+    /// the table's class, its column by that position, without hashing its key.
+    func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
+        let t = try table(cls)
+        guard let i = t.cls.index(ofProperty: name), t.columnOfPropertyAt[i] >= 0 else {
+            // Unknown, or without a column of its own (backlinks): the general path says why.
+            return try get(cls, objectKey, try Self.property(name, of: cls))
+        }
+        return try value(try storedCell(t, objectKey, column: t.columnOfPropertyAt[i]), of: t.cls.properties[i])
     }
 
     /// The objects of `sourceClass` whose link `property` points at `objectKey`.
