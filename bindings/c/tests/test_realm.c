@@ -115,6 +115,30 @@ static void test_open_errors(void) {
     CHECK_OK(cove_config_set_read_only(config, true));
     CHECK(cove_open(config, &realm) != COVE_OK);
     cove_release(config);
+
+    /* A file whose meta slots (pages 0 and 1) carry a newer format version (bytes 8..12) is
+     * refused with COVE_ERR_FORMAT, and left as it was. */
+    CHECK_OK(cove_config_new("newer.cove", &config));
+    CHECK_OK(cove_open(config, &realm));
+    cove_release(realm);
+    realm = NULL; /* out parameters are left untouched on failure */
+    f = fopen("newer.cove", "r+b");
+    CHECK(f != NULL);
+    unsigned char newer[4] = {99, 0, 0, 0};
+    for (long slot = 0; slot < 2; slot++) {
+        CHECK(fseek(f, slot * 4096 + 8, SEEK_SET) == 0);
+        CHECK(fwrite(newer, 1, 4, f) == 4);
+    }
+    fclose(f);
+    CHECK_FAILS(cove_open(config, &realm), COVE_ERR_FORMAT, "format version 99");
+    CHECK(realm == NULL);
+    f = fopen("newer.cove", "rb");
+    CHECK(f != NULL);
+    unsigned char seen[4] = {0};
+    CHECK(fseek(f, 4096 + 8, SEEK_SET) == 0 && fread(seen, 1, 4, f) == 4);
+    CHECK(seen[0] == 99);
+    fclose(f);
+    cove_release(config);
 }
 
 static void test_versions_freeze_and_read_only(void) {
