@@ -131,6 +131,25 @@ final class ObjectTests: CoveTestCase {
         _ = try realm.verify()
     }
 
+    /// Reading a property by name: a link reads as the link, an unknown name and a backlinks
+    /// property fail naming the class and the property, and a read through a deleted object
+    /// says it was deleted.
+    func testReadingByNameNamesWhatCannotBeRead() throws {
+        let realm = try open()
+        try realm.beginWrite()
+        let rex = try realm.dynamicCreate("Dog", values: [("name", .string("Rex"))])
+        let ann = try realm.dynamicCreate("Person", primaryKey: .string("Ann"), values: [("dog", .link(rex.link))])
+        XCTAssertEqual(try ann["dog"], .link(rex.link))
+        XCTAssertEqual(try ann["name"], .string("Ann"))
+        assertThrows(.notFound, containing: "class 'Dog' has no property 'owner'") { _ = try rex["owner"] }
+        assertThrows(.wrongType, containing: "property 'owners' of class 'Dog' is backlinks, not a single value") {
+            _ = try rex["owners"]
+        }
+        try realm.delete(ann)
+        assertThrows(.invalidated, containing: "the Person object") { _ = try ann["name"] }
+        try realm.commitWrite()
+    }
+
     func testWritesAreIsolatedUntilCommitAndCancelDiscards() throws {
         let a = try open()
         let b = try open()

@@ -92,6 +92,13 @@ final class ObjectStore {
 
         func returnRow(_ row: [CellValue]) { scratch = row }
 
+        /// The position of the property named `name` in `cls`, whose positions
+        /// `columnOfPropertyAt` follows; `.notFound` as `ObjectStore.property` says it.
+        func position(ofProperty name: String) throws(CoveError) -> Int {
+            guard let i = cls.index(ofProperty: name) else { throw ObjectStore.noProperty(name, in: cls) }
+            return i
+        }
+
         /// Works out again what depends on the columns, after a migration added or removed one
         /// (the pending objects were written before: every edit reaches the table through
         /// `ObjectStore.table(_:)`).
@@ -155,10 +162,12 @@ final class ObjectStore {
     }
 
     static func property(_ name: String, of cls: ObjectSchema) throws(CoveError) -> Property {
-        guard let p = cls[property: name] else {
-            throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
-        }
+        guard let p = cls[property: name] else { throw noProperty(name, in: cls) }
         return p
+    }
+
+    static func noProperty(_ name: String, in cls: ObjectSchema) -> CoveError {
+        CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
     }
 
     func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
@@ -322,11 +331,12 @@ final class ObjectStore {
     /// the table's class, its column by that position, without hashing its key.
     func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
         let t = try table(cls)
-        guard let i = t.cls.index(ofProperty: name), t.columnOfPropertyAt[i] >= 0 else {
-            // Unknown, or without a column of its own (backlinks): the general path says why.
-            return try get(cls, objectKey, try Self.property(name, of: cls))
-        }
-        return try value(try storedCell(t, objectKey, column: t.columnOfPropertyAt[i]), of: t.cls.properties[i])
+        let i = try t.position(ofProperty: name)
+        let p = t.cls.properties[i]
+        let c = t.columnOfPropertyAt[i]
+        // Without a column of its own (backlinks), the general path says why.
+        if c < 0 { return try get(cls, objectKey, p) }
+        return try value(try storedCell(t, objectKey, column: c), of: p)
     }
 
     /// The objects of `sourceClass` whose link `property` points at `objectKey`.
@@ -384,10 +394,7 @@ final class ObjectStore {
         var later: [(Property, Value)] = []
         do throws(CoveError) {
             for (name, v) in values {
-                // Looked up in the table's class, whose positions `columnOfPropertyAt` follows.
-                guard let i = t.cls.index(ofProperty: name) else {
-                    throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
-                }
+                let i = try t.position(ofProperty: name)
                 let p = t.cls.properties[i]
                 if p.isPrimaryKey { continue }
                 if p.collection == .none && !p.isLink && !p.isBacklinks {
