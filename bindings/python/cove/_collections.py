@@ -9,12 +9,11 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import typing
-import weakref
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
                     Sequence, Tuple, TypeVar, Union, overload)
 
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
-from ._lib import check, ffi, lib, release_handle
+from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
 from ._values import Timestamp, position, write_value
 
@@ -64,7 +63,7 @@ def compare_key(value: Any) -> Any:
 class _Collection:
     """What lists, sets and maps share: the handle, the owner and the property."""
 
-    __slots__ = ("_realm", "_owner", "_info", "_handle", "_finalizer", "__weakref__")
+    __slots__ = ("_realm", "_owner", "_info", "_handle", "__weakref__")
 
     _realm: "Realm"
     _owner: Optional["Object"]
@@ -81,8 +80,7 @@ class _Collection:
         self._realm = realm
         self._owner = owner
         self._info = info
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, release_handle, handle)
+        self._handle = owned(handle)
         return self
 
     @property

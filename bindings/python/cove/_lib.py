@@ -6,7 +6,7 @@ from typing import Any
 from ._cove_ffi import ffi, lib  # type: ignore[import-not-found]
 from ._errors import error_for
 
-__all__ = ["ffi", "lib", "check", "release_handle"]
+__all__ = ["ffi", "lib", "check", "owned", "release_handle"]
 
 
 def check(status: int) -> None:
@@ -14,6 +14,15 @@ def check(status: int) -> None:
     if status != 0:
         message = ffi.string(lib.cove_last_error_message()).decode("utf-8", "replace")
         raise error_for(status, message)
+
+
+def owned(handle: Any) -> Any:
+    """A handle the caller owns (+1), released when the last reference to the returned cdata
+    goes (cffi's destructor). For handles no Python callback hangs on and nobody releases
+    early; a realm, a notification token and sectioned results with a key function keep a
+    `weakref.finalize`: they are released on demand, or call back into Python when released,
+    which must not wait for the interpreter's teardown."""
+    return ffi.gc(handle, lib.cove_release)
 
 
 def release_handle(handle: Any) -> None:

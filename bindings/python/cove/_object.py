@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib
+from ._lib import check, ffi, lib, owned
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -53,11 +53,10 @@ class Object:
     @classmethod
     def _wrap(cls, realm: "Realm", handle: Any, class_name: str) -> "Object":
         self = object.__new__(cls)
-        # Straight into the instance dict (no __setattr__ hook); the handle is released when
-        # the last reference to it goes, through cffi's destructor (cheaper than a finalizer).
+        # Straight into the instance dict (no __setattr__ hook).
         d = self.__dict__
         d["_realm"] = realm
-        d["_handle"] = ffi.gc(handle, lib.cove_release)
+        d["_handle"] = owned(handle)
         d["_class_name"] = class_name
         return self
 

@@ -15,12 +15,11 @@ reports changes under the projected names.
 from __future__ import annotations
 
 import typing
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Type, Union, overload
 
 from ._declare import class_name_of
 from ._errors import InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, release_handle
+from ._lib import check, ffi, lib, owned
 from ._object import Object
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE
 from ._values import read_value
@@ -113,14 +112,13 @@ class Projection:
     the projected names. Subclasses inherit their bases' attributes and root.
     """
 
-    __slots__ = ("_root", "_handle", "_finalizer", "_reach", "__weakref__")
+    __slots__ = ("_root", "_handle", "_reach", "__weakref__")
 
     __cove_root__: ClassVar[Optional[str]] = None
     __cove_fields__: ClassVar[Dict[str, ProjectedProperty]] = {}
 
     _root: Object
     _handle: Any
-    _finalizer: Any
     _reach: Dict[str, str]
 
     def __init_subclass__(cls, *, root: Union[str, Type[Object], None] = None, **kwargs: Any) -> None:
@@ -155,8 +153,7 @@ class Projection:
         out = ffi.new("cove_projection_t**")
         check(lib.cove_projection_new(root._handle, c_names, c_paths, len(names), out))
         object.__setattr__(self, "_root", root)
-        object.__setattr__(self, "_handle", out[0])
-        object.__setattr__(self, "_finalizer", weakref.finalize(self, release_handle, out[0]))
+        object.__setattr__(self, "_handle", owned(out[0]))
         object.__setattr__(self, "_reach", {name: _reach(root.realm, expected, f.key_path) for name, f in fields.items()})
 
     # -- reading -------------------------------------------------------------------------------

@@ -314,6 +314,8 @@ class Realm:
     def _declared(self, cls: Union[str, Type[Object]]) -> str:
         """The class name of `cls`; a declared class is remembered so that its objects come back
         as instances of it."""
+        if type(cls) is str:
+            return cls
         name = class_name_of(cls)
         if not isinstance(cls, str):
             self._classes.setdefault(name, cls)
@@ -412,7 +414,7 @@ class Realm:
 
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
-        class_name = cls if type(cls) is str else self._declared(cls)
+        class_name = self._declared(cls)
         pk = ffi.new("cove_value_t*")
         keep: List[Any] = []
         write_value(ffi, pk, primary_key, keep)

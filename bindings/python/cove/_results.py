@@ -8,7 +8,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
-from ._lib import check, ffi, lib, release_handle
+from ._lib import check, ffi, lib, owned
 from ._query import bind_arguments
 from ._values import position, read_value, write_value
 
@@ -62,11 +62,10 @@ class Results(typing.Sequence[_T]):
     they were when the iteration began.
     """
 
-    __slots__ = ("_realm", "_handle", "_finalizer", "_class_name", "_label", "_root", "_live", "__weakref__")
+    __slots__ = ("_realm", "_handle", "_class_name", "_label", "_root", "_live", "__weakref__")
 
     _realm: "Realm"
     _handle: Any
-    _finalizer: Any
     _class_name: Optional[str]     # the class of the objects; None for results of values
     _label: str
     _root: bool                    # realm.objects(cls) itself: filter() queries the class directly
@@ -84,7 +83,6 @@ class Results(typing.Sequence[_T]):
         self._root = False
         self._live = None
         self._handle = None
-        self._finalizer = None
         if handle is not None:
             self._adopt(handle)
         return self
@@ -97,8 +95,7 @@ class Results(typing.Sequence[_T]):
         return self
 
     def _adopt(self, handle: Any) -> None:
-        self._finalizer = weakref.finalize(self, release_handle, handle)
-        self._handle = handle
+        self._handle = owned(handle)
 
     def _h(self) -> Any:
         handle = self._handle

@@ -17,7 +17,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequ
                     overload)
 
 from ._errors import ClosedError, Error, InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, release_handle
+from ._lib import check, ffi, lib, owned, release_handle
 from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
@@ -125,11 +125,10 @@ class ResultsSection(typing.Sequence[_T]):
     where there is one); indices may be negative; a slice gives a list; iterating goes over the
     rows as they were when the iteration began."""
 
-    __slots__ = ("_parent", "_handle", "_finalizer", "_key", "__weakref__")
+    __slots__ = ("_parent", "_handle", "_key", "__weakref__")
 
     _parent: "SectionedResults[_T]"
     _handle: Any
-    _finalizer: Any
     _key: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -139,8 +138,7 @@ class ResultsSection(typing.Sequence[_T]):
     def _make(cls, parent: "SectionedResults[_T]", handle: Any) -> "ResultsSection[_T]":
         self: ResultsSection[_T] = object.__new__(cls)
         self._parent = parent
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, release_handle, handle)
+        self._handle = owned(handle)
         out = ffi.new("cove_value_t*")
         check(lib.cove_section_key(handle, out))
         self._key = read_value(ffi, out[0], parent.realm._resolve_link)
