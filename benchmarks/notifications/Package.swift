@@ -5,15 +5,17 @@ import PackageDescription
 
 // The storage module optimised across modules as libcove.so builds it (CMakeLists.txt). Not the
 // engine: with its bodies offered to this program, the Swift 6.3 compiler crashes on the
-// program's top-level code (an LLVM "swifterror" verifier failure).
-let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
+// program's top-level code (an LLVM "swifterror" verifier failure). Both without dynamic
+// exclusivity checks, as libcove.so.
+let unchecked = "-enforce-exclusivity=unchecked"
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization", unchecked])]
 
 let package = Package(
     name: "CoveNotificationsBench",
     targets: [
         .target(name: "CoveStorage", dependencies: ["CCoveCPU"], swiftSettings: crossModule),
         .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
-        .target(name: "Cove", dependencies: ["CoveStorage"]),
+        .target(name: "Cove", dependencies: ["CoveStorage"], swiftSettings: [.unsafeFlags([unchecked])]),
         .executableTarget(name: "notifications-bench", dependencies: ["Cove"]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,8 +4,9 @@
 // engine's sources, compiled here with release optimisations.
 import PackageDescription
 
-// As libcove.so is built (CMakeLists.txt): the engine's generic code specialised across modules.
-let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
+// As libcove.so is built (CMakeLists.txt): the engine's generic code specialised across modules,
+// without dynamic exclusivity checks.
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"])]
 
 let package = Package(
     name: "CoveStorageBench",
