@@ -138,76 +138,49 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
         if !h.realm.isInWriteTransaction {
             throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
         }
-        // Through the engine first, so that the realm's schema is the write's own. The count
-        // tells a failed create that left its object behind (see removeHalfMadeObject); it is
-        // kept up to date here rather than asked per object, which would write the table's
-        // pending new objects every time.
-        var count = try call { () throws(CoveError) in try h.realm.objectCount(name) }
-        guard let cls = h.realm.schema[name] else {
-            throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): no class '\(name)' in the schema")
-        }
-        if cls.isEmbedded {
-            throw invalidArgument(function, "class '\(name)' is embedded: its objects are created in place through their parent")
-        }
-        if update && cls.primaryKey == nil {
-            throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
-        }
-
-        // The names, checked and made Swift strings once for every object.
+        // The names, made Swift strings once for every object.
         var names: [String] = []
         names.reserveCapacity(nProperties)
-        var positions: [String: Int] = [:]
-        var primaryKeyColumn: Int?
         for j in 0..<nProperties {
             guard let p = propertyNames?[j] else { throw invalidArgument(function, "property_names[\(j)] is NULL") }
             guard let n = String(validatingCString: p) else {
                 throw invalidArgument(function, "property_names[\(j)] is not valid UTF-8")
             }
-            guard let property = cls[property: n] else {
-                throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): class '\(name)' has no property '\(n)'")
-            }
-            if property.isBacklinks {
-                throw invalidArgument(function, "property '\(n)' of class '\(name)' is backlinks: it is computed and cannot be set")
-            }
-            if property.collection != .none {
-                throw failure(Int32(COVE_ERR_WRONG_TYPE),
-                    "\(function): property '\(n)' of class '\(name)' is \(property.typeNotation): only single values are set here; fill collections through cove_object_get_list(), _set() or _map()")
-            }
-            if let k = positions[n] {
-                throw invalidArgument(function, "property '\(n)' is named twice (property_names[\(k)] and [\(j)])")
-            }
-            positions[n] = j
-            if property.isPrimaryKey { primaryKeyColumn = j }
             names.append(n)
         }
-        if let pk = cls.primaryKey, primaryKeyColumn == nil {
-            throw invalidArgument(function, "class '\(name)' has primary key '\(pk)': property_names must include it")
+        // Through the engine first, so that the realm's schema is the write's own. The count
+        // tells a failed create that left its object behind (see removeHalfMadeObject); it is
+        // kept up to date here rather than asked per object, which would write the table's
+        // pending new objects every time.
+        var count = try call { () throws(CoveError) in try h.realm.objectCount(name) }
+        if update, let cls = h.realm.schema[name], !cls.isEmbedded, cls.primaryKey == nil {
+            throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
         }
+        // The names resolved once (unknown, backlinks, collection, twice, primary key missing).
+        let creator: DynamicCreator
+        do throws(CoveError) { creator = try h.realm.dynamicCreator(name, properties: names) } catch {
+            throw failure(error.code.rawValue, "\(function): \(error.message)")
+        }
+        let primaryKeyColumn = h.realm.schema[name]?.primaryKey.flatMap { names.firstIndex(of: $0) }
 
-        var row: [(String, Value)] = []
-        row.reserveCapacity(nProperties)
+        var row = [Value](repeating: .null, count: nProperties)
         for i in 0..<nObjects {
-            row.removeAll(keepingCapacity: true)
-            var primaryKey: Value?
             for j in 0..<nProperties {
-                let v: Value
                 do throws(CFailure) {
-                    v = try ValueBridge.value(values.map { $0 + (i * nProperties + j) }, "value", in: function)
+                    row[j] = try ValueBridge.value(values.map { $0 + (i * nProperties + j) }, "value", in: function)
                 } catch {
                     throw rewordedFailure(error, function, "object \(i): property '\(names[j])' of class '\(name)'")
                 }
-                if j == primaryKeyColumn { primaryKey = v } else { row.append((names[j], v)) }
             }
             do throws(CoveError) {
-                // dynamicCreateOrUpdate's two steps, to know which one ran.
-                if update, let primaryKey, let existing = try h.realm.dynamicObject(ofType: name, forPrimaryKey: primaryKey) {
-                    for (property, value) in row { try existing.setValue(value, forKey: property) }
+                if update {
+                    if try creator.createOrUpdate(row) { count += 1 }
                 } else {
-                    try h.realm.dynamicCreate(name, primaryKey: primaryKey, values: row)
+                    try creator.create(row)
                     count += 1
                 }
             } catch {
-                removeHalfMadeObject(h.realm, name, primaryKey: primaryKey, countBefore: count)
+                removeHalfMadeObject(h.realm, name, primaryKey: primaryKeyColumn.map { row[$0] }, countBefore: count)
                 throw failure(error.code.rawValue, "\(function): object \(i): \(error.message)")
             }
             outCreated?.pointee = i + 1

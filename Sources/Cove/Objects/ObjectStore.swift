@@ -2,6 +2,7 @@
 // catalog, reads and writes objects' properties, keeps the primary-key index and the backlink
 // trees right through every write, and at commit writes the changed roots back to the catalog.
 import CoveStorage
+import Synchronization
 
 /// Objects over one transaction's pages: a read snapshot, or a write transaction.
 final class ObjectStore {
@@ -66,6 +67,12 @@ final class ObjectStore {
         /// The column of each property of `cls`, by its position in `cls.properties` (-1: none):
         /// a create finds its values' columns without hashing.
         private(set) var columnOfPropertyAt: [Int] = []
+        /// By position in `cls.properties`, the column and its spec of each property a create
+        /// fills in place, a single value that is neither link nor primary key (column -1 for
+        /// the others): plain data, read without copying the property.
+        private(set) var plainColumnAt: [(column: Int, spec: ColumnSpec)] = []
+        /// The primary key's column spec, when the class has one.
+        private(set) var primaryKeySpec: ColumnSpec?
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
         /// The catalog key of the class's primary-key index.
@@ -111,9 +118,19 @@ final class ObjectStore {
             primaryKey = nil
             indexed = []
             columnOfPropertyAt = cls.properties.map { p in p.key.flatMap { columnOfProperty[$0] } ?? -1 }
+            plainColumnAt = []
+            primaryKeySpec = nil
+            for (i, p) in cls.properties.enumerated() {
+                let c = columnOfPropertyAt[i]
+                let plain = c >= 0 && p.collection == .none && !p.isLink && !p.isBacklinks && !p.isPrimaryKey
+                plainColumnAt.append(plain ? (c, entry.columns[c].spec) : (-1, ColumnSpec(.int)))
+            }
             for p in cls.properties {
                 guard let key = p.key, let c = columnOfProperty[key] else { continue }
-                if p.isPrimaryKey { primaryKey = (p, c) }
+                if p.isPrimaryKey {
+                    primaryKey = (p, c)
+                    primaryKeySpec = entry.columns[c].spec
+                }
                 if p.hasSecondaryIndex { indexed.append((p, c)) }
             }
         }
@@ -136,6 +153,11 @@ final class ObjectStore {
             clusters.deallocate()
         }
     }
+
+    /// A number no other store of this process has: what outlives a transaction (a
+    /// `DynamicCreator`) tells by it whether its store is still the realm's.
+    let serial = ObjectStore.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<UInt64>(0)
 
     init(pages: TransactionPages, schema: Schema) {
         self.pages = pages
@@ -375,48 +397,118 @@ final class ObjectStore {
     /// single values go into the one row insert; links are set afterwards, as `set` does.
     /// Everything is checked before the object exists, so a bad value leaves nothing half made.
     func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(String, Value)] = []) throws(CoveError) -> Int64 {
+        try create(cls, primaryKey: primaryKey) { (t, row, later) throws(CoveError) in
+            for (name, v) in values { try fill(t, at: try t.position(ofProperty: name), v, &row, &later) }
+        }
+    }
+
+    /// Property names resolved once against a class, for creating many objects of it from
+    /// values given by position (`create(_:_:)`): what a prepared statement is to SQL.
+    final class CreatePlan {
+        let cls: ObjectSchema
+        /// The position in `cls.properties` of each name.
+        let positions: [Int]
+        /// Which value is the primary key's, when the class has one.
+        let primaryKeyValue: Int?
+
+        init(cls: ObjectSchema, positions: [Int], primaryKeyValue: Int?) {
+            self.cls = cls
+            self.positions = positions
+            self.primaryKeyValue = primaryKeyValue
+        }
+    }
+
+    /// Resolves `names` for `create(_:_:)`: each must be a single-value property of `cls`, named
+    /// once, the primary key among them when the class has one.
+    /// - Throws: `.notFound` (a property), `.invalidArgument` (an embedded class, a backlinks
+    ///   property, a name given twice, the primary key missing), `.wrongType` (a collection).
+    func createPlan(_ cls: ObjectSchema, properties names: [String]) throws(CoveError) -> CreatePlan {
+        if cls.isEmbedded {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
+        }
+        var positions: [Int] = []
+        positions.reserveCapacity(names.count)
+        var primaryKeyValue: Int?
+        for (j, name) in names.enumerated() {
+            guard let i = cls.index(ofProperty: name) else { throw Self.noProperty(name, in: cls) }
+            let p = cls.properties[i]
+            if p.isBacklinks {
+                throw CoveError(.invalidArgument, "property '\(name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+            }
+            if p.collection != .none {
+                throw CoveError(.wrongType, "property '\(name)' of class '\(cls.className)' is \(p.typeNotation): only single values are given at a create; fill collections once the object exists")
+            }
+            if let k = positions.firstIndex(of: i) {
+                throw CoveError(.invalidArgument, "property '\(name)' is named twice (names \(k) and \(j) of class '\(cls.className)')")
+            }
+            if p.isPrimaryKey { primaryKeyValue = j }
+            positions.append(i)
+        }
+        if let pk = cls.primaryKey, primaryKeyValue == nil {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(pk)': the property names must include it")
+        }
+        return CreatePlan(cls: cls, positions: positions, primaryKeyValue: primaryKeyValue)
+    }
+
+    /// Creates an object of `plan`'s class from `values`, one for each of its names in order,
+    /// as `create(_:primaryKey:values:)` does.
+    /// - Throws: as that, and `.invalidArgument` for a wrong number of values.
+    func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
+        guard values.count == plan.positions.count else {
+            throw CoveError(.invalidArgument, "\(values.count) values for \(plan.positions.count) properties of class '\(plan.cls.className)'")
+        }
+        return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, later) throws(CoveError) in
+            for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &later) }
+        }
+    }
+
+    /// The object of `plan`'s class whose primary key `values` give, its other values set from
+    /// them, or a new object made from them; whether it was made.
+    /// - Throws: as `create(_:_:)`, and `.invalidArgument` for a class without primary key.
+    func createOrUpdate(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Bool {
+        guard let pk = plan.primaryKeyValue else {
+            throw CoveError(.invalidArgument, "class '\(plan.cls.className)' has no primary key to update by")
+        }
+        guard values.count == plan.positions.count else {
+            throw CoveError(.invalidArgument, "\(values.count) values for \(plan.positions.count) properties of class '\(plan.cls.className)'")
+        }
+        guard let key = try find(plan.cls, primaryKey: values[pk]) else {
+            _ = try create(plan, values)
+            return true
+        }
+        for j in 0..<values.count where j != pk {
+            try set(plan.cls, key, plan.cls.properties[plan.positions[j]], values[j])
+        }
+        return false
+    }
+
+    /// What both creates share: checks the class and primary key, lets `fill` put the values
+    /// into a row of defaults (and the links to set afterwards into `later`), inserts the row.
+    private func create(_ cls: ObjectSchema, primaryKey: Value?,
+                        fill: (Table, inout [CellValue], inout [(Property, Value)]) throws(CoveError) -> Void) throws(CoveError) -> Int64 {
         try requireWrite()
         if cls.isEmbedded {
             throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
         }
         let t = try tableForAppend(cls)
         var normalizedPK: Value?
-        switch (t.primaryKey?.property, primaryKey) {
-        case (nil, nil): break
-        case (nil, .some):
-            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
-        case (.some(let p), nil):
-            throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
-        case (.some(let p), .some(let v)):
-            normalizedPK = try checkPrimaryKey(v, p, cls)
+        if let spec = t.primaryKeySpec, let v = primaryKey, spec.kind == .int, case .int = v {
+            normalizedPK = v
+        } else {
+            switch (t.primaryKey?.property, primaryKey) {
+            case (nil, nil): break
+            case (nil, .some):
+                throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
+            case (.some(let p), nil):
+                throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
+            case (.some(let p), .some(let v)):
+                normalizedPK = try checkPrimaryKey(v, p, cls)
+            }
         }
         var row = t.takeRow()
         var later: [(Property, Value)] = []
         do throws(CoveError) {
-            for (name, v) in values {
-                let i = try t.position(ofProperty: name)
-                let p = t.cls.properties[i]
-                if p.isPrimaryKey { continue }
-                if p.collection == .none && !p.isLink && !p.isBacklinks {
-                    let c = t.columnOfPropertyAt[i]
-                    row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
-                    continue
-                }
-                if p.isBacklinks {
-                    throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
-                }
-                if p.collection != .none {
-                    throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is a \(p.collection.rawValue)")
-                }
-                _ = try PropertyCodec.cell(v, for: p, of: cls)
-                if let target = p.type.objectClassName {
-                    if try objectSchema(target).isEmbedded, !v.isNull {
-                        throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' holds an embedded \(target): create it in place (createEmbedded), not by linking an existing object")
-                    }
-                    try checkLinkTarget(v, target, p, cls)
-                }
-                later.append((p, v))
-            }
+            try fill(t, &row, &later)
         } catch {
             t.returnRow(row)
             throw error
@@ -424,6 +516,39 @@ final class ObjectStore {
         let key = try insertRow(cls, t, primaryKey: normalizedPK, row: &row)
         for (p, v) in later { try set(cls, key, p, v) }
         return key
+    }
+
+    /// Puts value `v` of the property at position `i` of `t`'s class into `row` when it is a
+    /// plain single value, or checks it and adds it to `later` when it is a link; skips the
+    /// primary key (the create has it).
+    private func fill(_ t: Table, at i: Int, _ v: Value, _ row: inout [CellValue], _ later: inout [(Property, Value)]) throws(CoveError) {
+        let plain = t.plainColumnAt[i]
+        if plain.column >= 0, let cell = PropertyCodec.exactCell(v, plain.spec) {
+            row[plain.column] = cell
+            return
+        }
+        let cls = t.cls
+        let p = cls.properties[i]
+        if p.isPrimaryKey { return }
+        if p.collection == .none && !p.isLink && !p.isBacklinks {
+            let c = t.columnOfPropertyAt[i]
+            row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
+            return
+        }
+        if p.isBacklinks {
+            throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+        }
+        if p.collection != .none {
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is a \(p.collection.rawValue)")
+        }
+        _ = try PropertyCodec.cell(v, for: p, of: cls)
+        if let target = p.type.objectClassName {
+            if try objectSchema(target).isEmbedded, !v.isNull {
+                throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' holds an embedded \(target): create it in place (createEmbedded), not by linking an existing object")
+            }
+            try checkLinkTarget(v, target, p, cls)
+        }
+        later.append((p, v))
     }
 
     /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
@@ -450,7 +575,11 @@ final class ObjectStore {
         let objectKey = Int64(bitPattern: key)
         if let v = primaryKey {
             guard let (p, c) = t.primaryKey else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
-            row[c] = try PropertyCodec.cell(v, for: p, of: cls)
+            if let spec = t.primaryKeySpec, let cell = PropertyCodec.exactCell(v, spec) {
+                row[c] = cell
+            } else {
+                row[c] = try PropertyCodec.cell(v, for: p, of: cls)
+            }
             guard try insertPrimaryKey(cls, v, objectKey) else {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }

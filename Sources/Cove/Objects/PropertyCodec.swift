@@ -62,6 +62,26 @@ enum PropertyCodec {
         }
     }
 
+    /// What `cell(_:for:of:)` gives for a value of exactly its column's type, or a null in a
+    /// nullable column, worked out from the column's spec alone (the creates' fast path, with no
+    /// property to copy); nil for anything else, which `cell` converts or refuses. Not for
+    /// link or mixed columns.
+    @inline(__always)
+    static func exactCell(_ value: Value, _ spec: ColumnSpec) -> CellValue? {
+        switch (spec.kind, value) {
+        case (.int, .int(let i)): return .int(i)
+        case (.string, .string(let s)): return .bytes(Array(s.utf8))
+        case (.double, .double(let d)): return .double(d)
+        case (.bool, .bool(let b)): return .bool(b)
+        case (.float, .float(let f)): return .float(f)
+        case (.binary, .data(let d)): return .bytes(d)
+        case (.timestamp, .timestamp(let t)): return .timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
+        case (.link, _), (.mixed, _): return nil
+        case (_, .null): return spec.nullable ? .null : nil
+        default: return nil
+        }
+    }
+
     /// The API value of a stored cell of `property`; links come back with `targetClassKey`.
     static func value(_ cell: CellValue, for property: Property, targetClassKey: UInt32) throws(CoveError) -> Value {
         switch cell {

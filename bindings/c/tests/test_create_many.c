@@ -281,7 +281,7 @@ static void test_bad_arguments(void) {
                 COVE_ERR_INVALID_ARGUMENT, "property 'name' is named twice");
     const char* no_key[] = {"age"};
     CHECK_FAILS(cove_object_create_many(realm, "Person", no_key, 1, rows + 1, 1, false, &created),
-                COVE_ERR_INVALID_ARGUMENT, "class 'Person' has primary key 'name': property_names must include it");
+                COVE_ERR_INVALID_ARGUMENT, "class 'Person' has primary key 'name': the property names must include it");
     const char* backlinks[] = {"name", "notes"};
     CHECK_FAILS(cove_object_create_many(realm, "Dog", backlinks, 2, rows, 1, false, &created),
                 COVE_ERR_INVALID_ARGUMENT, "backlinks");

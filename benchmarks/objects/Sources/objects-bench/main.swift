@@ -69,14 +69,28 @@ let inIds: [Int64] = {
     return (0..<40_000).map { _ in Int64(rng.next() % UInt64(objects)) }
 }()
 
-/// Creates a Person for each id in one write; the nanoseconds it took.
-func coveInsert(_ realm: Realm, _ ids: [Int]) throws -> UInt64 {
+/// Creates a Person for each id in one write, through a creator (the names resolved once, as
+/// SQLite's prepared statement), or with `dynamic` one `dynamicCreate` each; the nanoseconds it
+/// took.
+func coveInsert(_ realm: Realm, _ ids: [Int], dynamic: Bool = false) throws -> UInt64 {
     let start = now()
     try realm.write {
+        if dynamic {
+            for i in ids {
+                try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
+                    ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
+                ])
+            }
+            return
+        }
+        let creator = try realm.dynamicCreator("Person", properties: ["id", "name", "age", "score"])
+        var row: [Cove.Value] = [.null, .null, .null, .null]
         for i in ids {
-            try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
-                ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(Double(i) * 0.5)),
-            ])
+            row[0] = .int(Int64(i))
+            row[1] = .string(names[i % names.count])
+            row[2] = .int(Int64(i % 90))
+            row[3] = .double(Double(i) * 0.5)
+            try creator.create(row)
         }
     }
     return now() - start
@@ -290,14 +304,20 @@ func fixed(_ v: Double, _ digits: Int) -> String {
     return s
 }
 
-// `objects-bench load`: Cove's bulk insert and lookups alone, ids handed out in order, for a
-// profiler (perf record) without SQLite or the queries in the samples.
+// `objects-bench load [insert | insert-dynamic]`: Cove's bulk insert and lookups alone (with
+// `insert`, the insert alone; `insert-dynamic` through `dynamicCreate`), ids handed out in order, for a profiler (perf record) without SQLite or the
+// queries in the samples.
 func loadProbe() throws {
     let dir = try freshDirectory("objects-load")
     defer { _ = system("rm -rf '\(dir)'") }
     let realm = try Realm(configuration: .init(path: "\(dir)/people.cove", schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
     defer { realm.close() }
-    let inserted = try coveInsert(realm, Array(0..<objects))
+    let mode = CommandLine.arguments.dropFirst(2).first
+    let inserted = try coveInsert(realm, Array(0..<objects), dynamic: mode == "insert-dynamic")
+    if mode == "insert" || mode == "insert-dynamic" {
+        print("insert \(inserted / UInt64(max(objects, 1))) ns per object")
+        return
+    }
     let looked = try coveLookups(realm)
     print("insert \(inserted / UInt64(max(objects, 1))) ns per object, lookup \(looked / UInt64(max(lookups, 1))) ns per lookup")
 }
