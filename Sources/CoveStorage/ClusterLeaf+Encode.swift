@@ -136,10 +136,17 @@ struct ClusterRows {
     func planPacked(specs: [ColumnSpec]) -> [Range<Int>] {
         let c = specs.count
         var ranges: [Range<Int>] = []
+        if count == 0 { return ranges }
+        // Per column: the int range and whether a null was met, of the objects taken so far
+        // (`lo`, `hi`, `nulls`) and with the next object (`next...`), swapped in when it fits.
+        // Each cell is read once, in place.
+        let state = UnsafeMutablePointer<Int64>.allocate(capacity: 4 &* c)
+        defer { state.deallocate() }
+        var lo = state, hi = state + c, nextLo = state + 2 &* c, nextHi = state + 3 &* c
+        var nulls = [Bool](repeating: false, count: 2 &* c)
+        let kinds = specs.map(\.kind)
+        let keysOffset = ClusterLayout.keysOffset(columns: c)
         var start = 0
-        var lo = [Int64](repeating: .max, count: c)
-        var hi = [Int64](repeating: .min, count: c)
-        var nulls = [Bool](repeating: false, count: c)
         while start < count {
             for j in 0..<c { lo[j] = .max; hi[j] = .min; nulls[j] = false }
             var heap = 0
@@ -148,39 +155,42 @@ struct ClusterRows {
                 // The page with object `end` added, measured exactly as `encode` lays it out.
                 let n = end &- start &+ 1
                 let keyWidth = ClusterLayout.deltaWidth(keys[end] &- keys[start] &- UInt64(n &- 1))
-                var p = ClusterLayout.keysOffset(columns: c) &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
+                var p = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
                 var rowHeap = 0
+                let bitmap = ClusterLayout.bitmapBytes(n)
                 for j in 0..<c {
-                    let cell = columns[j][end]
-                    rowHeap &+= cell.heapBytes
+                    var isNull = false
+                    var l = lo[j], h = hi[j]
+                    switch columns[j][end] {
+                    case .value(.null): isNull = true
+                    case .value(.int(let x)):
+                        if x < l { l = x }
+                        if x > h { h = x }
+                    case .value(.bytes(let b)): rowHeap &+= b.count
+                    case .overflow: rowHeap &+= ClusterLayout.overflowRefSize
+                    default: break
+                    }
+                    nextLo[j] = l
+                    nextHi[j] = h
+                    let anyNull = nulls[j] || isNull
+                    nulls[c &+ j] = anyNull
                     p = ClusterLayout.align8(p)
-                    if nulls[j] || cell.isNull { p &+= ClusterLayout.bitmapBytes(n) }
-                    switch specs[j].kind {
-                    case .bool: p &+= ClusterLayout.bitmapBytes(n)
+                    if anyNull { p &+= bitmap }
+                    switch kinds[j] {
+                    case .bool: p &+= bitmap
                     case .int:
-                        var l = lo[j], h = hi[j]
-                        if case .value(.int(let x)) = cell {
-                            if x < l { l = x }
-                            if x > h { h = x }
-                        }
                         let spread = l > h ? 0 : UInt64(bitPattern: h) &- UInt64(bitPattern: l)
-                        let width = ClusterLayout.deltaWidth(spread)
-                        p &+= 8 &+ width &* n
+                        p &+= 8 &+ ClusterLayout.deltaWidth(spread) &* n
                     case .string, .binary, .mixed: p &+= 4 &* n
                     case .timestamp: p &+= 12 &* n
                     case .collection: p &+= 24 &* n
-                    default: p &+= ClusterLayout.elementSize(specs[j].kind) &* n
+                    default: p &+= ClusterLayout.elementSize(kinds[j]) &* n
                     }
                 }
                 if end > start && p &+ heap &+ rowHeap > pageSize { break }
-                for j in 0..<c {
-                    let cell = columns[j][end]
-                    if cell.isNull { nulls[j] = true }
-                    if case .value(.int(let x)) = cell {
-                        if x < lo[j] { lo[j] = x }
-                        if x > hi[j] { hi[j] = x }
-                    }
-                }
+                swap(&lo, &nextLo)
+                swap(&hi, &nextHi)
+                for j in 0..<c { nulls[j] = nulls[c &+ j] }
                 heap &+= rowHeap
                 end &+= 1
             }
