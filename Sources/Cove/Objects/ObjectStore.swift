@@ -457,9 +457,36 @@ final class ObjectStore {
         guard values.count == plan.positions.count else {
             throw CoveError(.invalidArgument, "\(values.count) values for \(plan.positions.count) properties of class '\(plan.cls.className)'")
         }
+        if let key = try createPlain(plan, values) { return key }
         return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, later) throws(CoveError) in
             for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &later) }
         }
+    }
+
+    /// `create(_:_:)` when every value is of exactly its column's type (nulls where allowed)
+    /// and none is a link, the primary key an int or a string: straight into the row, with no
+    /// closure, no list of links and no property copied. Nil (nothing done) for anything else,
+    /// which the general path converts or refuses with its message.
+    private func createPlain(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64? {
+        try requireWrite()
+        let t = try tableForAppend(plan.cls)
+        var primaryKey: Value?
+        if let j = plan.primaryKeyValue {
+            switch (t.primaryKeySpec?.kind, values[j]) {
+            case (.int?, .int), (.string?, .string): primaryKey = values[j]
+            default: return nil
+            }
+        }
+        var row = t.takeRow()
+        for j in 0..<values.count where j != plan.primaryKeyValue {
+            let plain = t.plainColumnAt[plan.positions[j]]
+            guard plain.column >= 0, let cell = PropertyCodec.exactCell(values[j], plain.spec) else {
+                t.returnRow(row)
+                return nil
+            }
+            row[plain.column] = cell
+        }
+        return try insertRow(plan.cls, t, primaryKey: primaryKey, row: &row)
     }
 
     /// The object of `plan`'s class whose primary key `values` give, its other values set from
