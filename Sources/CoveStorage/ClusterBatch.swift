@@ -52,7 +52,9 @@ public struct ClusterBatch {
         }
         if fixedBits &+ 8 &* heapBytes > rowLimitBits { wide.append(rows.count) }
         rows.keys.append(key)
-        for j in 0..<values.count { rows.columns[j].append(.value(values[j])) }
+        rows.columns.withUnsafeMutableBufferPointer { columns in
+            for j in 0..<values.count { columns[j].append(.value(values[j])) }
+        }
     }
 
     /// Empties the batch, keeping its storage for the next objects.

@@ -14,7 +14,8 @@ final class DynamicCreatorTests: CoveTestCase {
       "Dog": {"properties": {"name": "string", "weight": "double?", "good": "bool", "born": "date?",
                              "tag": "objectId?", "id": "uuid?", "price": "decimal128?", "photo": "data?",
                              "ratio": "float", "any": "mixed", "owners": "@links(Person.dog)"}},
-      "Address": {"embedded": true, "properties": {"city": "string"}}
+      "Address": {"embedded": true, "properties": {"city": "string"}},
+      "Point": {"properties": {"x": "int", "y": "double", "label": "string?"}}
     }
     """
 
@@ -63,6 +64,25 @@ final class DynamicCreatorTests: CoveTestCase {
         XCTAssertEqual(try ann["dog"], .link(made[0].link))
         XCTAssertEqual(try made[0].linkingObjects("owners").count, 1, "the link has its backlink")
         XCTAssertTrue(try realm.verify().contains("live"))
+    }
+
+    /// An object made from values for every column leaves nothing behind for the next one
+    /// made from fewer: those get their defaults.
+    func testEveryObjectStartsFromDefaults() throws {
+        let realm = try open()
+        try realm.write {
+            let full = try realm.dynamicCreator("Point", properties: ["label", "x", "y"])
+            let some = try realm.dynamicCreator("Point", properties: ["y"])
+            try full.create([.string("a"), .int(1), .double(1.5)])
+            try full.create([.null, .int(2), .double(2.5)])
+            try some.create([.double(3.5)])
+            try full.create([.string("d"), .int(4), .double(4.5)])
+            _ = try realm.dynamicCreate("Point")
+        }
+        let points = try realm.dynamicObjects("Point")
+        XCTAssertEqual(try points.map { try $0["x"] }, [.int(1), .int(2), .int(0), .int(4), .int(0)])
+        XCTAssertEqual(try points.map { try $0["y"] }, [.double(1.5), .double(2.5), .double(3.5), .double(4.5), .double(0)])
+        XCTAssertEqual(try points.map { try $0["label"] }, [.string("a"), .null, .null, .string("d"), .null])
     }
 
     /// The names are checked when the creator is made, each problem named.

@@ -227,10 +227,10 @@ extension ObjectStore {
         return PrimaryKeyRanges.key(i)
     }
 
-    /// Files `objectKey` under `value` in the primary-key index unless the value is taken.
+    /// Files `objectKey` under `value` in the primary-key index of `cls` (whose table is
+    /// `table`) unless the value is taken.
     /// - Returns: false when another object has the value (nothing changed).
-    func insertPrimaryKey(_ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
-        let table = try table(forCreate: cls)
+    func insertPrimaryKey(_ table: Table, _ cls: ObjectSchema, _ value: Value, _ objectKey: Int64) throws(CoveError) -> Bool {
         if case .int(let i) = value, let open = table.openRange {
             // Ids handed out by a counter: the next id for the next object key grows the open
             // range in memory (nothing is past it, so the id is free).

@@ -71,7 +71,9 @@ final class ObjectStore {
         /// fills in place, a single value that is neither link nor primary key (column -1 for
         /// the others): plain data, read without copying the property.
         private(set) var plainColumnAt: [(column: Int, spec: ColumnSpec)] = []
-        /// The primary key's column spec, when the class has one.
+        /// The primary key's column and its spec, when the class has one (-1 and nil when not):
+        /// `primaryKey` without its property to copy.
+        private(set) var primaryKeyColumn = -1
         private(set) var primaryKeySpec: ColumnSpec?
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
@@ -88,11 +90,13 @@ final class ObjectStore {
             do { try tree.append(&pending) } catch { throw CoveError(error) }
         }
 
-        /// A row of the columns' defaults, to fill and give back with `returnRow`.
-        func takeRow() -> [CellValue] {
+        /// A row of the columns' defaults, to fill and give back with `returnRow`; with
+        /// `fillingEvery` (the caller sets every column) the previous row's values are left in it.
+        func takeRow(fillingEvery: Bool = false) -> [CellValue] {
             var row = scratch
             scratch = []
             if row.count != defaults.count { return defaults }
+            if fillingEvery { return row }
             for j in 0..<row.count { row[j] = defaults[j] }
             return row
         }
@@ -119,6 +123,7 @@ final class ObjectStore {
             indexed = []
             columnOfPropertyAt = cls.properties.map { p in p.key.flatMap { columnOfProperty[$0] } ?? -1 }
             plainColumnAt = []
+            primaryKeyColumn = -1
             primaryKeySpec = nil
             for (i, p) in cls.properties.enumerated() {
                 let c = columnOfPropertyAt[i]
@@ -129,6 +134,7 @@ final class ObjectStore {
                 guard let key = p.key, let c = columnOfProperty[key] else { continue }
                 if p.isPrimaryKey {
                     primaryKey = (p, c)
+                    primaryKeyColumn = c
                     primaryKeySpec = entry.columns[c].spec
                 }
                 if p.hasSecondaryIndex { indexed.append((p, c)) }
@@ -477,7 +483,9 @@ final class ObjectStore {
             default: return nil
             }
         }
-        var row = t.takeRow()
+        // Values for as many properties as there are columns fill every column (each name is
+        // another property, and only properties with a column reach this loop).
+        var row = t.takeRow(fillingEvery: values.count == t.defaults.count)
         for j in 0..<values.count where j != plan.primaryKeyValue {
             let plain = t.plainColumnAt[plan.positions[j]]
             guard plain.column >= 0, let cell = PropertyCodec.exactCell(values[j], plain.spec) else {
@@ -601,13 +609,14 @@ final class ObjectStore {
         let key = t.entry.nextObjectKey
         let objectKey = Int64(bitPattern: key)
         if let v = primaryKey {
-            guard let (p, c) = t.primaryKey else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
-            if let spec = t.primaryKeySpec, let cell = PropertyCodec.exactCell(v, spec) {
+            let c = t.primaryKeyColumn
+            guard c >= 0, let spec = t.primaryKeySpec else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
+            if let cell = PropertyCodec.exactCell(v, spec) {
                 row[c] = cell
-            } else {
+            } else if let p = t.primaryKey?.property {
                 row[c] = try PropertyCodec.cell(v, for: p, of: cls)
             }
-            guard try insertPrimaryKey(cls, v, objectKey) else {
+            guard try insertPrimaryKey(t, cls, v, objectKey) else {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
         }
@@ -617,9 +626,11 @@ final class ObjectStore {
         }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
-        for (p, c) in t.indexed {
-            let value = try PropertyCodec.value(row[c], for: p, targetClassKey: 0)
-            try updateIndex(cls, p, value, objectKey, remove: false)
+        if !t.indexed.isEmpty {
+            for (p, c) in t.indexed {
+                let value = try PropertyCodec.value(row[c], for: p, targetClassKey: 0)
+                try updateIndex(cls, p, value, objectKey, remove: false)
+            }
         }
         changes.recordInsert(t.classKey, objectKey)
         if t.pending.count >= Table.pendingLimit { try t.writePending() }
