@@ -50,6 +50,11 @@ public struct ChangeRecord: Equatable, Sendable {
         /// Adds `key`, merging it with the ranges it touches.
         /// - Complexity: O(log r), and O(r) when a new range goes in the middle.
         static func add(_ key: Int64, to ranges: inout [ClosedRange<Int64>]) {
+            // The common case, objects created one after another: the last range grows.
+            if let last = ranges.last, last.upperBound != .max, last.upperBound + 1 == key {
+                ranges[ranges.count - 1] = last.lowerBound...key
+                return
+            }
             let i = position(ranges, key)
             if i < ranges.count && ranges[i].contains(key) { return }
             let joinsPrevious = i > 0 && ranges[i - 1].upperBound == key - 1
