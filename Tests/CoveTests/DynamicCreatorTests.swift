@@ -15,7 +15,9 @@ final class DynamicCreatorTests: CoveTestCase {
                              "tag": "objectId?", "id": "uuid?", "price": "decimal128?", "photo": "data?",
                              "ratio": "float", "any": "mixed", "owners": "@links(Person.dog)"}},
       "Address": {"embedded": true, "properties": {"city": "string"}},
-      "Point": {"properties": {"x": "int", "y": "double", "label": "string?"}}
+      "Point": {"properties": {"x": "int", "y": "double", "label": "string?"}},
+      "Tag": {"primaryKey": "id", "properties": {"id": "objectId", "n": "int"}},
+      "Nick": {"primaryKey": "name", "properties": {"name": "string?", "n": "int"}}
     }
     """
 
@@ -85,6 +87,30 @@ final class DynamicCreatorTests: CoveTestCase {
         XCTAssertEqual(try points.map { try $0["label"] }, [.string("a"), .null, .null, .string("d"), .null])
     }
 
+    /// Primary keys of every kind go in through a creator and are found again: an objectId,
+    /// an optional string and its null, each refused when taken or of another type.
+    func testPrimaryKeysOfEveryKind() throws {
+        let realm = try open()
+        let a = try ObjectId("0123456789abcdef01234567")
+        let b = try ObjectId("76543210fedcba9876543210")
+        try realm.write {
+            let tags = try realm.dynamicCreator("Tag", properties: ["n", "id"])
+            try tags.create([.int(1), .objectId(a)])
+            try tags.create([.int(2), .objectId(b)])
+            assertThrows(.duplicateKey, containing: "already has an object with primary key") { try tags.create([.int(3), .objectId(a)]) }
+            assertThrows(.wrongType, containing: "primary key 'id' of class 'Tag' is objectId, got int") { try tags.create([.int(3), .int(4)]) }
+            let nicks = try realm.dynamicCreator("Nick", properties: ["name", "n"])
+            try nicks.create([.string("Rex"), .int(1)])
+            try nicks.create([.null, .int(2)])
+            assertThrows(.duplicateKey, containing: "already has an object with primary key") { try nicks.create([.null, .int(3)]) }
+        }
+        XCTAssertEqual(try realm.dynamicObject(ofType: "Tag", forPrimaryKey: .objectId(b))?["n"], .int(2))
+        XCTAssertEqual(try realm.dynamicObject(ofType: "Nick", forPrimaryKey: .null)?["n"], .int(2))
+        XCTAssertEqual(try realm.dynamicObject(ofType: "Nick", forPrimaryKey: .string("Rex"))?["n"], .int(1))
+        XCTAssertEqual(try realm.objectCount("Tag"), 2)
+        XCTAssertTrue(try realm.verify().contains("live"))
+    }
+
     /// The names are checked when the creator is made, each problem named.
     func testRefusesNamesItCannotCreateWith() throws {
         let realm = try open()
@@ -97,7 +123,7 @@ final class DynamicCreatorTests: CoveTestCase {
         assertThrows(.invalidArgument, containing: "property 'owners' of class 'Dog' is backlinks") {
             _ = try realm.dynamicCreator("Dog", properties: ["owners"])
         }
-        assertThrows(.wrongType, containing: "property 'tags' of class 'Person' is string[]") {
+        assertThrows(.wrongType, containing: "property 'tags' of class 'Person' is a list (string[]): fill it through the list") {
             _ = try realm.dynamicCreator("Person", properties: ["id", "tags"])
         }
         assertThrows(.invalidArgument, containing: "property 'name' is named twice (names 1 and 2") {

@@ -185,10 +185,7 @@ extension ObjectStore {
 
     func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
         let table = try table(forCreate: cls)
-        guard let pk = table.primaryKey?.property else {
-            throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
-        }
-        let normalized = try checkPrimaryKey(primaryKey, pk, cls)
+        let normalized = try checkPrimaryKey(primaryKey, of: table)
         if case .int(let i) = normalized, let open = table.openRange {
             // The open range is the last: a key at or past its start is in it or nowhere; one
             // before it is in the tree, whose entry for the open range does not reach it.
@@ -208,13 +205,22 @@ extension ObjectStore {
         }
     }
 
-    func checkPrimaryKey(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
-        switch (p.type, value) {
-        case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
-        case (_, .null) where p.isOptional: return value
-        default:
-            throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
+    /// `value` as a primary key of `t`'s class: it is one when it has the key's type, or is
+    /// null for an optional key (told by the key's column, with no property to copy).
+    /// - Throws: `.invalidArgument` when the class has no primary key, `.wrongType` naming
+    ///   the key, its type and the value's.
+    func checkPrimaryKey(_ value: Value, of t: Table) throws(CoveError) -> Value {
+        if let spec = t.primaryKeySpec {
+            switch (spec.kind, value) {
+            case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
+            case (_, .null) where spec.nullable: return value
+            default: break
+            }
         }
+        guard let p = t.primaryKey?.property else {
+            throw CoveError(.invalidArgument, "class '\(t.cls.className)' has no primary key")
+        }
+        throw CoveError(.wrongType, "primary key '\(p.name)' of class '\(t.cls.className)' is \(p.typeNotation), got \(value.typedDescription)")
     }
 
     /// The int a range index files `value` under; an error for any other value (the schema

@@ -422,6 +422,13 @@ final class ObjectStore {
             self.positions = positions
             self.primaryKeyValue = primaryKeyValue
         }
+
+        /// Refuses `values` unless there is one for each name.
+        func requireValues(for values: [Value]) throws(CoveError) {
+            guard values.count == positions.count else {
+                throw CoveError(.invalidArgument, "\(values.count) values for \(positions.count) properties of class '\(cls.className)'")
+            }
+        }
     }
 
     /// Resolves `names` for `create(_:_:)`: each must be a single-value property of `cls`, named
@@ -429,21 +436,14 @@ final class ObjectStore {
     /// - Throws: `.notFound` (a property), `.invalidArgument` (an embedded class, a backlinks
     ///   property, a name given twice, the primary key missing), `.wrongType` (a collection).
     func createPlan(_ cls: ObjectSchema, properties names: [String]) throws(CoveError) -> CreatePlan {
-        if cls.isEmbedded {
-            throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
-        }
+        try Self.requireCreatable(cls)
         var positions: [Int] = []
         positions.reserveCapacity(names.count)
         var primaryKeyValue: Int?
         for (j, name) in names.enumerated() {
             guard let i = cls.index(ofProperty: name) else { throw Self.noProperty(name, in: cls) }
             let p = cls.properties[i]
-            if p.isBacklinks {
-                throw CoveError(.invalidArgument, "property '\(name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
-            }
-            if p.collection != .none {
-                throw CoveError(.wrongType, "property '\(name)' of class '\(cls.className)' is \(p.typeNotation): only single values are given at a create; fill collections once the object exists")
-            }
+            try Self.requireSingleValue(p, of: cls)
             if let k = positions.firstIndex(of: i) {
                 throw CoveError(.invalidArgument, "property '\(name)' is named twice (names \(k) and \(j) of class '\(cls.className)')")
             }
@@ -460,29 +460,22 @@ final class ObjectStore {
     /// as `create(_:primaryKey:values:)` does.
     /// - Throws: as that, and `.invalidArgument` for a wrong number of values.
     func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
-        guard values.count == plan.positions.count else {
-            throw CoveError(.invalidArgument, "\(values.count) values for \(plan.positions.count) properties of class '\(plan.cls.className)'")
-        }
+        try plan.requireValues(for: values)
         if let key = try createPlain(plan, values) { return key }
         return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, later) throws(CoveError) in
             for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &later) }
         }
     }
 
-    /// `create(_:_:)` when every value is of exactly its column's type (nulls where allowed)
-    /// and none is a link, the primary key an int or a string: straight into the row, with no
+    /// `create(_:_:)` when every value but the primary key is of exactly its column's type
+    /// (nulls where allowed) and none is a link: straight into the row, with no
     /// closure, no list of links and no property copied. Nil (nothing done) for anything else,
     /// which the general path converts or refuses with its message.
     private func createPlain(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64? {
         try requireWrite()
         let t = try tableForAppend(plan.cls)
         var primaryKey: Value?
-        if let j = plan.primaryKeyValue {
-            switch (t.primaryKeySpec?.kind, values[j]) {
-            case (.int?, .int), (.string?, .string): primaryKey = values[j]
-            default: return nil
-            }
-        }
+        if let j = plan.primaryKeyValue { primaryKey = try checkPrimaryKey(values[j], of: t) }
         // Values for as many properties as there are columns fill every column (each name is
         // another property, and only properties with a column reach this loop).
         var row = t.takeRow(fillingEvery: values.count == t.defaults.count)
@@ -504,9 +497,7 @@ final class ObjectStore {
         guard let pk = plan.primaryKeyValue else {
             throw CoveError(.invalidArgument, "class '\(plan.cls.className)' has no primary key to update by")
         }
-        guard values.count == plan.positions.count else {
-            throw CoveError(.invalidArgument, "\(values.count) values for \(plan.positions.count) properties of class '\(plan.cls.className)'")
-        }
+        try plan.requireValues(for: values)
         guard let key = try find(plan.cls, primaryKey: values[pk]) else {
             _ = try create(plan, values)
             return true
@@ -522,23 +513,13 @@ final class ObjectStore {
     private func create(_ cls: ObjectSchema, primaryKey: Value?,
                         fill: (Table, inout [CellValue], inout [(Property, Value)]) throws(CoveError) -> Void) throws(CoveError) -> Int64 {
         try requireWrite()
-        if cls.isEmbedded {
-            throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
-        }
+        try Self.requireCreatable(cls)
         let t = try tableForAppend(cls)
         var normalizedPK: Value?
-        if let spec = t.primaryKeySpec, let v = primaryKey, spec.kind == .int, case .int = v {
-            normalizedPK = v
-        } else {
-            switch (t.primaryKey?.property, primaryKey) {
-            case (nil, nil): break
-            case (nil, .some):
-                throw CoveError(.invalidArgument, "class '\(cls.className)' has no primary key")
-            case (.some(let p), nil):
-                throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
-            case (.some(let p), .some(let v)):
-                normalizedPK = try checkPrimaryKey(v, p, cls)
-            }
+        if let v = primaryKey {
+            normalizedPK = try checkPrimaryKey(v, of: t)
+        } else if let p = t.primaryKey?.property {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
         }
         var row = t.takeRow()
         var later: [(Property, Value)] = []
@@ -553,6 +534,24 @@ final class ObjectStore {
         return key
     }
 
+    /// Refuses to create objects of an embedded class on their own.
+    static func requireCreatable(_ cls: ObjectSchema) throws(CoveError) {
+        if cls.isEmbedded {
+            throw CoveError(.invalidArgument, "class '\(cls.className)' is embedded: create its objects in place through their parent")
+        }
+    }
+
+    /// Refuses a property that takes no single value: backlinks (computed) and collections
+    /// (filled through the collection).
+    static func requireSingleValue(_ p: Property, of cls: ObjectSchema) throws(CoveError) {
+        if p.isBacklinks {
+            throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+        }
+        if p.collection != .none {
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is a \(p.collection.rawValue) (\(p.typeNotation)): fill it through the \(p.collection.rawValue), not as one value")
+        }
+    }
+
     /// Puts value `v` of the property at position `i` of `t`'s class into `row` when it is a
     /// plain single value, or checks it and adds it to `later` when it is a link; skips the
     /// primary key (the create has it).
@@ -565,16 +564,11 @@ final class ObjectStore {
         let cls = t.cls
         let p = cls.properties[i]
         if p.isPrimaryKey { return }
-        if p.collection == .none && !p.isLink && !p.isBacklinks {
+        try Self.requireSingleValue(p, of: cls)
+        if !p.isLink {
             let c = t.columnOfPropertyAt[i]
             row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
             return
-        }
-        if p.isBacklinks {
-            throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
-        }
-        if p.collection != .none {
-            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is a \(p.collection.rawValue)")
         }
         _ = try PropertyCodec.cell(v, for: p, of: cls)
         if let target = p.type.objectClassName {
@@ -613,7 +607,9 @@ final class ObjectStore {
             guard c >= 0, let spec = t.primaryKeySpec else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
             if let cell = PropertyCodec.exactCell(v, spec) {
                 row[c] = cell
-            } else if let p = t.primaryKey?.property {
+            } else {
+                // objectId and uuid keys (ints, strings and nulls are exact).
+                guard let p = t.primaryKey?.property else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key property") }
                 row[c] = try PropertyCodec.cell(v, for: p, of: cls)
             }
             guard try insertPrimaryKey(t, cls, v, objectKey) else {
@@ -639,18 +635,13 @@ final class ObjectStore {
 
     func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
         try requireWrite()
-        if property.isBacklinks {
-            throw CoveError(.invalidArgument, "property '\(property.name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
-        }
-        if property.collection != .none {
-            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is a \(property.collection.rawValue)")
-        }
+        try Self.requireSingleValue(property, of: cls)
         let t = try table(cls)
         let c = try column(property, in: t)
         let old = try storedCell(t, objectKey, column: c)
         var cellValue = value
         if property.isPrimaryKey {
-            cellValue = try checkPrimaryKey(value, property, cls)
+            cellValue = try checkPrimaryKey(value, of: t)
         }
         let cell = try PropertyCodec.cell(cellValue, for: property, of: cls)
         if let targetName = property.type.objectClassName {

@@ -287,7 +287,7 @@ static void test_bad_arguments(void) {
                 COVE_ERR_INVALID_ARGUMENT, "backlinks");
     const char* list[] = {"tags"};
     CHECK_FAILS(cove_object_create_many(realm, "Dog", list, 1, rows, 1, false, &created),
-                COVE_ERR_WRONG_TYPE, "property 'tags' of class 'Dog' is string[]");
+                COVE_ERR_WRONG_TYPE, "property 'tags' of class 'Dog' is a list (string[])");
     CHECK_FAILS(cove_object_create_many(realm, "Dog", properties, 1, rows, 1, true, &created),
                 COVE_ERR_INVALID_ARGUMENT, "class 'Dog' has none");
     CHECK_FAILS(cove_object_create_many(realm, "Toy", properties, 1, rows, 1, false, &created),
