@@ -148,20 +148,15 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
             }
             names.append(n)
         }
-        // Through the engine first, so that the realm's schema is the write's own. The count
-        // tells a failed create that left its object behind (see removeHalfMadeObject); it is
-        // kept up to date here rather than asked per object, which would write the table's
-        // pending new objects every time.
-        var count = try call { () throws(CoveError) in try h.realm.objectCount(name) }
-        if update, let cls = h.realm.schema[name], !cls.isEmbedded, cls.primaryKey == nil {
-            throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
-        }
-        // The names resolved once (unknown, backlinks, collection, twice, primary key missing).
+        // The names resolved once, against the write's own schema (unknown class or property,
+        // embedded class, backlinks, collection, a name twice, the primary key missing).
         let creator: DynamicCreator
         do throws(CoveError) { creator = try h.realm.dynamicCreator(name, properties: names) } catch {
             throw failure(error.code.rawValue, "\(function): \(error.message)")
         }
-        let primaryKeyColumn = h.realm.schema[name]?.primaryKey.flatMap { names.firstIndex(of: $0) }
+        if update && h.realm.schema[name]?.primaryKey == nil {
+            throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
+        }
 
         var row = [Value](repeating: .null, count: nProperties)
         for i in 0..<nObjects {
@@ -172,15 +167,10 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
                     throw rewordedFailure(error, function, "object \(i): property '\(names[j])' of class '\(name)'")
                 }
             }
+            // A refused row leaves nothing: the engine checks every value before the object exists.
             do throws(CoveError) {
-                if update {
-                    if try creator.createOrUpdate(row) { count += 1 }
-                } else {
-                    try creator.create(row)
-                    count += 1
-                }
+                if update { try creator.createOrUpdate(row) } else { try creator.create(row) }
             } catch {
-                removeHalfMadeObject(h.realm, name, primaryKey: primaryKeyColumn.map { row[$0] }, countBefore: count)
                 throw failure(error.code.rawValue, "\(function): object \(i): \(error.message)")
             }
             outCreated?.pointee = i + 1
@@ -195,22 +185,6 @@ func rewordedFailure(_ error: CFailure, _ function: StaticString, _ context: Str
     let prefix = "\(function): "
     if message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
     return failure(error.status, "\(function): \(context): \(message)")
-}
-
-/// Deletes the object a failed create left behind, if any (the engine may write its row before a
-/// value that then fails), so that a failed row creates nothing. An object that existed already
-/// (an update) is left as the failure left it.
-private func removeHalfMadeObject(_ realm: Realm, _ className: String, primaryKey: Value?, countBefore: UInt64) {
-    guard let count = try? realm.objectCount(className), count > countBefore else { return }
-    let leftover: DynamicObject?
-    if let primaryKey {
-        leftover = try? realm.dynamicObject(ofType: className, forPrimaryKey: primaryKey)
-    } else {
-        // The newest object has the highest key (keys are handed out in order, never reused).
-        // O(n), on this failure path only.
-        leftover = (try? realm.dynamicObjects(className))?.last
-    }
-    if let leftover { try? realm.delete(leftover) }
 }
 
 @c @implementation
