@@ -140,10 +140,14 @@ struct ClusterRows {
         // Per column: the int range and whether a null was met, of the objects taken so far
         // (`lo`, `hi`, `nulls`) and with the next object (`next...`), swapped in when it fits.
         // Each cell is read once, in place.
-        let state = UnsafeMutablePointer<Int64>.allocate(capacity: 4 &* c)
-        defer { state.deallocate() }
-        var lo = state, hi = state + c, nextLo = state + 2 &* c, nextHi = state + 3 &* c
-        var nulls = [Bool](repeating: false, count: 2 &* c)
+        let bounds = UnsafeMutablePointer<Int64>.allocate(capacity: 4 &* c)
+        let flags = UnsafeMutablePointer<Bool>.allocate(capacity: 2 &* c)
+        defer {
+            bounds.deallocate()
+            flags.deallocate()
+        }
+        var lo = bounds, hi = bounds + c, nextLo = bounds + 2 &* c, nextHi = bounds + 3 &* c
+        var nulls = flags, nextNulls = flags + c
         let kinds = specs.map(\.kind)
         let keysOffset = ClusterLayout.keysOffset(columns: c)
         var start = 0
@@ -173,7 +177,7 @@ struct ClusterRows {
                     nextLo[j] = l
                     nextHi[j] = h
                     let anyNull = nulls[j] || isNull
-                    nulls[c &+ j] = anyNull
+                    nextNulls[j] = anyNull
                     p = ClusterLayout.align8(p)
                     if anyNull { p &+= bitmap }
                     switch kinds[j] {
@@ -190,7 +194,7 @@ struct ClusterRows {
                 if end > start && p &+ heap &+ rowHeap > pageSize { break }
                 swap(&lo, &nextLo)
                 swap(&hi, &nextHi)
-                for j in 0..<c { nulls[j] = nulls[c &+ j] }
+                swap(&nulls, &nextNulls)
                 heap &+= rowHeap
                 end &+= 1
             }
