@@ -304,15 +304,27 @@ func fixed(_ v: Double, _ digits: Int) -> String {
     return s
 }
 
-// `objects-bench load [insert | insert-dynamic]`: Cove's bulk insert and lookups alone (with
-// `insert`, the insert alone; `insert-dynamic` through `dynamicCreate`), ids handed out in order, for a profiler (perf record) without SQLite or the
-// queries in the samples.
+// `objects-bench load [insert | insert-dynamic | sqlite]`: Cove's bulk insert and lookups alone
+// (with `insert`, the insert alone; `insert-dynamic` through `dynamicCreate`), ids handed out in
+// order, for a profiler (perf record) without SQLite or the queries in the samples; `sqlite`
+// SQLite's bulk insert alone, to alternate runs of the two loads.
 func loadProbe() throws {
     let dir = try freshDirectory("objects-load")
     defer { _ = system("rm -rf '\(dir)'") }
+    let mode = CommandLine.arguments.dropFirst(2).first
+    if mode == "sqlite" {
+        let db = try SQLite("\(dir)/people.db")
+        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(insert) }
+        let start = now()
+        try db.exec("BEGIN")
+        for i in 0..<objects { try db.insert(insert, i, score: Double(i) * 0.5) }
+        try db.exec("COMMIT")
+        print("sqlite insert \((now() - start) / UInt64(max(objects, 1))) ns per object")
+        return
+    }
     let realm = try Realm(configuration: .init(path: "\(dir)/people.cove", schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
     defer { realm.close() }
-    let mode = CommandLine.arguments.dropFirst(2).first
     let inserted = try coveInsert(realm, Array(0..<objects), dynamic: mode == "insert-dynamic")
     if mode == "insert" || mode == "insert-dynamic" {
         print("insert \(inserted / UInt64(max(objects, 1))) ns per object")
