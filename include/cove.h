@@ -667,7 +667,9 @@ cove_status_t cove_object_get(cove_object_t* object, const char* property, cove_
  * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_NOT_FOUND; #COVE_ERR_WRONG_TYPE (the
  *   message names class, property, expected and given type), also for NULL into a required
  *   property; #COVE_ERR_INVALID_ARGUMENT for invalid UTF-8 or a link to a missing object or of
- *   the wrong class; #COVE_ERR_DUPLICATE_KEY when changing a primary key to a taken one;
+ *   the wrong class (a mixed property takes a link to any class's object, but not to an embedded
+ *   one; deleting the target sets it to null); #COVE_ERR_DUPLICATE_KEY when changing a primary
+ *   key to a taken one;
  *   #COVE_ERR_INVALIDATED; #COVE_ERR_CLOSED.
  */
 cove_status_t cove_object_set(cove_object_t* object, const char* property, const cove_value_t* value);
@@ -754,6 +756,9 @@ cove_status_t cove_object_get_by_object_key(cove_realm_t* realm, const char* cla
  *   cove_map_set_embedded()).
  * - Links are #COVE_TYPE_LINK values (cove_object_to_link()). Deleting an object takes it out of
  *   every list and set that holds it, and sets map values that name it to null, as Realm does.
+ *   Collections of mixed hold links to any class: to objects that exist and are not embedded
+ *   (#COVE_ERR_INVALID_ARGUMENT otherwise); when the target is deleted, a list or map element
+ *   that held it becomes null and a set loses it.
  * - Writes happen inside a write transaction: outside one (so always on a read-only realm) they
  *   give #COVE_ERR_NOT_IN_WRITE, through a frozen handle #COVE_ERR_FROZEN. This holds also for a
  *   write that would change nothing (erasing an absent element, a union with an empty set).

@@ -108,7 +108,9 @@ final class MigrationTests: CoveTestCase {
             _ = try self.open(v2, version: 2) { migration, _ in try migration.newRealm.cancelWrite() }
         }
         // Without a block the change needs a migration.
-        assertThrows(.migrationRequired, containing: "need a migration") { _ = try self.open(v2, version: 2) }
+        assertThrows(.migrationRequired, containing: "need a migration: property 'Person.age' changed from string to int") {
+            _ = try self.open(v2, version: 2)
+        }
         // A new primary key that is not unique fails the migration too.
         let duplicatePK = Self.v1.replacingOccurrences("\"primaryKey\": \"id\"", "\"primaryKey\": \"city\"")
         assertThrows(.duplicateKey, containing: "two objects with primary key") {

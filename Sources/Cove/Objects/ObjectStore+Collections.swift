@@ -1,8 +1,9 @@
 // Lists, sets and maps: each an object's own B+tree whose root sits in the property's column.
 // A list is keyed by sparse u64 order keys (positions come from the subtree counts), a set by
 // the elements' order-preserving index keys, a map by its keys' UTF-8 bytes; every value is the
-// element's mixed encoding. Links held in collections keep counted backlink entries, so a
-// deleted target can be found and removed, and embedded elements die with their owner.
+// element's mixed encoding. Links held in collections (of links, or of mixed) keep counted
+// backlink entries, so a deleted target can be found and removed, and embedded elements die
+// with their owner.
 import CoveStorage
 
 extension ObjectStore {
@@ -65,6 +66,7 @@ extension ObjectStore {
         }
         let cell = try PropertyCodec.cell(value, for: p, of: cls)
         guard let targetName = p.type.objectClassName else {
+            if checkingTarget { try checkMixedLink(value, p, cls) }
             return try PropertyCodec.value(cell, for: p, targetClassKey: 0)
         }
         guard case .link = value else { return .null }
@@ -95,12 +97,12 @@ extension ObjectStore {
         do { return try Self.decodeStored(bytes) } catch { throw CoveError(error) }
     }
 
-    /// Adds `delta` to the number of times `source`'s collection `p` holds `value` when that is a
-    /// link; the backlink entry (target, source) carries the count and goes at zero.
-    private func countBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, _ value: Value, _ delta: Int) throws(CoveError) {
+    /// Adds `delta` to the number of times `source`'s collection `p` (or its single mixed
+    /// value) holds `value` when that is a link; the backlink entry (target, source) carries
+    /// the count and goes at zero.
+    func countBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, _ value: Value, _ delta: Int) throws(CoveError) {
         guard case .link(let link) = value, let propertyKey = p.key else { return }
-        let entry = CatalogKey.bigEndian(UInt64(bitPattern: link.objectKey), bytes: 8)
-            + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
+        let entry = Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
         try editTree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)) { (t) throws(StorageError) in
             var count: Int64 = 0
             if let bytes = try t.get(entry), bytes.count == 8 {
@@ -505,7 +507,7 @@ extension ObjectStore {
         try editCollection(cls, objectKey, p, kind) { (tree) throws(CoveError) in
             try storage { () throws(StorageError) in try tree.removeAll() }
         }
-        if p.isLink {
+        if p.keepsBacklinks {
             for v in values { try released(cls, objectKey, p, v) }
         }
         if !values.isEmpty { try record(cls, objectKey, p, .clear) }
@@ -517,11 +519,17 @@ extension ObjectStore {
     }
 
     /// Takes every occurrence of `link` out of collection `p` of `source` (its target is being
-    /// deleted): removed from lists and sets, set to null in maps, as Realm does.
+    /// deleted): removed from lists of links and from sets, set to null in maps and in lists of
+    /// mixed (which hold nulls), as Realm does.
     func removeFromCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ link: Value) throws(CoveError) {
         switch p.collection {
         case .none:
             return
+        case .list where p.type == .mixed:
+            let values = try listValues(cls, objectKey, p)
+            for i in values.indices where values[i] == link {
+                try listSet(cls, objectKey, p, i, .null)
+            }
         case .list:
             let values = try listValues(cls, objectKey, p)
             for i in values.indices.reversed() where values[i] == link {

@@ -26,7 +26,7 @@ extension ObjectStore {
             }
         }
         t.dirty = true
-        if old.isLink {
+        if old.keepsBacklinks {
             let classKey = try classKey(of: cls)
             let oldTree = try tree(CatalogKey.backlinks(sourceClass: classKey, property: oldKey))
             let newTreeKey = CatalogKey.backlinks(sourceClass: classKey, property: newKey)
@@ -60,7 +60,7 @@ extension ObjectStore {
                 if p.isIndexed && !p.isPrimaryKey {
                     try dropTree(CatalogKey.index(classKey, property: key))
                 }
-                if p.isLink { try dropTree(CatalogKey.backlinks(sourceClass: classKey, property: key)) }
+                if p.keepsBacklinks { try dropTree(CatalogKey.backlinks(sourceClass: classKey, property: key)) }
             }
             // Indexes over properties that are new to this class (a new key) were built from
             // defaults before the callback wrote values: rebuild them.
@@ -105,7 +105,8 @@ extension ObjectStore {
     }
 
     /// Frees a whole table of a class the new schema removed, with its collections and every
-    /// catalog tree of the class (primary key, indexes, backlinks of its links).
+    /// catalog tree of the class (primary key, indexes, backlinks of its links and mixed
+    /// values), and sets to null the mixed values elsewhere that held its objects.
     private func dropTable(_ oldCls: ObjectSchema) throws(CoveError) {
         guard let classKey = oldCls.classKey else { return }
         let t = try table(oldCls)
@@ -128,9 +129,11 @@ extension ObjectStore {
         try dropPrimaryKeyIndex(t)
         for p in oldCls.properties {
             guard let key = p.key else { continue }
-            if p.isLink { try dropTree(CatalogKey.backlinks(sourceClass: classKey, property: key)) }
+            if p.keepsBacklinks { try dropTree(CatalogKey.backlinks(sourceClass: classKey, property: key)) }
             if p.isIndexed && !p.isPrimaryKey { try dropTree(CatalogKey.index(classKey, property: key)) }
         }
+        // Mixed values of the classes kept that hold its objects become null.
+        try clearMixedLinks(toClass: classKey)
     }
 
     /// Frees a catalog tree's pages; the catalog entry goes at commit.

@@ -369,15 +369,25 @@ final class ObjectStore {
 
     /// The objects of `sourceClass` whose link `property` points at `objectKey`.
     func backlinks(to objectKey: Int64, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+        try backlinkSources(CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8), from: sourceClass, via: property)
+    }
+
+    /// The objects of `sourceClass` whose link or mixed `property` holds `link`.
+    func backlinks(to link: ObjectLink, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+        try backlinkSources(Self.backlinkPrefix(property, link), from: sourceClass, via: property)
+    }
+
+    /// The source keys of the backlink entries of `property` that start with `prefix`.
+    private func backlinkSources(_ prefix: [UInt8], from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
         guard let propertyKey = property.key else { return [] }
         let t = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: sourceClass), property: propertyKey))
-        let prefix = CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8)
+        let length = prefix.count + 8
         var sources: [Int64] = []
         do {
             try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
-                guard k.count == 16, k.prefix(8).elementsEqual(prefix) else { return false }
+                guard k.count == length, k.prefix(prefix.count).elementsEqual(prefix) else { return false }
                 var source: UInt64 = 0
-                for i in 8..<16 { source = source << 8 | UInt64(k[i]) }
+                for i in prefix.count..<length { source = source << 8 | UInt64(k[i]) }
                 sources.append(Int64(bitPattern: source))
                 return true
             }
@@ -565,12 +575,13 @@ final class ObjectStore {
         let p = cls.properties[i]
         if p.isPrimaryKey { return }
         try Self.requireSingleValue(p, of: cls)
-        if !p.isLink {
+        if !p.isLink && !(p.type == .mixed && v.isLink) {
             let c = t.columnOfPropertyAt[i]
             row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
             return
         }
         _ = try PropertyCodec.cell(v, for: p, of: cls)
+        try checkMixedLink(v, p, cls)
         if let target = p.type.objectClassName {
             if try objectSchema(target).isEmbedded, !v.isNull {
                 throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' holds an embedded \(target): create it in place (createEmbedded), not by linking an existing object")
@@ -664,6 +675,10 @@ final class ObjectStore {
         }
         if property.isLink {
             try updateBacklink(cls, property, source: objectKey, old: old, new: cell)
+        } else if property.type == .mixed {
+            try checkMixedLink(value, property, cls)
+            let oldValue = try PropertyCodec.value(old, for: property, targetClassKey: 0)
+            try updateMixedBacklink(cls, property, source: objectKey, old: oldValue, new: value)
         }
         if property.isIndexed && !property.isPrimaryKey {
             let oldValue = try get(cls, objectKey, property)
@@ -682,8 +697,9 @@ final class ObjectStore {
     }
 
     /// Deletes an object: removes it from its table, its indexes and every collection that
-    /// holds it, sets single links and map values that point at it to null, frees its
-    /// collections, and deletes the embedded objects it owns.
+    /// holds it, sets single links, map values and mixed values (single, or in a list or map)
+    /// that point at it to null, frees its collections, and deletes the embedded objects it
+    /// owns.
     func delete(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
         try requireWrite()
         let t = try table(cls)
@@ -693,6 +709,9 @@ final class ObjectStore {
         for p in cls.properties where !p.isBacklinks {
             if p.collection != .none {
                 try dropCollection(cls, objectKey, p)
+            } else if p.type == .mixed {
+                let old = try PropertyCodec.value(try storedCell(t, objectKey, column: try column(p, in: t)), for: p, targetClassKey: 0)
+                try countBacklink(cls, p, source: objectKey, old, -1)
             } else if p.isLink {
                 let c = try column(p, in: t)
                 let old = try storedCell(t, objectKey, column: c)
@@ -702,18 +721,19 @@ final class ObjectStore {
                 }
             }
         }
-        // What points at it, from every class.
-        let link = Value.link(ObjectLink(classKey: try classKey(of: cls), objectKey: objectKey))
+        // What points at it, from every class: links, then mixed values.
+        let target = ObjectLink(classKey: try classKey(of: cls), objectKey: objectKey)
         for source in schema.classes {
             for p in source.properties where p.isLink && p.type.objectClassName == cls.className {
                 for s in try backlinks(to: objectKey, from: source, via: p) {
                     switch p.collection {
                     case .none: try clearLinkCell(source, s, p)
-                    case .list, .set, .map: try removeFromCollection(source, s, p, link)
+                    case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
                     }
                 }
             }
         }
+        try clearMixedLinks(to: target)
         if let pk = cls.primaryKeyProperty {
             let value = try get(cls, objectKey, pk)
             try unindexPrimaryKey(cls, value)

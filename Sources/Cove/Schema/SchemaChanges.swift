@@ -133,3 +133,30 @@ extension Schema {
         return changes
     }
 }
+
+extension SchemaChanges: CustomStringConvertible {
+    /// The changes in words, for messages: "classes removed: Dog, Address; property 'Box.any'
+    /// changed from mixed to string".
+    public var description: String {
+        var parts: [String] = []
+        func names(_ what: String, _ list: [String]) {
+            if !list.isEmpty { parts.append("\(what): \(list.joined(separator: ", "))") }
+        }
+        names("classes added", addedClasses)
+        names("classes removed", removedClasses)
+        names("embedded flag changed", embeddingChanges)
+        names("properties added", addedProperties.map { "\($0.className).\($0.propertyName)" })
+        names("properties removed", removedProperties.map { "\($0.className).\($0.propertyName)" })
+        for c in changedProperties {
+            parts.append("property '\(c.className).\(c.new.name)' changed from \(c.old.typeNotation) to \(c.new.typeNotation)")
+        }
+        for c in indexChanges {
+            let kind = c.kind == .fullText ? "full-text index" : "index"
+            parts.append("\(kind) \(c.isAdded ? "added to" : "removed from") '\(c.className).\(c.propertyName)'")
+        }
+        for c in primaryKeyChanges {
+            parts.append("primary key of '\(c.className)' changed from \(c.old.map { "'\($0)'" } ?? "none") to \(c.new.map { "'\($0)'" } ?? "none")")
+        }
+        return parts.isEmpty ? "no changes" : parts.joined(separator: "; ")
+    }
+}

@@ -13,7 +13,8 @@ static const char* SCHEMA =
     "   \"friends\": \"Dog[]\", \"toys\": \"Toy[]\", \"favorite\": \"Toy?\","
     "   \"scores\": \"int<>\", \"maybe\": \"int?<>\", \"weights\": \"double<>\", \"tags\": \"string<>\","
     "   \"pals\": \"Dog<>\", \"ratings\": \"double{}\", \"toyBox\": \"Toy{}\", \"pack\": \"Dog{}\"}},"
-    " \"Cat\": {\"properties\": {\"scores\": \"int<>\"}},"
+    " \"Cat\": {\"properties\": {\"scores\": \"int<>\", \"any\": \"mixed\", \"anyList\": \"mixed[]\","
+    "   \"anySet\": \"mixed<>\", \"anyMap\": \"mixed{}\"}},"
     " \"Toy\": {\"embedded\": true, \"properties\": {\"brand\": \"string\", \"price\": \"double\"}}}";
 
 /* Stands for a null element in the expected contents of an int list. */
@@ -269,6 +270,73 @@ static void test_list_links(void) {
     cove_release(a);
     cove_release(b);
     cove_release(c);
+    cove_release(realm);
+}
+
+/* Mixed values, single or in a list, set or map, may hold links to objects of any class: to
+ * objects that exist and are not embedded; when the target is deleted they become null (a set
+ * loses the element). */
+static void test_mixed_links(void) {
+    cove_realm_t* realm = open_realm(NULL);
+    cove_object_t *cat = NULL, *rex = NULL, *fido = NULL, *toy = NULL;
+    cove_list_t* list = NULL;
+    cove_set_t* set = NULL;
+    cove_map_t* map = NULL;
+    cove_value_t v, out = null_value(), link_rex, link_fido;
+    size_t size = 0;
+    bool found = false;
+
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create(realm, "Cat", &cat));
+    CHECK_OK(cove_object_create(realm, "Dog", &rex));
+    CHECK_OK(cove_object_create(realm, "Dog", &fido));
+    CHECK_OK(cove_object_create_embedded(rex, "favorite", &toy));
+    link_rex = link_to(rex);
+    link_fido = link_to(fido);
+    CHECK_OK(cove_object_get_list(cat, "anyList", &list));
+    CHECK_OK(cove_object_get_set(cat, "anySet", &set));
+    CHECK_OK(cove_object_get_map(cat, "anyMap", &map));
+    CHECK_OK(cove_object_set(cat, "any", &link_rex));
+    CHECK_OK(cove_list_insert(list, 0, &link_rex));
+    CHECK_OK(cove_list_insert(list, 1, &link_fido));
+    CHECK_OK(cove_set_insert(set, &link_rex, NULL));
+    CHECK_OK(cove_map_set(map, "best", &link_rex));
+
+    /* an embedded object is owned by its parent alone */
+    v = link_to(toy);
+    CHECK_FAILS(cove_object_set(cat, "any", &v), COVE_ERR_INVALID_ARGUMENT, "cannot hold an embedded Toy");
+    CHECK_FAILS(cove_list_insert(list, 0, &v), COVE_ERR_INVALID_ARGUMENT, "embedded Toy");
+    CHECK_FAILS(cove_map_set(map, "toy", &v), COVE_ERR_INVALID_ARGUMENT, "embedded Toy");
+
+    /* deleting the target clears every mixed value that held it */
+    CHECK_OK(cove_object_delete(rex));
+    CHECK_OK(cove_object_get(cat, "any", &out));
+    CHECK(out.type == COVE_TYPE_NULL);
+    CHECK_OK(cove_list_size(list, &size));
+    CHECK(size == 2);
+    CHECK_OK(cove_list_get(list, 0, &out));
+    CHECK(out.type == COVE_TYPE_NULL);
+    CHECK_OK(cove_list_get(list, 1, &out));
+    CHECK(same_link(&out, &link_fido));
+    CHECK_OK(cove_set_size(set, &size));
+    CHECK(size == 0);
+    CHECK_OK(cove_map_get(map, "best", &out, &found));
+    CHECK(found && out.type == COVE_TYPE_NULL);
+
+    /* a link to an object that is gone is refused, and nothing changes */
+    CHECK_FAILS(cove_object_set(cat, "any", &link_rex), COVE_ERR_INVALID_ARGUMENT, "the Dog object");
+    CHECK_FAILS(cove_set_insert(set, &link_rex, NULL), COVE_ERR_INVALID_ARGUMENT, "does not exist");
+    CHECK_OK(cove_object_get(cat, "any", &out));
+    CHECK(out.type == COVE_TYPE_NULL);
+    CHECK_OK(cove_commit(realm));
+
+    cove_release(map);
+    cove_release(set);
+    cove_release(list);
+    cove_release(toy);
+    cove_release(fido);
+    cove_release(rex);
+    cove_release(cat);
     cove_release(realm);
 }
 
@@ -1023,6 +1091,7 @@ static void test_persistence(void) {
 int main(void) {
     test_list_primitives();
     test_list_links();
+    test_mixed_links();
     test_list_embedded();
     test_sets();
     test_maps();

@@ -199,6 +199,28 @@ def test_mixed_list(realm: cove.Realm) -> None:
             rex.anything.append({"a": 1})     # a dict is not a value
 
 
+def test_mixed_values_let_go_of_a_deleted_object(tmp_path: pathlib.Path) -> None:
+    schema = {"Box": {"properties": {"any": "mixed", "many": "mixed[]", "bag": "mixed<>", "named": "mixed{}"}},
+              "Dog": {"properties": {"name": "string", "home": "Address?"}},
+              "Address": {"embedded": True, "properties": {"city": "string"}}}
+    with cove.open(tmp_path / "m.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            rex = realm.create("Dog", {"name": "Rex"})
+            fido = realm.create("Dog", {"name": "Fido", "home": {"city": "Oslo"}})
+            box = realm.create("Box", {"any": rex, "many": [rex, fido, rex], "named": {"r": rex, "f": fido}})
+            box.bag.add(rex)
+            box.bag.add(1)
+            with pytest.raises(cove.InvalidArgumentError, match="embedded Address"):
+                box.any = fido.home            # an embedded object belongs to its parent alone
+            with pytest.raises(cove.InvalidArgumentError, match="embedded Address"):
+                box.many.append(fido.home)
+            realm.delete(rex)
+            assert box.any is None
+            assert list(box.many) == [None, fido, None]
+            assert set(box.bag) == {1}
+            assert dict(box.named) == {"r": None, "f": fido}
+
+
 # -- sets ----------------------------------------------------------------------------------------
 
 def test_set_is_a_live_mutable_set(realm: cove.Realm) -> None:
