@@ -298,12 +298,16 @@ struct BTreeNode {
         var hi = count
         switch key {
         case .u64(let k):
+            // Keys added in ascending order land past the last one at every level: one
+            // comparison settles it instead of a search.
+            if lo < hi, try u64Key(hi &- 1) < k { return hi }
             while lo < hi {
                 let mid = (lo &+ hi) &>> 1
                 let stored = try u64Key(mid)
                 if stored < k || (!orEqual && stored == k) { lo = mid &+ 1 } else { hi = mid }
             }
         case .bytes(let k):
+            if lo < hi, compareKeyBytes(try bytesKey(hi &- 1), k) < 0 { return hi }
             while lo < hi {
                 let mid = (lo &+ hi) &>> 1
                 let c = compareKeyBytes(try bytesKey(mid), k)
