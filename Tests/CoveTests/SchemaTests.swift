@@ -179,6 +179,7 @@ final class SchemaTests: XCTestCase {
         """)
         XCTAssertTrue(old.changes(from: old).isEmpty)
         XCTAssertTrue(old.changes(from: old).isAdditiveOnly)
+        XCTAssertEqual("\(old.changes(from: old))", "no changes")
 
         let additive = try Schema(jsonText: """
         {"A": {"primaryKey": "id", "properties": {"id": "int", "x": "int", "gone": "string", "back": "@links(B.a)", "new": "double?"},
@@ -191,6 +192,7 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(c1.indexChanges, [.init(className: "A", propertyName: "gone", kind: .regular, isAdded: true)])
         XCTAssertTrue(c1.isAdditiveOnly)
         XCTAssertFalse(c1.isEmpty)
+        XCTAssertEqual("\(c1)", "classes added: C; properties added: A.new; index added to 'A.gone'")
 
         let breaking = try Schema(jsonText: """
         {"A": {"primaryKey": "x", "properties": {"id": "int?", "x": "int"}},
@@ -204,6 +206,9 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(c2.primaryKeyChanges, [.init(className: "A", old: "id", new: "x")])
         XCTAssertEqual(c2.embeddingChanges, ["B"])
         XCTAssertFalse(c2.isAdditiveOnly)
+        // In words, for the messages that refuse an open.
+        XCTAssertEqual("\(c2)", "classes removed: Old; embedded flag changed: B; properties removed: A.gone, A.back; "
+            + "property 'A.id' changed from int to int?; primary key of 'A' changed from 'id' to 'x'")
 
         // Removing backlinks alone needs no migration; removing an index does.
         let noBacklinks = try Schema(jsonText: """
@@ -217,6 +222,7 @@ final class SchemaTests: XCTestCase {
         """)
         XCTAssertEqual(noIndex.changes(from: old).indexChanges, [.init(className: "A", propertyName: "x", kind: .regular, isAdded: false)])
         XCTAssertFalse(noIndex.changes(from: old).isAdditiveOnly)
+        XCTAssertEqual("\(noIndex.changes(from: old))", "index removed from 'A.x'")
     }
 
     func testKeysAcrossVersions() throws {

@@ -2,8 +2,8 @@
 // hold a link to an object of any class that is not embedded. Like a link property, it keeps a
 // catalog tree of counted backlink entries under its backlinks key, each entry led by the
 // target's class key as well as its object key, so that deleting an object finds every mixed
-// value holding it: a single mixed value and a list or map element become null, a set loses
-// the element.
+// value holding it (`ObjectStore.unlinkEverywhere`): a single mixed value and a list or map
+// element become null, a set loses the element.
 import CoveStorage
 
 extension Property {
@@ -43,55 +43,6 @@ extension ObjectStore {
         guard old != new else { return }
         try countBacklink(cls, p, source: source, old, -1)
         try countBacklink(cls, p, source: source, new, 1)
-    }
-
-    /// Sets to null every mixed value that holds `link` (its target is being deleted), in every
-    /// class: single values and list and map elements become null, set elements go. Each change
-    /// is recorded as a write of the value or the element.
-    func clearMixedLinks(to link: ObjectLink) throws(CoveError) {
-        for source in schema.classes {
-            for p in source.properties where p.type == .mixed {
-                try clearMixedLinks(to: link, in: source, p)
-            }
-        }
-    }
-
-    /// Sets to null every mixed value that holds a link to an object of the class with key
-    /// `classKey` (a class a migration removes), in the classes of the schema.
-    func clearMixedLinks(toClass classKey: UInt32) throws(CoveError) {
-        let prefix = CatalogKey.bigEndian(UInt64(classKey), bytes: 4)
-        for source in schema.classes {
-            for p in source.properties where p.type == .mixed {
-                guard let propertyKey = p.key else { continue }
-                let t = try tree(CatalogKey.backlinks(sourceClass: try self.classKey(of: source), property: propertyKey))
-                var targets: [Int64] = []
-                do {
-                    try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
-                        guard k.count == 20, k.prefix(4).elementsEqual(prefix) else { return false }
-                        var target: UInt64 = 0
-                        for i in 4..<12 { target = target << 8 | UInt64(k[i]) }
-                        if targets.last != Int64(bitPattern: target) { targets.append(Int64(bitPattern: target)) }
-                        return true
-                    }
-                } catch {
-                    throw CoveError(error)
-                }
-                for target in targets {
-                    try clearMixedLinks(to: ObjectLink(classKey: classKey, objectKey: target), in: source, p)
-                }
-            }
-        }
-    }
-
-    /// Sets to null the values of mixed property `p` of `source`'s objects that hold `link`.
-    private func clearMixedLinks(to link: ObjectLink, in source: ObjectSchema, _ p: Property) throws(CoveError) {
-        for s in try backlinks(to: link, from: source, via: p) {
-            if p.collection == .none {
-                try set(source, s, p, .null)
-            } else {
-                try removeFromCollection(source, s, p, .link(link))
-            }
-        }
     }
 }
 

@@ -721,19 +721,7 @@ final class ObjectStore {
                 }
             }
         }
-        // What points at it, from every class: links, then mixed values.
-        let target = ObjectLink(classKey: try classKey(of: cls), objectKey: objectKey)
-        for source in schema.classes {
-            for p in source.properties where p.isLink && p.type.objectClassName == cls.className {
-                for s in try backlinks(to: objectKey, from: source, via: p) {
-                    switch p.collection {
-                    case .none: try clearLinkCell(source, s, p)
-                    case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
-                    }
-                }
-            }
-        }
-        try clearMixedLinks(to: target)
+        try unlinkEverywhere(ObjectLink(classKey: try classKey(of: cls), objectKey: objectKey), of: cls)
         if let pk = cls.primaryKeyProperty {
             let value = try get(cls, objectKey, pk)
             try unindexPrimaryKey(cls, value)
@@ -742,6 +730,23 @@ final class ObjectStore {
         do { _ = try t.tree.remove(UInt64(objectKey)) } catch { throw CoveError(error) }
         t.dirty = true
         changes.recordDelete(t.classKey, objectKey)
+    }
+
+    /// Takes `target`, an object of `cls` about to go, out of every value that holds it, in
+    /// every class: single links and single mixed values become null, as do map elements and
+    /// elements of lists of mixed; lists of links and sets lose it. Each change is recorded.
+    func unlinkEverywhere(_ target: ObjectLink, of cls: ObjectSchema) throws(CoveError) {
+        for source in schema.classes {
+            for p in source.properties where p.type == .mixed || (p.isLink && p.type.objectClassName == cls.className) {
+                for s in try backlinks(to: target, from: source, via: p) {
+                    switch p.collection {
+                    case .none where p.type == .mixed: try set(source, s, p, .null)
+                    case .none: try clearLinkCell(source, s, p)
+                    case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
+                    }
+                }
+            }
+        }
     }
 
     /// Sets a single link cell to null without deleting what it pointed at (the target is the

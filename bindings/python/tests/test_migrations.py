@@ -175,3 +175,20 @@ def test_migration_handle_after_the_migration(tmp_path: pathlib.Path) -> None:
         with pytest.raises(cove.ClosedError):
             olds[0].name                                            # the old realm is closed
         assert realm.find("Person", 1).full_name == "Ann"
+
+
+def test_removing_a_class_clears_the_mixed_values_that_held_its_objects(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "m.cove"
+    v1 = {"Box": {"properties": {"label": "string", "any": "mixed", "many": "mixed[]"}},
+          "Gone": {"properties": {"x": "int"}}}
+    with cove.open(path, schema=v1, schema_version=1) as realm:
+        with realm.write():
+            gone = realm.create("Gone", {"x": 1})
+            keep = realm.create("Box", {"label": "keep"})
+            realm.create("Box", {"label": "b", "any": gone, "many": [gone, keep, 3]})
+    v2 = {"Box": v1["Box"]}
+    with cove.open(path, schema=v2, schema_version=2, migration=lambda m: None) as realm:
+        box, = [b for b in realm.objects("Box") if b.label == "b"]
+        keep, = [b for b in realm.objects("Box") if b.label == "keep"]
+        assert box.any is None
+        assert list(box.many) == [None, keep, 3]
