@@ -217,6 +217,18 @@ final class SQLite {
         return elapsed
     }
 
+    /// Inserts a person for each id in one transaction through a prepared statement; returns
+    /// the time it took, the commit included.
+    func bulkInsert(_ ids: [Int]) throws -> UInt64 {
+        let insert = try prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(insert) }
+        let start = now()
+        try exec("BEGIN")
+        for i in ids { try self.insert(insert, i, score: Double(i) * 0.5) }
+        try exec("COMMIT")
+        return now() - start
+    }
+
     func insert(_ stmt: OpaquePointer?, _ i: Int, score: Double) throws {
         sqlite3_bind_int64(stmt, 1, Int64(i))
         let name = names[i % names.count]
@@ -236,13 +248,7 @@ func runSQLite(_ dir: String) throws -> Results {
     let path = "\(dir)/people.db"
     do {
         let db = try SQLite(path)
-        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
-        defer { sqlite3_finalize(insert) }
-        let start = now()
-        try db.exec("BEGIN")
-        for i in 0..<objects { try db.insert(insert, i, score: Double(i) * 0.5) }
-        try db.exec("COMMIT")
-        r.insert = now() - start
+        r.insert = try db.bulkInsert(Array(0..<objects))
         try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
         r.size = fileSize(path) + fileSize(path + "-wal")
 
@@ -269,14 +275,7 @@ func runSQLite(_ dir: String) throws -> Results {
     do {
         let path = "\(dir)/shuffled.db"
         let db = try SQLite(path)
-        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
-        defer { sqlite3_finalize(insert) }
-        let ids = shuffledIds()
-        let start = now()
-        try db.exec("BEGIN")
-        for i in ids { try db.insert(insert, i, score: Double(i) * 0.5) }
-        try db.exec("COMMIT")
-        r.shuffledInsert = now() - start
+        r.shuffledInsert = try db.bulkInsert(shuffledIds())
         try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
         r.shuffledSize = fileSize(path) + fileSize(path + "-wal")
         r.shuffledLookup = try db.lookups()
@@ -313,14 +312,8 @@ func loadProbe() throws {
     defer { _ = system("rm -rf '\(dir)'") }
     let mode = CommandLine.arguments.dropFirst(2).first
     if mode == "sqlite" {
-        let db = try SQLite("\(dir)/people.db")
-        let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
-        defer { sqlite3_finalize(insert) }
-        let start = now()
-        try db.exec("BEGIN")
-        for i in 0..<objects { try db.insert(insert, i, score: Double(i) * 0.5) }
-        try db.exec("COMMIT")
-        print("sqlite insert \((now() - start) / UInt64(max(objects, 1))) ns per object")
+        let inserted = try SQLite("\(dir)/people.db").bulkInsert(Array(0..<objects))
+        print("sqlite insert \(inserted / UInt64(max(objects, 1))) ns per object")
         return
     }
     let realm = try Realm(configuration: .init(path: "\(dir)/people.cove", schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
