@@ -6,7 +6,7 @@
 ///
 ///     offset size field
 ///     0      8    magic "COVEDB\0\0"
-///     8      4    format version (1)
+///     8      4    format version (3)
 ///     12     4    page size (4096)
 ///     16     8    commit version
 ///     24     8    file id (random, made when the file was created)
@@ -19,22 +19,28 @@
 ///     128    4    CRC32C of that continuation page
 ///     132    4    number of entries in the written-page list
 ///     136    4    bytes of the list held inline below
-///     140    116  zero
-///     256    3836 written-page list, inline part
+///     140    4    bytes of the recently freed pages, held right after the inline list
+///     144    112  zero
+///     256    3836 written-page list, inline part, then the recently freed pages
 ///     4092   4    CRC32C of bytes [0, 4092)
 struct MetaSlot: Equatable, Sendable {
     /// "COVEDB\0\0" read as a little-endian u64.
     static let magic: UInt64 = 0x0000_4244_4556_4F43
     /// The format this build writes and the newest it reads.
-    /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md); files of format 1
-    /// (plain keys only) are read as they are, and written as format 2 from their next commit.
-    static let formatVersion: UInt32 = 2
+    /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md).
+    /// 3: the slot may hold recently freed pages (`recentFree`) instead of the free-space tree.
+    /// Files of formats 1 and 2 (whose bytes 140..<144 are zero) are read as they are, and
+    /// written as format 3 from their next commit.
+    static let formatVersion: UInt32 = 3
 
     static let versionOffset = 16
     static let listOffset = 256
     static let crcOffset = pageSize - 4
     /// Room for the inline part of the written-page list.
     static let inlineListCapacity = crcOffset - listOffset
+    /// The most bytes of recently freed pages a slot holds; a commit that would need more
+    /// records them in the free-space tree.
+    static let recentFreeCapacity = 1024
 
     var version: UInt64
     var fileId: UInt64
@@ -49,16 +55,22 @@ struct MetaSlot: Equatable, Sendable {
     var listHeadChecksum: UInt32
     var listEntries: UInt32
     var listInlineBytes: UInt32
+    /// Pages freed by recent versions, listed here rather than in the free-space tree (so a
+    /// small commit need not rewrite the tree's pages); counted in `freePageCount`.
+    var recentFree: [FreedPages]
 
     /// An empty database at `version`.
     static func empty(version: UInt64, fileId: UInt64) -> MetaSlot {
         MetaSlot(version: version, fileId: fileId, pageCount: 2, catalog: .empty, freeSpace: .empty,
                  history: .empty, freePageCount: 0, listHead: 0, listHeadChecksum: 0,
-                 listEntries: 0, listInlineBytes: 0)
+                 listEntries: 0, listInlineBytes: 0, recentFree: [])
     }
 
-    /// Writes the fields and the checksum into a zeroed page whose inline list is already in place.
+    /// Writes the fields, the recently freed pages and the checksum into a zeroed page whose
+    /// inline list is already in place (the caller checked that both fit).
     func encode(into p: UnsafeMutableRawPointer) {
+        let freeBytes = FreedPages.encode(recentFree, into: p + MetaSlot.listOffset + Int(listInlineBytes))
+        p.storeBytes(of: UInt32(freeBytes).littleEndian, toByteOffset: 140, as: UInt32.self)
         p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
         p.storeBytes(of: MetaSlot.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
         p.storeBytes(of: UInt32(pageSize).littleEndian, toByteOffset: 12, as: UInt32.self)
@@ -109,16 +121,151 @@ struct MetaSlot: Equatable, Sendable {
                             catalog: TreeRoot.decode(from: p + 40), freeSpace: TreeRoot.decode(from: p + 64),
                             history: TreeRoot.decode(from: p + 88), freePageCount: u64(112),
                             listHead: u64(120), listHeadChecksum: u32(128), listEntries: u32(132),
-                            listInlineBytes: u32(136))
-        guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity else {
-            return .damaged("page count \(meta.pageCount) or list length \(meta.listInlineBytes) out of range")
+                            listInlineBytes: u32(136), recentFree: [])
+        let freeBytes = Int(u32(140))
+        guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity,
+              freeBytes <= recentFreeCapacity, Int(meta.listInlineBytes) + freeBytes <= inlineListCapacity else {
+            return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes) or \(freeBytes) bytes of freed pages out of range")
+        }
+        var decoded = meta
+        do throws(StorageError) {
+            decoded.recentFree = try FreedPages.decode(UnsafeRawBufferPointer(start: p + listOffset + Int(meta.listInlineBytes), count: freeBytes),
+                                                      version: meta.version, pageCount: meta.pageCount)
+        } catch {
+            return .damaged(error.message)
         }
         for root in [meta.catalog, meta.freeSpace, meta.history] where !root.page.isNone {
             guard root.page.pgno >= 2, root.page.pgno < meta.pageCount, root.page.version <= meta.version else {
                 return .damaged("a root names page \(root.page.pgno) at version \(root.page.version)")
             }
         }
-        return .valid(meta)
+        return .valid(decoded)
+    }
+}
+
+// MARK: - LEB128
+
+/// Unsigned LEB128 varints, as the meta slot's lists store page distances.
+enum LEB128 {
+    /// Bytes of `value`'s encoding.
+    @inline(__always)
+    static func size(_ value: UInt64) -> Int {
+        var n = 1
+        var v = value >> 7
+        while v != 0 { n += 1; v >>= 7 }
+        return n
+    }
+
+    /// Writes `value` at `p`; returns its size.
+    @inline(__always)
+    static func write(_ value: UInt64, to p: UnsafeMutableRawPointer) -> Int {
+        var v = value
+        var i = 0
+        while v >= 0x80 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: i, as: UInt8.self)
+            v >>= 7
+            i += 1
+        }
+        p.storeBytes(of: UInt8(v), toByteOffset: i, as: UInt8.self)
+        return i + 1
+    }
+}
+
+// MARK: - Recently freed pages
+
+/// Pages one version freed, as a meta slot lists them.
+///
+/// Encoding, groups one after another in ascending version order: LEB128 version, LEB128 page
+/// count (at least 1), then the LEB128 distances between the ascending page numbers (the first
+/// from 0).
+struct FreedPages: Equatable, Sendable {
+    /// The version that freed the pages: they may be reused once no reader pins an older one.
+    var version: UInt64
+    /// Ascending page numbers.
+    var pages: [PageNumber]
+
+    /// Bytes of `encode(groups)`.
+    static func encodedSize(_ groups: [FreedPages]) -> Int {
+        var n = 0
+        for g in groups {
+            n += LEB128.size(g.version) + LEB128.size(UInt64(g.pages.count))
+            var previous: UInt64 = 0
+            for p in g.pages {
+                n += LEB128.size(p - previous)
+                previous = p
+            }
+        }
+        return n
+    }
+
+    /// Writes the groups at `p`; returns the bytes written.
+    static func encode(_ groups: [FreedPages], into p: UnsafeMutableRawPointer) -> Int {
+        var at = 0
+        for g in groups {
+            at += LEB128.write(g.version, to: p + at)
+            at += LEB128.write(UInt64(g.pages.count), to: p + at)
+            var previous: UInt64 = 0
+            for page in g.pages {
+                at += LEB128.write(page - previous, to: p + at)
+                previous = page
+            }
+        }
+        return at
+    }
+
+    /// Decodes and checks the groups of a slot of `version` and `pageCount` pages: versions
+    /// ascending and at most the slot's, pages distinct and in `2..<pageCount`, ascending within
+    /// each group.
+    static func decode(_ bytes: UnsafeRawBufferPointer, version: UInt64, pageCount: UInt64) throws(StorageError) -> [FreedPages] {
+        var groups: [FreedPages] = []
+        var at = 0
+        func get() throws(StorageError) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                guard at < bytes.count, shift < 64 else { throw .corrupt("the freed pages of meta version \(version) are malformed") }
+                let b = bytes[at]
+                at += 1
+                value |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return value }
+                shift += 7
+            }
+        }
+        var all: [PageNumber] = []
+        while at < bytes.count {
+            let freedBy = try get()
+            let count = try get()
+            guard freedBy <= version, groups.last.map({ $0.version < freedBy }) ?? true,
+                  count >= 1, count <= UInt64(bytes.count) else {
+                throw .corrupt("the freed pages of meta version \(version) list version \(freedBy) (\(count) pages) out of order")
+            }
+            var pages: [PageNumber] = []
+            pages.reserveCapacity(Int(count))
+            var previous: UInt64 = 0
+            for i in 0..<Int(count) {
+                let delta = try get()
+                let (page, overflow) = previous.addingReportingOverflow(delta)
+                guard !overflow, page >= 2, page < pageCount, i == 0 || delta != 0 else {
+                    throw .corrupt("the freed pages of meta version \(version) list page \(page), outside 2..<\(pageCount) or repeated")
+                }
+                pages.append(page)
+                previous = page
+            }
+            all += pages
+            groups.append(FreedPages(version: freedBy, pages: pages))
+        }
+        if groups.count > 1 {
+            all.sort()
+            for i in 1..<all.count where all[i] == all[i - 1] {
+                throw .corrupt("the freed pages of meta version \(version) list page \(all[i]) twice")
+            }
+        }
+        return groups
+    }
+
+    /// The pages of every group.
+    static func pageCount(_ groups: [FreedPages]) -> Int {
+        groups.reduce(0) { $0 + $1.pages.count }
     }
 }
 
@@ -150,24 +297,13 @@ enum WrittenPageList {
     /// The encoded size of an entry `delta` pages after the previous one.
     @inline(__always)
     static func entrySize(delta: UInt64) -> Int {
-        var n = 1
-        var d = delta >> 7
-        while d != 0 { n += 1; d >>= 7 }
-        return n + 4
+        LEB128.size(delta) + 4
     }
 
     /// Writes one entry at `p`; returns its size.
     @inline(__always)
     static func writeEntry(delta: UInt64, checksum: UInt32, to p: UnsafeMutableRawPointer) -> Int {
-        var d = delta
-        var i = 0
-        while d >= 0x80 {
-            p.storeBytes(of: UInt8(truncatingIfNeeded: d) | 0x80, toByteOffset: i, as: UInt8.self)
-            d >>= 7
-            i += 1
-        }
-        p.storeBytes(of: UInt8(d), toByteOffset: i, as: UInt8.self)
-        i += 1
+        let i = LEB128.write(delta, to: p)
         p.storeBytes(of: checksum.littleEndian, toByteOffset: i, as: UInt32.self)
         return i + 4
     }

@@ -150,7 +150,8 @@ extension WriteTransaction {
         let meta = MetaSlot(version: version, fileId: base.fileId, pageCount: pageCount, catalog: catalog,
                             freeSpace: freeSpace, history: history, freePageCount: freePages,
                             listHead: nextPage, listHeadChecksum: nextChecksum,
-                            listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes))
+                            listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes),
+                            recentFree: recentFree)
         meta.encode(into: metaPage)
         var all = written + continuation
         all.sort()

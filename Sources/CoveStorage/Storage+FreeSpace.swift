@@ -191,12 +191,21 @@ extension WriteTransaction {
         }) { pgno throws(StorageError) in
             free(pgno)
         }
+        if let settled = settleInMetaSlot() { return settled }
         // Stock pages for the edits below, which may not read the tree while editing it.
         while reusable.pageCount + localFree.count < 64, try consumeFreeRecord() {}
 
         settlingFreeSpace = true
         defer { settlingFreeSpace = false }
         var tree = BTree(store: self, root: freeSpace, keyKind: .u64)
+        // Groups of the base slot that must stay listed move into the tree, under the versions
+        // that freed them (a version whose pages the slot listed wrote no record of its own).
+        for group in heldRecent {
+            for (i, record) in FreeSpaceRecord.encode(group.pages).enumerated() {
+                try tree.put(FreeSpaceRecord.key(version: group.version, sequence: i), record)
+            }
+        }
+        recentFree = []
         var usedConsumedKeys = -1
         var versionRecords = 0
         var continuation: [PageNumber] = []
@@ -247,6 +256,40 @@ extension WriteTransaction {
             }
         }
         throw .internal("the free-space update of version \(version) did not settle")
+    }
+
+    /// Settles the free space without touching the free-space tree, when no record of it was
+    /// consumed and the pages to list fit the meta slot beside an all-inline written-page list:
+    /// the slot then lists the pages left reusable (under the oldest pinned version, so the
+    /// next commit may take them), the groups still held, and the pages this version freed.
+    /// A small commit thus writes no free-space page. nil when the tree must be edited.
+    private func settleInMetaSlot() -> (continuation: [PageNumber], freePages: UInt64, written: [PageNumber])? {
+        guard consumedKeys.isEmpty else { return nil }
+        let written = writtenPages(excluding: [])
+        guard let listBytes = inlineListBytes(for: written) else { return nil }
+        let leftover = reusable.pages(mergedWith: localFree.sorted())
+        var pending = pendingFree
+        pending.sort()
+        var groups: [FreedPages] = []
+        if !leftover.isEmpty { groups.append(FreedPages(version: oldestPinned, pages: leftover)) }
+        groups += heldRecent
+        if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
+        let bytes = FreedPages.encodedSize(groups)
+        guard bytes <= MetaSlot.recentFreeCapacity, listBytes + bytes <= MetaSlot.inlineListCapacity else { return nil }
+        recentFree = groups
+        let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
+        return ([], free, written)
+    }
+
+    /// The bytes of the written-page list for `written` if it fits the meta slot, else nil.
+    private func inlineListBytes(for written: [PageNumber]) -> Int? {
+        var bytes = 0
+        var previous: UInt64 = 0
+        for p in written {
+            bytes += WrittenPageList.entrySize(delta: p - previous)
+            previous = p
+        }
+        return bytes <= MetaSlot.inlineListCapacity ? bytes : nil
     }
 
     /// The written pages of this commit (the continuation pages excepted), ascending.

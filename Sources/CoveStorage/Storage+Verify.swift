@@ -16,7 +16,7 @@ public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
     public var catalogEntries: UInt64
     /// Records of the history tree.
     public var historyRecords: UInt64
-    /// Records of the free-space tree.
+    /// Records of the free-space tree, and groups of freed pages listed in the meta slot.
     public var freeRecords: UInt64
 
     public var description: String {
@@ -118,12 +118,22 @@ extension Storage {
             }
             return true
         }
+        for group in snapshot.meta.recentFree {
+            records += 1
+            for pgno in group.pages {
+                guard marks[Int(pgno)] == 0 else {
+                    throw .corrupt("\(where_): free page \(pgno) (freed by version \(group.version), listed in the meta slot) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
+                }
+                marks[Int(pgno)] = 2
+                free += 1
+            }
+        }
         if let leaked = marks.firstIndex(of: 0) {
             let count = marks.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
             throw .corrupt("\(where_): page \(leaked) is neither reachable nor free (\(count) such pages)")
         }
         guard free == snapshot.meta.freePageCount else {
-            throw .corrupt("\(where_): the free-space tree lists \(free) pages, the meta slot records \(snapshot.meta.freePageCount)")
+            throw .corrupt("\(where_): the free-space tree and the meta slot list \(free) free pages, the meta slot records \(snapshot.meta.freePageCount)")
         }
         return VerifyReport(version: version, pageCount: pageCount, livePages: live, freePages: free,
                             catalogEntries: snapshot.catalog.count, historyRecords: snapshot.history.count,

@@ -59,8 +59,14 @@ public final class WriteTransaction: PageStore {
     let mayGrow: Bool
     /// Committed pages this transaction freed: reusable once no reader pins `baseVersion`.
     var pendingFree: [PageNumber] = []
+    /// The base meta slot's groups of freed pages that are not reusable yet (a reader pins a
+    /// version older than the one that freed them): they stay listed, in the slot or the tree.
+    var heldRecent: [FreedPages] = []
+    /// The groups of freed pages this commit's meta slot lists (set when the free space settles).
+    var recentFree: [FreedPages] = []
     /// Keys of the free-space records whose pages were moved into `reusable`.
     var consumedKeys: [UInt64] = []
+    /// Pages moved into `reusable` from free-space records and from the base slot's groups.
     var consumedPages: UInt64 = 0
     /// The next free-space key to look at; `freeSpaceExhausted` once no reusable record is left.
     var freeCursor: UInt64 = 0
@@ -86,6 +92,14 @@ public final class WriteTransaction: PageStore {
         let last = storage.pagesLastWritten.load(ordering: .relaxed)
         wantedRun = last == 0 ? 8 : min(last, 16)
         mayGrow = base.freePageCount < max(1024, base.pageCount / 8)
+        for group in base.recentFree {
+            if group.version <= oldestPinned {
+                reusable.add(group.pages)
+                consumedPages += UInt64(group.pages.count)
+            } else {
+                heldRecent.append(group)
+            }
+        }
         dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
         dirtyTable.initialize(to: DirtyPageTable())
         buffers = storage.pageBuffers.withLock { kept in

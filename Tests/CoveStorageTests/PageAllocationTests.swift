@@ -39,6 +39,79 @@ final class PageAllocationTests: StorageTestCase {
         _ = try s.verify()
     }
 
+    /// A single-key commit lists the pages it freed in its meta slot instead of rewriting the
+    /// free-space tree, and the next commit reuses them from there; a pinned reader makes the
+    /// slot hold its groups back until they spill into the tree; every version verifies.
+    func testSmallCommitsListFreedPagesInTheMetaSlot() throws {
+        let s = try Storage.open(path: dir.file("recent"), options: TestTables.options(.noSync))
+        defer { s.close() }
+        var w = try s.beginWrite()
+        for k in 0..<2000 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 100)) }
+        try w.commit()
+        var rng = SeededRandom(seed: 0xF7EE)
+        func commitOne(_ i: Int) throws -> WriteTransaction {
+            w = try s.beginWrite()
+            try TestTables.put(w, "t", rng.next() % 2000, testValue(UInt64(i), size: 100))
+            try w.commit()
+            return w
+        }
+        for i in 0..<20 { _ = try commitOne(i) }
+        let settledTree = s.state.withLock { $0.latest.freeSpace }
+        let settledSize = s.state.withLock { $0.latest.pageCount }
+        for i in 20..<120 {
+            let t = try commitOne(i)
+            let meta = s.state.withLock { $0.latest }
+            XCTAssertEqual(meta.freeSpace, settledTree, "commit \(i) rewrote the free-space tree")
+            XCTAssertFalse(t.dirty.keys.contains { $0 == settledTree.page.pgno }, "commit \(i) wrote a free-space page")
+            XCTAssertEqual(meta.recentFree.last?.version, meta.version, "commit \(i) lists the pages it freed")
+            XCTAssertLessThanOrEqual(meta.pageCount, settledSize + 64, "commit \(i) grew the file")
+            if i % 25 == 0 { _ = try s.verify() }
+        }
+
+        // A reader pins a version: nothing freed since may be reused, so the groups pile up in
+        // the slot, and then move to the tree.
+        let pinned = try s.beginRead()
+        let pinnedContents = try TestTables.contents(pinned, catalog: pinned.catalog, "t")
+        let pinnedPages = try TestTables.tablePages(pinned)
+        var mostGroups = 0
+        var spilled = false
+        for i in 120..<400 {
+            let t = try commitOne(i)
+            for pgno in t.dirty.keys { XCTAssertFalse(pinnedPages.contains(pgno), "page \(pgno) reused while pinned") }
+            let meta = s.state.withLock { $0.latest }
+            mostGroups = max(mostGroups, meta.recentFree.count)
+            if meta.freeSpace != settledTree { spilled = true }
+            if i % 40 == 0 { _ = try s.verify() }
+        }
+        XCTAssertGreaterThan(mostGroups, 10, "held groups stay in the slot while they fit")
+        XCTAssertTrue(spilled, "held groups move to the free-space tree when the slot is full")
+        XCTAssertEqual(try TestTables.contents(pinned, catalog: pinned.catalog, "t"), pinnedContents)
+        _ = try s.verify()
+        pinned.end()
+        // Released: the pages pile up no more, and the file grows little (while its free pages
+        // are few, allocation may grow it rather than scatter a commit's pages).
+        for i in 400..<500 { _ = try commitOne(i) }
+        let grown = s.state.withLock { $0.latest.pageCount }
+        for i in 500..<700 { _ = try commitOne(i) }
+        XCTAssertLessThanOrEqual(s.state.withLock { $0.latest.pageCount }, grown + 64)
+        let report = try s.verify()
+        XCTAssertGreaterThan(report.freePages, 0)
+        // Reopened, the slot's groups are read back and the file still verifies.
+        let path = dir.file("recent")
+        s.close()
+        let again = try Storage.open(path: path, options: TestTables.options(.noSync))
+        defer { again.close() }
+        XCTAssertEqual(try again.verify().freePages, report.freePages)
+        _ = try commitOneOn(again, rng.next() % 2000)
+        _ = try again.verify()
+    }
+
+    private func commitOneOn(_ s: Storage, _ key: UInt64) throws -> UInt64 {
+        let w = try s.beginWrite()
+        try TestTables.put(w, "t", key, testValue(key, size: 100))
+        return try w.commit()
+    }
+
     /// Looking for runs may grow the file instead of reusing scattered pages, but only while
     /// the free pages are few: under a workload that rewrites random keys for long, the file
     /// settles, at most 4 MiB (1,024 pages) plus a commit's worth above its size after loading.

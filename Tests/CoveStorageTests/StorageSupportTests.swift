@@ -66,6 +66,17 @@ struct TemporaryDirectory {
 /// The test convention for tables: catalog key = table name, value = the 24-byte TreeRoot of a
 /// u64-keyed tree.
 enum TestTables {
+    /// Every page of the tables a snapshot's catalog names (the pages a pinned reader uses).
+    static func tablePages(_ snapshot: Snapshot) throws -> Set<PageNumber> {
+        var pages = Set<PageNumber>()
+        try BTree(store: snapshot, root: snapshot.catalog, keyKind: .bytes).forEach(from: nil as UnsafeRawBufferPointer?, reverse: false) {
+            _, value throws(StorageError) -> Bool in
+            try BTree(store: snapshot, root: try root(value), keyKind: .u64).forEachPage { pages.insert($0) }
+            return true
+        }
+        return pages
+    }
+
     static func root(_ value: UnsafeRawBufferPointer) throws(StorageError) -> TreeRoot {
         guard value.count == TreeRoot.encodedSize else { throw .corrupt("a test catalog value is \(value.count) bytes") }
         return TreeRoot.decode(from: value.baseAddress!)

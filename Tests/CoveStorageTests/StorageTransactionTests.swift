@@ -157,12 +157,7 @@ final class StorageTransactionTests: StorageTestCase {
         try w.commit()
         let pinned = try s.beginRead()
         let pinnedContents = try TestTables.contents(pinned, catalog: pinned.catalog, "t")
-        var pinnedPages = Set<PageNumber>()
-        try BTree(store: pinned, root: pinned.catalog, keyKind: .bytes).forEach(from: nil as UnsafeRawBufferPointer?, reverse: false) {
-            _, value throws(StorageError) -> Bool in
-            try BTree(store: pinned, root: try TestTables.root(value), keyKind: .u64).forEachPage { pinnedPages.insert($0) }
-            return true
-        }
+        let pinnedPages = try TestTables.tablePages(pinned)
         // Rewrite everything many times while the old version is pinned.
         for round in 0..<10 as Range<UInt64> {
             w = try s.beginWrite()
