@@ -20,16 +20,19 @@
 ///     132    4    number of entries in the written-page list
 ///     136    4    bytes of the list held inline below
 ///     140    4    bytes of the recently freed pages, held right after the inline list
-///     144    112  zero
-///     256    3836 written-page list, inline part, then the recently freed pages
+///     144    4    bytes of the recent history records, held right after the freed pages
+///     148    108  zero
+///     256    3836 written-page list, inline part, then the recently freed pages, then the
+///                 recent history records
 ///     4092   4    CRC32C of bytes [0, 4092)
 struct MetaSlot: Equatable, Sendable {
     /// "COVEDB\0\0" read as a little-endian u64.
     static let magic: UInt64 = 0x0000_4244_4556_4F43
     /// The format this build writes and the newest it reads.
     /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md).
-    /// 3: the slot may hold recently freed pages (`recentFree`) instead of the free-space tree.
-    /// Files of formats 1 and 2 (whose bytes 140..<144 are zero) are read as they are, and
+    /// 3: the slot may hold recently freed pages (`recentFree`) and the newest history records
+    /// (`recentHistory`) instead of the free-space and history trees.
+    /// Files of formats 1 and 2 (whose bytes 140..<148 are zero) are read as they are, and
     /// written as format 3 from their next commit.
     static let formatVersion: UInt32 = 3
 
@@ -41,6 +44,8 @@ struct MetaSlot: Equatable, Sendable {
     /// The most bytes of recently freed pages a slot holds; a commit that would need more
     /// records them in the free-space tree.
     static let recentFreeCapacity = 1024
+    /// The most bytes of history records a slot holds; older records go to the history tree.
+    static let recentHistoryCapacity = 1024
 
     var version: UInt64
     var fileId: UInt64
@@ -58,19 +63,30 @@ struct MetaSlot: Equatable, Sendable {
     /// Pages freed by recent versions, listed here rather than in the free-space tree (so a
     /// small commit need not rewrite the tree's pages); counted in `freePageCount`.
     var recentFree: [FreedPages]
+    /// The newest history records, listed here rather than in the history tree (so a small
+    /// commit need not rewrite the tree's pages): ascending versions, all newer than the tree's.
+    var recentHistory: [HistoryEntry]
 
     /// An empty database at `version`.
     static func empty(version: UInt64, fileId: UInt64) -> MetaSlot {
         MetaSlot(version: version, fileId: fileId, pageCount: 2, catalog: .empty, freeSpace: .empty,
                  history: .empty, freePageCount: 0, listHead: 0, listHeadChecksum: 0,
-                 listEntries: 0, listInlineBytes: 0, recentFree: [])
+                 listEntries: 0, listInlineBytes: 0, recentFree: [], recentHistory: [])
+    }
+
+    /// Room for the written-page list beside `historyBytes` of history records.
+    static func listRoom(historyBytes: Int) -> Int {
+        inlineListCapacity - historyBytes
     }
 
     /// Writes the fields, the recently freed pages and the checksum into a zeroed page whose
     /// inline list is already in place (the caller checked that both fit).
     func encode(into p: UnsafeMutableRawPointer) {
-        let freeBytes = FreedPages.encode(recentFree, into: p + MetaSlot.listOffset + Int(listInlineBytes))
+        let freeAt = MetaSlot.listOffset + Int(listInlineBytes)
+        let freeBytes = FreedPages.encode(recentFree, into: p + freeAt)
         p.storeBytes(of: UInt32(freeBytes).littleEndian, toByteOffset: 140, as: UInt32.self)
+        let historyBytes = HistoryEntry.encode(recentHistory, into: p + freeAt + freeBytes)
+        p.storeBytes(of: UInt32(historyBytes).littleEndian, toByteOffset: 144, as: UInt32.self)
         p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
         p.storeBytes(of: MetaSlot.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
         p.storeBytes(of: UInt32(pageSize).littleEndian, toByteOffset: 12, as: UInt32.self)
@@ -121,16 +137,21 @@ struct MetaSlot: Equatable, Sendable {
                             catalog: TreeRoot.decode(from: p + 40), freeSpace: TreeRoot.decode(from: p + 64),
                             history: TreeRoot.decode(from: p + 88), freePageCount: u64(112),
                             listHead: u64(120), listHeadChecksum: u32(128), listEntries: u32(132),
-                            listInlineBytes: u32(136), recentFree: [])
+                            listInlineBytes: u32(136), recentFree: [], recentHistory: [])
         let freeBytes = Int(u32(140))
+        let historyBytes = Int(u32(144))
         guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity,
-              freeBytes <= recentFreeCapacity, Int(meta.listInlineBytes) + freeBytes <= inlineListCapacity else {
-            return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes) or \(freeBytes) bytes of freed pages out of range")
+              freeBytes <= recentFreeCapacity, historyBytes <= recentHistoryCapacity,
+              Int(meta.listInlineBytes) + freeBytes + historyBytes <= inlineListCapacity else {
+            return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes), \(freeBytes) bytes of freed pages or \(historyBytes) of history out of range")
         }
         var decoded = meta
         do throws(StorageError) {
-            decoded.recentFree = try FreedPages.decode(UnsafeRawBufferPointer(start: p + listOffset + Int(meta.listInlineBytes), count: freeBytes),
+            let freeAt = p + listOffset + Int(meta.listInlineBytes)
+            decoded.recentFree = try FreedPages.decode(UnsafeRawBufferPointer(start: freeAt, count: freeBytes),
                                                       version: meta.version, pageCount: meta.pageCount)
+            decoded.recentHistory = try HistoryEntry.decode(UnsafeRawBufferPointer(start: freeAt + freeBytes, count: historyBytes),
+                                                           version: meta.version)
         } catch {
             return .damaged(error.message)
         }
@@ -168,6 +189,71 @@ enum LEB128 {
         }
         p.storeBytes(of: UInt8(v), toByteOffset: i, as: UInt8.self)
         return i + 1
+    }
+
+    /// Reads a value at `at` in `bytes`, advancing `at`; `.corrupt` naming `what` if it runs
+    /// past the end or past 64 bits.
+    @inline(__always)
+    static func read(_ bytes: UnsafeRawBufferPointer, at: inout Int, what: @autoclosure () -> String) throws(StorageError) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard at < bytes.count, shift < 64 else { throw .corrupt("\(what()) are malformed") }
+            let b = bytes[at]
+            at += 1
+            value |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+}
+
+// MARK: - Recent history records
+
+/// A history record a meta slot holds.
+///
+/// Encoding, records one after another in ascending version order: LEB128 version, LEB128
+/// length, then the record's bytes.
+public struct HistoryEntry: Equatable, Sendable {
+    /// The commit the record belongs to.
+    public var version: UInt64
+    /// The record, as the layer above set it.
+    public var bytes: [UInt8]
+
+    /// Bytes of one record's encoding.
+    static func encodedSize(_ entry: HistoryEntry) -> Int {
+        LEB128.size(entry.version) + LEB128.size(UInt64(entry.bytes.count)) + entry.bytes.count
+    }
+
+    /// Writes the records at `p`; returns the bytes written.
+    static func encode(_ entries: [HistoryEntry], into p: UnsafeMutableRawPointer) -> Int {
+        var at = 0
+        for e in entries {
+            at += LEB128.write(e.version, to: p + at)
+            at += LEB128.write(UInt64(e.bytes.count), to: p + at)
+            e.bytes.withUnsafeBytes { b in
+                if let base = b.baseAddress { (p + at).copyMemory(from: base, byteCount: b.count) }
+            }
+            at += e.bytes.count
+        }
+        return at
+    }
+
+    /// Decodes and checks the records of a slot of `version`: versions ascending and at most
+    /// the slot's, lengths within the bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer, version: UInt64) throws(StorageError) -> [HistoryEntry] {
+        var entries: [HistoryEntry] = []
+        var at = 0
+        while at < bytes.count {
+            let of = try LEB128.read(bytes, at: &at, what: "the history records of meta version \(version)")
+            let length = try LEB128.read(bytes, at: &at, what: "the history records of meta version \(version)")
+            guard of <= version, entries.last.map({ $0.version < of }) ?? true, length <= UInt64(bytes.count - at) else {
+                throw .corrupt("the history records of meta version \(version) hold version \(of) (\(length) bytes) out of order or out of bounds")
+            }
+            entries.append(HistoryEntry(version: of, bytes: Array(bytes[at..<(at + Int(length))])))
+            at += Int(length)
+        }
+        return entries
     }
 }
 
@@ -220,16 +306,7 @@ struct FreedPages: Equatable, Sendable {
         var groups: [FreedPages] = []
         var at = 0
         func get() throws(StorageError) -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard at < bytes.count, shift < 64 else { throw .corrupt("the freed pages of meta version \(version) are malformed") }
-                let b = bytes[at]
-                at += 1
-                value |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return value }
-                shift += 7
-            }
+            try LEB128.read(bytes, at: &at, what: "the freed pages of meta version \(version)")
         }
         var all: [PageNumber] = []
         while at < bytes.count {

@@ -100,7 +100,9 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     /// The history record of commit `version`, if it has one and it was not trimmed.
     /// - Complexity: O(log n)
     public func historyRecord(_ version: UInt64) throws(StorageError) -> [UInt8]? {
-        try BTree(store: self, root: history, keyKind: .u64).get(version)
+        if let entry = meta.recentHistory.first(where: { $0.version == version }) { return entry.bytes }
+        if history.page.isNone { return nil }
+        return try BTree(store: self, root: history, keyKind: .u64).get(version)
     }
 
     /// Calls `body` with each history record of a commit newer than `version`, oldest first,
@@ -109,6 +111,29 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     public func forEachHistoryRecord(after version: UInt64,
                                      _ body: (UInt64, UnsafeRawBufferPointer) throws(StorageError) -> Bool) throws(StorageError) {
         if version == UInt64.max { return }
-        try BTree(store: self, root: history, keyKind: .u64).forEach(from: version + 1, reverse: false, body)
+        var going = true
+        if !history.page.isNone {
+            try BTree(store: self, root: history, keyKind: .u64).forEach(from: version + 1, reverse: false) {
+                key, value throws(StorageError) -> Bool in
+                going = try body(key, value)
+                return going
+            }
+        }
+        // The slot's records are newer than every record of the tree.
+        for entry in meta.recentHistory where going && entry.version > version {
+            var failure: StorageError?
+            going = entry.bytes.withUnsafeBytes { b in
+                do throws(StorageError) { return try body(entry.version, b) } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// The number of history records this version holds, in its meta slot and its tree.
+    public var historyRecordCount: UInt64 {
+        history.count + UInt64(meta.recentHistory.count)
     }
 }

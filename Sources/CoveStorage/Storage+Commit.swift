@@ -80,14 +80,30 @@ extension WriteTransaction {
         var pages: [PageNumber]
     }
 
-    /// Adds this commit's history record and trims records older than every pinned version.
+    /// Adds this commit's history record and drops records older than every pinned version.
+    /// The newest records that fit stay in the meta slot (the base slot's and this commit's),
+    /// older ones go to the history tree, so a small commit writes no history page while the
+    /// records readers still need are few.
     private func updateHistory() throws(StorageError) {
-        var tree = BTree(store: self, root: history, keyKind: .u64)
+        let limit = oldestPinned
+        var recent = base.recentHistory.filter { $0.version >= limit }
         if let record = historyRecord {
-            try tree.put(version, record)
+            recent.append(HistoryEntry(version: version, bytes: record))
+        }
+        var bytes = recent.reduce(0) { $0 + HistoryEntry.encodedSize($1) }
+        var spill = 0
+        while bytes > MetaSlot.recentHistoryCapacity {
+            bytes -= HistoryEntry.encodedSize(recent[spill])
+            spill += 1
+        }
+        recentHistory = Array(recent[spill...])
+        recentHistoryBytes = bytes
+        if spill == 0 && history.page.isNone { return }
+        var tree = BTree(store: self, root: history, keyKind: .u64)
+        for entry in recent[..<spill] {
+            try tree.put(entry.version, entry.bytes)
         }
         var old: [UInt64] = []
-        let limit = oldestPinned
         try tree.forEach(from: nil, reverse: false) { key, _ throws(StorageError) -> Bool in
             guard key < limit else { return false }
             old.append(key)
@@ -114,7 +130,7 @@ extension WriteTransaction {
         memset(metaPage, 0, pageSize)
         // Fill the inline part, then each continuation page in turn.
         var region = metaPage + MetaSlot.listOffset
-        var room = MetaSlot.inlineListCapacity
+        var room = MetaSlot.listRoom(historyBytes: recentHistoryBytes)
         var used = 0
         var inlineBytes = 0
         var chainIndex = -1
@@ -151,7 +167,7 @@ extension WriteTransaction {
                             freeSpace: freeSpace, history: history, freePageCount: freePages,
                             listHead: nextPage, listHeadChecksum: nextChecksum,
                             listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes),
-                            recentFree: recentFree)
+                            recentFree: recentFree, recentHistory: recentHistory)
         meta.encode(into: metaPage)
         var all = written + continuation
         all.sort()

@@ -275,7 +275,8 @@ extension WriteTransaction {
         groups += heldRecent
         if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
         let bytes = FreedPages.encodedSize(groups)
-        guard bytes <= MetaSlot.recentFreeCapacity, listBytes + bytes <= MetaSlot.inlineListCapacity else { return nil }
+        guard bytes <= MetaSlot.recentFreeCapacity,
+              listBytes + bytes <= MetaSlot.listRoom(historyBytes: recentHistoryBytes) else { return nil }
         recentFree = groups
         let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
         return ([], free, written)
@@ -289,7 +290,7 @@ extension WriteTransaction {
             bytes += WrittenPageList.entrySize(delta: p - previous)
             previous = p
         }
-        return bytes <= MetaSlot.inlineListCapacity ? bytes : nil
+        return bytes <= MetaSlot.listRoom(historyBytes: recentHistoryBytes) ? bytes : nil
     }
 
     /// The written pages of this commit (the continuation pages excepted), ascending.
@@ -305,7 +306,7 @@ extension WriteTransaction {
 
     /// How many continuation pages the written-page list needs now.
     private func continuationPagesNeeded(for written: [PageNumber]) -> Int {
-        var room = MetaSlot.inlineListCapacity
+        var room = MetaSlot.listRoom(historyBytes: recentHistoryBytes)
         var pages = 0
         var previous: UInt64 = 0
         for p in written {

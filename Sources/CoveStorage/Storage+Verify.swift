@@ -14,7 +14,7 @@ public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
     public var freePages: UInt64
     /// Entries of the catalog.
     public var catalogEntries: UInt64
-    /// Records of the history tree.
+    /// History records, in the history tree and the meta slot.
     public var historyRecords: UInt64
     /// Records of the free-space tree, and groups of freed pages listed in the meta slot.
     public var freeRecords: UInt64
@@ -73,6 +73,14 @@ extension Storage {
         }
         do throws(StorageError) {
             try history.verify()
+            var newest: UInt64?
+            try history.forEach(from: nil, reverse: true) { key, _ throws(StorageError) -> Bool in
+                newest = key
+                return false
+            }
+            if let newest, let first = snapshot.meta.recentHistory.first, first.version <= newest {
+                throw .corrupt("the meta slot holds the record of version \(first.version), not newer than the tree's \(newest)")
+            }
         } catch {
             throw .corrupt("\(where_): the history tree: \(error.message)")
         }
@@ -136,7 +144,7 @@ extension Storage {
             throw .corrupt("\(where_): the free-space tree and the meta slot list \(free) free pages, the meta slot records \(snapshot.meta.freePageCount)")
         }
         return VerifyReport(version: version, pageCount: pageCount, livePages: live, freePages: free,
-                            catalogEntries: snapshot.catalog.count, historyRecords: snapshot.history.count,
+                            catalogEntries: snapshot.catalog.count, historyRecords: snapshot.historyRecordCount,
                             freeRecords: records)
     }
 }

@@ -28,6 +28,10 @@ public final class WriteTransaction: PageStore {
     let oldestPinned: UInt64
     var finished = false
     var historyRecord: [UInt8]?
+    /// The history records this commit's meta slot holds (set when the commit updates the
+    /// history), and their encoded size.
+    var recentHistory: [HistoryEntry] = []
+    var recentHistoryBytes = 0
 
     // Pages.
     /// Pages this transaction allocated, with their in-memory contents. Behind a pointer so

@@ -223,6 +223,71 @@ final class StorageTransactionTests: StorageTestCase {
         _ = try s.verify()
     }
 
+    /// The newest history records live in the meta slot: small commits with no reader behind
+    /// write no history page; records a pinned reader still needs move to the tree once the
+    /// slot is full, a record too large for the slot goes there at once, and every record a
+    /// reader may ask for stays readable, in order, across reopen.
+    func testRecentHistoryRecordsStayInTheMetaSlot() throws {
+        let path = dir.file("db")
+        var s = try Storage.open(path: path, options: TestTables.options(.noSync))
+        func commit(_ record: [UInt8]) throws -> WriteTransaction {
+            let w = try s.beginWrite()
+            try TestTables.put(w, "t", w.version % 50, record)
+            w.setHistoryRecord(record)
+            try w.commit()
+            return w
+        }
+        func record(_ v: UInt64, _ size: Int = 40) -> [UInt8] { Array("commit \(v) ".utf8) + Array(repeating: UInt8(v & 0xFF), count: size) }
+        for _ in 0..<5 { _ = try commit(record(s.latestVersion() + 1)) }
+        for _ in 0..<50 {
+            let w = try commit(record(s.latestVersion() + 1))
+            let meta = s.state.withLock { $0.latest }
+            XCTAssertTrue(meta.history.page.isNone, "version \(w.version) wrote a history tree")
+            XCTAssertEqual(meta.recentHistory.map(\.version), [w.version - 1, w.version], "the base's record and this one")
+        }
+        // A reader pins a version: the records after it pile up in the slot, then in the tree.
+        let pinned = try s.beginRead()
+        for _ in 0..<60 { _ = try commit(record(s.latestVersion() + 1)) }
+        let large = try commit(record(s.latestVersion() + 1, 2000))
+        XCTAssertTrue(s.state.withLock { $0.latest.recentHistory.isEmpty }, "too large for the slot")
+        _ = try commit(record(s.latestVersion() + 1))
+        func check(_ r: Snapshot, from: UInt64) throws {
+            var seen: [UInt64] = []
+            try r.forEachHistoryRecord(after: from) { v, bytes throws(StorageError) -> Bool in
+                XCTAssertEqual(Array(bytes), record(v, v == large.version ? 2000 : 40), "record \(v)")
+                seen.append(v)
+                return true
+            }
+            XCTAssertEqual(seen, Array((from + 1)...r.version))
+            XCTAssertEqual(try r.historyRecord(r.version), record(r.version, r.version == large.version ? 2000 : 40))
+            var firstOnly: [UInt64] = []
+            try r.forEachHistoryRecord(after: from) { v, _ throws(StorageError) -> Bool in
+                firstOnly.append(v)
+                return false
+            }
+            XCTAssertEqual(firstOnly, [from + 1], "stops when told")
+        }
+        let newest = try s.beginRead()
+        XCTAssertFalse(newest.history.page.isNone, "the records that did not fit went to the tree")
+        XCTAssertFalse(newest.meta.recentHistory.isEmpty)
+        try check(newest, from: pinned.version)
+        XCTAssertEqual(try s.verify().historyRecords, newest.version - pinned.version + 1)
+        newest.end()
+        _ = try commit(record(s.latestVersion() + 1))
+        let from = pinned.version
+        pinned.end()
+        s.close()
+        s = try Storage.open(path: path, options: TestTables.options(.noSync))
+        defer { s.close() }
+        let reopened = try s.beginRead()
+        try check(reopened, from: from)
+        reopened.end()
+        // Nothing pinned any more: the tree empties again.
+        for _ in 0..<3 { _ = try commit(record(s.latestVersion() + 1)) }
+        XCTAssertTrue(s.state.withLock { $0.latest.history.page.isNone })
+        XCTAssertEqual(try s.verify().historyRecords, 2)
+    }
+
     func testMaxActiveVersions() throws {
         var o = TestTables.options(.noSync)
         o.maxActiveVersions = 2
