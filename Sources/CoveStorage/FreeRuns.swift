@@ -42,27 +42,31 @@ struct FreeRuns {
     private mutating func merge(_ pages: [PageNumber]) {
         var merged: [Run] = []
         merged.reserveCapacity(runs.count + 1)
-        func append(_ start: PageNumber, _ count: Int) {
-            if let last = merged.last, last.start + UInt64(last.count) == start {
-                merged[merged.count - 1].count += count
-            } else {
-                merged.append(Run(start: start, count: count))
-            }
-        }
         var i = 0
         for r in runs where r.count > 0 {
             while i < pages.count && pages[i] < r.start {
-                append(pages[i], 1)
+                FreeRuns.append(&merged, pages[i], 1)
                 i += 1
             }
-            append(r.start, r.count)
+            FreeRuns.append(&merged, r.start, r.count)
         }
         while i < pages.count {
-            append(pages[i], 1)
+            FreeRuns.append(&merged, pages[i], 1)
             i += 1
         }
         runs = merged
         pageCount += pages.count
+    }
+
+    /// Appends `count` pages from `start` to ascending runs, extending the last run when they
+    /// follow it.
+    @inline(__always)
+    private static func append(_ merged: inout [Run], _ start: PageNumber, _ count: Int) {
+        if let last = merged.last, last.start + UInt64(last.count) == start {
+            merged[merged.count - 1].count += count
+        } else {
+            merged.append(Run(start: start, count: count))
+        }
     }
 
     /// Every page left, ascending.

@@ -44,6 +44,11 @@ struct MetaSlot: Equatable, Sendable {
     /// The most bytes of recently freed pages a slot holds; a commit that would need more
     /// records them in the free-space tree.
     static let recentFreeCapacity = 1024
+    /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
+    /// tree, where they cost nothing until a commit needs them, rather than being taken apart
+    /// and listed again by every commit (pages the allocator passes over, single pages between
+    /// runs, would otherwise travel from slot to slot).
+    static let recentLeftoverLimit = 32
     /// The most bytes of history records a slot holds; older records go to the history tree.
     static let recentHistoryCapacity = 1024
 
@@ -74,10 +79,6 @@ struct MetaSlot: Equatable, Sendable {
                  listEntries: 0, listInlineBytes: 0, recentFree: [], recentHistory: [])
     }
 
-    /// Room for the written-page list beside `historyBytes` of history records.
-    static func listRoom(historyBytes: Int) -> Int {
-        inlineListCapacity - historyBytes
-    }
 
     /// Writes the fields, the recently freed pages and the checksum into a zeroed page whose
     /// inline list is already in place (the caller checked that both fit).

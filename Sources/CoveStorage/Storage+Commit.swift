@@ -130,7 +130,7 @@ extension WriteTransaction {
         memset(metaPage, 0, pageSize)
         // Fill the inline part, then each continuation page in turn.
         var region = metaPage + MetaSlot.listOffset
-        var room = MetaSlot.listRoom(historyBytes: recentHistoryBytes)
+        var room = listRoom
         var used = 0
         var inlineBytes = 0
         var chainIndex = -1

@@ -199,7 +199,8 @@ extension WriteTransaction {
         defer { settlingFreeSpace = false }
         var tree = BTree(store: self, root: freeSpace, keyKind: .u64)
         // Groups of the base slot that must stay listed move into the tree, under the versions
-        // that freed them (a version whose pages the slot listed wrote no record of its own).
+        // that freed them (a version whose pages a slot listed has no record of its own in the
+        // tree holding a page).
         for group in heldRecent {
             for (i, record) in FreeSpaceRecord.encode(group.pages).enumerated() {
                 try tree.put(FreeSpaceRecord.key(version: group.version, sequence: i), record)
@@ -216,7 +217,6 @@ extension WriteTransaction {
             var pending = pendingFree
             pending.sort()
             let leftoverRecords = FreeSpaceRecord.encode(leftover)
-            let pendingRecords = FreeSpaceRecord.encode(pending)
 
             if usedConsumedKeys < 0 {
                 // Leftover pages go back under the keys they came from (they are reusable
@@ -229,8 +229,19 @@ extension WriteTransaction {
             for i in 0..<usedConsumedKeys {
                 try tree.put(consumedKeys[i], i < leftoverRecords.count ? leftoverRecords[i] : FreeSpaceRecord.empty)
             }
-            // Pages this version freed, and leftovers beyond the consumed keys, under this
-            // version (the leftovers are thus kept back longer than needed: rare and safe).
+            // The pages this version freed go in its meta slot when they fit and no leftover
+            // needs a record under this version (the next commit then finds them there and may
+            // settle without the tree). All of this version's pages are then in the slot, and
+            // its records in the tree, if an earlier pass wrote some, are empty: a later commit
+            // that moves the group to the tree may write over them.
+            let pendingGroup = [FreedPages(version: version, pages: pending)]
+            let pendingInline = !pending.isEmpty && leftoverRecords.count <= usedConsumedKeys
+                && FreedPages.encodedSize(pendingGroup) <= MetaSlot.recentFreeCapacity
+            recentFree = pendingInline ? pendingGroup : []
+            let pendingRecords = pendingInline ? [] : FreeSpaceRecord.encode(pending)
+            // Pages this version freed (unless the slot lists them), and leftovers beyond the
+            // consumed keys, under this version (the leftovers are thus kept back longer than
+            // needed: rare and safe).
             let mine = pendingRecords + leftoverRecords.dropFirst(usedConsumedKeys)
             let records = max(mine.count, versionRecords)
             guard records < FreeSpaceRecord.maxSequence else {
@@ -259,12 +270,13 @@ extension WriteTransaction {
     }
 
     /// Settles the free space without touching the free-space tree, when no record of it was
-    /// consumed and the pages to list fit the meta slot beside an all-inline written-page list:
+    /// consumed, at most `MetaSlot.recentLeftoverLimit` reusable pages are left over, and the
+    /// pages to list fit the meta slot beside an all-inline written-page list:
     /// the slot then lists the pages left reusable (under the oldest pinned version, so the
     /// next commit may take them), the groups still held, and the pages this version freed.
     /// A small commit thus writes no free-space page. nil when the tree must be edited.
     private func settleInMetaSlot() -> (continuation: [PageNumber], freePages: UInt64, written: [PageNumber])? {
-        guard consumedKeys.isEmpty else { return nil }
+        guard consumedKeys.isEmpty, reusable.pageCount + localFree.count <= MetaSlot.recentLeftoverLimit else { return nil }
         let written = writtenPages(excluding: [])
         guard let listBytes = inlineListBytes(for: written) else { return nil }
         let leftover = reusable.pages(mergedWith: localFree.sorted())
@@ -276,7 +288,7 @@ extension WriteTransaction {
         if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
         let bytes = FreedPages.encodedSize(groups)
         guard bytes <= MetaSlot.recentFreeCapacity,
-              listBytes + bytes <= MetaSlot.listRoom(historyBytes: recentHistoryBytes) else { return nil }
+              listBytes + bytes <= MetaSlot.inlineListCapacity - recentHistoryBytes else { return nil }
         recentFree = groups
         let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
         return ([], free, written)
@@ -290,7 +302,7 @@ extension WriteTransaction {
             bytes += WrittenPageList.entrySize(delta: p - previous)
             previous = p
         }
-        return bytes <= MetaSlot.listRoom(historyBytes: recentHistoryBytes) ? bytes : nil
+        return bytes <= MetaSlot.inlineListCapacity - recentHistoryBytes ? bytes : nil
     }
 
     /// The written pages of this commit (the continuation pages excepted), ascending.
@@ -306,7 +318,7 @@ extension WriteTransaction {
 
     /// How many continuation pages the written-page list needs now.
     private func continuationPagesNeeded(for written: [PageNumber]) -> Int {
-        var room = MetaSlot.listRoom(historyBytes: recentHistoryBytes)
+        var room = listRoom
         var pages = 0
         var previous: UInt64 = 0
         for p in written {

@@ -32,6 +32,11 @@ public final class WriteTransaction: PageStore {
     /// history), and their encoded size.
     var recentHistory: [HistoryEntry] = []
     var recentHistoryBytes = 0
+    /// Room for the written-page list in this commit's meta slot, beside its history records
+    /// and freed-page groups.
+    var listRoom: Int {
+        MetaSlot.inlineListCapacity - recentHistoryBytes - FreedPages.encodedSize(recentFree)
+    }
 
     // Pages.
     /// Pages this transaction allocated, with their in-memory contents. Behind a pointer so
