@@ -165,6 +165,15 @@ struct MetaSlot: Equatable, Sendable {
     }
 }
 
+/// A meta slot shared by reference: what a handle and its snapshots hold of a version.
+final class MetaBox: Sendable {
+    let meta: MetaSlot
+
+    init(_ meta: MetaSlot) {
+        self.meta = meta
+    }
+}
+
 // MARK: - LEB128
 
 /// Unsigned LEB128 varints, as the meta slot's lists store page distances.

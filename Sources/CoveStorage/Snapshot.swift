@@ -23,21 +23,23 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     /// The storage this snapshot belongs to.
     public let storage: Storage
 
-    let meta: MetaSlot
+    /// The meta slot this snapshot reads, shared with the storage and other snapshots of it.
+    let box: MetaBox
+    var meta: MetaSlot { box.meta }
     let file: PageFile
     let slot: Int
     private let ended = Atomic<Bool>(false)
 
-    init(storage: Storage, slot: Int, meta: MetaSlot) {
+    init(storage: Storage, slot: Int, box: MetaBox) {
         self.storage = storage
         self.file = storage.file
         self.slot = slot
-        self.meta = meta
-        version = meta.version
-        catalog = meta.catalog
-        history = meta.history
-        freeSpace = meta.freeSpace
-        pageCount = meta.pageCount
+        self.box = box
+        version = box.meta.version
+        catalog = box.meta.catalog
+        history = box.meta.history
+        freeSpace = box.meta.freeSpace
+        pageCount = box.meta.pageCount
     }
 
     deinit {
@@ -100,7 +102,7 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     /// The history record of commit `version`, if it has one and it was not trimmed.
     /// - Complexity: O(log n)
     public func historyRecord(_ version: UInt64) throws(StorageError) -> [UInt8]? {
-        if let entry = meta.recentHistory.first(where: { $0.version == version }) { return entry.bytes }
+        if let entry = box.meta.recentHistory.first(where: { $0.version == version }) { return entry.bytes }
         if history.page.isNone { return nil }
         return try BTree(store: self, root: history, keyKind: .u64).get(version)
     }
@@ -120,7 +122,7 @@ public final class Snapshot: PageStore, @unchecked Sendable {
             }
         }
         // The slot's records are newer than every record of the tree.
-        for entry in meta.recentHistory where going && entry.version > version {
+        for entry in box.meta.recentHistory where going && entry.version > version {
             var failure: StorageError?
             going = entry.bytes.withUnsafeBytes { b in
                 do throws(StorageError) { return try body(entry.version, b) } catch {
@@ -134,6 +136,6 @@ public final class Snapshot: PageStore, @unchecked Sendable {
 
     /// The number of history records this version holds, in its meta slot and its tree.
     public var historyRecordCount: UInt64 {
-        history.count + UInt64(meta.recentHistory.count)
+        history.count + UInt64(box.meta.recentHistory.count)
     }
 }

@@ -91,7 +91,13 @@ public final class Storage: @unchecked Sendable {
         /// Whether `close()` was called (then slots go back to every process as they free up).
         var closedByUser = false
         /// The newest meta this handle has read, and the slot it is in.
-        var latest: MetaSlot
+        var latest: MetaSlot {
+            get { latestBox.meta }
+            set { latestBox = MetaBox(newValue) }
+        }
+        /// The same meta, shared by the snapshots that read it: a begin-read retains it
+        /// instead of copying the meta and retaining each of its lists.
+        var latestBox: MetaBox
         var latestSlot: Int
     }
     let state: Mutex<State>
@@ -110,7 +116,7 @@ public final class Storage: @unchecked Sendable {
         fileId = meta.fileId
         pid = UInt64(getpid())
         name = path.map { "'\($0)'" } ?? "a memory-only database"
-        state = Mutex(State(unusable: nil, latest: meta, latestSlot: slot))
+        state = Mutex(State(unusable: nil, latestBox: MetaBox(meta), latestSlot: slot))
     }
 
     deinit {
@@ -448,9 +454,9 @@ public final class Storage: @unchecked Sendable {
     /// - Throws: `.closed`; `.tooManyVersions` when every reader slot of the lock file is in use;
     ///   `.corrupt` if the meta slot does not hold.
     public func beginRead() throws(StorageError) -> Snapshot {
-        let (idle, cached) = try state.withLock { s throws(StorageError) -> (Int?, MetaSlot) in
+        let (idle, cached) = try state.withLock { s throws(StorageError) -> (Int?, MetaBox) in
             if let why = s.unusable { throw .closed(why) }
-            return (s.idleSlots.popLast(), s.latest)
+            return (s.idleSlots.popLast(), s.latestBox)
         }
         let slot: Int
         if let idle {
@@ -461,10 +467,10 @@ public final class Storage: @unchecked Sendable {
         var meta = cached
         while true {
             let v = lock.pin(slot)
-            if v == meta.version { break }
+            if v == meta.meta.version { break }
             do throws(StorageError) {
                 if let (m, _) = try self.meta(version: v) {
-                    meta = m
+                    meta = MetaBox(m)
                     break
                 }
             } catch {
@@ -475,13 +481,13 @@ public final class Storage: @unchecked Sendable {
             // The slot was reused by two newer commits between the pin and the read: pin again.
         }
         do throws(StorageError) {
-            try file.ensureMapped(pages: meta.pageCount)
+            try file.ensureMapped(pages: meta.meta.pageCount)
         } catch {
             lock.unpin(slot)
             returnSlot(slot)
             throw error
         }
-        return Snapshot(storage: self, slot: slot, meta: meta)
+        return Snapshot(storage: self, slot: slot, box: meta)
     }
 
     /// Gives a snapshot's slot back to this handle's pool (or to everyone once closed).

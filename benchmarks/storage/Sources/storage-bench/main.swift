@@ -5,6 +5,7 @@
 //   storage-bench commits ENGINE N     only N durable single-key commits on a fresh file
 //                                      (ENGINE: cove, lmdb, sqlite), for counting flushes
 //   storage-bench inserts ENGINE ORDER  only the bulk load (ORDER: sequential, random), to profile
+//   storage-bench reads ENGINE N       only N begin + end read pairs, to compare builds of the read path
 //
 // Environment: BENCH_KEYS, BENCH_COMMITS, BENCH_PAIRS override the sizes; BENCH_ENGINES
 // ("cove,lmdb") runs only some engines; BENCH_COVE_RESERVE_MIB caps Cove's address-space
@@ -495,18 +496,34 @@ func ratio(_ a: Double, _ b: Double) -> String {
     b > 0 ? fixed(a / b, 2) + "×" : "–"
 }
 
+/// The engine named on the command line, on a fresh directory.
+func makeEngine(_ engine: String, _ dir: String) throws -> any Engine {
+    switch engine {
+    case "cove": return try CoveEngine(directory: dir)
+    case "lmdb": return try LMDBEngine(directory: dir)
+    case "sqlite": return try SQLiteEngine(directory: dir)
+    default: throw BenchError(description: "unknown engine \(engine)")
+    }
+}
+
 func commitsOnly(_ engine: String, _ n: Int) throws {
     let dir = try freshDirectory(engine)
     defer { removeDirectory(dir) }
-    let e: any Engine
-    switch engine {
-    case "cove": e = try CoveEngine(directory: dir)
-    case "lmdb": e = try LMDBEngine(directory: dir)
-    case "sqlite": e = try SQLiteEngine(directory: dir)
-    default: throw BenchError(description: "unknown engine \(engine)")
-    }
+    let e = try makeEngine(engine, dir)
     try e.durableCommits(first: 1, count: n)
     e.close()
+}
+
+/// Only the begin + end read pairs, timed, on a file of a few committed keys: for comparing
+/// builds of the read path, alternating runs.
+func readPairsOnly(_ engine: String, _ n: Int) throws {
+    let dir = try freshDirectory(engine)
+    defer { removeDirectory(dir) }
+    let e = try makeEngine(engine, dir)
+    try e.durableCommits(first: 1, count: 10)
+    let ns = try timed { try e.readTransactionPairs(n) }
+    e.close()
+    log("\(engine): \(n) begin + end read pairs: \(formatNs(Double(ns) / Double(n))) per pair")
 }
 
 /// Only the bulk load of `order` ("sequential" or "random"), timed, for profiling.
@@ -514,13 +531,7 @@ func insertsOnly(_ engine: String, _ order: String) throws {
     let keys = order == "random" ? shuffledKeys() : (1...UInt64(keyCount)).map { $0 }
     let dir = try freshDirectory(engine)
     defer { removeDirectory(dir) }
-    let e: any Engine
-    switch engine {
-    case "cove": e = try CoveEngine(directory: dir)
-    case "lmdb": e = try LMDBEngine(directory: dir)
-    case "sqlite": e = try SQLiteEngine(directory: dir)
-    default: throw BenchError(description: "unknown engine \(engine)")
-    }
+    let e = try makeEngine(engine, dir)
     let ns = try timed { try e.bulkInsert(keys) }
     e.close()
     log("\(engine): \(order) insert of \(keys.count) keys: \(formatNs(Double(ns) / Double(keys.count))) per insert")
@@ -545,6 +556,10 @@ func main() throws {
     let args = CommandLine.arguments
     if args.count >= 4 && args[1] == "commits" {
         try commitsOnly(args[2], Int(args[3]) ?? 1000)
+        return
+    }
+    if args.count >= 4 && args[1] == "reads" {
+        try readPairsOnly(args[2], Int(args[3]) ?? 1_000_000)
         return
     }
     if args.count >= 4 && args[1] == "inserts" {
