@@ -140,6 +140,17 @@ public final class FaultInjectingFile: FileIO {
         }
     }
 
+    /// One write of the pages gathered into one buffer: counted, traced and faulted as the
+    /// single call the real file makes of it.
+    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: pages.count * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        for (i, page) in pages.enumerated() {
+            (buffer + i * pageSize).copyMemory(from: page, byteCount: pageSize)
+        }
+        try write(UnsafeRawBufferPointer(start: buffer, count: pages.count * pageSize), at: offset)
+    }
+
     public func sync() throws(StorageError) {
         try check(.sync)
         try base.sync()

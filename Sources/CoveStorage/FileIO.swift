@@ -37,6 +37,11 @@ public protocol FileIO: AnyObject, Sendable {
     /// - Throws: `.noSpace` when the device is full, `.io` otherwise.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError)
 
+    /// Writes `pages`, each `pageSize` bytes, one after another from `offset`: a commit's run
+    /// of consecutive pages, from where each lies in memory.
+    /// - Throws: as `write`.
+    func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError)
+
     /// Makes every completed write durable (`fdatasync`).
     /// - Throws: `.io`; after a failed sync nothing written since the previous sync is known
     ///   to be durable.
@@ -58,6 +63,23 @@ public protocol FileIO: AnyObject, Sendable {
 /// Opens the data file for a `Storage`; `StorageOptions.fileFactory` replaces the default
 /// (`PosixFile.open`) in tests. For `.temporary`, `path` is the directory to create it in.
 public typealias FileIOFactory = @Sendable (_ path: String, _ mode: FileOpenMode) throws(StorageError) -> any FileIO
+
+extension FileIO {
+    /// One `write` per page.
+    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+        try writePages(pages, from: 0, at: offset)
+    }
+
+    /// Writes what is left of `pages` after the first `done` bytes, one `write` per page.
+    func writePages(_ pages: [UnsafeRawPointer], from done: Int, at offset: UInt64) throws(StorageError) {
+        for (i, page) in pages.enumerated() {
+            let start = i * pageSize
+            if start + pageSize <= done { continue }
+            let skip = max(0, done - start)
+            try write(UnsafeRawBufferPointer(start: page + skip, count: pageSize - skip), at: offset + UInt64(start + skip))
+        }
+    }
+}
 
 /// The text of an `errno` value ("No such file or directory").
 @usableFromInline
@@ -134,6 +156,18 @@ public final class PosixFile: FileIO {
             }
             done += n
         }
+    }
+
+    /// One `pwritev` (the rest page by page if it comes back short).
+    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+        let vectors = pages.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0), iov_len: pageSize) }
+        // A commit's runs are at most 16 pages, far below the system's limit on vectors.
+        let n = vectors.withUnsafeBufferPointer { pwritev(descriptor, $0.baseAddress, Int32($0.count), off_t(offset)) }
+        if n < 0 && errno != EINTR {
+            throw systemError(errno, "cannot write '\(path)' at offset \(offset)")
+        }
+        if n == pages.count * pageSize { return }
+        try writePages(pages, from: max(n, 0), at: offset)
     }
 
     public func sync() throws(StorageError) {
