@@ -44,11 +44,6 @@ struct MetaSlot: Equatable, Sendable {
     /// The most bytes of recently freed pages a slot holds; a commit that would need more
     /// records them in the free-space tree.
     static let recentFreeCapacity = 1024
-    /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
-    /// tree, where they cost nothing until a commit needs them, rather than being taken apart
-    /// and listed again by every commit (pages the allocator passes over, single pages between
-    /// runs, would otherwise travel from slot to slot).
-    static let recentLeftoverLimit = 32
     /// The most bytes of history records a slot holds; older records go to the history tree.
     static let recentHistoryCapacity = 1024
 
@@ -79,9 +74,8 @@ struct MetaSlot: Equatable, Sendable {
                  listEntries: 0, listInlineBytes: 0, recentFree: [], recentHistory: [])
     }
 
-
-    /// Writes the fields, the recently freed pages and the checksum into a zeroed page whose
-    /// inline list is already in place (the caller checked that both fit).
+    /// Writes the fields, the freed pages, the history records and the checksum into a zeroed
+    /// page whose inline list is already in place (the caller checked that all fit).
     func encode(into p: UnsafeMutableRawPointer) {
         let freeAt = MetaSlot.listOffset + Int(listInlineBytes)
         let freeBytes = FreedPages.encode(recentFree, into: p + freeAt)
@@ -174,65 +168,26 @@ final class MetaBox: Sendable {
     }
 }
 
-// MARK: - LEB128
-
-/// Unsigned LEB128 varints, as the meta slot's lists store page distances.
-enum LEB128 {
-    /// Bytes of `value`'s encoding.
-    @inline(__always)
-    static func size(_ value: UInt64) -> Int {
-        var n = 1
-        var v = value >> 7
-        while v != 0 { n += 1; v >>= 7 }
-        return n
-    }
-
-    /// Writes `value` at `p`; returns its size.
-    @inline(__always)
-    static func write(_ value: UInt64, to p: UnsafeMutableRawPointer) -> Int {
-        var v = value
-        var i = 0
-        while v >= 0x80 {
-            p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: i, as: UInt8.self)
-            v >>= 7
-            i += 1
-        }
-        p.storeBytes(of: UInt8(v), toByteOffset: i, as: UInt8.self)
-        return i + 1
-    }
-
-    /// Reads a value at `at` in `bytes`, advancing `at`; `.corrupt` naming `what` if it runs
-    /// past the end or past 64 bits.
-    @inline(__always)
-    static func read(_ bytes: UnsafeRawBufferPointer, at: inout Int, what: @autoclosure () -> String) throws(StorageError) -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard at < bytes.count, shift < 64 else { throw .corrupt("\(what()) are malformed") }
-            let b = bytes[at]
-            at += 1
-            value |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return value }
-            shift += 7
-        }
-    }
-}
-
 // MARK: - Recent history records
 
 /// A history record a meta slot holds.
 ///
 /// Encoding, records one after another in ascending version order: LEB128 version, LEB128
 /// length, then the record's bytes.
-public struct HistoryEntry: Equatable, Sendable {
+struct HistoryEntry: Equatable, Sendable {
     /// The commit the record belongs to.
-    public var version: UInt64
+    var version: UInt64
     /// The record, as the layer above set it.
-    public var bytes: [UInt8]
+    var bytes: [UInt8]
 
     /// Bytes of one record's encoding.
     static func encodedSize(_ entry: HistoryEntry) -> Int {
         LEB128.size(entry.version) + LEB128.size(UInt64(entry.bytes.count)) + entry.bytes.count
+    }
+
+    /// Bytes of `encode(entries)`.
+    static func encodedSize(_ entries: [HistoryEntry]) -> Int {
+        entries.reduce(0) { $0 + encodedSize($1) }
     }
 
     /// Writes the records at `p`; returns the bytes written.
@@ -255,8 +210,8 @@ public struct HistoryEntry: Equatable, Sendable {
         var entries: [HistoryEntry] = []
         var at = 0
         while at < bytes.count {
-            let of = try LEB128.read(bytes, at: &at, what: "the history records of meta version \(version)")
-            let length = try LEB128.read(bytes, at: &at, what: "the history records of meta version \(version)")
+            let of = try LEB128.read(bytes, at: &at, "the history records of meta version \(version) are malformed")
+            let length = try LEB128.read(bytes, at: &at, "the history records of meta version \(version) are malformed")
             guard of <= version, entries.last.map({ $0.version < of }) ?? true, length <= UInt64(bytes.count - at) else {
                 throw .corrupt("the history records of meta version \(version) hold version \(of) (\(length) bytes) out of order or out of bounds")
             }
@@ -315,44 +270,27 @@ struct FreedPages: Equatable, Sendable {
     static func decode(_ bytes: UnsafeRawBufferPointer, version: UInt64, pageCount: UInt64) throws(StorageError) -> [FreedPages] {
         var groups: [FreedPages] = []
         var at = 0
-        func get() throws(StorageError) -> UInt64 {
-            try LEB128.read(bytes, at: &at, what: "the freed pages of meta version \(version)")
-        }
+        let what = "the freed-page list of meta version \(version)"
         var all: [PageNumber] = []
         while at < bytes.count {
-            let freedBy = try get()
-            let count = try get()
+            let freedBy = try LEB128.read(bytes, at: &at, "\(what) is malformed")
+            let count = try LEB128.read(bytes, at: &at, "\(what) is malformed")
             guard freedBy <= version, groups.last.map({ $0.version < freedBy }) ?? true,
                   count >= 1, count <= UInt64(bytes.count) else {
-                throw .corrupt("the freed pages of meta version \(version) list version \(freedBy) (\(count) pages) out of order")
+                throw .corrupt("\(what) list version \(freedBy) (\(count) pages) out of order")
             }
             var pages: [PageNumber] = []
-            pages.reserveCapacity(Int(count))
-            var previous: UInt64 = 0
-            for i in 0..<Int(count) {
-                let delta = try get()
-                let (page, overflow) = previous.addingReportingOverflow(delta)
-                guard !overflow, page >= 2, page < pageCount, i == 0 || delta != 0 else {
-                    throw .corrupt("the freed pages of meta version \(version) list page \(page), outside 2..<\(pageCount) or repeated")
-                }
-                pages.append(page)
-                previous = page
-            }
+            try LEB128.readPages(bytes, at: &at, count: Int(count), pageCount: pageCount, into: &pages, what)
             all += pages
             groups.append(FreedPages(version: freedBy, pages: pages))
         }
         if groups.count > 1 {
             all.sort()
             for i in 1..<all.count where all[i] == all[i - 1] {
-                throw .corrupt("the freed pages of meta version \(version) list page \(all[i]) twice")
+                throw .corrupt("\(what) lists page \(all[i]) twice")
             }
         }
         return groups
-    }
-
-    /// The pages of every group.
-    static func pageCount(_ groups: [FreedPages]) -> Int {
-        groups.reduce(0) { $0 + $1.pages.count }
     }
 }
 
@@ -399,19 +337,11 @@ enum WrittenPageList {
     /// - Returns: the last page number decoded.
     static func readEntries(_ p: UnsafeRawPointer, length: Int, previous: UInt64,
                             _ body: (PageNumber, UInt32) throws(StorageError) -> Void) throws(StorageError) -> UInt64 {
+        let bytes = UnsafeRawBufferPointer(start: p, count: length)
         var i = 0
         var pgno = previous
         while i < length {
-            var delta: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard i < length, shift < 64 else { throw .corrupt("the written-page list is malformed") }
-                let b = p.load(fromByteOffset: i, as: UInt8.self)
-                i += 1
-                delta |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { break }
-                shift += 7
-            }
+            let delta = try LEB128.read(bytes, at: &i, "the written-page list is malformed")
             guard i + 4 <= length else { throw .corrupt("the written-page list is malformed") }
             let crc = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self))
             i += 4

@@ -90,14 +90,13 @@ extension WriteTransaction {
         if let record = historyRecord {
             recent.append(HistoryEntry(version: version, bytes: record))
         }
-        var bytes = recent.reduce(0) { $0 + HistoryEntry.encodedSize($1) }
+        var bytes = HistoryEntry.encodedSize(recent)
         var spill = 0
         while bytes > MetaSlot.recentHistoryCapacity {
             bytes -= HistoryEntry.encodedSize(recent[spill])
             spill += 1
         }
         recentHistory = Array(recent[spill...])
-        recentHistoryBytes = bytes
         if spill == 0 && history.page.isNone { return }
         var tree = BTree(store: self, root: history, keyKind: .u64)
         for entry in recent[..<spill] {

@@ -33,25 +33,19 @@ enum FreeSpaceRecord {
         var i = 0
         while i < pages.count {
             var value = [UInt8](repeating: 0, count: valueSize)
-            var at = 2
             var count = 0
-            var previous: UInt64 = 0
-            while i < pages.count && count < Int(UInt16.max) {
-                var d = pages[i] - previous
-                var size = 1
-                var t = d >> 7
-                while t != 0 { size += 1; t >>= 7 }
-                if at + size > valueSize { break }
-                while d >= 0x80 {
-                    value[at] = UInt8(truncatingIfNeeded: d) | 0x80
-                    d >>= 7
-                    at += 1
+            value.withUnsafeMutableBytes { v in
+                let p = v.baseAddress!
+                var at = 2
+                var previous: UInt64 = 0
+                while i < pages.count && count < Int(UInt16.max) {
+                    let d = pages[i] - previous
+                    if at + LEB128.size(d) > valueSize { break }
+                    at += LEB128.write(d, to: p + at)
+                    previous = pages[i]
+                    count += 1
+                    i += 1
                 }
-                value[at] = UInt8(d)
-                at += 1
-                previous = pages[i]
-                count += 1
-                i += 1
             }
             value[0] = UInt8(truncatingIfNeeded: count)
             value[1] = UInt8(truncatingIfNeeded: count >> 8)
@@ -70,25 +64,7 @@ enum FreeSpaceRecord {
         }
         let count = Int(value[0]) | Int(value[1]) << 8
         var at = 2
-        var previous: UInt64 = 0
-        for i in 0..<count {
-            var delta: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard at < valueSize, shift < 64 else { throw .corrupt("free-space record \(key) is malformed") }
-                let b = value[at]
-                at += 1
-                delta |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { break }
-                shift += 7
-            }
-            let (pgno, overflow) = previous.addingReportingOverflow(delta)
-            guard !overflow, pgno >= 2, pgno < pageCount, i == 0 || delta != 0 else {
-                throw .corrupt("free-space record \(key) lists page \(pgno), outside 2..<\(pageCount) or repeated")
-            }
-            pages.append(pgno)
-            previous = pgno
-        }
+        try LEB128.readPages(value, at: &at, count: count, pageCount: pageCount, into: &pages, "free-space record \(key)")
         return count
     }
 }
@@ -269,14 +245,20 @@ extension WriteTransaction {
         throw .internal("the free-space update of version \(version) did not settle")
     }
 
+    /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
+    /// tree, where they cost nothing until a commit needs them, rather than being taken apart
+    /// and listed again by every commit (pages the allocator passes over, single pages between
+    /// runs, would otherwise travel from slot to slot).
+    static let leftoverLimitInMetaSlot = 32
+
     /// Settles the free space without touching the free-space tree, when no record of it was
-    /// consumed, at most `MetaSlot.recentLeftoverLimit` reusable pages are left over, and the
+    /// consumed, at most `leftoverLimitInMetaSlot` reusable pages are left over, and the
     /// pages to list fit the meta slot beside an all-inline written-page list:
     /// the slot then lists the pages left reusable (under the oldest pinned version, so the
     /// next commit may take them), the groups still held, and the pages this version freed.
     /// A small commit thus writes no free-space page. nil when the tree must be edited.
     private func settleInMetaSlot() -> (continuation: [PageNumber], freePages: UInt64, written: [PageNumber])? {
-        guard consumedKeys.isEmpty, reusable.pageCount + localFree.count <= MetaSlot.recentLeftoverLimit else { return nil }
+        guard consumedKeys.isEmpty, reusable.pageCount + localFree.count <= WriteTransaction.leftoverLimitInMetaSlot else { return nil }
         let written = writtenPages(excluding: [])
         guard let listBytes = inlineListBytes(for: written) else { return nil }
         let leftover = reusable.pages(mergedWith: localFree.sorted())
@@ -288,7 +270,7 @@ extension WriteTransaction {
         if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
         let bytes = FreedPages.encodedSize(groups)
         guard bytes <= MetaSlot.recentFreeCapacity,
-              listBytes + bytes <= MetaSlot.inlineListCapacity - recentHistoryBytes else { return nil }
+              listBytes + bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) else { return nil }
         recentFree = groups
         let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
         return ([], free, written)
@@ -302,7 +284,7 @@ extension WriteTransaction {
             bytes += WrittenPageList.entrySize(delta: p - previous)
             previous = p
         }
-        return bytes <= MetaSlot.inlineListCapacity - recentHistoryBytes ? bytes : nil
+        return bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) ? bytes : nil
     }
 
     /// The written pages of this commit (the continuation pages excepted), ascending.

@@ -29,13 +29,12 @@ public final class WriteTransaction: PageStore {
     var finished = false
     var historyRecord: [UInt8]?
     /// The history records this commit's meta slot holds (set when the commit updates the
-    /// history), and their encoded size.
+    /// history).
     var recentHistory: [HistoryEntry] = []
-    var recentHistoryBytes = 0
     /// Room for the written-page list in this commit's meta slot, beside its history records
     /// and freed-page groups.
     var listRoom: Int {
-        MetaSlot.inlineListCapacity - recentHistoryBytes - FreedPages.encodedSize(recentFree)
+        MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - FreedPages.encodedSize(recentFree)
     }
 
     // Pages.
