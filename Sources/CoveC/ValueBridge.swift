@@ -2,7 +2,7 @@
 // binaries handed out live in the realm handle's scratch buffers until its next write, refresh,
 // delivery or close, as the header promises.
 import CCove
-import Cove
+@_spi(CoveBindings) import Cove
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -19,8 +19,8 @@ enum ValueBridge {
         case Int(COVE_TYPE_FLOAT.rawValue): return .float(v.u.fnum)
         case Int(COVE_TYPE_DOUBLE.rawValue): return .double(v.u.dnum)
         case Int(COVE_TYPE_STRING.rawValue):
-            let bytes = try Self.bytes(UnsafeRawPointer(v.u.string.data), v.u.string.size, what, in: function)
-            guard let s = String(validating: bytes, as: UTF8.self) else {
+            let bytes = try Self.buffer(UnsafeRawPointer(v.u.string.data), v.u.string.size, what, in: function)
+            guard let s = String(utf8: bytes) else {
                 throw invalidArgument(function, "\(what) is a string that is not valid UTF-8")
             }
             return .string(s)
@@ -50,9 +50,14 @@ enum ValueBridge {
     }
 
     private static func bytes(_ data: UnsafeRawPointer?, _ size: Int, _ what: StaticString, in function: StaticString) throws(CFailure) -> [UInt8] {
-        if size == 0 { return [] }
+        Array(try buffer(data, size, what, in: function))
+    }
+
+    /// The caller's bytes in place (valid only during the call).
+    private static func buffer(_ data: UnsafeRawPointer?, _ size: Int, _ what: StaticString, in function: StaticString) throws(CFailure) -> UnsafeRawBufferPointer {
+        if size == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
         guard let data else { throw invalidArgument(function, "\(what) has NULL data and size \(size)") }
-        return Array(UnsafeRawBufferPointer(start: data, count: size))
+        return UnsafeRawBufferPointer(start: data, count: size)
     }
 
     /// Fills `out` with `value`; string and binary bytes are kept in `realm`'s scratch buffers.

@@ -2,7 +2,7 @@
 // equality and messages, the order-preserving index keys and the mixed encoding.
 import XCTest
 import FoundationEssentials
-@testable import Cove
+@_spi(CoveBindings) @testable import Cove
 
 final class ValueTests: XCTestCase {
     // MARK: Timestamp

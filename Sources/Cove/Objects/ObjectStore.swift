@@ -276,7 +276,7 @@ final class ObjectStore {
             throw CoveError(error)
         }
         trees[key] = t
-        lastTree = nil
+        lastTree = (key, t)
         return t
     }
 
@@ -426,11 +426,18 @@ final class ObjectStore {
         let positions: [Int]
         /// Which value is the primary key's, when the class has one.
         let primaryKeyValue: Int?
+        /// Whether every name but the primary key is a plain single value (neither link nor
+        /// mixed), so that values of exactly their columns' types go straight into the row.
+        let allPlain: Bool
 
         init(cls: ObjectSchema, positions: [Int], primaryKeyValue: Int?) {
             self.cls = cls
             self.positions = positions
             self.primaryKeyValue = primaryKeyValue
+            allPlain = positions.allSatisfy { i in
+                let p = cls.properties[i]
+                return p.isPrimaryKey || (!p.isLink && p.type != .mixed)
+            }
         }
 
         /// Refuses `values` unless there is one for each name.
@@ -471,16 +478,17 @@ final class ObjectStore {
     /// - Throws: as that, and `.invalidArgument` for a wrong number of values.
     func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
         try plan.requireValues(for: values)
-        if let key = try createPlain(plan, values) { return key }
+        if plan.allPlain, let key = try createPlain(plan, values) { return key }
         return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, later) throws(CoveError) in
             for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &later) }
         }
     }
 
-    /// `create(_:_:)` when every value but the primary key is of exactly its column's type
-    /// (nulls where allowed) and none is a link: straight into the row, with no
-    /// closure, no list of links and no property copied. Nil (nothing done) for anything else,
-    /// which the general path converts or refuses with its message.
+    /// `create(_:_:)` for a plan whose names are all plain (`CreatePlan.allPlain`), when every
+    /// value but the primary key is of exactly its column's type (nulls where allowed):
+    /// straight into the row, with no closure, no list of links and no property copied. Nil
+    /// (nothing done) for a value to convert or refuse, which the general path does with its
+    /// message.
     private func createPlain(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64? {
         try requireWrite()
         let t = try tableForAppend(plan.cls)
@@ -616,13 +624,11 @@ final class ObjectStore {
         if let v = primaryKey {
             let c = t.primaryKeyColumn
             guard c >= 0, let spec = t.primaryKeySpec else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key column") }
-            if let cell = PropertyCodec.exactCell(v, spec) {
-                row[c] = cell
-            } else {
-                // objectId and uuid keys (ints, strings and nulls are exact).
-                guard let p = t.primaryKey?.property else { throw CoveError(.internal, "class '\(cls.className)' has no primary-key property") }
-                row[c] = try PropertyCodec.cell(v, for: p, of: cls)
+            // checkPrimaryKey let through only values of exactly the key's type.
+            guard let cell = PropertyCodec.exactCell(v, spec) else {
+                throw CoveError(.internal, "class '\(cls.className)': primary key \(v) does not fit its column")
             }
+            row[c] = cell
             guard try insertPrimaryKey(t, cls, v, objectKey) else {
                 throw CoveError(.duplicateKey, "class '\(cls.className)' already has an object with primary key \(v)")
             }
@@ -633,11 +639,9 @@ final class ObjectStore {
         }
         t.entry.nextObjectKey = key + 1
         t.dirty = true
-        if !t.indexed.isEmpty {
-            for (p, c) in t.indexed {
-                let value = try PropertyCodec.value(row[c], for: p, targetClassKey: 0)
-                try updateIndex(cls, p, value, objectKey, remove: false)
-            }
+        for (p, c) in t.indexed {
+            let value = try PropertyCodec.value(row[c], for: p, targetClassKey: 0)
+            try updateIndex(cls, p, value, objectKey, remove: false)
         }
         changes.recordInsert(t.classKey, objectKey)
         if t.pending.count >= Table.pendingLimit { try t.writePending() }

@@ -76,6 +76,9 @@ enum PropertyCodec {
         case (.float, .float(let f)): return .float(f)
         case (.binary, .data(let d)): return .bytes(d)
         case (.timestamp, .timestamp(let t)): return .timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
+        case (.decimal128, .decimal128(let d)): return .bytes16(d.low, d.high)
+        case (.objectId, .objectId(let o)): return bytes12(o.bytes)
+        case (.uuid, .uuid(let u)): return bytes16(u)
         case (.link, _), (.mixed, _): return nil
         case (_, .null): return spec.nullable ? .null : nil
         default: return nil

@@ -8,7 +8,8 @@ extension String {
     /// invalid input, and compares the result with the input: valid bytes come back byte for
     /// byte, anything repaired does not. It replaces `String(validating:as:)`, whose generic
     /// path looked up type metadata at every call in the profile of `objects-bench load`.
-    init?(utf8 bytes: UnsafeRawBufferPointer) {
+    /// (SPI for the C API, which checks the strings callers pass the same way.)
+    @_spi(CoveBindings) public init?(utf8 bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             self = ""
             return
