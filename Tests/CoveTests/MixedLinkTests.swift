@@ -2,7 +2,7 @@
 // objects that exist and are not embedded, and when the target goes (deleted, or its class
 // removed by a migration) every mixed value that held it becomes null, a set losing the element.
 import XCTest
-import Cove
+@testable import Cove
 
 final class MixedLinkTests: CoveTestCase {
     static let schemaJSON = """
@@ -99,8 +99,8 @@ final class MixedLinkTests: CoveTestCase {
         XCTAssertEqual(try box.dynamicMutableSet("bag").count, 0)
     }
 
-    /// Deleting the object that holds the links drops its entries: deleting a target afterwards
-    /// finds nothing to clear.
+    /// Deleting the object that holds the links drops its entries: no mixed property's backlink
+    /// tree names Rex or the box any more, and deleting Rex afterwards finds nothing to clear.
     func testDeletingTheHolderDropsItsEntries() throws {
         let realm = try open()
         try realm.write {
@@ -110,10 +110,20 @@ final class MixedLinkTests: CoveTestCase {
             _ = try box.dynamicMutableSet("bag").insert(.link(rex.link))
             try box.dynamicMap("named").setValue(.link(rex.link), forKey: "r")
             try box.setValue(.link(box.link), forKey: "any")      // itself, too
+            let store = try realm.objectStore()
+            let boxClass = try store.objectSchema("Box")
+            let mixed = boxClass.properties.filter { $0.type == .mixed }
+            XCTAssertEqual(mixed.map(\.name).sorted(), ["any", "bag", "many", "named"])
+            func entries() throws -> [Int64] {
+                try mixed.flatMap { p in
+                    try store.backlinks(to: rex.link, from: boxClass, via: p) + store.backlinks(to: box.link, from: boxClass, via: p)
+                }
+            }
+            XCTAssertEqual(try entries().count, 4, "the list, the set, the map hold Rex; 'any' the box")
             try realm.delete(box)
+            XCTAssertEqual(try entries(), [], "the holder's entries went with it")
             try realm.delete(rex)
         }
-        XCTAssertEqual(try realm.objectCount("Box"), 0)
         XCTAssertEqual(try realm.objectCount("Dog"), 0)
     }
 
@@ -186,7 +196,6 @@ final class MixedLinkTests: CoveTestCase {
         XCTAssertEqual(try box["thing"], .null)
         XCTAssertEqual(try box.dynamicList("many").values(), [.null, .null])
         XCTAssertEqual(try other["thing"], .link(box.link), "a link to a class that stays is kept")
-        let report = try realm.verify()
-        XCTAssertTrue(report.contains("index entries match"), report)
+        _ = try realm.verify()      // throws on a damaged file or index
     }
 }

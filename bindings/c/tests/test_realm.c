@@ -4,6 +4,7 @@
 #include <cove.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -129,15 +130,25 @@ static void test_open_errors(void) {
         CHECK(fseek(f, slot * 4096 + 8, SEEK_SET) == 0);
         CHECK(fwrite(newer, 1, 4, f) == 4);
     }
+    /* The whole file before the open, to compare with after it. */
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    long size = ftell(f);
+    CHECK(size >= 2 * 4096);
+    unsigned char* before = malloc((size_t)size);
+    unsigned char* after = malloc((size_t)size);
+    CHECK(before != NULL && after != NULL);
+    CHECK(fseek(f, 0, SEEK_SET) == 0 && fread(before, 1, (size_t)size, f) == (size_t)size);
     fclose(f);
     CHECK_FAILS(cove_open(config, &realm), COVE_ERR_FORMAT, "format version 99");
     CHECK(realm == NULL);
     f = fopen("newer.cove", "rb");
     CHECK(f != NULL);
-    unsigned char seen[4] = {0};
-    CHECK(fseek(f, 4096 + 8, SEEK_SET) == 0 && fread(seen, 1, 4, f) == 4);
-    CHECK(seen[0] == 99);
+    CHECK(fseek(f, 0, SEEK_END) == 0 && ftell(f) == size);
+    CHECK(fseek(f, 0, SEEK_SET) == 0 && fread(after, 1, (size_t)size, f) == (size_t)size);
+    CHECK(memcmp(before, after, (size_t)size) == 0);
     fclose(f);
+    free(before);
+    free(after);
     cove_release(config);
 }
 

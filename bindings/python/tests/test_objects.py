@@ -53,6 +53,16 @@ def test_every_type_round_trips(tmp_path: pathlib.Path) -> None:
         assert "Dog" in repr(dog)
 
 
+def test_strings_with_nul_bytes_round_trip(realm: cove.Realm) -> None:
+    """A string is its bytes with their length, not a C string: an embedded NUL survives the
+    trip in and out, in a string property and in a mixed one."""
+    with realm.write():
+        dog = realm.create("Dog", {"name": "a\0b", "any": "\0c\0"})
+    assert dog.name == "a\0b" and len(dog.name) == 3
+    assert dog.any == "\0c\0"
+    assert len(realm.objects("Dog").filter("name == $0", "a\0b")) == 1
+
+
 def test_defaults_nulls_and_type_errors(realm: cove.Realm) -> None:
     with realm.write():
         dog = realm.create("Dog")
