@@ -69,7 +69,6 @@ class _Collection:
     _owner: Optional["Object"]
     _info: PropertyInfo
     _handle: Any
-    _finalizer: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("lists, sets and maps are properties of objects: read them as obj.<property>")

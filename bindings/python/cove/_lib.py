@@ -19,9 +19,9 @@ def check(status: int) -> None:
 def owned(handle: Any) -> Any:
     """A handle the caller owns (+1), released when the last reference to the returned cdata
     goes (cffi's destructor). For handles no Python callback hangs on and nobody releases
-    early; a realm, a notification token and sectioned results with a key function keep a
-    `weakref.finalize`: they are released on demand, or call back into Python when released,
-    which must not wait for the interpreter's teardown."""
+    early; a realm, a notification token and sectioned results keep a `weakref.finalize`: they
+    are released on demand, or (sectioned results with a key function) call back into Python
+    when released, which must not wait for the interpreter's teardown."""
     return ffi.gc(handle, lib.cove_release)
 
 

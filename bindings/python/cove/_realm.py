@@ -314,11 +314,10 @@ class Realm:
     def _declared(self, cls: Union[str, Type[Object]]) -> str:
         """The class name of `cls`; a declared class is remembered so that its objects come back
         as instances of it."""
-        if type(cls) is str:
+        if isinstance(cls, str):
             return cls
         name = class_name_of(cls)
-        if not isinstance(cls, str):
-            self._classes.setdefault(name, cls)
+        self._classes.setdefault(name, cls)
         return name
 
     # -- objects -------------------------------------------------------------------------------
