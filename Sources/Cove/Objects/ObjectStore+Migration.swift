@@ -133,7 +133,7 @@ extension ObjectStore {
             if p.isIndexed && !p.isPrimaryKey { try dropTree(CatalogKey.index(classKey, property: key)) }
         }
         // Mixed values of the classes kept that hold its objects become null.
-        for key in keys { try unlinkEverywhere(ObjectLink(classKey: classKey, objectKey: key), of: oldCls) }
+        try unlinkClassFromMixedValues(classKey)
     }
 
     /// Frees a catalog tree's pages; the catalog entry goes at commit.

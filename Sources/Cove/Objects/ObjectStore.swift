@@ -379,22 +379,32 @@ final class ObjectStore {
 
     /// The source keys of the backlink entries of `property` that start with `prefix`.
     private func backlinkSources(_ prefix: [UInt8], from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+        try backlinkEntries(prefix, from: sourceClass, via: property).map(\.source)
+    }
+
+    /// The backlink entries of `property` that start with `prefix`: the object key of each
+    /// entry's target when the prefix stops before it (0 when it names it), and its source.
+    private func backlinkEntries(_ prefix: [UInt8], from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [(target: Int64, source: Int64)] {
         guard let propertyKey = property.key else { return [] }
         let t = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: sourceClass), property: propertyKey))
-        let length = prefix.count + 8
-        var sources: [Int64] = []
+        let length = (property.type == .mixed ? 4 : 0) + 16
+        let targetAt = length - 16
+        func number(_ k: UnsafeRawBufferPointer, _ from: Int) -> Int64 {
+            var n: UInt64 = 0
+            for i in from..<(from + 8) { n = n << 8 | UInt64(k[i]) }
+            return Int64(bitPattern: n)
+        }
+        var entries: [(target: Int64, source: Int64)] = []
         do {
             try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
                 guard k.count == length, k.prefix(prefix.count).elementsEqual(prefix) else { return false }
-                var source: UInt64 = 0
-                for i in prefix.count..<length { source = source << 8 | UInt64(k[i]) }
-                sources.append(Int64(bitPattern: source))
+                entries.append((prefix.count > targetAt ? 0 : number(k, targetAt), number(k, length - 8)))
                 return true
             }
         } catch {
             throw CoveError(error)
         }
-        return sources
+        return entries
     }
 
     // MARK: Writes
@@ -743,13 +753,34 @@ final class ObjectStore {
         for source in schema.classes {
             for p in source.properties where p.type == .mixed || (p.isLink && p.type.objectClassName == cls.className) {
                 for s in try backlinks(to: target, from: source, via: p) {
-                    switch p.collection {
-                    case .none where p.type == .mixed: try set(source, s, p, .null)
-                    case .none: try clearLinkCell(source, s, p)
-                    case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
-                    }
+                    try unlink(target, from: source, s, p)
                 }
             }
+        }
+    }
+
+    /// Takes every object of the class `classKey`, which a migration removes, out of the mixed
+    /// values that hold one (no typed link of the new schema names the class): one scan of
+    /// each mixed property's entries under the class's key.
+    func unlinkClassFromMixedValues(_ classKey: UInt32) throws(CoveError) {
+        let prefix = CatalogKey.bigEndian(UInt64(classKey), bytes: 4)
+        for source in schema.classes {
+            for p in source.properties where p.type == .mixed {
+                for (target, s) in try backlinkEntries(prefix, from: source, via: p) {
+                    try unlink(ObjectLink(classKey: classKey, objectKey: target), from: source, s, p)
+                }
+            }
+        }
+    }
+
+    /// Takes `target` out of property `p` of object `s` of `source`: a single value becomes
+    /// null; a list or map element of mixed becomes null, a set element or a list element of
+    /// links goes.
+    private func unlink(_ target: ObjectLink, from source: ObjectSchema, _ s: Int64, _ p: Property) throws(CoveError) {
+        switch p.collection {
+        case .none where p.type == .mixed: try set(source, s, p, .null)
+        case .none: try clearLinkCell(source, s, p)
+        case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
         }
     }
 
