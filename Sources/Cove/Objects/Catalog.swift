@@ -2,6 +2,7 @@
 // its schema record and the roots of its tables and indexes. Every entry is self-describing
 // enough that verify() can walk its pages without the schema (see `catalogPageWalker`).
 import CoveStorage
+import Glibc
 
 /// Keys of the catalog tree. The first byte says what the entry is.
 enum CatalogKey {
@@ -55,21 +56,50 @@ struct TableEntry: Equatable {
             && a.columns.map(\.property) == b.columns.map(\.property) && a.columns.map(\.spec) == b.columns.map(\.spec)
     }
 
+    /// Bytes of the fixed part before the column list.
+    static let columnsOffset = 40
+
     func encoded() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: TableRoot.encodedSize + 12 + columns.count * 10)
+        var out = [UInt8](repeating: 0, count: Self.columnsOffset)
         out.withUnsafeMutableBytes { p in
             let base = p.baseAddress!
             root.encode(into: base)
             base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
-            base.storeBytes(of: UInt32(columns.count).littleEndian, toByteOffset: 40, as: UInt32.self)
+        }
+        return out + Self.encodedColumns(columns)
+    }
+
+    /// The column list as an entry stores it: count u32, then per column property key i64,
+    /// kind u8, nullable u8.
+    static func encodedColumns(_ columns: [(property: Int64, spec: ColumnSpec)]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 4 + columns.count * 10)
+        out.withUnsafeMutableBytes { p in
+            let base = p.baseAddress!
+            base.storeBytes(of: UInt32(columns.count).littleEndian, as: UInt32.self)
             for (i, c) in columns.enumerated() {
-                let o = 44 + i * 10
+                let o = 4 + i * 10
                 base.storeBytes(of: c.property.littleEndian, toByteOffset: o, as: Int64.self)
                 base.storeBytes(of: c.spec.kind.rawValue, toByteOffset: o + 8, as: UInt8.self)
                 base.storeBytes(of: c.spec.nullable ? 1 : 0, toByteOffset: o + 9, as: UInt8.self)
             }
         }
         return out
+    }
+
+    /// The entry in `bytes` with the columns of `shape`, or nil when its column list is not
+    /// `shape`'s (which the caller decodes the long way).
+    static func decode(_ bytes: [UInt8], columnsOf shape: TableShape) -> TableEntry? {
+        let same = bytes.withUnsafeBytes { b in
+            shape.columnBytes.withUnsafeBytes { c in
+                b.count == columnsOffset + c.count && memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0
+            }
+        }
+        guard same else { return nil }
+        return bytes.withUnsafeBytes { b in
+            TableEntry(root: TableRoot.decode(from: b.baseAddress!),
+                       nextObjectKey: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+                       columns: shape.columns)
+        }
     }
 
     static func decode(_ bytes: [UInt8]) throws(StorageError) -> TableEntry {

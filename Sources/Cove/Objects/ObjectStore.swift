@@ -51,7 +51,9 @@ final class ObjectStore {
         /// Where the object read last is, so that reading several of its properties descends
         /// the table once.
         var located: ClusterLocation?
-        private(set) var columnOfProperty: [Int64: Int] = [:]
+        /// What the columns mean to the class, shared with the realm's other transactions.
+        private(set) var shape: TableShape
+        var columnOfProperty: [Int64: Int] { shape.columnOfProperty }
         var dirty = false
         /// Objects created but not yet written to `tree`: their keys follow every key in it, so
         /// they go in with one `append` (one encode per cluster page, not per object). Every
@@ -59,22 +61,14 @@ final class ObjectStore {
         /// first.
         var pending: ClusterBatch
         static let pendingLimit = 2048
-        /// What a create needs of the columns, worked out once: each column's default, the
-        /// primary key's column, the secondary indexes and their columns.
-        private(set) var defaults: [CellValue] = []
-        private(set) var primaryKey: (property: Property, column: Int)?
-        private(set) var indexed: [(property: Property, column: Int)] = []
-        /// The column of each property of `cls`, by its position in `cls.properties` (-1: none):
-        /// a create finds its values' columns without hashing.
-        private(set) var columnOfPropertyAt: [Int] = []
-        /// By position in `cls.properties`, the column and its spec of each property a create
-        /// fills in place, a single value that is neither link nor primary key (column -1 for
-        /// the others): plain data, read without copying the property.
-        private(set) var plainColumnAt: [(column: Int, spec: ColumnSpec)] = []
-        /// The primary key's column and its spec, when the class has one (-1 and nil when not):
-        /// `primaryKey` without its property to copy.
-        private(set) var primaryKeyColumn = -1
-        private(set) var primaryKeySpec: ColumnSpec?
+        /// What a create needs of the columns (see `TableShape`).
+        var defaults: [CellValue] { shape.defaults }
+        var primaryKey: (property: Property, column: Int)? { shape.primaryKey }
+        var indexed: [(property: Property, column: Int)] { shape.indexed }
+        var columnOfPropertyAt: [Int] { shape.columnOfPropertyAt }
+        var plainColumnAt: [(column: Int, spec: ColumnSpec)] { shape.plainColumnAt }
+        var primaryKeyColumn: Int { shape.primaryKeyColumn }
+        var primaryKeySpec: ColumnSpec? { shape.primaryKeySpec }
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
         /// The catalog key of the class's primary-key index.
@@ -114,44 +108,22 @@ final class ObjectStore {
         /// (the pending objects were written before: every edit reaches the table through
         /// `ObjectStore.table(_:)`).
         func columnsChanged() {
-            columnOfProperty = [:]
-            for (i, c) in entry.columns.enumerated() { columnOfProperty[c.property] = i }
-            pending = ClusterBatch(specs: entry.columns.map(\.spec))
-            defaults = entry.columns.map(\.spec.defaultValue)
+            shape = TableShape(cls: cls, columns: entry.columns)
+            pending = ClusterBatch(specs: shape.specs)
             scratch = []
-            primaryKey = nil
-            indexed = []
-            columnOfPropertyAt = cls.properties.map { p in p.key.flatMap { columnOfProperty[$0] } ?? -1 }
-            plainColumnAt = []
-            primaryKeyColumn = -1
-            primaryKeySpec = nil
-            for (i, p) in cls.properties.enumerated() {
-                let c = columnOfPropertyAt[i]
-                let plain = c >= 0 && p.collection == .none && !p.isLink && !p.isBacklinks && !p.isPrimaryKey
-                plainColumnAt.append(plain ? (c, entry.columns[c].spec) : (-1, ColumnSpec(.int)))
-            }
-            for p in cls.properties {
-                guard let key = p.key, let c = columnOfProperty[key] else { continue }
-                if p.isPrimaryKey {
-                    primaryKey = (p, c)
-                    primaryKeyColumn = c
-                    primaryKeySpec = entry.columns[c].spec
-                }
-                if p.hasSecondaryIndex { indexed.append((p, c)) }
-            }
         }
         /// Set when a migration removed the class: the catalog entry goes at commit.
         var dropped = false
 
-        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, pages: TransactionPages) {
+        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pages: TransactionPages) {
             self.cls = cls
             self.classKey = classKey
             self.entry = entry
+            self.shape = shape
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             clusters = UnsafeMutablePointer.allocate(capacity: 1)
-            clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: entry.columns.map(\.spec)))
-            pending = ClusterBatch(specs: [])
-            columnsChanged()
+            clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
+            pending = ClusterBatch(specs: shape.specs)
         }
 
         deinit {
@@ -165,9 +137,14 @@ final class ObjectStore {
     let serial = ObjectStore.serials.add(1, ordering: .relaxed).newValue
     private static let serials = Atomic<UInt64>(0)
 
-    init(pages: TransactionPages, schema: Schema) {
+    /// The shapes of this store's tables as earlier transactions of the realm worked them out;
+    /// the caller gives a store the same object only while `schema` stays the same.
+    let shapes: TableShapes
+
+    init(pages: TransactionPages, schema: Schema, shapes: TableShapes = TableShapes()) {
         self.pages = pages
         self.schema = schema
+        self.shapes = shapes
         catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
     }
 
@@ -225,16 +202,25 @@ final class ObjectStore {
             return t
         }
         let entry: TableEntry
+        let shape: TableShape
         do {
             if let bytes = try catalog.get(CatalogKey.table(key)) {
-                entry = try TableEntry.decode(bytes)
+                if let cached = shapes.byClassKey[key], let e = TableEntry.decode(bytes, columnsOf: cached) {
+                    entry = e
+                    shape = cached
+                } else {
+                    entry = try TableEntry.decode(bytes)
+                    shape = TableShape(cls: cls, columns: entry.columns)
+                    shapes.byClassKey[key] = shape
+                }
             } else {
                 entry = TableEntry(root: .empty, nextObjectKey: 0, columns: Self.columns(of: cls))
+                shape = TableShape(cls: cls, columns: entry.columns)
             }
         } catch {
             throw CoveError(error)
         }
-        let t = Table(cls: cls, classKey: key, entry: entry, pages: pages)
+        let t = Table(cls: cls, classKey: key, entry: entry, shape: shape, pages: pages)
         tables[key] = t
         lastTable = t
         return t

@@ -23,7 +23,9 @@ public final class Realm {
     /// The object layer over the current transaction, made when first needed.
     private var objects: ObjectStore?
     /// The schema this realm sees, keys included.
-    public private(set) var schema: Schema = .empty
+    public private(set) var schema: Schema = .empty { didSet { tableShapes = TableShapes() } }
+    /// The table shapes the transactions of this realm worked out for `schema`.
+    private var tableShapes = TableShapes()
     /// The bytes of the schema record `schema` was read from, to notice another process's change.
     private var schemaRecordBytes: [UInt8]?
     /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
@@ -320,7 +322,7 @@ public final class Realm {
             schema = try SchemaRecord.decode(bytes).schema
             schemaRecordBytes = bytes
         }
-        let s = ObjectStore(pages: pages, schema: schema)
+        let s = ObjectStore(pages: pages, schema: schema, shapes: tableShapes)
         objects = s
         return s
     }
