@@ -138,6 +138,33 @@ final class MigrationTests: CoveTestCase {
             r.close()
         }
     }
+
+    /// A realm keeps the shape of each table between its transactions. Another realm that adds
+    /// an index (the same columns) or a property (one more column) changes what the shape must
+    /// say, and the first realm's next write must follow it.
+    func testARealmWritesWhatAnotherRealmChangedInTheSchema() throws {
+        let v1 = #"{"Dog": {"properties": {"name": "string"}}}"#
+        let v2 = #"{"Dog": {"properties": {"name": "string"}, "indexed": ["name"]}}"#
+        let v3 = #"{"Dog": {"properties": {"name": "string", "age": "int"}, "indexed": ["name"]}}"#
+        let first = try open(v1, version: 1)
+        defer { first.close() }
+        try first.write { _ = try first.dynamicCreate("Dog", values: [("name", .string("a"))]) }
+        try first.write { _ = try first.dynamicCreate("Dog", values: [("name", .string("b"))]) }
+        let second = try open(v2, version: 2)
+        second.close()
+        _ = try first.refresh()
+        try first.write { _ = try first.dynamicCreate("Dog", values: [("name", .string("c"))]) }
+        XCTAssertEqual(try first.dynamicObjects("Dog", where: "name", equals: .string("c")).count, 1)
+        _ = try first.verify()
+        let third = try open(v3, version: 3)
+        try third.write { _ = try third.dynamicCreate("Dog", values: [("name", .string("d")), ("age", .int(3))]) }
+        third.close()
+        _ = try first.refresh()
+        try first.write { _ = try first.dynamicCreate("Dog", values: [("name", .string("e")), ("age", .int(4))]) }
+        let dogs = try first.dynamicObjects("Dog")
+        XCTAssertEqual(try dogs.map { try $0["age"] }, [.int(0), .int(0), .int(0), .int(3), .int(4)])
+        _ = try first.verify()
+    }
 }
 
 /// A count a Sendable block can bump.
