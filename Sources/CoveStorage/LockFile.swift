@@ -1,6 +1,6 @@
 // The lock file `<path>.lock`: shared memory for every process that has the database open. It
 // holds the latest published version, the commit counter and the reader slots; byte-range locks
-// on it elect the process that initialises it and serialise writers. Memory-only databases keep
+// on it elect the process that initialises it and tell whether a writer's handle is alive. Memory-only databases keep
 // the same structure in process memory. docs/FORMAT.md explains the protocol.
 import Glibc
 import Synchronization
@@ -10,7 +10,7 @@ import Synchronization
 ///
 ///     offset size field
 ///     0      8    magic "COVELOCK"
-///     8      4    lock-file format (1)
+///     8      4    lock-file format (2)
 ///     12     4    number of reader slots
 ///     16     8    file id of the database file
 ///     64     8    latest published version            (atomic)
@@ -19,14 +19,16 @@ import Synchronization
 ///     88     8    reader slots in use: high-water mark (atomic)
 ///     96     8    pid of the writer (informational)    (atomic)
 ///     104    8    a version whose commit failed after writing its meta slot, 0 if none (atomic)
+///     112    4    writer word: 0 free, else the holder's handle byte + 1, nonce, waiting bit (atomic)
 ///     128    64*n reader slots: version (0 = idle), pid (0 = free), nonce, each an atomic u64
 ///
 /// Byte-range locks (open-file-description locks, released by the kernel when the holder dies):
 /// byte 0 is held shared by every open handle and exclusively by the one initialising the file;
-/// byte 1 is the writer lock.
+/// bytes 2 to 32767 are handle bytes, one held exclusively by each handle that has written
+/// (`WriterLock`).
 enum LockLayout {
     static let magic: UInt64 = 0x4B43_4F4C_4556_4F43 // "COVELOCK"
-    static let format: UInt32 = 1
+    static let format: UInt32 = 2
     static let headerSize = 128
     static let slotSize = 64
     static let size = 128 * 1024
@@ -39,9 +41,12 @@ enum LockLayout {
     static let highWaterOffset = 88
     static let writerPidOffset = 96
     static let abandonedOffset = 104
+    static let writerWordOffset = 112
 
     static let presenceByte: Int64 = 0
-    static let writerByte: Int64 = 1
+    /// Handle bytes: a handle that writes holds one exclusively while its lock file is open.
+    static let handleByteBase: Int64 = 2
+    static let handleSlotCount = 0x7FFE
 }
 
 // Linux open-file-description lock commands (fcntl.h defines them only under _GNU_SOURCE).
@@ -237,6 +242,13 @@ final class LockFile: @unchecked Sendable {
     var highWaterField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.highWaterOffset) }
     var writerPidField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.writerPidOffset) }
     var abandonedField: UnsafeMutablePointer<Atomic<UInt64>> { atomic(LockLayout.abandonedOffset) }
+    /// The writer word (`WriterLock`), as an atomic and as the address the futex calls take.
+    var writerWord: UnsafeMutablePointer<Atomic<UInt32>> {
+        (memory + LockLayout.writerWordOffset).assumingMemoryBound(to: Atomic<UInt32>.self)
+    }
+    var writerWordAddress: UnsafeMutablePointer<UInt32> {
+        (memory + LockLayout.writerWordOffset).assumingMemoryBound(to: UInt32.self)
+    }
 
     /// The latest published version.
     @inline(__always)

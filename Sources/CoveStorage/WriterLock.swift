@@ -1,20 +1,32 @@
 // The writer lock: one write transaction at a time across the threads of a handle (a mutex and
-// a condition variable) and across handles and processes (an open-file-description lock on a
-// byte of the lock file, which the kernel releases when its holder dies).
+// a condition variable) and across handles and processes (a futex word in the shared lock file,
+// naming the handle that holds it; a waiter that finds the holder's handle gone takes the word).
+import CCoveCPU
 import Glibc
+import Synchronization
 
 /// Mutual exclusion of writers, with a timeout.
 ///
-/// Why not a robust process-shared pthread mutex in the lock file: such a mutex belongs to a
-/// thread, but a write transaction belongs to a handle and may be committed by another thread
-/// than the one that began it; and a mutex whose owner thread exits while the process lives on
-/// is "recovered" by the next locker while the transaction may still be running. An OFD lock
-/// belongs to the open file description, i.e. to exactly one `Storage`, is released by the
-/// kernel when the process dies, and two handles in one process exclude each other like two
-/// processes do.
+/// Across handles, the lock is the lock file's writer word: 0 when free, otherwise the holder's
+/// token (its handle byte's number, a nonce, and a bit saying someone waits). Taking and
+/// releasing it uncontended are one atomic operation each, with no system call; a waiter sleeps
+/// on the word (futex) and is woken by the release.
 ///
-/// `@unchecked Sendable`: `held` and `holder` are guarded by `mutex`; the pthread objects live
-/// at fixed heap addresses for the object's lifetime.
+/// The word belongs to a handle, not to a thread: a write transaction may be committed by
+/// another thread than the one that began it. A holder that dies cannot release it, so each
+/// handle that writes holds an open-file-description lock on a byte of its own (its *handle
+/// byte*), which the kernel releases when the process dies. A waiter checks the holder's byte
+/// before it sleeps and every 10 ms while it sleeps: when no handle holds it, the holder is gone,
+/// and the waiter clears the word. A handle that claims a byte also clears a word naming that
+/// byte (its previous owner is gone). The nonce makes a stale token unlikely to equal a live one.
+///
+/// Why not a robust process-shared pthread mutex in the lock file: such a mutex belongs to a
+/// thread, and a mutex whose owner thread exits while its process lives on is "recovered" by
+/// the next locker while the transaction may still be running.
+///
+/// `@unchecked Sendable`: `held`, `holder`, `handleSlot` and `token` are guarded by `mutex`
+/// (the last two change only while this handle holds the lock within the process); the pthread
+/// objects live at fixed heap addresses for the object's lifetime.
 final class WriterLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
@@ -23,6 +35,9 @@ final class WriterLock: @unchecked Sendable {
     /// The lock file's descriptor, or -1 when the database is private to this process.
     private let fd: Int32
     private let lockFile: LockFile
+    /// This handle's byte among the handle bytes (claimed at its first write), and its token.
+    private var handleSlot = -1
+    private var token: UInt32 = 0
 
     init(lockFile: LockFile) {
         self.lockFile = lockFile
@@ -85,7 +100,8 @@ final class WriterLock: @unchecked Sendable {
     func release() {
         lockFile.writerPidField.pointee.store(0, ordering: .relaxed)
         if fd >= 0 {
-            _ = ofdLock(fd, byte: LockLayout.writerByte, type: Int32(F_UNLCK), wait: false)
+            let old = lockFile.writerWord.pointee.exchange(0, ordering: .releasing)
+            if old & WriterWord.waiting != 0 { cove_futex_wake_all(lockFile.writerWordAddress) }
         }
         releaseInProcess()
     }
@@ -98,29 +114,85 @@ final class WriterLock: @unchecked Sendable {
     }
 
     private func acquireAcrossProcesses(timeoutMs: Int64, deadline: UInt64) throws(StorageError) {
-        var rc = ofdLock(fd, byte: LockLayout.writerByte, type: Int32(F_WRLCK), wait: false)
-        if rc == 0 { return }
-        if rc == EAGAIN && timeoutMs < 0 {
-            rc = ofdLock(fd, byte: LockLayout.writerByte, type: Int32(F_WRLCK), wait: true)
-            if rc == 0 { return }
-        }
-        // A finite timeout: the kernel has no timed wait for these locks, so poll with a
-        // backoff from 50 µs to 2 ms (a release is noticed within 2 ms).
-        var pause: UInt64 = 50_000
-        while rc == EAGAIN {
+        if handleSlot < 0 { try claimHandleSlot() }
+        let word = lockFile.writerWord
+        if word.pointee.compareExchange(expected: 0, desired: token, ordering: .acquiring).exchanged { return }
+        // Contended: from now on take the word with the waiting bit, as others may wait too.
+        while true {
+            let seen = word.pointee.load(ordering: .acquiring)
+            if seen == 0 {
+                if word.pointee.compareExchange(expected: 0, desired: token | WriterWord.waiting, ordering: .acquiring).exchanged { return }
+                continue
+            }
+            if try holderIsGone(seen) {
+                // Its handle byte is free: the holder died. Clear the word (unless it moved on).
+                if word.pointee.compareExchange(expected: seen, desired: 0, ordering: .relaxed).exchanged {
+                    cove_futex_wake_all(lockFile.writerWordAddress)
+                }
+                continue
+            }
             let now = monotonicNow()
-            if now >= deadline {
+            if timeoutMs >= 0 && now >= deadline {
                 let other = lockFile.writerPidField.pointee.load(ordering: .relaxed)
                 let who = other != 0 ? " (held by pid \(other))" : ""
                 throw .locked("the write lock of '\(lockFile.path)' was not free within \(timeoutMs) ms\(who)")
             }
-            var ts = timespec(tv_sec: 0, tv_nsec: Int(min(pause, deadline - now)))
-            nanosleep(&ts, nil)
-            pause = min(pause * 2, 2_000_000)
-            rc = ofdLock(fd, byte: LockLayout.writerByte, type: Int32(F_WRLCK), wait: false)
+            if seen & WriterWord.waiting == 0 {
+                if !word.pointee.compareExchange(expected: seen, desired: seen | WriterWord.waiting, ordering: .relaxed).exchanged { continue }
+            }
+            // Sleep until a release wakes this process, or 10 ms pass to look at the holder again.
+            let nap = timeoutMs >= 0 ? min(deadline - now, 10_000_000) : 10_000_000
+            _ = cove_futex_wait(lockFile.writerWordAddress, seen | WriterWord.waiting, Int64(nap))
         }
-        if rc != 0 { throw systemError(rc, "cannot take the write lock of '\(lockFile.path)'") }
     }
+
+    /// Whether the handle named by writer word `seen` is gone: no handle holds its byte.
+    private func holderIsGone(_ seen: UInt32) throws(StorageError) -> Bool {
+        let slot = Int((seen & WriterWord.slotMask) >> WriterWord.slotShift) - 1
+        guard slot >= 0 else { return true }
+        var fl = flock()
+        fl.l_type = Int16(F_WRLCK)
+        fl.l_whence = Int16(SEEK_SET)
+        fl.l_start = off_t(LockLayout.handleByteBase + Int64(slot))
+        fl.l_len = 1
+        fl.l_pid = 0
+        while fcntl(fd, F_OFD_GETLK_, &fl) != 0 {
+            let e = errno
+            if e != EINTR { throw systemError(e, "cannot test a lock of '\(lockFile.path)'") }
+        }
+        return fl.l_type == Int16(F_UNLCK)
+    }
+
+    /// Takes the first free handle byte for this handle (for as long as its lock file is open)
+    /// and clears the writer word if it names that byte: whoever held the byte before is gone.
+    private func claimHandleSlot() throws(StorageError) {
+        for slot in 0..<LockLayout.handleSlotCount {
+            let rc = ofdLock(fd, byte: LockLayout.handleByteBase + Int64(slot), type: Int32(F_WRLCK), wait: false)
+            if rc == EAGAIN { continue }
+            if rc != 0 { throw systemError(rc, "cannot lock a handle byte of '\(lockFile.path)'") }
+            let nonce = UInt32.random(in: 0...UInt32.max)
+            handleSlot = slot
+            token = (UInt32(slot + 1) << WriterWord.slotShift) | (nonce & WriterWord.nonceMask)
+            let word = lockFile.writerWord
+            let seen = word.pointee.load(ordering: .acquiring)
+            if seen != 0 && (seen & WriterWord.slotMask) == (token & WriterWord.slotMask) {
+                if word.pointee.compareExchange(expected: seen, desired: 0, ordering: .relaxed).exchanged {
+                    cove_futex_wake_all(lockFile.writerWordAddress)
+                }
+            }
+            return
+        }
+        throw .locked("'\(lockFile.path)' has \(LockLayout.handleSlotCount) handles writing to it already")
+    }
+}
+
+/// The writer word of the lock file: 0 when free, otherwise the holder's handle byte number + 1
+/// (bits 16-30), a nonce of the holder's handle (bits 0-15), and bit 31 when someone waits.
+enum WriterWord {
+    static let waiting: UInt32 = 1 << 31
+    static let slotShift: UInt32 = 16
+    static let slotMask: UInt32 = 0x7FFF_0000
+    static let nonceMask: UInt32 = 0xFFFF
 }
 
 /// Nanoseconds on the monotonic clock.

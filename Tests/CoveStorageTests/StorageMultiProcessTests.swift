@@ -19,6 +19,7 @@ final class StorageMultiProcessTests: StorageTestCase {
             case "writer": code = try Self.writerChild(path: role[1], id: UInt64(role[2])!, commits: Int(role[3])!)
             case "reader": code = try Self.readerChild(path: role[1], milliseconds: UInt64(role[2])!)
             case "die-holding": code = try Self.dieHoldingChild(path: role[1])
+            case "hold-then-die": code = try Self.holdThenDieChild(path: role[1], ready: role[2])
             case "torture": code = try Self.tortureChild(path: role[1], ack: role[2], seed: UInt64(role[3])!)
             default: code = 3
             }
@@ -83,6 +84,19 @@ final class StorageMultiProcessTests: StorageTestCase {
         let w = try s.beginWrite()
         try TestTables.put(w, "t", 1, [1])
         _ = (r, w)
+        kill(getpid(), SIGKILL)
+        return 4
+    }
+
+    /// Takes the write lock, creates `ready`, and dies 300 ms later without releasing it.
+    static func holdThenDieChild(path: String, ready: String) throws -> Int32 {
+        let s = try Storage.open(path: path, options: TestTables.options(.noSync))
+        let w = try s.beginWrite()
+        try TestTables.put(w, "t", 1, [1])
+        close(open(ready, O_CREAT | O_WRONLY, 0o644))
+        var ts = timespec(tv_sec: 0, tv_nsec: 300_000_000)
+        nanosleep(&ts, nil)
+        _ = w
         kill(getpid(), SIGKILL)
         return 4
     }
@@ -227,6 +241,47 @@ final class StorageMultiProcessTests: StorageTestCase {
         XCTAssertEqual(s.activeVersionCount(), 1, "the dead process's pin was reaped")
         let r = try s.beginRead()
         XCTAssertNil(try TestTables.get(r, catalog: r.catalog, "t", 1), "the dead writer's change is gone")
+        r.end()
+        _ = try s.verify()
+    }
+
+    /// A writer already waiting when the holder dies notices within its next look at the
+    /// holder's handle byte (every 10 ms), and one that gives up while the holder lives says so.
+    func testAWaitingWriterTakesTheLockWhenItsHolderDies() throws {
+        let path = dir.file("db")
+        var o = TestTables.options(.noSync)
+        o.writeTimeoutMs = 20_000
+        let s = try Storage.open(path: path, options: o)
+        defer { s.close() }
+        var w = try s.beginWrite()
+        try TestTables.put(w, "t", 0, [0])
+        try w.commit()
+        let ready = dir.file("ready")
+        let pid = spawn(["hold-then-die", path, ready], log: dir.file("hold.log"))
+        let started = monotonicNow()
+        while access(ready, F_OK) != 0 {
+            XCTAssertLessThan(monotonicNow() - started, 20_000_000_000, "the child never took the lock")
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+        }
+        var quick = o
+        quick.writeTimeoutMs = 20
+        let other = try Storage.open(path: path, options: quick)
+        assertStorageError({ () throws(StorageError) in _ = try other.beginWrite() }) {
+            if case .locked(let message) = $0 { return message.contains("held by pid \(pid)") } else { return false }
+        }
+        other.close()
+        let before = monotonicNow()
+        w = try s.beginWrite()
+        let waited = monotonicNow() - before
+        XCTAssertEqual(wait(pid), 128 + SIGKILL)
+        XCTAssertGreaterThan(waited, 50_000_000, "the writer did not wait for the holder")
+        XCTAssertLessThan(waited, 5_000_000_000, "the writer did not notice the holder's death")
+        try TestTables.put(w, "t", 2, [2])
+        try w.commit()
+        let r = try s.beginRead()
+        XCTAssertNil(try TestTables.get(r, catalog: r.catalog, "t", 1), "the dead writer's change is gone")
+        XCTAssertEqual(try TestTables.get(r, catalog: r.catalog, "t", 2), [2])
         r.end()
         _ = try s.verify()
     }
