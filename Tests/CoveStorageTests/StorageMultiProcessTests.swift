@@ -223,19 +223,25 @@ final class StorageMultiProcessTests: StorageTestCase {
         _ = try s.verify()
     }
 
-    func testProcessDyingWithTheWriteLockAndAPinDoesNotStopOthers() throws {
-        let path = dir.file("db")
+    /// A handle on `path` with key 0 of table "t" committed.
+    private func openWithOneCommit(_ path: String, writeTimeoutMs: Int64) throws -> Storage {
         var o = TestTables.options(.noSync)
-        o.writeTimeoutMs = 5000
+        o.writeTimeoutMs = writeTimeoutMs
         let s = try Storage.open(path: path, options: o)
-        defer { s.close() }
-        var w = try s.beginWrite()
+        let w = try s.beginWrite()
         try TestTables.put(w, "t", 0, [0])
         try w.commit()
+        return s
+    }
+
+    func testProcessDyingWithTheWriteLockAndAPinDoesNotStopOthers() throws {
+        let path = dir.file("db")
+        let s = try openWithOneCommit(path, writeTimeoutMs: 5000)
+        defer { s.close() }
         let pid = spawn(["die-holding", path], log: dir.file("die.log"))
         XCTAssertEqual(wait(pid), 128 + SIGKILL)
         // Its write lock went with it, and its pin is reaped.
-        w = try s.beginWrite()
+        let w = try s.beginWrite()
         try TestTables.put(w, "t", 2, [2])
         try w.commit()
         XCTAssertEqual(s.activeVersionCount(), 1, "the dead process's pin was reaped")
@@ -249,13 +255,8 @@ final class StorageMultiProcessTests: StorageTestCase {
     /// holder's handle byte (every 10 ms), and one that gives up while the holder lives says so.
     func testAWaitingWriterTakesTheLockWhenItsHolderDies() throws {
         let path = dir.file("db")
-        var o = TestTables.options(.noSync)
-        o.writeTimeoutMs = 20_000
-        let s = try Storage.open(path: path, options: o)
+        let s = try openWithOneCommit(path, writeTimeoutMs: 20_000)
         defer { s.close() }
-        var w = try s.beginWrite()
-        try TestTables.put(w, "t", 0, [0])
-        try w.commit()
         let ready = dir.file("ready")
         let pid = spawn(["hold-then-die", path, ready], log: dir.file("hold.log"))
         let started = monotonicNow()
@@ -264,7 +265,7 @@ final class StorageMultiProcessTests: StorageTestCase {
             var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&ts, nil)
         }
-        var quick = o
+        var quick = TestTables.options(.noSync)
         quick.writeTimeoutMs = 20
         let other = try Storage.open(path: path, options: quick)
         assertStorageError({ () throws(StorageError) in _ = try other.beginWrite() }) {
@@ -272,7 +273,7 @@ final class StorageMultiProcessTests: StorageTestCase {
         }
         other.close()
         let before = monotonicNow()
-        w = try s.beginWrite()
+        let w = try s.beginWrite()
         let waited = monotonicNow() - before
         XCTAssertEqual(wait(pid), 128 + SIGKILL)
         XCTAssertGreaterThan(waited, 50_000_000, "the writer did not wait for the holder")
