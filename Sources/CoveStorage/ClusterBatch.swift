@@ -5,7 +5,8 @@
 /// Objects waiting to be appended after every key of a table, checked and held by column.
 public struct ClusterBatch {
     @usableFromInline var rows: ClusterRows
-    @usableFromInline let specs: [ColumnSpec]
+    /// The columns the batch was made for.
+    public let specs: [ColumnSpec]
     /// Planning cost of a row without its heap bytes, and the cost over which `append` moves
     /// a row's largest values to overflow pages (a quarter of a page, as `fitRow`).
     @usableFromInline let fixedBits: Int

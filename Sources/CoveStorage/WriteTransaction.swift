@@ -100,14 +100,20 @@ public final class WriteTransaction: PageStore {
         let last = storage.pagesLastWritten.load(ordering: .relaxed)
         wantedRun = last == 0 ? 8 : min(last, 16)
         mayGrow = base.freePageCount < max(1024, base.pageCount / 8)
+        // The reusable groups' pages go into the runs at once: one rebuild instead of one per group.
+        var reusablePages: [PageNumber] = []
+        var groups = 0
         for group in base.recentFree {
             if group.version <= oldestPinned {
-                reusable.add(group.pages)
-                consumedPages += UInt64(group.pages.count)
+                if groups == 0 { reusablePages = group.pages } else { reusablePages += group.pages }
+                groups += 1
             } else {
                 heldRecent.append(group)
             }
         }
+        if groups > 1 { reusablePages.sort() }
+        reusable.add(reusablePages)
+        consumedPages = UInt64(reusablePages.count)
         dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
         dirtyTable.initialize(to: DirtyPageTable())
         buffers = storage.pageBuffers.withLock { kept in

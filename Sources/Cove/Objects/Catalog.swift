@@ -17,22 +17,35 @@ enum CatalogKey {
 
     /// A class's table.
     static func table(_ classKey: UInt32) -> [UInt8] {
-        [tableTag] + bigEndian(UInt64(classKey), bytes: 4)
+        key(tableTag, UInt64(classKey), 4)
     }
 
     /// A class's primary-key index: index key of the value -> object key.
     static func primaryKey(_ classKey: UInt32) -> [UInt8] {
-        [primaryKeyTag] + bigEndian(UInt64(classKey), bytes: 4)
+        key(primaryKeyTag, UInt64(classKey), 4)
     }
 
     /// The reverse of one link property: (target key, source key) pairs.
     static func backlinks(sourceClass: UInt32, property: Int64) -> [UInt8] {
-        [backlinksTag] + bigEndian(UInt64(sourceClass), bytes: 4) + bigEndian(UInt64(bitPattern: property), bytes: 8)
+        key(backlinksTag, UInt64(sourceClass), 4, UInt64(bitPattern: property), 8)
     }
 
     /// A secondary index: (index key of the value, object key) pairs.
     static func index(_ classKey: UInt32, property: Int64) -> [UInt8] {
-        [indexTag] + bigEndian(UInt64(classKey), bytes: 4) + bigEndian(UInt64(bitPattern: property), bytes: 8)
+        key(indexTag, UInt64(classKey), 4, UInt64(bitPattern: property), 8)
+    }
+
+    /// `tag`, then `first` in `firstBytes` big-endian bytes and `second` in `secondBytes`: built
+    /// in one array (keys are made at every lookup of a table or index).
+    private static func key(_ tag: UInt8, _ first: UInt64, _ firstBytes: Int, _ second: UInt64 = 0, _ secondBytes: Int = 0) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 1 + firstBytes + secondBytes) { out, count in
+            out[0] = tag
+            for i in 0..<firstBytes { out[1 + i] = UInt8(truncatingIfNeeded: first >> (8 * UInt64(firstBytes - 1 - i))) }
+            for i in 0..<secondBytes {
+                out[1 + firstBytes + i] = UInt8(truncatingIfNeeded: second >> (8 * UInt64(secondBytes - 1 - i)))
+            }
+            count = 1 + firstBytes + secondBytes
+        }
     }
 
     static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
@@ -60,30 +73,34 @@ struct TableEntry: Equatable {
     static let columnsOffset = 40
 
     func encoded() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.columnsOffset)
-        out.withUnsafeMutableBytes { p in
-            let base = p.baseAddress!
+        let size = Self.columnsOffset + 4 + columns.count * 10
+        return [UInt8](unsafeUninitializedCapacity: size) { out, count in
+            let base = UnsafeMutableRawPointer(out.baseAddress!)
             root.encode(into: base)
             base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
+            Self.encodeColumns(columns, into: base + Self.columnsOffset)
+            count = size
         }
-        return out + Self.encodedColumns(columns)
     }
 
     /// The column list as an entry stores it: count u32, then per column property key i64,
     /// kind u8, nullable u8.
     static func encodedColumns(_ columns: [(property: Int64, spec: ColumnSpec)]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 4 + columns.count * 10)
-        out.withUnsafeMutableBytes { p in
-            let base = p.baseAddress!
-            base.storeBytes(of: UInt32(columns.count).littleEndian, as: UInt32.self)
-            for (i, c) in columns.enumerated() {
-                let o = 4 + i * 10
-                base.storeBytes(of: c.property.littleEndian, toByteOffset: o, as: Int64.self)
-                base.storeBytes(of: c.spec.kind.rawValue, toByteOffset: o + 8, as: UInt8.self)
-                base.storeBytes(of: c.spec.nullable ? 1 : 0, toByteOffset: o + 9, as: UInt8.self)
-            }
+        let size = 4 + columns.count * 10
+        return [UInt8](unsafeUninitializedCapacity: size) { out, count in
+            encodeColumns(columns, into: UnsafeMutableRawPointer(out.baseAddress!))
+            count = size
         }
-        return out
+    }
+
+    private static func encodeColumns(_ columns: [(property: Int64, spec: ColumnSpec)], into base: UnsafeMutableRawPointer) {
+        base.storeBytes(of: UInt32(columns.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+        for (i, c) in columns.enumerated() {
+            let o = 4 + i * 10
+            base.storeBytes(of: c.property.littleEndian, toByteOffset: o, as: Int64.self)
+            base.storeBytes(of: c.spec.kind.rawValue, toByteOffset: o + 8, as: UInt8.self)
+            base.storeBytes(of: c.spec.nullable ? 1 : 0, toByteOffset: o + 9, as: UInt8.self)
+        }
     }
 
     /// The entry in `bytes` with the columns of `shape`, or nil when its column list is not

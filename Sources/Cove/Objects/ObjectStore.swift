@@ -115,7 +115,8 @@ final class ObjectStore {
         /// Set when a migration removed the class: the catalog entry goes at commit.
         var dropped = false
 
-        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pages: TransactionPages) {
+        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pending: ClusterBatch,
+             pages: TransactionPages) {
             self.cls = cls
             self.classKey = classKey
             self.entry = entry
@@ -123,7 +124,7 @@ final class ObjectStore {
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             clusters = UnsafeMutablePointer.allocate(capacity: 1)
             clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
-            pending = ClusterBatch(specs: shape.specs)
+            self.pending = pending
         }
 
         deinit {
@@ -140,6 +141,13 @@ final class ObjectStore {
     /// The shapes of this store's tables as earlier transactions of the realm worked them out;
     /// the caller gives a store the same object only while `schema` stays the same.
     let shapes: TableShapes
+
+    deinit {
+        // Emptied batches keep their storage for the realm's next transaction.
+        for (key, t) in tables where t.pending.isEmpty && shapes.byClassKey[key] === t.shape {
+            shapes.spareBatches[key] = t.pending
+        }
+    }
 
     init(pages: TransactionPages, schema: Schema, shapes: TableShapes = TableShapes()) {
         self.pages = pages
@@ -220,7 +228,7 @@ final class ObjectStore {
         } catch {
             throw CoveError(error)
         }
-        let t = Table(cls: cls, classKey: key, entry: entry, shape: shape, pages: pages)
+        let t = Table(cls: cls, classKey: key, entry: entry, shape: shape, pending: shapes.batch(key, shape), pages: pages)
         tables[key] = t
         lastTable = t
         return t
