@@ -6,7 +6,7 @@
 ///
 ///     offset size field
 ///     0      8    magic "COVEDB\0\0"
-///     8      4    format version (3)
+///     8      4    format version (4)
 ///     12     4    page size (4096)
 ///     16     8    commit version
 ///     24     8    file id (random, made when the file was created)
@@ -32,9 +32,11 @@ struct MetaSlot: Equatable, Sendable {
     /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md).
     /// 3: the slot may hold recently freed pages (`recentFree`) and the newest history records
     /// (`recentHistory`) instead of the free-space and history trees.
-    /// Files of formats 1 and 2 (whose bytes 140..<148 are zero) are read as they are, and
-    /// written as format 3 from their next commit.
-    static let formatVersion: UInt32 = 3
+    /// 4: the object layer's table entries may hold the open range of a primary-key index
+    /// (docs/FORMAT.md, "The catalog"); the storage's own bytes are those of format 3.
+    /// Files of formats 1 to 3 (formats 1 and 2 with bytes 140..<148 zero) are read as they
+    /// are, and written as format 4 from their next commit.
+    static let formatVersion: UInt32 = 4
 
     static let versionOffset = 16
     static let listOffset = 256

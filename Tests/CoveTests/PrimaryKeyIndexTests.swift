@@ -1,7 +1,8 @@
 // The primary-key index of a required int key maps ranges of consecutive keys: random creates,
 // deletes, key changes and duplicates against a dictionary, with verify() after each write and
 // reopens; ids created in ascending order share one range; keys at the ends of Int64; an index
-// written one entry per object (the form of other key types) still works; migrations that give
+// written one entry per object (the form of other key types) still works; the open range grows
+// in the table entry across commits without writing the index; migrations that give
 // a class an int key, or make its int key optional, rebuild the index in the right form.
 import XCTest
 @testable import Cove
@@ -129,6 +130,72 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         realm.close()
     }
 
+    /// The index's page (its root) as the realm's current version has it.
+    private func indexRoot(_ realm: Realm) throws -> PageRef {
+        let store = try realm.objectStore()
+        let cls = try store.objectSchema("Item")
+        return try store.tree(CatalogKey.primaryKey(try store.classKey(of: cls))).root.page
+    }
+
+    /// One-object commits with the next id grow the open range in the table entry: the index's
+    /// page is written by the first of them only. Lookups answer from the range in every
+    /// version, in a read transaction and after reopening; an id that does not follow, a
+    /// delete and an id taken twice close it into the tree.
+    func testTheOpenRangeGrowsInTheTableEntryAcrossCommits() throws {
+        var realm = try open()
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(0), values: [("n", .int(0))]) }
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(1), values: [("n", .int(1))]) }
+        let root = try indexRoot(realm)
+        for id in Int64(2)..<60 {
+            try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id))]) }
+            if id % 20 == 0 {
+                realm.close()
+                realm = try open()
+            }
+        }
+        XCTAssertEqual(try indexRoot(realm), root, "a commit with the next id wrote the index")
+        XCTAssertTrue(try ranges(realm) == ("ranges", 1))
+        for id in Int64(0)..<60 { XCTAssertEqual(try n(realm, .int(id)), .int(id)) }
+        XCTAssertNil(try n(realm, .int(60)))
+        XCTAssertNil(try n(realm, .int(-1)))
+        XCTAssertTrue(try realm.verify().contains("index entries match"))
+        assertThrows(.duplicateKey, containing: "30") {
+            try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(30), values: []) }
+        }
+        // An id past a gap: the open range goes into the tree, the new one opens.
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(100), values: [("n", .int(100))]) }
+        try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(101), values: [("n", .int(101))]) }
+        XCTAssertTrue(try ranges(realm) == ("ranges", 2))
+        for id in Int64(0)..<60 { XCTAssertEqual(try n(realm, .int(id)), .int(id)) }
+        XCTAssertEqual(try n(realm, .int(101)), .int(101))
+        XCTAssertNil(try n(realm, .int(102)))
+        // A delete inside the open range splits it.
+        try realm.write { try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(100))!) }
+        XCTAssertNil(try n(realm, .int(100)))
+        XCTAssertEqual(try n(realm, .int(101)), .int(101))
+        _ = try realm.verify()
+        realm.close()
+        realm = try open()
+        XCTAssertEqual(try realm.objects("Item").count(), 61)
+        _ = try realm.verify()
+        realm.close()
+    }
+
+    /// verify() compares the open range of the table entry with the tree's last range.
+    func testAnOpenRangeThatDisagreesWithTheTreeIsCorrupt() throws {
+        let realm = try open()
+        defer { realm.close() }
+        for id in Int64(0)..<5 {
+            try realm.write { _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(id))]) }
+        }
+        try realm.write {
+            let store = try realm.objectStore()
+            let t = try store.table(store.objectSchema("Item"))
+            t.openRangeStoredCount += 1
+        }
+        assertThrows(.corrupt, containing: "open range") { _ = try realm.verify() }
+    }
+
     func testKeysAtTheEndsOfInt64() throws {
         let realm = try open()
         let ids: [Int64] = [.min, .min + 1, -1, 0, 1, .max - 1, .max]
@@ -159,6 +226,8 @@ final class PrimaryKeyIndexTests: CoveTestCase {
             let store = try realm.objectStore()
             let cls = try store.objectSchema("Item")
             let key = CatalogKey.primaryKey(try store.classKey(of: cls))
+            // The ranges' open one is closed first, as every edit of the index does.
+            _ = try store.primaryKeyTree(cls)
             try store.dropTree(key)
             store.resetEmptyTree(key, kind: .bytes)
             for (objectKey, id) in try store.objectKeys(cls).enumerated() {

@@ -55,17 +55,23 @@ enum CatalogKey {
 
 /// A table's catalog entry: its root, the next object key, and its columns (the property key and
 /// the stored kind of each), so the pages can be walked and the properties found without
-/// guessing.
+/// guessing; for a class with a range primary-key index, the index's open range may follow.
 ///
 ///     TableRoot (32) | next object key u64 | column count u32 | per column: property key i64,
-///     kind u8, nullable u8
+///     kind u8, nullable u8 | optional open range: first u64, object key i64, count u64,
+///     stored u64
 struct TableEntry: Equatable {
     var root: TableRoot
     var nextObjectKey: UInt64
     var columns: [(property: Int64, spec: ColumnSpec)]
+    /// The last range of the primary-key index as it has grown beyond the tree: the tree holds
+    /// the range at `range.first` with `stored` keys, the table `range.count` of them. Objects
+    /// created with the next id and the next object key grow it in the entry, which every such
+    /// commit writes anyway, instead of in the index's page (ObjectStore+PrimaryKey.swift).
+    var openRange: OpenPrimaryKeyRange?
 
     static func == (a: TableEntry, b: TableEntry) -> Bool {
-        a.root == b.root && a.nextObjectKey == b.nextObjectKey
+        a.root == b.root && a.nextObjectKey == b.nextObjectKey && a.openRange == b.openRange
             && a.columns.map(\.property) == b.columns.map(\.property) && a.columns.map(\.spec) == b.columns.map(\.spec)
     }
 
@@ -73,12 +79,14 @@ struct TableEntry: Equatable {
     static let columnsOffset = 40
 
     func encoded() -> [UInt8] {
-        let size = Self.columnsOffset + 4 + columns.count * 10
+        let columnsEnd = Self.columnsOffset + 4 + columns.count * 10
+        let size = columnsEnd + (openRange == nil ? 0 : OpenPrimaryKeyRange.encodedSize)
         return [UInt8](unsafeUninitializedCapacity: size) { out, count in
             let base = UnsafeMutableRawPointer(out.baseAddress!)
             root.encode(into: base)
             base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
             Self.encodeColumns(columns, into: base + Self.columnsOffset)
+            openRange?.encode(into: base + columnsEnd)
             count = size
         }
     }
@@ -105,18 +113,22 @@ struct TableEntry: Equatable {
 
     /// The entry in `bytes` with the columns of `shape`, or nil when its column list is not
     /// `shape`'s (which the caller decodes the long way).
-    static func decode(_ bytes: [UInt8], columnsOf shape: TableShape) -> TableEntry? {
-        let same = bytes.withUnsafeBytes { b in
+    /// - Throws: `.corrupt` for a malformed open range.
+    static func decode(_ bytes: [UInt8], columnsOf shape: TableShape) throws(StorageError) -> TableEntry? {
+        let result = bytes.withUnsafeBytes { b in
             shape.columnBytes.withUnsafeBytes { c in
-                b.count == columnsOffset + c.count && memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0
+                Result { () throws(StorageError) -> TableEntry? in
+                    let columnsEnd = columnsOffset + c.count
+                    guard b.count == columnsEnd || b.count == columnsEnd + OpenPrimaryKeyRange.encodedSize,
+                          memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0 else { return nil }
+                    return TableEntry(root: TableRoot.decode(from: b.baseAddress!),
+                                      nextObjectKey: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+                                      columns: shape.columns,
+                                      openRange: b.count == columnsEnd ? nil : try OpenPrimaryKeyRange.decode(from: b.baseAddress! + columnsEnd))
+                }
             }
         }
-        guard same else { return nil }
-        return bytes.withUnsafeBytes { b in
-            TableEntry(root: TableRoot.decode(from: b.baseAddress!),
-                       nextObjectKey: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                       columns: shape.columns)
-        }
+        return try result.get()
     }
 
     static func decode(_ bytes: [UInt8]) throws(StorageError) -> TableEntry {
@@ -131,7 +143,8 @@ struct TableEntry: Equatable {
             throw .corrupt("catalog: a table entry of \(bytes.count) bytes is too short")
         }
         let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 40, as: UInt32.self)))
-        guard bytes.count == 44 + count * 10 else {
+        let columnsEnd = 44 + count * 10
+        guard count <= 0xFFFF, bytes.count == columnsEnd || bytes.count == columnsEnd + OpenPrimaryKeyRange.encodedSize else {
             throw .corrupt("catalog: a table entry of \(bytes.count) bytes does not hold its \(count) columns")
         }
         var columns: [(Int64, ColumnSpec)] = []
@@ -145,7 +158,37 @@ struct TableEntry: Equatable {
         }
         return TableEntry(root: TableRoot.decode(from: p),
                           nextObjectKey: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                          columns: columns.map { (property: $0.0, spec: $0.1) })
+                          columns: columns.map { (property: $0.0, spec: $0.1) },
+                          openRange: bytes.count == columnsEnd ? nil : try OpenPrimaryKeyRange.decode(from: p + columnsEnd))
+    }
+}
+
+/// The open range of a range primary-key index as a table entry keeps it (see
+/// `TableEntry.openRange`).
+struct OpenPrimaryKeyRange: Equatable {
+    var range: PrimaryKeyRange
+    /// How many keys of the range the index's tree holds (at least one, at most `range.count`).
+    var stored: UInt64
+
+    static let encodedSize = 32
+
+    func encode(into p: UnsafeMutableRawPointer) {
+        p.storeBytes(of: range.first.littleEndian, toByteOffset: 0, as: UInt64.self)
+        p.storeBytes(of: range.objectKey.littleEndian, toByteOffset: 8, as: Int64.self)
+        p.storeBytes(of: range.count.littleEndian, toByteOffset: 16, as: UInt64.self)
+        p.storeBytes(of: stored.littleEndian, toByteOffset: 24, as: UInt64.self)
+    }
+
+    static func decode(from p: UnsafeRawPointer) throws(StorageError) -> OpenPrimaryKeyRange {
+        let first = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        let objectKey = Int64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+        let count = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let stored = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        guard objectKey >= 0, stored >= 1, count >= stored, count - 1 <= UInt64.max - first,
+              count - 1 <= UInt64(Int64.max - objectKey) else {
+            throw .corrupt("catalog: the open primary-key range at \(first) (object key \(objectKey), count \(count), \(stored) in the index) is malformed")
+        }
+        return OpenPrimaryKeyRange(range: PrimaryKeyRange(first: first, objectKey: objectKey, count: count), stored: stored)
     }
 }
 

@@ -115,7 +115,8 @@ enum PrimaryKeyRanges {
 
     /// Every range in key order, checked: each well formed and after the one before it.
     /// - Returns: how many primary keys the ranges hold.
-    static func verify<S>(_ tree: BTree<S>) throws(StorageError) -> UInt64 {
+    /// With `open`, the tree's last range must be the open range as far as the tree holds it.
+    static func verify<S>(_ tree: BTree<S>, open: OpenPrimaryKeyRange? = nil) throws(StorageError) -> UInt64 {
         var total: UInt64 = 0
         var previous: PrimaryKeyRange?
         try tree.forEach(from: nil) { (k: UInt64, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
@@ -126,6 +127,13 @@ enum PrimaryKeyRanges {
             total &+= r.count
             previous = r
             return true
+        }
+        if let open {
+            let stored = PrimaryKeyRange(first: open.range.first, objectKey: open.range.objectKey, count: open.stored)
+            guard previous == stored else {
+                throw .corrupt("primary-key index: the open range at \(open.range.first) (\(open.stored) keys in the index) is not the index's last range")
+            }
+            total &+= open.range.count - open.stored
         }
         return total
     }
@@ -141,11 +149,13 @@ extension ObjectSchema {
 }
 
 extension ObjectStore {
-    /// The primary-key index of `cls`, its open range written in. An index with pages keeps
-    /// the form it was written in; a new one maps ranges when the key is a required int.
+    /// The primary-key index of `cls`, its open range written in when the transaction writes
+    /// (a read transaction gets the tree as stored: the same ranges, the open one shorter). An
+    /// index with pages keeps the form it was written in; a new one maps ranges when the key is
+    /// a required int.
     func primaryKeyTree(_ cls: ObjectSchema) throws(CoveError) -> BTree<TransactionPages> {
         let t = try table(forCreate: cls)
-        try closePrimaryKeyRange(t)
+        if pages.isWritable { try closePrimaryKeyRange(t) }
         return try storedPrimaryKeyTree(t)
     }
 
@@ -165,7 +175,19 @@ extension ObjectStore {
         return result
     }
 
-    /// Writes the open range's length into the tree and stops growing it in memory.
+    /// Keeps the open range (as far as it has grown) in the table entry for the next
+    /// transaction, which grows it further without writing the index's page; the entry is
+    /// written when it changes. Called at commit.
+    func keepOpenPrimaryKeyRange(_ t: Table) {
+        let open = t.openRange.map { OpenPrimaryKeyRange(range: $0, stored: t.openRangeStoredCount) }
+        if open != t.entry.openRange {
+            t.entry.openRange = open
+            t.dirty = true
+        }
+    }
+
+    /// Writes the open range's length into the tree and stops growing it (the table entry
+    /// drops it at commit).
     func closePrimaryKeyRange(_ t: Table) throws(CoveError) {
         guard let open = t.openRange else { return }
         t.openRange = nil
@@ -289,9 +311,13 @@ extension ObjectStore {
 
     /// How many objects the primary-key index of `cls` files (for verify): its entries, or
     /// for a range index the keys its ranges hold, checked for order and overlap.
+    /// Reads without writing, so a read transaction can check too: an open range counts the
+    /// keys it holds beyond the tree's.
     func primaryKeyIndexCount(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
-        let t = try primaryKeyTree(cls)
+        let table = try table(forCreate: cls)
+        let t = try storedPrimaryKeyTree(table)
         if t.keyKind == .bytes { return t.count }
-        do { return try PrimaryKeyRanges.verify(t) } catch { throw CoveError(error) }
+        let open = table.openRange.map { OpenPrimaryKeyRange(range: $0, stored: table.openRangeStoredCount) }
+        do { return try PrimaryKeyRanges.verify(t, open: open) } catch { throw CoveError(error) }
     }
 }

@@ -74,8 +74,9 @@ final class ObjectStore {
         /// The catalog key of the class's primary-key index.
         let primaryKeyTreeKey: [UInt8]
         /// The last range of a range primary-key index while objects created with the next id
-        /// and the next object key grow it in memory (`ObjectStore+PrimaryKey.swift`); the
-        /// tree holds it with `openRangeStoredCount` keys until it is closed.
+        /// and the next object key grow it in memory, and between transactions in the table
+        /// entry (`ObjectStore+PrimaryKey.swift`); the tree holds it with
+        /// `openRangeStoredCount` keys until it is closed.
         var openRange: PrimaryKeyRange?
         var openRangeStoredCount: UInt64 = 0
 
@@ -125,6 +126,8 @@ final class ObjectStore {
             clusters = UnsafeMutablePointer.allocate(capacity: 1)
             clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
             self.pending = pending
+            openRange = entry.openRange?.range
+            openRangeStoredCount = entry.openRange?.stored ?? 0
         }
 
         deinit {
@@ -213,7 +216,7 @@ final class ObjectStore {
         let shape: TableShape
         do {
             if let bytes = try catalog.get(CatalogKey.table(key)) {
-                if let cached = shapes.byClassKey[key], let e = TableEntry.decode(bytes, columnsOf: cached) {
+                if let cached = shapes.byClassKey[key], let e = try TableEntry.decode(bytes, columnsOf: cached) {
                     entry = e
                     shape = cached
                 } else {
@@ -864,7 +867,7 @@ final class ObjectStore {
     func flush() throws(CoveError) -> TreeRoot {
         for t in tables.values {
             try t.writePending()
-            try closePrimaryKeyRange(t)
+            keepOpenPrimaryKeyRange(t)
         }
         do {
             for t in tables.values where t.dirty {
