@@ -125,6 +125,7 @@ extension BTree {
     /// copy (the original is freed; the owner keeps it for older readers).
     func makeWritable(_ ref: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         if store.isWritable(ref.pgno) { return (ref.pgno, store.writablePage(ref.pgno)) }
+        if let page = try store.adoptInPlace(ref.pgno) { return (ref.pgno, page) }
         let source = try store.page(ref.pgno)
         let (pgno, page) = try store.allocate()
         // Type, flags and count, then the body; checksum and version are the owner's to seal.

@@ -21,9 +21,10 @@
 ///     136    4    bytes of the list held inline below
 ///     140    4    bytes of the recently freed pages, held right after the inline list
 ///     144    4    bytes of the recent history records, held right after the freed pages
-///     148    108  zero
+///     148    4    bytes of the catalog's root leaf held here (0: none), right after the records
+///     152    104  zero
 ///     256    3836 written-page list, inline part, then the recently freed pages, then the
-///                 recent history records
+///                 recent history records, then the catalog's root leaf
 ///     4092   4    CRC32C of bytes [0, 4092)
 struct MetaSlot: Equatable, Sendable {
     /// "COVEDB\0\0" read as a little-endian u64.
@@ -32,8 +33,8 @@ struct MetaSlot: Equatable, Sendable {
     /// 2: cluster leaves may store their keys stepped (docs/FORMAT-btree.md).
     /// 3: the slot may hold recently freed pages (`recentFree`) and the newest history records
     /// (`recentHistory`) instead of the free-space and history trees.
-    /// 4: the object layer's table entries may hold the open range of a primary-key index
-    /// (docs/FORMAT.md, "The catalog"); the storage's own bytes are those of format 3.
+    /// 4: the slot may hold the catalog's root leaf (`inlineCatalog`), and the object layer's
+    /// table entries the open range of a primary-key index (docs/FORMAT-objects.md).
     /// Files of formats 1 to 3 (formats 1 and 2 with bytes 140..<148 zero) are read as they
     /// are, and written as format 4 from their next commit.
     static let formatVersion: UInt32 = 4
@@ -68,6 +69,12 @@ struct MetaSlot: Equatable, Sendable {
     /// The newest history records, listed here rather than in the history tree (so a small
     /// commit need not rewrite the tree's pages): ascending versions, all newer than the tree's.
     var recentHistory: [HistoryEntry]
+    /// The catalog's root leaf when the slot holds it rather than its page (`catalog` still
+    /// names the page number it owns, which nothing reads from the file).
+    var inlineCatalog: InlinePage? = nil
+
+    /// The page number of `inlineCatalog` (0: none).
+    var inlineCatalogPage: PageNumber { inlineCatalog == nil ? 0 : catalog.page.pgno }
 
     /// An empty database at `version`.
     static func empty(version: UInt64, fileId: UInt64) -> MetaSlot {
@@ -84,6 +91,12 @@ struct MetaSlot: Equatable, Sendable {
         p.storeBytes(of: UInt32(freeBytes).littleEndian, toByteOffset: 140, as: UInt32.self)
         let historyBytes = HistoryEntry.encode(recentHistory, into: p + freeAt + freeBytes)
         p.storeBytes(of: UInt32(historyBytes).littleEndian, toByteOffset: 144, as: UInt32.self)
+        if let inlineCatalog {
+            inlineCatalog.bytes.withUnsafeBytes { b in
+                (p + freeAt + freeBytes + historyBytes).copyMemory(from: b.baseAddress!, byteCount: b.count)
+            }
+            p.storeBytes(of: UInt32(inlineCatalog.bytes.count).littleEndian, toByteOffset: 148, as: UInt32.self)
+        }
         p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
         p.storeBytes(of: MetaSlot.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
         p.storeBytes(of: UInt32(pageSize).littleEndian, toByteOffset: 12, as: UInt32.self)
@@ -137,10 +150,11 @@ struct MetaSlot: Equatable, Sendable {
                             listInlineBytes: u32(136), recentFree: [], recentHistory: [])
         let freeBytes = Int(u32(140))
         let historyBytes = Int(u32(144))
+        let catalogBytes = Int(u32(148))
         guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity,
-              freeBytes <= recentFreeCapacity, historyBytes <= recentHistoryCapacity,
-              Int(meta.listInlineBytes) + freeBytes + historyBytes <= inlineListCapacity else {
-            return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes), \(freeBytes) bytes of freed pages or \(historyBytes) of history out of range")
+              freeBytes <= recentFreeCapacity, historyBytes <= recentHistoryCapacity, catalogBytes <= InlinePage.capacity,
+              Int(meta.listInlineBytes) + freeBytes + historyBytes + catalogBytes <= inlineListCapacity else {
+            return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes), \(freeBytes) bytes of freed pages, \(historyBytes) of history or \(catalogBytes) of the catalog out of range")
         }
         var decoded = meta
         do throws(StorageError) {
@@ -149,6 +163,11 @@ struct MetaSlot: Equatable, Sendable {
                                                       version: meta.version, pageCount: meta.pageCount)
             decoded.recentHistory = try HistoryEntry.decode(UnsafeRawBufferPointer(start: freeAt + freeBytes, count: historyBytes),
                                                            version: meta.version)
+            if catalogBytes > 0 {
+                guard !meta.catalog.page.isNone else { throw .corrupt("the slot holds a catalog leaf but no catalog root") }
+                decoded.inlineCatalog = try InlinePage(compact: UnsafeRawBufferPointer(start: freeAt + freeBytes + historyBytes, count: catalogBytes),
+                                                       ref: meta.catalog.page)
+            }
         } catch {
             return .damaged(error.message)
         }

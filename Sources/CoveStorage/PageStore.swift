@@ -24,6 +24,12 @@ public protocol PageStore: AnyObject {
     /// The writable memory of a page this transaction allocated (`isWritable(pgno)` must hold).
     func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer
 
+    /// Makes committed page `pgno` this transaction's own to edit in place, under the same
+    /// number, when no reader can ever read it from the file (the catalog leaf a meta slot
+    /// holds: readers of that version rebuild it from the slot); nil for any other page, which
+    /// is copied to a new page instead. Afterwards `isWritable(pgno)` holds.
+    func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer?
+
     /// A fresh zeroed page owned by this transaction.
     /// - Throws: `.invalidArgument` on a read-only store, `.noSpace`/`.io` if the file cannot grow.
     func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
@@ -41,6 +47,9 @@ public protocol PageStore: AnyObject {
 extension PageStore {
     /// No hint: a store whose pages are not mapped memory ignores it.
     public func prefetch(_ pgno: PageNumber, lines: Int) {}
+
+    /// Every committed page may be read from the file: none is adopted.
+    public func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? { nil }
 
     @inlinable @inline(__always)
     public func prefetch(_ pgno: PageNumber) { prefetch(pgno, lines: 2) }

@@ -28,6 +28,8 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     var meta: MetaSlot { box.meta }
     let file: PageFile
     let slot: Int
+    /// The page number of the catalog leaf the meta slot holds (0: none).
+    let inlinePage: PageNumber
     private let ended = Atomic<Bool>(false)
 
     init(storage: Storage, slot: Int, box: MetaBox) {
@@ -40,6 +42,7 @@ public final class Snapshot: PageStore, @unchecked Sendable {
         history = box.meta.history
         freeSpace = box.meta.freeSpace
         pageCount = box.meta.pageCount
+        inlinePage = box.meta.inlineCatalogPage
     }
 
     deinit {
@@ -67,7 +70,14 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     @inline(__always)
     public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
         if ended.load(ordering: .relaxed) { throw endedError() }
+        if pgno == inlinePage { return UnsafeRawPointer(box.meta.inlineCatalog!.page) }
         return try file.checkedPage(pgno, limit: pageCount, maxVersion: version)
+    }
+
+    /// Page `pgno` as this version has it, unchecked: the catalog leaf the meta slot holds, or
+    /// the file's page (verify() checks it).
+    func rawPage(_ pgno: PageNumber) -> UnsafeRawPointer {
+        pgno == inlinePage ? UnsafeRawPointer(box.meta.inlineCatalog!.page) : file.pointer(pgno)
     }
 
     @inline(never)

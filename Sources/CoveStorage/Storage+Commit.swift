@@ -1,6 +1,6 @@
-// Commit: the history record, the free-space records, then one batch of writes (every new page,
-// the continuation pages of the written-page list, the meta slot not holding the base version)
-// and one flush. docs/FORMAT.md argues why a crash at any point leaves either this version or the
+// Commit: the history record, the free-space records, then one batch of writes (every new page
+// but a catalog leaf the meta slot holds, the continuation pages of the written-page list, the
+// meta slot not holding the base version) and one flush. docs/FORMAT.md argues why a crash at any point leaves either this version or the
 // one before it, complete.
 import Glibc
 
@@ -29,6 +29,7 @@ extension WriteTransaction {
                 }
             }
             try updateHistory()
+            try chooseInlineCatalog()
             let (continuation, freePages, written) = try settleFreeSpace()
             prepared = seal(written: written, continuation: continuation, freePages: freePages)
         } catch {
@@ -114,6 +115,28 @@ extension WriteTransaction {
         history = tree.root
     }
 
+    /// Whether this commit's meta slot holds the catalog's root leaf: the base slot's when the
+    /// catalog did not change, or the leaf this transaction wrote when it is one small enough
+    /// (`InlinePage.capacity`). The slot then carries it and its page is not written.
+    private func chooseInlineCatalog() throws(StorageError) {
+        inlineCatalogPage = 0
+        inlineCatalogBytes = 0
+        let root = catalog.page
+        if root.isNone { return }
+        if let p = dirtyTable.pointee.page(root.pgno) {
+            guard var sizes = InlinePage.compactSizes(p), sizes.packed <= InlinePage.capacity else { return }
+            if sizes.asIs > InlinePage.capacity {
+                // Removed cells left garbage: pack the cells (the leaf is this transaction's).
+                try BTree(store: self, root: catalog, keyKind: .bytes).compact(p, pgno: root.pgno)
+                sizes.asIs = sizes.packed
+            }
+            inlineCatalogPage = root.pgno
+            inlineCatalogBytes = sizes.asIs
+        } else if root.pgno == baseInlinePage, let kept = base.inlineCatalog {
+            inlineCatalogBytes = kept.bytes.count
+        }
+    }
+
     /// Seals every page, builds the written-page list into the meta page and the continuation
     /// pages, and the meta itself.
     private func seal(written: [PageNumber], continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
@@ -162,11 +185,17 @@ extension WriteTransaction {
             nextPage = continuation[k]
             nextChecksum = PageHeader.storedChecksum(p)
         }
+        var inlineCatalog: InlinePage?
+        if inlineCatalogPage != 0 {
+            inlineCatalog = InlinePage(sealing: dirty[inlineCatalogPage]!, version: version)
+        } else if inlineCatalogBytes > 0 {
+            inlineCatalog = base.inlineCatalog
+        }
         let meta = MetaSlot(version: version, fileId: base.fileId, pageCount: pageCount, catalog: catalog,
                             freeSpace: freeSpace, history: history, freePageCount: freePages,
                             listHead: nextPage, listHeadChecksum: nextChecksum,
                             listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes),
-                            recentFree: recentFree, recentHistory: recentHistory)
+                            recentFree: recentFree, recentHistory: recentHistory, inlineCatalog: inlineCatalog)
         meta.encode(into: metaPage)
         var all = written + continuation
         all.sort()

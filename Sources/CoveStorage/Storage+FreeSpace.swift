@@ -270,7 +270,7 @@ extension WriteTransaction {
         if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
         let bytes = FreedPages.encodedSize(groups)
         guard bytes <= MetaSlot.recentFreeCapacity,
-              listBytes + bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) else { return nil }
+              listBytes + bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - inlineCatalogBytes else { return nil }
         recentFree = groups
         let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
         return ([], free, written)
@@ -284,12 +284,14 @@ extension WriteTransaction {
             bytes += WrittenPageList.entrySize(delta: p - previous)
             previous = p
         }
-        return bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) ? bytes : nil
+        return bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - inlineCatalogBytes ? bytes : nil
     }
 
-    /// The written pages of this commit (the continuation pages excepted), ascending.
+    /// The written pages of this commit (the continuation pages and a catalog leaf the meta slot
+    /// holds excepted), ascending.
     func writtenPages(excluding continuation: [PageNumber]) -> [PageNumber] {
         var pages = Array(dirty.keys)
+        if inlineCatalogPage != 0, let i = pages.firstIndex(of: inlineCatalogPage) { pages.remove(at: i) }
         if !continuation.isEmpty {
             let skip = Set(continuation)
             pages.removeAll { skip.contains($0) }

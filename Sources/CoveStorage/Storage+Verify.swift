@@ -58,7 +58,7 @@ extension Storage {
             guard marks[Int(pgno)] == 0 else {
                 throw .corrupt("\(where_): page \(pgno) of \(owner) is also \(marks[Int(pgno)] == 1 ? "reachable elsewhere" : "listed free")")
             }
-            try file.verifyPage(file.pointer(pgno), pgno, maxVersion: version)
+            try file.verifyPage(snapshot.rawPage(pgno), pgno, maxVersion: version)
             marks[Int(pgno)] = 1
             live += 1
         }

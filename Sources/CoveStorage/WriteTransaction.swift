@@ -28,13 +28,24 @@ public final class WriteTransaction: PageStore {
     let oldestPinned: UInt64
     var finished = false
     var historyRecord: [UInt8]?
+    /// The page number of the catalog leaf the base slot holds (0: none): read from the slot.
+    let baseInlinePage: PageNumber
+    /// Whether `adoptInPlace` made that page this transaction's (once at most: freed, it is not
+    /// taken back).
+    var baseInlineAdopted = false
+    /// The catalog root leaf this transaction wrote, when this commit's slot holds it instead of
+    /// writing its page (0: none; set at commit before the free space settles).
+    var inlineCatalogPage: PageNumber = 0
+    /// Bytes of the catalog leaf this commit's slot holds (this transaction's, or the base's
+    /// when the catalog did not change); 0 when the catalog has a page of its own.
+    var inlineCatalogBytes = 0
     /// The history records this commit's meta slot holds (set when the commit updates the
     /// history).
     var recentHistory: [HistoryEntry] = []
-    /// Room for the written-page list in this commit's meta slot, beside its history records
-    /// and freed-page groups.
+    /// Room for the written-page list in this commit's meta slot, beside its history records,
+    /// freed-page groups and catalog leaf.
     var listRoom: Int {
-        MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - FreedPages.encodedSize(recentFree)
+        MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - FreedPages.encodedSize(recentFree) - inlineCatalogBytes
     }
 
     // Pages.
@@ -94,6 +105,7 @@ public final class WriteTransaction: PageStore {
         version = base.version + 1
         baseVersion = base.version
         catalog = base.catalog
+        baseInlinePage = base.inlineCatalogPage
         history = base.history
         freeSpace = base.freeSpace
         pageCount = base.pageCount
@@ -161,6 +173,7 @@ public final class WriteTransaction: PageStore {
     @inline(__always)
     public func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
         if let p = dirtyTable.pointee.page(pgno) { return UnsafeRawPointer(p) }
+        if pgno == baseInlinePage { return UnsafeRawPointer(base.inlineCatalog!.page) }
         return try file.checkedPage(pgno, limit: base.pageCount, maxVersion: base.version)
     }
 
@@ -186,6 +199,19 @@ public final class WriteTransaction: PageStore {
             preconditionFailure("page \(pgno) was not allocated by this write transaction")
         }
         return p
+    }
+
+    /// The catalog leaf the base slot holds, copied into a page of this transaction under its
+    /// own number: no reader reads that number from the file (each rebuilds the leaf from its
+    /// slot), so the leaf needs no new page, and the page numbers a commit writes stay one run.
+    public func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
+        guard pgno == baseInlinePage, !baseInlineAdopted, let inline = base.inlineCatalog else { return nil }
+        guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
+        let buffer = try buffers.take()
+        buffer.copyMemory(from: inline.page, byteCount: pageSize)
+        dirtyTable.pointee.insert(pgno, buffer)
+        baseInlineAdopted = true
+        return buffer
     }
 
     /// A zeroed page: one this transaction freed, else a page freed long enough ago that no

@@ -59,6 +59,11 @@ final class TransactionPages: PageStore {
         }
     }
 
+    func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
+        if case .write(let w) = backing { return try w.adoptInPlace(pgno) }
+        return nil
+    }
+
     func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         switch backing {
         case .read: throw .readOnly("a read transaction cannot allocate pages")

@@ -1,0 +1,87 @@
+// InlinePage: the catalog's root leaf held in the meta slot instead of in its own page. A commit
+// whose catalog is one small leaf (the usual case: a schema record and a few roots) stores the
+// leaf's header, slots and cells in the slot, so it writes one page less; the page number stays
+// allocated to the leaf, and readers of that version get the page rebuilt from the slot.
+import Glibc
+
+/// A B+tree leaf as a meta slot holds it: bytes `[0, 24 + 2n)` of the page (header and slots),
+/// then bytes `[cellStart, pageSize)` (the cells); the bytes between are zero. The page rebuilt
+/// from them carries the checksum and version it was sealed with.
+///
+/// `@unchecked Sendable`: immutable after `init`; the page memory lives as long as the object.
+final class InlinePage: @unchecked Sendable, Equatable {
+    /// The most bytes a slot gives the catalog's leaf: with the freed pages and history records
+    /// at their limits, a quarter of the slot is still left for the written-page list.
+    static let capacity = 1024
+
+    /// The compact form, as the slot stores it.
+    let bytes: [UInt8]
+    /// The whole page, rebuilt.
+    let page: UnsafeMutableRawPointer
+
+    /// The bytes of the compact form of leaf `p` as it is and with its garbage packed away, or
+    /// nil when `p` is not a leaf.
+    static func compactSizes(_ p: UnsafeRawPointer) -> (asIs: Int, packed: Int)? {
+        guard PageHeader.type(p) == PageType.leaf.rawValue, p.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0 else {
+            return nil
+        }
+        let count = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
+        let cellStart = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
+        let garbage = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.garbageOffset, as: UInt16.self)))
+        let prefix = BTreeLayout.slotsOffset + 2 * count
+        guard cellStart >= prefix, cellStart <= pageSize, garbage <= pageSize - cellStart else { return nil }
+        let size = prefix + pageSize - cellStart
+        return (size, size - garbage)
+    }
+
+    /// Seals leaf `p` (whose compact form fits `capacity`) at `version`, the bytes between its slots and
+    /// its cells zeroed first, and keeps a copy of it.
+    init(sealing p: UnsafeMutableRawPointer, version: UInt64) {
+        let count = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
+        let cellStart = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
+        let prefix = BTreeLayout.slotsOffset + 2 * count
+        memset(p + prefix, 0, cellStart - prefix)
+        PageHeader.seal(p, version: version)
+        page = .allocate(byteCount: pageSize, alignment: 64)
+        page.copyMemory(from: p, byteCount: pageSize)
+        var compact = [UInt8](repeating: 0, count: prefix + pageSize - cellStart)
+        compact.withUnsafeMutableBytes { c in
+            c.baseAddress!.copyMemory(from: p, byteCount: prefix)
+            (c.baseAddress! + prefix).copyMemory(from: p + cellStart, byteCount: pageSize - cellStart)
+        }
+        bytes = compact
+    }
+
+    /// Rebuilds the leaf of root `ref` from a slot's compact form, checking that the header
+    /// agrees with the lengths, that the page is a leaf written by `ref.version`, and its checksum.
+    init(compact: UnsafeRawBufferPointer, ref: PageRef) throws(StorageError) {
+        guard compact.count >= BTreeLayout.slotsOffset, compact.count <= InlinePage.capacity, let c = compact.baseAddress else {
+            throw .corrupt("the catalog leaf held in the meta slot has \(compact.count) bytes")
+        }
+        let count = Int(UInt16(littleEndian: c.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
+        let cellStart = Int(UInt16(littleEndian: c.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
+        let prefix = BTreeLayout.slotsOffset + 2 * count
+        guard prefix <= compact.count, cellStart == pageSize - (compact.count - prefix) else {
+            throw .corrupt("the catalog leaf held in the meta slot does not hold its \(count) cells in \(compact.count) bytes")
+        }
+        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 64)
+        memset(page, 0, pageSize)
+        page.copyMemory(from: c, byteCount: prefix)
+        (page + cellStart).copyMemory(from: c + prefix, byteCount: compact.count - prefix)
+        let stored = PageHeader.storedChecksum(page)
+        let computed = PageHeader.computeChecksum(page)
+        guard PageHeader.type(page) == PageType.leaf.rawValue, page.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0,
+              PageHeader.version(page) == ref.version, stored == computed else {
+            page.deallocate()
+            throw .corrupt("the catalog leaf held in the meta slot is not a leaf of version \(ref.version) with a valid checksum (stored \(hex(stored)), computed \(hex(computed)))")
+        }
+        self.page = page
+        bytes = Array(compact)
+    }
+
+    deinit {
+        page.deallocate()
+    }
+
+    static func == (a: InlinePage, b: InlinePage) -> Bool { a.bytes == b.bytes }
+}
