@@ -91,23 +91,13 @@ final class InlineCatalogTests: StorageTestCase {
         let meta = r.meta
         r.end()
         let inline = try XCTUnwrap(meta.inlineCatalog)
+        let at = MetaSlot.listOffset + Int(meta.listInlineBytes) + FreedPages.encodedSize(meta.recentFree)
+            + HistoryEntry.encodedSize(meta.recentHistory)
         func slot(_ patch: ((UnsafeMutableRawPointer, Int) -> Void)? = nil) -> MetaSlot.Decoded {
-            let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
-            defer { page.deallocate() }
-            memset(page, 0, pageSize)
-            meta.encode(into: page)
-            if let patch {
-                let at = MetaSlot.listOffset + Int(meta.listInlineBytes) + FreedPages.encodedSize(meta.recentFree)
-                    + HistoryEntry.encodedSize(meta.recentHistory)
-                patch(page, at)
-                let crc = crc32c(UnsafeRawBufferPointer(start: page, count: MetaSlot.crcOffset))
-                page.storeBytes(of: crc.littleEndian, toByteOffset: MetaSlot.crcOffset, as: UInt32.self)
-            }
-            return MetaSlot.decode(page)
+            MetaSlotTesting.decode(meta, patch: patch.map { p in { page in p(page, at) } })
         }
         func isDamaged(_ d: MetaSlot.Decoded, _ why: String, line: UInt = #line) {
-            if case .damaged = d { return }
-            XCTFail("\(why): \(d)", line: line)
+            MetaSlotTesting.assertDamaged(d, why, line: line)
         }
         guard case .valid(let decoded) = slot() else { return XCTFail("the slot as written is valid") }
         XCTAssertEqual(decoded.inlineCatalog, inline)

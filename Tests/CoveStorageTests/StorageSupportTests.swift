@@ -177,3 +177,26 @@ func testValue(_ seed: UInt64, size: Int) -> [UInt8] {
         return UInt8(truncatingIfNeeded: x)
     }
 }
+
+/// Meta slots encoded, altered and decoded again, for the tests of what decoding refuses.
+enum MetaSlotTesting {
+    /// `meta` encoded into a zeroed page, `patch` applied (and the slot's checksum made right
+    /// again), then decoded.
+    static func decode(_ meta: MetaSlot, patch: ((UnsafeMutableRawPointer) -> Void)? = nil) -> MetaSlot.Decoded {
+        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { page.deallocate() }
+        memset(page, 0, pageSize)
+        meta.encode(into: page)
+        if let patch {
+            patch(page)
+            let crc = crc32c(UnsafeRawBufferPointer(start: page, count: MetaSlot.crcOffset))
+            page.storeBytes(of: crc.littleEndian, toByteOffset: MetaSlot.crcOffset, as: UInt32.self)
+        }
+        return MetaSlot.decode(page)
+    }
+
+    static func assertDamaged(_ d: MetaSlot.Decoded, _ why: String, file: StaticString = #filePath, line: UInt = #line) {
+        if case .damaged = d { return }
+        XCTFail("\(why): \(d)", file: file, line: line)
+    }
+}
