@@ -126,11 +126,7 @@ extension BTree {
     func makeWritable(_ ref: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         if store.isWritable(ref.pgno) { return (ref.pgno, store.writablePage(ref.pgno)) }
         if let page = try store.adoptInPlace(ref.pgno) { return (ref.pgno, page) }
-        let source = try store.page(ref.pgno)
-        let (pgno, page) = try store.allocate()
-        // Type, flags and count, then the body; checksum and version are the owner's to seal.
-        (page + PageHeader.typeOffset).copyMemory(from: source + PageHeader.typeOffset, byteCount: 4)
-        (page + PageHeader.size).copyMemory(from: source + PageHeader.size, byteCount: pageSize - PageHeader.size)
+        let (pgno, page) = try store.allocateCopy(of: ref.pgno)
         store.free(ref.pgno)
         return (pgno, page)
     }

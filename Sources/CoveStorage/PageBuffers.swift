@@ -35,11 +35,12 @@ final class PageBuffers: @unchecked Sendable {
 
     deinit { unmapAll() }
 
-    /// A zeroed buffer of `pageSize` bytes, aligned to `pageSize`.
+    /// A zeroed buffer of `pageSize` bytes, aligned to `pageSize`; with `zeroed: false` one
+    /// whose bytes may be a previous page's, for a caller that writes all of them (a copy).
     /// - Throws: `.noSpace` when the memory cannot be mapped.
-    func take() throws(StorageError) -> UnsafeMutableRawPointer {
+    func take(zeroed: Bool = true) throws(StorageError) -> UnsafeMutableRawPointer {
         if let b = spare.popLast() {
-            memset(b, 0, pageSize)
+            if zeroed { memset(b, 0, pageSize) }
             return b
         }
         while chunk < chunks.count && page == chunks[chunk].pages {
@@ -49,7 +50,7 @@ final class PageBuffers: @unchecked Sendable {
         if chunk == chunks.count { try mapChunk() }
         let b = chunks[chunk].base + page * pageSize
         if page < chunks[chunk].used {
-            memset(b, 0, pageSize)
+            if zeroed { memset(b, 0, pageSize) }
         } else {
             chunks[chunk].used = page + 1
         }

@@ -30,6 +30,11 @@ public protocol PageStore: AnyObject {
     /// is copied to a new page instead. Afterwards `isWritable(pgno)` holds.
     func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer?
 
+    /// A fresh page owned by this transaction holding a copy of page `pgno` as the transaction
+    /// sees it (checksum and version fields excepted: those are the owner's to seal).
+    /// - Throws: as `page` and `allocate`.
+    func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+
     /// A fresh zeroed page owned by this transaction.
     /// - Throws: `.invalidArgument` on a read-only store, `.noSpace`/`.io` if the file cannot grow.
     func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
@@ -48,11 +53,26 @@ extension PageStore {
     /// No hint: a store whose pages are not mapped memory ignores it.
     public func prefetch(_ pgno: PageNumber, lines: Int) {}
 
+    /// A zeroed page, then the copy.
+    public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        let source = try page(pgno)
+        let (copy, page) = try allocate()
+        copyPageBody(from: source, to: page)
+        return (copy, page)
+    }
+
     /// Every committed page may be read from the file: none is adopted.
     public func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? { nil }
 
     @inlinable @inline(__always)
     public func prefetch(_ pgno: PageNumber) { prefetch(pgno, lines: 2) }
+}
+
+/// Copies a page but for its checksum and version: type, flags and count, then the body.
+@inline(__always)
+func copyPageBody(from source: UnsafeRawPointer, to page: UnsafeMutableRawPointer) {
+    (page + PageHeader.typeOffset).copyMemory(from: source + PageHeader.typeOffset, byteCount: 4)
+    (page + PageHeader.size).copyMemory(from: source + PageHeader.size, byteCount: pageSize - PageHeader.size)
 }
 
 /// Starts loading `lines` cache lines from `address` into the caches, for the object layer's

@@ -207,7 +207,7 @@ public final class WriteTransaction: PageStore {
     public func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
         guard pgno == baseInlinePage, !baseInlineAdopted, let inline = base.inlineCatalog else { return nil }
         guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
-        let buffer = try buffers.take()
+        let buffer = try buffers.take(zeroed: false)
         buffer.copyMemory(from: inline.page, byteCount: pageSize)
         dirtyTable.pointee.insert(pgno, buffer)
         baseInlineAdopted = true
@@ -229,6 +229,23 @@ public final class WriteTransaction: PageStore {
         dirtyTable.pointee.insert(pgno, buffer)
         allocations += 1
         return (pgno, buffer)
+    }
+
+    /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
+    /// every byte but the checksum and version, which commit seals).
+    public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
+        let source = try page(pgno)
+        let buffer = try buffers.take(zeroed: false)
+        let copy: PageNumber
+        do { copy = try nextPageNumber() } catch {
+            buffers.give(buffer)
+            throw error
+        }
+        copyPageBody(from: source, to: buffer)
+        dirtyTable.pointee.insert(copy, buffer)
+        allocations += 1
+        return (copy, buffer)
     }
 
     /// The page number of the next allocation: one this transaction freed, a reusable one, or
