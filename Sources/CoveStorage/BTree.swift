@@ -595,6 +595,13 @@ extension BTree {
         try withValue(key) { bytes throws(StorageError) in Array(bytes) }
     }
 
+    /// Calls `body` with the value stored under the byte-string `key`, in place.
+    /// - Returns: what `body` returned, or nil if `key` is absent.
+    @inlinable
+    public func withValue<R>(_ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R? {
+        try withBytes(key) { k throws(StorageError) in try withValue(k, body) }
+    }
+
     /// A copy of the value stored under the byte-string `key`, or nil.
     /// - Complexity: O(log n · k + m)
     @inlinable

@@ -93,22 +93,29 @@ extension LockFile {
     /// The pinned versions, the latest included: the oldest and how many distinct ones.
     func scanReaders(latest: UInt64) -> ReaderScan {
         let n = min(Int(highWaterField.pointee.load(ordering: .sequentiallyConsistent)), LockLayout.slotCount)
-        var oldest = latest
-        var versions: [UInt64] = [latest]
-        for slot in 0..<n {
-            let v = versionField(slot).pointee.load(ordering: .sequentiallyConsistent)
-            if v == 0 { continue }
-            oldest = min(oldest, v)
-            versions.append(v)
+        // The versions in scratch memory (on the stack for the usual few slots): a writer scans
+        // at every begin and commit.
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n + 1) { versions in
+            var oldest = latest
+            versions[0] = latest
+            var count = 1
+            for slot in 0..<n {
+                let v = versionField(slot).pointee.load(ordering: .sequentiallyConsistent)
+                if v == 0 { continue }
+                oldest = min(oldest, v)
+                versions[count] = v
+                count += 1
+            }
+            var pinned = UnsafeMutableBufferPointer(rebasing: versions[0..<count])
+            pinned.sort()
+            var distinct: UInt64 = 0
+            var previous: UInt64 = 0
+            for v in pinned where v != previous {
+                distinct += 1
+                previous = v
+            }
+            return ReaderScan(oldest: oldest, distinctVersions: distinct)
         }
-        versions.sort()
-        var distinct: UInt64 = 0
-        var previous: UInt64 = 0
-        for v in versions where v != previous {
-            distinct += 1
-            previous = v
-        }
-        return ReaderScan(oldest: oldest, distinctVersions: distinct)
     }
 
     /// Frees the slots of processes that died without releasing them (no such pid, or this

@@ -87,7 +87,9 @@ extension WriteTransaction {
     /// records readers still need are few.
     private func updateHistory() throws(StorageError) {
         let limit = oldestPinned
-        var recent = base.recentHistory.filter { $0.version >= limit }
+        var recent: [HistoryEntry] = []
+        recent.reserveCapacity(base.recentHistory.count + 1)
+        for entry in base.recentHistory where entry.version >= limit { recent.append(entry) }
         if let record = historyRecord {
             recent.append(HistoryEntry(version: version, bytes: record))
         }
@@ -97,7 +99,7 @@ extension WriteTransaction {
             bytes -= HistoryEntry.encodedSize(recent[spill])
             spill += 1
         }
-        recentHistory = Array(recent[spill...])
+        recentHistory = spill == 0 ? recent : Array(recent[spill...])
         if spill == 0 && history.page.isNone { return }
         var tree = BTree(store: self, root: history, keyKind: .u64)
         for entry in recent[..<spill] {

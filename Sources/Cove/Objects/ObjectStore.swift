@@ -2,6 +2,7 @@
 // catalog, reads and writes objects' properties, keeps the primary-key index and the backlink
 // trees right through every write, and at commit writes the changed roots back to the catalog.
 import CoveStorage
+import Glibc
 import Synchronization
 
 /// Objects over one transaction's pages: a read snapshot, or a write transaction.
@@ -925,6 +926,25 @@ final class ObjectStore {
     }
 
     /// The schema record stored in a catalog, if any.
+    /// The schema record, or nil when there is none or it holds the bytes `known` holds: read in
+    /// place, so that the check every transaction makes for another realm's change copies
+    /// nothing.
+    static func schemaRecord(_ pages: TransactionPages, unlessEqualTo known: [UInt8]?) throws(CoveError) -> [UInt8]? {
+        let catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
+        do {
+            let changed = try catalog.withValue(CatalogKey.schema) { (stored) throws(StorageError) -> [UInt8]? in
+                if let known, known.count == stored.count, stored.count > 0,
+                   known.withUnsafeBytes({ memcmp($0.baseAddress!, stored.baseAddress!, stored.count) == 0 }) {
+                    return nil
+                }
+                return Array(stored)
+            }
+            return changed ?? nil
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
     static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
         let catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
         do { return try catalog.get(CatalogKey.schema) } catch { throw CoveError(error) }

@@ -318,7 +318,7 @@ public final class Realm {
         }
         if let s = objects { return s }
         let pages = try currentPages()
-        if let bytes = try ObjectStore.readSchemaRecord(pages), bytes != schemaRecordBytes {
+        if let bytes = try ObjectStore.schemaRecord(pages, unlessEqualTo: schemaRecordBytes) {
             schema = try SchemaRecord.decode(bytes).schema
             schemaRecordBytes = bytes
         }
