@@ -1,10 +1,14 @@
 /* The first slice of the C API: versions, statuses and messages, configuration, opening and
- * reopening a file, the error cases of opening, transactions and versions, freezing, and the
- * refusal of NULL and wrong-kind handles. Runs in an empty working directory. */
+ * reopening a file, the error cases of opening, transactions and versions, freezing, the
+ * refusal of NULL and wrong-kind handles, and the write lock across processes. Runs in an empty
+ * working directory. */
+#define _POSIX_C_SOURCE 200809L /* kill() under -std=c11 */
 #include <cove.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -226,7 +230,62 @@ static void test_in_memory(void) {
     cove_release(realm);
 }
 
+/* A write transaction open in another process: a writer with a timeout fails with
+ * COVE_ERR_LOCKED naming that process; once it is killed, the next write goes through and the
+ * killed one's change is not there. Runs first, while this process has no other thread. */
+static void test_writer_killed_in_another_process(void) {
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+        cove_config_t* config = NULL;
+        cove_realm_t* realm = NULL;
+        cove_object_t* object = NULL;
+        if (cove_config_new("killed.cove", &config) != COVE_OK ||
+            cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC) != COVE_OK ||
+            cove_config_set_schema_json(config, "{\"Item\": {\"properties\": {\"n\": \"int\"}}}", 1) != COVE_OK ||
+            cove_open(config, &realm) != COVE_OK || cove_begin_write(realm) != COVE_OK ||
+            cove_object_create(realm, "Item", &object) != COVE_OK)
+            _exit(2);
+        char byte = 1;
+        if (write(ready[1], &byte, 1) != 1) _exit(3);
+        pause();
+        _exit(0);
+    }
+    CHECK(child > 0);
+    char byte = 0;
+    CHECK(read(ready[0], &byte, 1) == 1);
+    close(ready[0]);
+    close(ready[1]);
+
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    CHECK_OK(cove_config_new("killed.cove", &config));
+    CHECK_OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
+    CHECK_OK(cove_config_set_write_timeout_ms(config, 50));
+    CHECK_OK(cove_open(config, &realm));
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %d", (int)child);
+    CHECK_FAILS(cove_begin_write(realm), COVE_ERR_LOCKED, pid);
+
+    CHECK(kill(child, SIGKILL) == 0);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_commit(realm));
+    cove_results_t* items = NULL;
+    size_t count = 99;
+    CHECK_OK(cove_query(realm, "Item", "TRUEPREDICATE", NULL, 0, &items));
+    CHECK_OK(cove_results_count(items, &count));
+    CHECK(count == 0);
+    cove_release(items);
+    cove_release(realm);
+    cove_release(config);
+}
+
 int main(void) {
+    test_writer_killed_in_another_process();
     test_versions_and_statuses();
     test_bad_arguments();
     test_create_and_reopen();

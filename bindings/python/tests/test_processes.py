@@ -1,0 +1,81 @@
+"""Writers in several processes on one file: their commits interleave without loss, and a process
+killed while it holds the write lock does not stop the others (the next writer notices that the
+holder's process is gone and takes the lock)."""
+
+import multiprocessing
+import os
+import pathlib
+import signal
+import time
+
+import pytest
+
+import cove
+
+SCHEMA = {"Item": {"primaryKey": "id", "properties": {"id": "int", "by": "int"}}}
+
+
+def _writer(path: str, worker: int, count: int) -> None:
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
+        for i in range(count):
+            with realm.write():
+                realm.create("Item", {"id": worker * 100_000 + i, "by": worker})
+
+
+def _hold_the_lock(path: str, ready: str) -> None:
+    realm = cove.open(path, schema=SCHEMA, durability="no_sync")
+    realm.begin_write()
+    realm.create("Item", {"id": -1, "by": -1})
+    pathlib.Path(ready).touch()
+    time.sleep(60)
+
+
+def _context() -> "multiprocessing.context.BaseContext":
+    # A fresh interpreter per child: the library's threads and locks are not forked.
+    return multiprocessing.get_context("spawn")
+
+
+def test_writers_in_three_processes(tmp_path: pathlib.Path) -> None:
+    path = str(tmp_path / "w.cove")
+    cove.open(path, schema=SCHEMA, durability="no_sync").close()
+    ctx = _context()
+    workers = [ctx.Process(target=_writer, args=(path, w, 60)) for w in range(3)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(120)
+        assert p.exitcode == 0
+    with cove.open(path, schema=SCHEMA) as realm:
+        items = realm.objects("Item")
+        assert len(items) == 180
+        for w in range(3):
+            assert len(items.filter("by == $0", w)) == 60
+        realm.verify()
+
+
+def test_a_writer_killed_holding_the_lock_does_not_stop_others(tmp_path: pathlib.Path) -> None:
+    path = str(tmp_path / "k.cove")
+    ready = str(tmp_path / "ready")
+    cove.open(path, schema=SCHEMA, durability="no_sync").close()
+    child = _context().Process(target=_hold_the_lock, args=(path, ready))
+    child.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(ready):
+            assert time.monotonic() < deadline, "the child never took the write lock"
+            time.sleep(0.01)
+        with cove.open(path, schema=SCHEMA, durability="no_sync", write_timeout=0.05) as realm:
+            with pytest.raises(cove.StorageError) as info:
+                realm.begin_write()
+            assert info.value.code == 19  # COVE_ERR_LOCKED
+            assert str(child.pid) in info.value.message
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(30)
+    assert child.exitcode == -signal.SIGKILL
+    with cove.open(path, schema=SCHEMA, durability="no_sync", write_timeout=5) as realm:
+        with realm.write():
+            realm.create("Item", {"id": 1, "by": 0})
+        assert realm.find("Item", -1) is None, "the killed writer's object is gone"
+        assert realm.find("Item", 1) is not None
+        realm.verify()
