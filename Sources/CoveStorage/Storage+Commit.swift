@@ -142,13 +142,6 @@ extension WriteTransaction {
     /// Seals every page, builds the written-page list into the meta page and the continuation
     /// pages, and the meta itself.
     private func seal(written: [PageNumber], continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
-        var checksums: [UInt32] = []
-        checksums.reserveCapacity(written.count)
-        for pgno in written {
-            let p = dirty[pgno]!
-            PageHeader.seal(p, version: version)
-            checksums.append(PageHeader.storedChecksum(p))
-        }
 
         let metaPage = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
         memset(metaPage, 0, pageSize)
@@ -158,9 +151,13 @@ extension WriteTransaction {
         var used = 0
         var inlineBytes = 0
         var chainIndex = -1
-        var chainUsed: [Int] = Array(repeating: 0, count: continuation.count)
+        var chainUsed: [Int] = continuation.isEmpty ? [] : Array(repeating: 0, count: continuation.count)
         var previous: UInt64 = 0
-        for (i, pgno) in written.enumerated() {
+        for pgno in written {
+            // Each page is sealed as its list entry is written, which records its checksum.
+            let p = dirty[pgno]!
+            PageHeader.seal(p, version: version)
+            let checksum = PageHeader.storedChecksum(p)
             let delta = pgno - previous
             let size = WrittenPageList.entrySize(delta: delta)
             if size > room - used {
@@ -170,7 +167,7 @@ extension WriteTransaction {
                 room = WrittenPageList.pageCapacity
                 used = 0
             }
-            used += WrittenPageList.writeEntry(delta: delta, checksum: checksums[i], to: region + used)
+            used += WrittenPageList.writeEntry(delta: delta, checksum: checksum, to: region + used)
             previous = pgno
         }
         if chainIndex < 0 { inlineBytes = used } else { chainUsed[chainIndex] = used }
@@ -199,6 +196,7 @@ extension WriteTransaction {
                             listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes),
                             recentFree: recentFree, recentHistory: recentHistory, inlineCatalog: inlineCatalog)
         meta.encode(into: metaPage)
+        if continuation.isEmpty { return PreparedCommit(meta: meta, metaPage: metaPage, pages: written) }
         var all = written + continuation
         all.sort()
         return PreparedCommit(meta: meta, metaPage: metaPage, pages: all)

@@ -261,9 +261,11 @@ extension WriteTransaction {
         guard consumedKeys.isEmpty, reusable.pageCount + localFree.count <= WriteTransaction.leftoverLimitInMetaSlot else { return nil }
         let written = writtenPages(excluding: [])
         guard let listBytes = inlineListBytes(for: written) else { return nil }
-        let leftover = reusable.pages(mergedWith: localFree.sorted())
-        var pending = pendingFree
-        pending.sort()
+        // Sorted in place: nothing allocates or frees once the free space settles.
+        localFree.sort()
+        pendingFree.sort()
+        let leftover = reusable.pages(mergedWith: localFree)
+        let pending = pendingFree
         var groups: [FreedPages] = []
         if !leftover.isEmpty { groups.append(FreedPages(version: oldestPinned, pages: leftover)) }
         groups += heldRecent
