@@ -141,4 +141,81 @@ extension ObjectStore {
         }
         return checked
     }
+
+    /// Checks every backlink tree against the links its property holds: exactly one entry per
+    /// (target, source) pair, whose count (for collections and mixed values) is how many times
+    /// the source holds the target. Returns the number of entries checked.
+    /// - Throws: `.corrupt` naming class, property, target and source.
+    func verifyBacklinks() throws(CoveError) -> Int {
+        var checked = 0
+        for cls in schema.classes {
+            let keys = try objectKeys(cls)
+            for p in cls.properties where p.keepsBacklinks && !p.isBacklinks {
+                guard let propertyKey = p.key else { continue }
+                let counted = p.collection != .none || p.type == .mixed
+                var expected: [[UInt8]: Int64] = [:]
+                for source in keys {
+                    let values: [Value]
+                    switch p.collection {
+                    case .none: values = [try get(cls, source, p)]
+                    case .list: values = try listValues(cls, source, p)
+                    case .set: values = try setValues(cls, source, p)
+                    case .map: values = try mapEntries(cls, source, p).map(\.value)
+                    }
+                    for case .link(let link) in values {
+                        expected[Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8), default: 0] += 1
+                    }
+                }
+                let where_ = "backlinks of '\(p.name)' of class '\(cls.className)'"
+                let tree = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey))
+                var failure: String?
+                do {
+                    try tree.forEach(fromPosition: 0) { (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+                        let entry = Array(key)
+                        let count: Int64
+                        if counted {
+                            guard value.count == 8 else {
+                                failure = "\(where_): the entry \(Self.describe(entry)) has a count of \(value.count) bytes"
+                                return false
+                            }
+                            count = Int64(littleEndian: value.loadUnaligned(as: Int64.self))
+                        } else {
+                            guard value.isEmpty else {
+                                failure = "\(where_): the entry \(Self.describe(entry)) has a value of \(value.count) bytes"
+                                return false
+                            }
+                            count = 1
+                        }
+                        guard let wanted = expected.removeValue(forKey: entry) else {
+                            failure = "\(where_): the entry \(Self.describe(entry)) names no link the source holds"
+                            return false
+                        }
+                        guard wanted == count else {
+                            failure = "\(where_): the entry \(Self.describe(entry)) counts \(count), the source holds the target \(wanted) times"
+                            return false
+                        }
+                        checked += 1
+                        return true
+                    }
+                } catch {
+                    throw CoveError(error)
+                }
+                if let failure { throw CoveError(.corrupt, failure) }
+                if let missing = expected.keys.min(by: { $0.lexicographicallyPrecedes($1) }) {
+                    throw CoveError(.corrupt, "\(where_): no entry for \(Self.describe(missing)), a link the source holds")
+                }
+            }
+        }
+        return checked
+    }
+
+    /// A backlink entry as target and source keys (and the target's class key when it leads).
+    private static func describe(_ entry: [UInt8]) -> String {
+        func number(_ bytes: ArraySlice<UInt8>) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+        guard entry.count >= 16 else { return "of \(entry.count) bytes" }
+        let source = number(entry[(entry.count - 8)...])
+        let target = number(entry[(entry.count - 16)..<(entry.count - 8)])
+        let classPart = entry.count == 20 ? " of class key \(number(entry[0..<4]))" : ""
+        return "(target \(target)\(classPart), source \(source))"
+    }
 }

@@ -277,9 +277,9 @@ public final class Realm {
     }
 
     /// Checks the whole file: page checksums, tree order and counts, that live and free pages
-    /// partition the file, and that every index (primary key and secondary) has exactly one
-    /// entry per object, holding its value at the realm's current version. Returns a readable
-    /// report.
+    /// partition the file, that every index (primary key and secondary) has exactly one entry
+    /// per object, holding its value at the realm's current version, and that every backlink
+    /// tree holds exactly the links its property holds. Returns a readable report.
     /// - Throws: `.corrupt` naming the first problem; `.closed`.
     public func verify() throws(CoveError) -> String {
         try checkOpen()
@@ -289,8 +289,10 @@ public final class Realm {
         } catch {
             throw CoveError(error)
         }
-        let entries = try objectStore().verifyIndexes()
-        return report + "; \(entries) index entries match their objects"
+        let store = try objectStore()
+        let entries = try store.verifyIndexes()
+        let backlinks = try store.verifyBacklinks()
+        return report + "; \(entries) index entries match their objects; \(backlinks) backlink entries match their links"
     }
 
     /// Closes the realm: cancels a write in progress, unpins its version, and closes the file when

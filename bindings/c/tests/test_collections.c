@@ -1078,6 +1078,7 @@ static void test_persistence(void) {
 
     char* report = NULL;
     CHECK_OK(cove_verify(realm, &report));
+    CHECK(strstr(report, "backlink entries match their links") != NULL);
     cove_free(report);
     cove_release(nums);
     cove_release(friends);

@@ -160,6 +160,8 @@ def test_list_of_links(realm: cove.Realm) -> None:
             ann.dogs.append(None)               # lists of links hold no nulls
         realm.delete(rex)                       # leaves the list (both places)
         assert [d.name for d in ann.dogs] == ["Max", "Fido"]
+    # verify() checks the list's backlink entries (Max once, Fido once) against the list.
+    assert "2 backlink entries match their links" in realm.verify()
 
 
 def test_list_freeze(realm: cove.Realm) -> None:
