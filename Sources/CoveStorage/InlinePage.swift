@@ -42,7 +42,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         let prefix = BTreeLayout.slotsOffset + 2 * count
         memset(p + prefix, 0, cellStart - prefix)
         PageHeader.seal(p, version: version)
-        page = .allocate(byteCount: pageSize, alignment: 64)
+        page = .allocate(byteCount: pageSize, alignment: 16)
         page.copyMemory(from: p, byteCount: pageSize)
         var compact = [UInt8](repeating: 0, count: prefix + pageSize - cellStart)
         compact.withUnsafeMutableBytes { c in
@@ -64,7 +64,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         guard prefix <= compact.count, cellStart == pageSize - (compact.count - prefix) else {
             throw .corrupt("the catalog leaf held in the meta slot does not hold its \(count) cells in \(compact.count) bytes")
         }
-        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 64)
+        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         memset(page, 0, pageSize)
         page.copyMemory(from: c, byteCount: prefix)
         (page + cellStart).copyMemory(from: c + prefix, byteCount: compact.count - prefix)

@@ -31,13 +31,15 @@ extension WriteTransaction {
             try updateHistory()
             try chooseInlineCatalog()
             let (continuation, freePages, written) = try settleFreeSpace()
-            prepared = seal(written: written, continuation: continuation, freePages: freePages)
+            // The slot's page comes from the transaction's page memory, zeroed, like any page.
+            guard let buffers else { throw .invalidArgument("the write transaction has ended") }
+            let metaPage = try buffers.take()
+            prepared = seal(written: written, continuation: continuation, freePages: freePages, into: metaPage)
         } catch {
             cancel()
             throw error
         }
         defer {
-            prepared.metaPage.deallocate()
             finished = true
             releasePages()
             storage.writerLock.release()
@@ -76,6 +78,7 @@ extension WriteTransaction {
     /// What commit writes, sealed and ready.
     struct PreparedCommit {
         var meta: MetaSlot
+        /// The slot's page, in the transaction's page memory (given back when it ends).
         var metaPage: UnsafeMutableRawPointer
         /// Every page to write, ascending.
         var pages: [PageNumber]
@@ -141,10 +144,9 @@ extension WriteTransaction {
 
     /// Seals every page, builds the written-page list into the meta page and the continuation
     /// pages, and the meta itself.
-    private func seal(written: [PageNumber], continuation: [PageNumber], freePages: UInt64) -> PreparedCommit {
+    private func seal(written: [PageNumber], continuation: [PageNumber], freePages: UInt64,
+                      into metaPage: UnsafeMutableRawPointer) -> PreparedCommit {
 
-        let metaPage = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
-        memset(metaPage, 0, pageSize)
         // Fill the inline part, then each continuation page in turn.
         var region = metaPage + MetaSlot.listOffset
         var room = listRoom
