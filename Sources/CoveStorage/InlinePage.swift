@@ -19,27 +19,33 @@ final class InlinePage: @unchecked Sendable, Equatable {
     /// The whole page, rebuilt.
     let page: UnsafeMutableRawPointer
 
-    /// The bytes of the compact form of leaf `p` as it is and with its garbage packed away, or
-    /// nil when `p` is not a leaf.
-    static func compactSizes(_ p: UnsafeRawPointer) -> (asIs: Int, packed: Int)? {
-        guard PageHeader.type(p) == PageType.leaf.rawValue, p.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0 else {
-            return nil
-        }
+    /// The cell count, cell start and garbage a leaf's header gives, and where its slots end.
+    private static func layout(_ p: UnsafeRawPointer) -> (count: Int, cellStart: Int, garbage: Int, prefix: Int) {
         let count = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
         let cellStart = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
         let garbage = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.garbageOffset, as: UInt16.self)))
-        let prefix = BTreeLayout.slotsOffset + 2 * count
-        guard cellStart >= prefix, cellStart <= pageSize, garbage <= pageSize - cellStart else { return nil }
-        let size = prefix + pageSize - cellStart
-        return (size, size - garbage)
+        return (count, cellStart, garbage, BTreeLayout.slotsOffset + 2 * count)
+    }
+
+    /// Whether `p` is a leaf (type and level).
+    private static func isLeaf(_ p: UnsafeRawPointer) -> Bool {
+        PageHeader.type(p) == PageType.leaf.rawValue && p.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0
+    }
+
+    /// The bytes of the compact form of leaf `p` as it is and with its garbage packed away, or
+    /// nil when `p` is not a leaf.
+    static func compactSizes(_ p: UnsafeRawPointer) -> (asIs: Int, packed: Int)? {
+        guard isLeaf(p) else { return nil }
+        let l = layout(p)
+        guard l.cellStart >= l.prefix, l.cellStart <= pageSize, l.garbage <= pageSize - l.cellStart else { return nil }
+        let size = l.prefix + pageSize - l.cellStart
+        return (size, size - l.garbage)
     }
 
     /// Seals leaf `p` (whose compact form fits `capacity`) at `version`, the bytes between its slots and
     /// its cells zeroed first, and keeps a copy of it.
     init(sealing p: UnsafeMutableRawPointer, version: UInt64) {
-        let count = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
-        let cellStart = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
-        let prefix = BTreeLayout.slotsOffset + 2 * count
+        let (_, cellStart, _, prefix) = InlinePage.layout(p)
         memset(p + prefix, 0, cellStart - prefix)
         PageHeader.seal(p, version: version)
         page = .allocate(byteCount: pageSize, alignment: 16)
@@ -58,9 +64,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         guard compact.count >= BTreeLayout.slotsOffset, compact.count <= InlinePage.capacity, let c = compact.baseAddress else {
             throw .corrupt("the catalog leaf held in the meta slot has \(compact.count) bytes")
         }
-        let count = Int(UInt16(littleEndian: c.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
-        let cellStart = Int(UInt16(littleEndian: c.loadUnaligned(fromByteOffset: BTreeLayout.cellStartOffset, as: UInt16.self)))
-        let prefix = BTreeLayout.slotsOffset + 2 * count
+        let (count, cellStart, _, prefix) = InlinePage.layout(c)
         guard prefix <= compact.count, cellStart == pageSize - (compact.count - prefix) else {
             throw .corrupt("the catalog leaf held in the meta slot does not hold its \(count) cells in \(compact.count) bytes")
         }
@@ -70,8 +74,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         (page + cellStart).copyMemory(from: c + prefix, byteCount: compact.count - prefix)
         let stored = PageHeader.storedChecksum(page)
         let computed = PageHeader.computeChecksum(page)
-        guard PageHeader.type(page) == PageType.leaf.rawValue, page.load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0,
-              PageHeader.version(page) == ref.version, stored == computed else {
+        guard InlinePage.isLeaf(page), PageHeader.version(page) == ref.version, stored == computed else {
             page.deallocate()
             throw .corrupt("the catalog leaf held in the meta slot is not a leaf of version \(ref.version) with a valid checksum (stored \(hex(stored)), computed \(hex(computed)))")
         }

@@ -22,6 +22,6 @@ extension Snapshot {
             slot = try storage.lock.claimSlot(pid: storage.pid)
         }
         storage.lock.versionField(slot).pointee.store(version, ordering: .sequentiallyConsistent)
-        return Snapshot(storage: storage, slot: slot, box: MetaBox(meta))
+        return Snapshot(storage: storage, slot: slot, box: box)
     }
 }

@@ -32,8 +32,7 @@ extension WriteTransaction {
             try chooseInlineCatalog()
             let (continuation, freePages, written) = try settleFreeSpace()
             // The slot's page comes from the transaction's page memory, zeroed, like any page.
-            guard let buffers else { throw .invalidArgument("the write transaction has ended") }
-            let metaPage = try buffers.take()
+            let metaPage = try pageMemory().take()
             prepared = seal(written: written, continuation: continuation, freePages: freePages, into: metaPage)
         } catch {
             cancel()

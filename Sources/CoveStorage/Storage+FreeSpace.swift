@@ -272,7 +272,7 @@ extension WriteTransaction {
         if !pending.isEmpty { groups.append(FreedPages(version: version, pages: pending)) }
         let bytes = FreedPages.encodedSize(groups)
         guard bytes <= MetaSlot.recentFreeCapacity,
-              listBytes + bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - inlineCatalogBytes else { return nil }
+              listBytes + bytes <= slotRoom else { return nil }
         recentFree = groups
         let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
         return ([], free, written)
@@ -286,7 +286,7 @@ extension WriteTransaction {
             bytes += WrittenPageList.entrySize(delta: p - previous)
             previous = p
         }
-        return bytes <= MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - inlineCatalogBytes ? bytes : nil
+        return bytes <= slotRoom ? bytes : nil
     }
 
     /// The written pages of this commit (the continuation pages and a catalog leaf the meta slot

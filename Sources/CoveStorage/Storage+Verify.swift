@@ -107,6 +107,13 @@ extension Storage {
         }
 
         var free: UInt64 = 0
+        func markFree(_ pgno: PageNumber, _ listing: String) throws(StorageError) {
+            guard marks[Int(pgno)] == 0 else {
+                throw .corrupt("\(where_): free page \(pgno) (\(listing)) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
+            }
+            marks[Int(pgno)] = 2
+            free += 1
+        }
         var records: UInt64 = 0
         var pages: [PageNumber] = []
         try freeTree.forEach(from: nil, reverse: false) { key, value throws(StorageError) -> Bool in
@@ -117,24 +124,12 @@ extension Storage {
             }
             pages.removeAll(keepingCapacity: true)
             try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, into: &pages)
-            for pgno in pages {
-                guard marks[Int(pgno)] == 0 else {
-                    throw .corrupt("\(where_): free page \(pgno) (record \(key)) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
-                }
-                marks[Int(pgno)] = 2
-                free += 1
-            }
+            for pgno in pages { try markFree(pgno, "record \(key)") }
             return true
         }
         for group in snapshot.meta.recentFree {
             records += 1
-            for pgno in group.pages {
-                guard marks[Int(pgno)] == 0 else {
-                    throw .corrupt("\(where_): free page \(pgno) (freed by version \(group.version), listed in the meta slot) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
-                }
-                marks[Int(pgno)] = 2
-                free += 1
-            }
+            for pgno in group.pages { try markFree(pgno, "freed by version \(group.version), listed in the meta slot") }
         }
         if let leaked = marks.firstIndex(of: 0) {
             let count = marks.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }

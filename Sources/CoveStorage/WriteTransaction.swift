@@ -42,11 +42,13 @@ public final class WriteTransaction: PageStore {
     /// The history records this commit's meta slot holds (set when the commit updates the
     /// history).
     var recentHistory: [HistoryEntry] = []
-    /// Room for the written-page list in this commit's meta slot, beside its history records,
-    /// freed-page groups and catalog leaf.
-    var listRoom: Int {
-        MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - FreedPages.encodedSize(recentFree) - inlineCatalogBytes
+    /// Room in this commit's meta slot for the written-page list and the freed-page groups,
+    /// beside its history records and catalog leaf.
+    var slotRoom: Int {
+        MetaSlot.inlineListCapacity - HistoryEntry.encodedSize(recentHistory) - inlineCatalogBytes
     }
+    /// Room for the written-page list beside all the rest (the groups set).
+    var listRoom: Int { slotRoom - FreedPages.encodedSize(recentFree) }
 
     // Pages.
     /// Pages this transaction allocated, with their in-memory contents. Behind a pointer so
@@ -206,8 +208,7 @@ public final class WriteTransaction: PageStore {
     /// slot), so the leaf needs no new page, and the page numbers a commit writes stay one run.
     public func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
         guard pgno == baseInlinePage, !baseInlineAdopted, let inline = base.inlineCatalog else { return nil }
-        guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
-        let buffer = try buffers.take(zeroed: false)
+        let buffer = try pageMemory().take(zeroed: false)
         buffer.copyMemory(from: inline.page, byteCount: pageSize)
         dirtyTable.pointee.insert(pgno, buffer)
         baseInlineAdopted = true
@@ -219,8 +220,21 @@ public final class WriteTransaction: PageStore {
     /// - Throws: `.invalidArgument` after commit or cancel; `.noSpace` beyond the file's size
     ///   limit; `.corrupt` if the free-space tree does not decode.
     public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
-        let buffer = try buffers.take()
+        try allocate(zeroed: true)
+    }
+
+    /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
+    /// every byte but the checksum and version, which commit seals).
+    public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        let source = try page(pgno)
+        let (copy, buffer) = try allocate(zeroed: false)
+        copyPageBody(from: source, to: buffer)
+        return (copy, buffer)
+    }
+
+    private func allocate(zeroed: Bool) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        let buffers = try pageMemory()
+        let buffer = try buffers.take(zeroed: zeroed)
         let pgno: PageNumber
         do { pgno = try nextPageNumber() } catch {
             buffers.give(buffer)
@@ -231,21 +245,10 @@ public final class WriteTransaction: PageStore {
         return (pgno, buffer)
     }
 
-    /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
-    /// every byte but the checksum and version, which commit seals).
-    public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    /// The transaction's page memory, while it has not ended.
+    func pageMemory() throws(StorageError) -> PageBuffers {
         guard !finished, let buffers else { throw .invalidArgument("the write transaction has ended") }
-        let source = try page(pgno)
-        let buffer = try buffers.take(zeroed: false)
-        let copy: PageNumber
-        do { copy = try nextPageNumber() } catch {
-            buffers.give(buffer)
-            throw error
-        }
-        copyPageBody(from: source, to: buffer)
-        dirtyTable.pointee.insert(copy, buffer)
-        allocations += 1
-        return (copy, buffer)
+        return buffers
     }
 
     /// The page number of the next allocation: one this transaction freed, a reusable one, or

@@ -16,9 +16,8 @@ import Synchronization
 /// another thread than the one that began it. A holder that dies cannot release it, so each
 /// handle that writes holds an open-file-description lock on a byte of its own (its *handle
 /// byte*), which the kernel releases when the process dies. A waiter checks the holder's byte
-/// before it sleeps and every 10 ms while it sleeps: when no handle holds it, the holder is gone,
-/// and the waiter clears the word. A handle that claims a byte also clears a word naming that
-/// byte (its previous owner is gone). The nonce makes a stale token unlikely to equal a live one.
+/// before it sleeps and every 10 ms while it sleeps: when no other handle holds it, the holder is
+/// gone, and the waiter clears the word. The nonce makes a stale token unlikely to equal a live one.
 ///
 /// Why not a robust process-shared pthread mutex in the lock file: such a mutex belongs to a
 /// thread, and a mutex whose owner thread exits while its process lives on is "recovered" by
@@ -163,8 +162,10 @@ final class WriterLock: @unchecked Sendable {
         return fl.l_type == Int16(F_UNLCK)
     }
 
-    /// Takes the first free handle byte for this handle (for as long as its lock file is open)
-    /// and clears the writer word if it names that byte: whoever held the byte before is gone.
+    /// Takes the first free handle byte for this handle (for as long as its lock file is open).
+    /// A word still naming the byte (its previous holder died) is cleared by this handle's own
+    /// acquisition: the kernel reports no conflict with a lock of the asking description, so
+    /// `holderIsGone` finds that holder gone.
     private func claimHandleSlot() throws(StorageError) {
         for slot in 0..<LockLayout.handleSlotCount {
             let rc = ofdLock(fd, byte: LockLayout.handleByteBase + Int64(slot), type: Int32(F_WRLCK), wait: false)
@@ -173,13 +174,6 @@ final class WriterLock: @unchecked Sendable {
             let nonce = UInt32.random(in: 0...UInt32.max)
             handleSlot = slot
             token = (UInt32(slot + 1) << WriterWord.slotShift) | (nonce & WriterWord.nonceMask)
-            let word = lockFile.writerWord
-            let seen = word.pointee.load(ordering: .acquiring)
-            if seen != 0 && (seen & WriterWord.slotMask) == (token & WriterWord.slotMask) {
-                if word.pointee.compareExchange(expected: seen, desired: 0, ordering: .relaxed).exchanged {
-                    cove_futex_wake_all(lockFile.writerWordAddress)
-                }
-            }
             return
         }
         throw .locked("'\(lockFile.path)' has \(LockLayout.handleSlotCount) handles writing to it already")

@@ -240,6 +240,15 @@ final class StorageMultiProcessTests: StorageTestCase {
         defer { s.close() }
         let pid = spawn(["die-holding", path], log: dir.file("die.log"))
         XCTAssertEqual(wait(pid), 128 + SIGKILL)
+        // A new handle claims the dead writer's handle byte (the lowest free one) and takes the
+        // lock at once: the word naming that byte is stale.
+        var now = TestTables.options(.noSync)
+        now.writeTimeoutMs = 0
+        let other = try Storage.open(path: path, options: now)
+        let first = try other.beginWrite()
+        try TestTables.put(first, "t", 3, [3])
+        try first.commit()
+        other.close()
         // Its write lock went with it, and its pin is reaped.
         let w = try s.beginWrite()
         try TestTables.put(w, "t", 2, [2])
