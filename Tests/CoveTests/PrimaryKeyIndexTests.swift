@@ -181,6 +181,29 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         realm.close()
     }
 
+    /// A table entry with an open range round-trips, through the shape's fast path too; one
+    /// whose range is malformed or whose tail is not a range is corrupt.
+    func testTableEntriesWithAnOpenRangeDecodeAndCheck() throws {
+        let columns: [(property: Int64, spec: ColumnSpec)] = [(1, ColumnSpec(.int)), (2, ColumnSpec(.string, nullable: true))]
+        let open = OpenPrimaryKeyRange(range: PrimaryKeyRange(first: 10, objectKey: 3, count: 7), stored: 2)
+        let entry = TableEntry(root: .empty, nextObjectKey: 10, columns: columns, openRange: open)
+        let bytes = entry.encoded()
+        XCTAssertEqual(try TableEntry.decode(bytes), entry)
+        let cls = try Schema(jsonText: #"{"Item": {"properties": {"id": "int", "n": "string?"}}}"#)["Item"]!
+        XCTAssertEqual(try TableEntry.decode(bytes, columnsOf: TableShape(cls: cls, columns: columns)), entry)
+        func corrupt(_ patch: (inout [UInt8]) -> Void, _ why: String, line: UInt = #line) {
+            var b = bytes
+            patch(&b)
+            XCTAssertThrowsError(try TableEntry.decode(b), why, line: line) { error in
+                guard let e = error as? StorageError, case .corrupt = e else { return XCTFail("\(error)", line: line) }
+            }
+        }
+        let at = bytes.count - OpenPrimaryKeyRange.encodedSize
+        corrupt({ $0[at + 16] = 1; $0[at + 17] = 0 }, "a count below the stored keys")
+        corrupt({ $0[at + 15] = 0x80 }, "a negative object key")
+        corrupt({ $0.append(0) }, "a tail that is not a range")
+    }
+
     /// verify() compares the open range of the table entry with the tree's last range.
     func testAnOpenRangeThatDisagreesWithTheTreeIsCorrupt() throws {
         let realm = try open()

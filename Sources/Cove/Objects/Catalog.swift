@@ -40,16 +40,26 @@ enum CatalogKey {
     private static func key(_ tag: UInt8, _ first: UInt64, _ firstBytes: Int, _ second: UInt64 = 0, _ secondBytes: Int = 0) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 1 + firstBytes + secondBytes) { out, count in
             out[0] = tag
-            for i in 0..<firstBytes { out[1 + i] = UInt8(truncatingIfNeeded: first >> (8 * UInt64(firstBytes - 1 - i))) }
-            for i in 0..<secondBytes {
-                out[1 + firstBytes + i] = UInt8(truncatingIfNeeded: second >> (8 * UInt64(secondBytes - 1 - i)))
-            }
+            store(first, bytes: firstBytes, into: out, at: 1)
+            store(second, bytes: secondBytes, into: out, at: 1 + firstBytes)
             count = 1 + firstBytes + secondBytes
         }
     }
 
     static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
-        (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(bytes - 1 - $0))) }
+        [UInt8](unsafeUninitializedCapacity: bytes) { out, count in
+            store(value, bytes: bytes, into: out, at: 0)
+            count = bytes
+        }
+    }
+
+    private static func store(_ value: UInt64, bytes: Int, into out: UnsafeMutableBufferPointer<UInt8>, at: Int) {
+        for i in 0..<bytes { out[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(bytes - 1 - i))) }
+    }
+
+    /// The number that `bytes` hold big-endian (as keys store class and object keys).
+    static func number<C: Collection>(bigEndian bytes: C) -> UInt64 where C.Element == UInt8 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 }
 
@@ -118,13 +128,9 @@ struct TableEntry: Equatable {
         let result = bytes.withUnsafeBytes { b in
             shape.columnBytes.withUnsafeBytes { c in
                 Result { () throws(StorageError) -> TableEntry? in
-                    let columnsEnd = columnsOffset + c.count
-                    guard b.count == columnsEnd || b.count == columnsEnd + OpenPrimaryKeyRange.encodedSize,
+                    guard b.count >= columnsOffset + c.count,
                           memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0 else { return nil }
-                    return TableEntry(root: TableRoot.decode(from: b.baseAddress!),
-                                      nextObjectKey: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                                      columns: shape.columns,
-                                      openRange: b.count == columnsEnd ? nil : try OpenPrimaryKeyRange.decode(from: b.baseAddress! + columnsEnd))
+                    return try entry(b, columnsEnd: columnsOffset + c.count, columns: shape.columns)
                 }
             }
         }
@@ -139,27 +145,36 @@ struct TableEntry: Equatable {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> TableEntry {
-        guard bytes.count >= 44, let p = bytes.baseAddress else {
+        guard bytes.count >= columnsOffset + 4, let p = bytes.baseAddress else {
             throw .corrupt("catalog: a table entry of \(bytes.count) bytes is too short")
         }
-        let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 40, as: UInt32.self)))
-        let columnsEnd = 44 + count * 10
-        guard count <= 0xFFFF, bytes.count == columnsEnd || bytes.count == columnsEnd + OpenPrimaryKeyRange.encodedSize else {
+        let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: columnsOffset, as: UInt32.self)))
+        guard count <= 0xFFFF, bytes.count >= columnsOffset + 4 + count * 10 else {
             throw .corrupt("catalog: a table entry of \(bytes.count) bytes does not hold its \(count) columns")
         }
-        var columns: [(Int64, ColumnSpec)] = []
+        var columns: [(property: Int64, spec: ColumnSpec)] = []
         for i in 0..<count {
-            let o = 44 + i * 10
+            let o = columnsOffset + 4 + i * 10
             let key = Int64(littleEndian: p.loadUnaligned(fromByteOffset: o, as: Int64.self))
             guard let kind = ColumnKind(rawValue: p.load(fromByteOffset: o + 8, as: UInt8.self)) else {
                 throw .corrupt("catalog: column \(i) of a table has an unknown kind")
             }
             columns.append((key, ColumnSpec(kind, nullable: p.load(fromByteOffset: o + 9, as: UInt8.self) != 0)))
         }
+        return try entry(bytes, columnsEnd: columnsOffset + 4 + count * 10, columns: columns)
+    }
+
+    /// The entry whose column list (`columns`, already read) ends at `columnsEnd`: what follows
+    /// it must be nothing or an open range.
+    private static func entry(_ b: UnsafeRawBufferPointer, columnsEnd: Int, columns: [(property: Int64, spec: ColumnSpec)]) throws(StorageError) -> TableEntry {
+        guard b.count == columnsEnd || b.count == columnsEnd + OpenPrimaryKeyRange.encodedSize else {
+            throw .corrupt("catalog: a table entry of \(b.count) bytes does not hold its \(columns.count) columns")
+        }
+        let p = b.baseAddress!
         return TableEntry(root: TableRoot.decode(from: p),
                           nextObjectKey: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                          columns: columns.map { (property: $0.0, spec: $0.1) },
-                          openRange: bytes.count == columnsEnd ? nil : try OpenPrimaryKeyRange.decode(from: p + columnsEnd))
+                          columns: columns,
+                          openRange: b.count == columnsEnd ? nil : try OpenPrimaryKeyRange.decode(from: p + columnsEnd))
     }
 }
 
@@ -184,11 +199,11 @@ struct OpenPrimaryKeyRange: Equatable {
         let objectKey = Int64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: Int64.self))
         let count = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
         let stored = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        guard objectKey >= 0, stored >= 1, count >= stored, count - 1 <= UInt64.max - first,
-              count - 1 <= UInt64(Int64.max - objectKey) else {
+        let range = PrimaryKeyRange(first: first, objectKey: objectKey, count: count)
+        guard range.isWellFormed, stored >= 1, count >= stored else {
             throw .corrupt("catalog: the open primary-key range at \(first) (object key \(objectKey), count \(count), \(stored) in the index) is malformed")
         }
-        return OpenPrimaryKeyRange(range: PrimaryKeyRange(first: first, objectKey: objectKey, count: count), stored: stored)
+        return OpenPrimaryKeyRange(range: range, stored: stored)
     }
 }
 

@@ -211,11 +211,10 @@ extension ObjectStore {
 
     /// A backlink entry as target and source keys (and the target's class key when it leads).
     private static func describe(_ entry: [UInt8]) -> String {
-        func number(_ bytes: ArraySlice<UInt8>) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
         guard entry.count >= 16 else { return "of \(entry.count) bytes" }
-        let source = number(entry[(entry.count - 8)...])
-        let target = number(entry[(entry.count - 16)..<(entry.count - 8)])
-        let classPart = entry.count == 20 ? " of class key \(number(entry[0..<4]))" : ""
+        let source = CatalogKey.number(bigEndian: entry[(entry.count - 8)...])
+        let target = CatalogKey.number(bigEndian: entry[(entry.count - 16)..<(entry.count - 8)])
+        let classPart = entry.count == 20 ? " of class key \(CatalogKey.number(bigEndian: entry[0..<4]))" : ""
         return "(target \(target)\(classPart), source \(source))"
     }
 }

@@ -16,6 +16,12 @@ struct PrimaryKeyRange: Equatable {
 
     /// Whether the range holds biased key `b`.
     func holds(_ b: UInt64) -> Bool { b >= first && b - first < count }
+
+    /// Whether the range holds at least one key and its keys and object keys stay within their
+    /// types.
+    var isWellFormed: Bool {
+        objectKey >= 0 && count >= 1 && count - 1 <= UInt64.max - first && count - 1 <= UInt64(Int64.max - objectKey)
+    }
 }
 
 /// Encoding and editing of the ranges of a required-int primary-key index.
@@ -45,11 +51,11 @@ enum PrimaryKeyRanges {
         }
         let objectKey = Int64(littleEndian: v.loadUnaligned(fromByteOffset: 0, as: Int64.self))
         let count = v.count == 16 ? UInt64(littleEndian: v.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) : 1
-        guard objectKey >= 0, count >= 1, v.count == 8 || count >= 2,
-              count - 1 <= UInt64.max - key, count - 1 <= UInt64(Int64.max - objectKey) else {
+        let range = PrimaryKeyRange(first: key, objectKey: objectKey, count: count)
+        guard range.isWellFormed, v.count == 8 || count >= 2 else {
             throw .corrupt("primary-key index: the range at \(key) (object key \(objectKey), count \(count)) is malformed")
         }
-        return PrimaryKeyRange(first: key, objectKey: objectKey, count: count)
+        return range
     }
 
     /// The object key filed under biased key `b`, or nil.

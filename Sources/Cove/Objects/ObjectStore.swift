@@ -388,9 +388,7 @@ final class ObjectStore {
         let length = (property.type == .mixed ? 4 : 0) + 16
         let targetAt = length - 16
         func number(_ k: UnsafeRawBufferPointer, _ from: Int) -> Int64 {
-            var n: UInt64 = 0
-            for i in from..<(from + 8) { n = n << 8 | UInt64(k[i]) }
-            return Int64(bitPattern: n)
+            Int64(bitPattern: CatalogKey.number(bigEndian: k[from..<(from + 8)]))
         }
         var entries: [(target: Int64, source: Int64)] = []
         do {
