@@ -1,7 +1,8 @@
 // The lock file `<path>.lock`: shared memory for every process that has the database open. It
-// holds the latest published version, the commit counter and the reader slots; byte-range locks
-// on it elect the process that initialises it and tell whether a writer's handle is alive. Memory-only databases keep
-// the same structure in process memory. docs/FORMAT.md explains the protocol.
+// holds the latest published version, the commit counter, the writer word and the reader slots;
+// byte-range locks on it elect the process that initialises it and tell whether a writer's handle
+// is alive. Memory-only databases keep the same structure in process memory. docs/FORMAT.md
+// explains the protocol.
 import Glibc
 import Synchronization
 

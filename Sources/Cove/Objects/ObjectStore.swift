@@ -943,8 +943,8 @@ final class ObjectStore {
         }
     }
 
+    /// The schema record, or nil when there is none.
     static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
-        let catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
-        do { return try catalog.get(CatalogKey.schema) } catch { throw CoveError(error) }
+        try schemaRecord(pages, unlessEqualTo: nil)
     }
 }
