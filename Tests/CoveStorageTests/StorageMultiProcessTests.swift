@@ -12,6 +12,9 @@ final class StorageMultiProcessTests: StorageTestCase {
     /// The entry point of child processes; returns at once in a normal test run.
     func testChildProcessEntry() throws {
         guard let roleText = getenv("COVE_STORAGE_CHILD") else { return }
+        // A child works on its parent's files and ends in _exit (or is killed), so tearDown never
+        // runs: remove the directory setUp made for it now.
+        dir.remove()
         let role = String(cString: roleText).split(separator: "|").map(String.init)
         let code: Int32
         do {
