@@ -1,64 +1,102 @@
-// `objects-bench commits`: the durable-commit row taken apart. The same single-object commits
-// as the main table (BENCH_COMMITS of them on a fresh file), for each engine with and without
-// its flush, timed in segments of a tenth, so that the table shows what the flush costs, what
-// the engine's own work costs, and whether either grows as the file does.
+// Durable single-object commits, the engines taken in turns. Both the main table's row and
+// `objects-bench commits` (the row taken apart) run them: each engine commits on its own fresh
+// file, ten rounds of a tenth of BENCH_COMMITS each, every engine once a round and the one going
+// first alternating, so that both see the same moments of a machine whose speed drifts over
+// seconds. The probe runs Cove and SQLite with their flush (Cove .full, SQLite WAL with
+// synchronous=FULL), then without (Cove .noSync, SQLite synchronous=OFF), and prints each round,
+// so that the table shows what the flush costs, what the engine's own work costs, and whether
+// either grows as the file does. With BENCH_COLD=1 it writes 64 MiB before each commit, which
+// leaves the caches and TLBs as cold as a wait for the disk leaves them on a busy host, and times
+// each commit's CPU (user and system) instead of the wall clock: the cost of the engine's
+// memory and code footprint, without the disk's noise.
 import Cove
 import CSQLite
 import Glibc
 
-/// Nanoseconds of each tenth of `count` calls of `body(i)`.
-private func segments(_ count: Int, _ body: (Int) throws -> Void) rethrows -> [UInt64] {
-    let step = Swift.max(1, count / 10)
-    var times: [UInt64] = []
-    var i = 0
-    while i < count {
-        let end = Swift.min(count, i + step)
-        let t = now()
-        while i < end { try body(i); i += 1 }
-        times.append(now() - t)
-    }
-    return times
+/// One engine's commits on its own file: `commit(i)` makes object `i` in a transaction of its own.
+struct Committer {
+    let label: String
+    let commit: (Int) throws -> Void
+    let close: () -> Void
 }
 
-private func coveCommits(_ dir: String, _ tag: String, _ durability: Realm.Durability) throws -> [UInt64] {
+func coveCommitter(_ path: String, _ label: String, _ durability: Realm.Durability) throws -> Committer {
     let schema = try Schema(jsonText: personSchemaJSON)
-    let configuration = Realm.Configuration(path: "\(dir)/\(tag).cove", durability: durability,
-                                            schema: schema, schemaVersion: 1)
-    let realm = try Realm(configuration: configuration)
-    defer { realm.close() }
-    return try segments(commits) { (i: Int) throws -> Void in
+    let realm = try Realm(configuration: Realm.Configuration(path: path, durability: durability,
+                                                             schema: schema, schemaVersion: 1))
+    return Committer(label: label, commit: { i in
         let values: [(String, Cove.Value)] = [
             ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(1.5)),
         ]
         try realm.write {
             try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: values)
         }
-    }
+    }, close: { realm.close() })
 }
 
-private func sqliteCommits(_ dir: String, _ tag: String, synchronous: String) throws -> [UInt64] {
-    let db = try SQLite("\(dir)/\(tag).db")
+func sqliteCommitter(_ path: String, _ label: String, synchronous: String) throws -> Committer {
+    let db = try SQLite(path)
     try db.exec("PRAGMA synchronous=\(synchronous)")
     let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
-    defer { sqlite3_finalize(insert) }
-    return try segments(commits) { i in
+    return Committer(label: label, commit: { i in
         try db.exec("BEGIN")
         try db.insert(insert, i, score: 1.5)
         try db.exec("COMMIT")
+    }, close: { sqlite3_finalize(insert) })
+}
+
+/// `count` commits of each committer in turns (see the top of this file); for each, the
+/// nanoseconds of each round.
+func alternatingCommits(_ committers: [Committer], count: Int) throws -> [[UInt64]] {
+    let cold = envInt("BENCH_COLD", 0) != 0
+    var times = [[UInt64]](repeating: [], count: committers.count)
+    let rounds = Swift.min(10, Swift.max(1, count))
+    var next = 0
+    for round in 0..<rounds {
+        let n = count / rounds + (round < count % rounds ? 1 : 0)
+        for k in 0..<committers.count {
+            let c = (round + k) % committers.count
+            if cold {
+                // CPU time of the commits alone, each begun with cold caches.
+                var cpu: UInt64 = 0
+                for i in next..<(next + n) {
+                    evictCaches()
+                    let t = threadCPU()
+                    try committers[c].commit(i)
+                    cpu += threadCPU() - t
+                }
+                times[c].append(cpu)
+                continue
+            }
+            let t = now()
+            for i in next..<(next + n) { try committers[c].commit(i) }
+            times[c].append(now() - t)
+        }
+        next += n
     }
+    for c in committers { c.close() }
+    return times
 }
 
 func commitProbe() throws {
     let dir = try freshDirectory("commits")
     defer { _ = system("rm -rf '\(dir)'") }
-    FileHandleErr.print("objects-bench commits: \(commits) single-object commits per engine in \(dir)")
+    FileHandleErr.print("objects-bench commits: \(commits) single-object commits per engine in \(dir), in turns")
     // BENCH_ONLY=1..4 runs one row alone (for a profiler).
     let only = envInt("BENCH_ONLY", 0)
     var runs: [(String, [UInt64])] = []
-    if only == 0 || only == 1 { runs.append(("Cove, full", try coveCommits(dir, "full", Realm.Durability.full))) }
-    if only == 0 || only == 2 { runs.append(("SQLite WAL, synchronous=FULL", try sqliteCommits(dir, "full", synchronous: "FULL"))) }
-    if only == 0 || only == 3 { runs.append(("Cove, noSync", try coveCommits(dir, "nosync", Realm.Durability.noSync))) }
-    if only == 0 || only == 4 { runs.append(("SQLite WAL, synchronous=OFF", try sqliteCommits(dir, "off", synchronous: "OFF"))) }
+    func pair(_ a: () throws -> Committer, _ b: () throws -> Committer, _ first: Int) throws {
+        var committers: [Committer] = []
+        if only == 0 || only == first { committers.append(try a()) }
+        if only == 0 || only == first + 1 { committers.append(try b()) }
+        if committers.isEmpty { return }
+        let times = try alternatingCommits(committers, count: commits)
+        for (c, t) in zip(committers, times) { runs.append((c.label, t)) }
+    }
+    try pair({ try coveCommitter("\(dir)/full.cove", "Cove, full", .full) },
+             { try sqliteCommitter("\(dir)/full.db", "SQLite WAL, synchronous=FULL", synchronous: "FULL") }, 1)
+    try pair({ try coveCommitter("\(dir)/nosync.cove", "Cove, noSync", .noSync) },
+             { try sqliteCommitter("\(dir)/off.db", "SQLite WAL, synchronous=OFF", synchronous: "OFF") }, 3)
     let step = Swift.max(1, commits / 10)
     let heads: [String] = (0..<runs[0].1.count).map { (k: Int) -> String in "\(k * step)…" }
     print("| Engine | per commit | \(heads.joined(separator: " | ")) |")
@@ -69,4 +107,19 @@ func commitProbe() throws {
         let cells: String = parts.joined(separator: " | ")
         print("| \(label) | \(fixed(total, 1)) µs | \(cells) |")
     }
+}
+
+/// This thread's CPU time (user and system) in nanoseconds.
+func threadCPU() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+nonisolated(unsafe) private let evictionBuffer = UnsafeMutableRawPointer.allocate(byteCount: 64 << 20, alignment: 4096)
+nonisolated(unsafe) private var evictionRound: UInt8 = 0
+/// Writes 64 MiB, evicting the caches and TLBs a commit's work would find warm.
+func evictCaches() {
+    evictionRound &+= 1
+    memset(evictionBuffer, Int32(evictionRound), 64 << 20)
 }

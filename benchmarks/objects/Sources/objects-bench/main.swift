@@ -5,7 +5,8 @@
 //   1M random primary-key lookups reading all four fields
 //   the same two on a second file whose objects were created in shuffled id order (ids not
 //   handed out by a counter: Cove's int primary-key index then holds one entry per object)
-//   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL)
+//   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL), the two engines in
+//   turns on fresh files (CommitProbe.swift)
 //   the file size after the bulk load
 //   queries, after an index on age is added: a two-predicate scan counting its matches (and a
 //   plain loop over the same columns in memory, the floor), an indexed equality returning ids,
@@ -149,19 +150,6 @@ func runCove(_ dir: String) throws -> Results {
         r.shuffledSize = fileSize(shuffledPath)
         r.shuffledLookup = try coveLookups(realm)
     }
-    // Durable single-object commits on a fresh file.
-    let commitPath = "\(dir)/commits.cove"
-    let realm = try Realm(configuration: .init(path: commitPath, schema: schema, schemaVersion: 1))
-    defer { realm.close() }
-    let t1 = now()
-    for i in 0..<commits {
-        try realm.write {
-            try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [
-                ("name", .string(names[i % names.count])), ("age", .int(Int64(i % 90))), ("score", .double(1.5)),
-            ])
-        }
-    }
-    r.commit = now() - t1
     return r
 }
 
@@ -280,16 +268,6 @@ func runSQLite(_ dir: String) throws -> Results {
         r.shuffledSize = fileSize(path) + fileSize(path + "-wal")
         r.shuffledLookup = try db.lookups()
     }
-    let db = try SQLite("\(dir)/commits.db")
-    let insert = try db.prepare("INSERT INTO person (id, name, age, score) VALUES (?, ?, ?, ?)")
-    defer { sqlite3_finalize(insert) }
-    let t1 = now()
-    for i in 0..<commits {
-        try db.exec("BEGIN")
-        try db.insert(insert, i, score: 1.5)
-        try db.exec("COMMIT")
-    }
-    r.commit = now() - t1
     return r
 }
 
@@ -343,10 +321,18 @@ let dir = try freshDirectory("objects")
 defer { _ = system("rm -rf '\(dir)'") }
 
 FileHandleErr.print("objects-bench: \(objects) objects, \(lookups) lookups, \(commits) durable commits in \(dir)")
-let cove = try runCove(dir)
+var cove = try runCove(dir)
 FileHandleErr.print("cove done")
-let sqlite = try runSQLite(dir)
+var sqlite = try runSQLite(dir)
 FileHandleErr.print("sqlite done")
+// Durable single-object commits on fresh files, the two engines in turns (CommitProbe.swift).
+let commitTimes = try alternatingCommits([
+    try coveCommitter("\(dir)/commits.cove", "Cove", .full),
+    try sqliteCommitter("\(dir)/commits.db", "SQLite", synchronous: "FULL"),
+], count: commits)
+cove.commit = commitTimes[0].reduce(0, +)
+sqlite.commit = commitTimes[1].reduce(0, +)
+FileHandleErr.print("commits done")
 
 let n = Double(objects), l = Double(lookups), c = Double(commits)
 print("| Workload | Cove | SQLite | Cove/SQLite |")

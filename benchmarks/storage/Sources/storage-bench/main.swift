@@ -4,6 +4,7 @@
 //   storage-bench                      the whole workload (1M keys, 10,000 durable commits)
 //   storage-bench commits ENGINE N     only N durable single-key commits on a fresh file
 //                                      (ENGINE: cove, lmdb, sqlite), for counting flushes
+//   storage-bench commits all N        N for each engine on fresh files, in turns, timed
 //   storage-bench inserts ENGINE ORDER  only the bulk load (ORDER: sequential, random), to profile
 //   storage-bench reads ENGINE N       only N begin + end read pairs, to compare builds of the read path
 //
@@ -443,7 +444,10 @@ func fixed(_ v: Double, _ decimals: Int) -> String {
     return (n < 0 && whole == 0 ? "-" : "") + "\(whole).\(f)"
 }
 
-func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], reads: [UInt64]) throws -> Results {
+/// An engine's whole workload but the durable commits, which `alternatingCommits` runs for every
+/// engine in turns; returns the results so far and the engine, open on the file of the random load.
+func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], reads: [UInt64]) throws
+    -> (results: Results, engine: any Engine, directory: String) {
     var r = Results()
     let tag = E.name.lowercased()
 
@@ -457,9 +461,7 @@ func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], r
     log("\(E.name): sequential insert \(Double(r.bulkSequential) / 1e9) s")
 
     let dir2 = try freshDirectory(tag)
-    defer { removeDirectory(dir2) }
     let e = try E(directory: dir2)
-    defer { e.close() }
     r.bulkRandom = try timed { try e.bulkInsert(random) }
     r.fileBytes = directoryBytes(dir2)
     log("\(E.name): random insert \(Double(r.bulkRandom) / 1e9) s")
@@ -479,9 +481,26 @@ func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], r
     r.readPairs = try timed { try e.readTransactionPairs(pairCount) }
     log("\(E.name): read transactions \(Double(r.readPairs) / 1e9) s")
 
-    r.commits = try timed { try e.durableCommits(first: UInt64(random.count) + 1, count: commitCount) }
-    log("\(E.name): durable commits \(Double(r.commits) / 1e9) s")
-    return r
+    return (r, e, dir2)
+}
+
+/// The durable single-key commits of every engine, taken in turns: ten rounds of a tenth of
+/// `commitCount` each, every engine once a round, the one going first rotating, so that all of
+/// them see the same moments of a machine whose speed drifts over seconds. Returns each
+/// engine's total nanoseconds.
+func alternatingCommits(_ engines: [any Engine], first: UInt64, total: Int = commitCount) throws -> [UInt64] {
+    var totals = [UInt64](repeating: 0, count: engines.count)
+    let rounds = min(10, max(1, total))
+    var next = first
+    for round in 0..<rounds {
+        let count = total / rounds + (round < total % rounds ? 1 : 0)
+        for k in 0..<engines.count {
+            let i = (round + k) % engines.count
+            totals[i] += try timed { try engines[i].durableCommits(first: next, count: count) }
+        }
+        next += UInt64(count)
+    }
+    return totals
 }
 
 func formatNs(_ ns: Double) -> String {
@@ -506,7 +525,26 @@ func makeEngine(_ engine: String, _ dir: String) throws -> any Engine {
     }
 }
 
+/// `storage-bench commits all N`: N durable single-key commits for each engine on fresh files,
+/// in turns (`alternatingCommits`), each engine's time per commit on stderr.
+func commitsAlternating(_ n: Int) throws {
+    let names = ["cove", "lmdb", "sqlite"]
+    var dirs: [String] = []
+    var engines: [any Engine] = []
+    defer { for d in dirs { removeDirectory(d) } }
+    for name in names {
+        dirs.append(try freshDirectory(name))
+        engines.append(try makeEngine(name, dirs[dirs.count - 1]))
+    }
+    let times = try alternatingCommits(engines, first: 1, total: n)
+    for (i, name) in names.enumerated() {
+        engines[i].close()
+        log("\(name): \(n) durable commits, \(formatNs(Double(times[i]) / Double(max(n, 1)))) per commit")
+    }
+}
+
 func commitsOnly(_ engine: String, _ n: Int) throws {
+    if engine == "all" { return try commitsAlternating(n) }
     let dir = try freshDirectory(engine)
     defer { removeDirectory(dir) }
     let e = try makeEngine(engine, dir)
@@ -575,9 +613,28 @@ func main() throws {
     // BENCH_ENGINES ("cove,lmdb,sqlite" by default) runs a subset; the others' columns stay empty.
     let engines = getenv("BENCH_ENGINES").map { String(cString: $0) } ?? "cove,lmdb,sqlite"
     let selected = Set(engines.split(separator: ",").map(String.init))
-    let cove = selected.contains("cove") ? try runAll(CoveEngine.self, sequential: sequential, random: random, reads: reads) : Results()
-    let lmdb = selected.contains("lmdb") ? try runAll(LMDBEngine.self, sequential: sequential, random: random, reads: reads) : Results()
-    let sqlite = selected.contains("sqlite") ? try runAll(SQLiteEngine.self, sequential: sequential, random: random, reads: reads) : Results()
+    var runs: [(name: String, results: Results, engine: any Engine, directory: String)] = []
+    if selected.contains("cove") {
+        let r = try runAll(CoveEngine.self, sequential: sequential, random: random, reads: reads)
+        runs.append(("cove", r.results, r.engine, r.directory))
+    }
+    if selected.contains("lmdb") {
+        let r = try runAll(LMDBEngine.self, sequential: sequential, random: random, reads: reads)
+        runs.append(("lmdb", r.results, r.engine, r.directory))
+    }
+    if selected.contains("sqlite") {
+        let r = try runAll(SQLiteEngine.self, sequential: sequential, random: random, reads: reads)
+        runs.append(("sqlite", r.results, r.engine, r.directory))
+    }
+    let commitTimes = try alternatingCommits(runs.map(\.engine), first: UInt64(random.count) + 1)
+    for i in runs.indices {
+        runs[i].results.commits = commitTimes[i]
+        log("\(runs[i].name): durable commits \(Double(commitTimes[i]) / 1e9) s")
+        runs[i].engine.close()
+        removeDirectory(runs[i].directory)
+    }
+    func results(_ name: String) -> Results { runs.first { $0.name == name }?.results ?? Results() }
+    let cove = results("cove"), lmdb = results("lmdb"), sqlite = results("sqlite")
 
     let n = Double(keyCount)
     let kn = keyCount >= 1000 && keyCount % 1_000_000 == 0 ? "\(keyCount / 1_000_000)M" : "\(keyCount)"
