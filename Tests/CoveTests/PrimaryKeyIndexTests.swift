@@ -183,6 +183,59 @@ final class PrimaryKeyIndexTests: CoveTestCase {
 
     /// A table entry with an open range round-trips, through the shape's fast path too; one
     /// whose range is malformed or whose tail is not a range is corrupt.
+    /// A transaction's table is kept for the realm's next one (the same object), and starts
+    /// from the committed entry: what a cancelled or failed write left in it (objects written to
+    /// its tree or still pending, a grown open range, the dirty mark) is gone.
+    func testAKeptTableStartsFromTheCommittedEntry() throws {
+        let realm = try open()
+        defer { realm.close() }
+        let cls = try realm.objectStore().objectSchema("Item")
+        var model: [Int64: Int64] = [:]
+        func create(_ ids: Range<Int64>, n: Int64) throws {
+            for id in ids {
+                _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(n))])
+                model[id] = n
+            }
+        }
+        // Weak: a table freed and another made at its address would compare equal by address.
+        weak var first: ObjectStore.Table?
+        try realm.write {
+            first = try realm.objectStore().table(forCreate: cls)
+            try create(0..<5, n: 1)
+        }
+        // Written to the tree (a read writes the pending objects), then cancelled.
+        try realm.beginWrite()
+        XCTAssertTrue(try realm.objectStore().table(forCreate: cls) === first)
+        for id in Int64(5)..<8 { _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(2))]) }
+        XCTAssertEqual(try realm.dynamicObjects("Item").count, 8)
+        try realm.cancelWrite()
+        // Failed writes with objects still pending (a duplicate key, another error): the
+        // kept table starts without them.
+        XCTAssertThrowsError(try realm.write {
+            for id in Int64(5)..<7 { _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(3))]) }
+            _ = try realm.dynamicCreate("Item", primaryKey: .int(0), values: [("n", .int(3))])
+        })
+        struct Stop: Error {}
+        XCTAssertThrowsError(try realm.write {
+            XCTAssertTrue(try realm.objectStore().table(forCreate: cls) === first)
+            for id in Int64(5)..<7 { _ = try realm.dynamicCreate("Item", primaryKey: .int(id), values: [("n", .int(3))]) }
+            throw Stop()
+        })
+        try realm.write {
+            XCTAssertTrue(try realm.objectStore().table(forCreate: cls) === first)
+            try create(5..<10, n: 4)
+        }
+        XCTAssertEqual(try realm.dynamicObjects("Item").count, 10)
+        try check(realm, model, absent: [10, 11, -1], "after the cancelled writes")
+        try realm.write {
+            XCTAssertTrue(try realm.objectStore().table(forCreate: cls) === first)
+            try create(10..<12, n: 5)
+        }
+        try check(realm, model, absent: [12], "after the kept table wrote again")
+        XCTAssertEqual(try ranges(realm).kind, "ranges")
+        _ = try realm.verify()
+    }
+
     func testTableEntriesWithAnOpenRangeDecodeAndCheck() throws {
         let columns: [(property: Int64, spec: ColumnSpec)] = [(1, ColumnSpec(.int)), (2, ColumnSpec(.string, nullable: true))]
         let open = OpenPrimaryKeyRange(range: PrimaryKeyRange(first: 10, objectKey: 3, count: 7), stored: 2)

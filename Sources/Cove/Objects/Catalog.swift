@@ -88,17 +88,34 @@ struct TableEntry: Equatable {
     /// Bytes of the fixed part before the column list.
     static let columnsOffset = 40
 
+    private var encodedSize: Int {
+        Self.columnsOffset + 4 + columns.count * 10 + (openRange == nil ? 0 : OpenPrimaryKeyRange.encodedSize)
+    }
+
+    private func encode(into base: UnsafeMutableRawPointer) {
+        root.encode(into: base)
+        base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
+        Self.encodeColumns(columns, into: base + Self.columnsOffset)
+        openRange?.encode(into: base + Self.columnsOffset + 4 + columns.count * 10)
+    }
+
     func encoded() -> [UInt8] {
-        let columnsEnd = Self.columnsOffset + 4 + columns.count * 10
-        let size = columnsEnd + (openRange == nil ? 0 : OpenPrimaryKeyRange.encodedSize)
+        let size = encodedSize
         return [UInt8](unsafeUninitializedCapacity: size) { out, count in
-            let base = UnsafeMutableRawPointer(out.baseAddress!)
-            root.encode(into: base)
-            base.storeBytes(of: nextObjectKey.littleEndian, toByteOffset: 32, as: UInt64.self)
-            Self.encodeColumns(columns, into: base + Self.columnsOffset)
-            openRange?.encode(into: base + columnsEnd)
+            encode(into: UnsafeMutableRawPointer(out.baseAddress!))
             count = size
         }
+    }
+
+    /// Calls `body` with the entry's bytes in temporary memory (on the stack for an entry of
+    /// a usual size): what a commit writes into the catalog without allocating.
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        let size = encodedSize
+        let result = withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { out in
+            encode(into: out.baseAddress!)
+            return Result { () throws(StorageError) -> R in try body(UnsafeRawBufferPointer(out)) }
+        }
+        return try result.get()
     }
 
     /// The column list as an entry stores it: count u32, then per column property key i64,
@@ -126,12 +143,17 @@ struct TableEntry: Equatable {
     /// - Throws: `.corrupt` for a malformed open range.
     static func decode(_ bytes: [UInt8], columnsOf shape: TableShape) throws(StorageError) -> TableEntry? {
         let result = bytes.withUnsafeBytes { b in
-            shape.columnBytes.withUnsafeBytes { c in
-                Result { () throws(StorageError) -> TableEntry? in
-                    guard b.count >= columnsOffset + c.count,
-                          memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0 else { return nil }
-                    return try entry(b, columnsEnd: columnsOffset + c.count, columns: shape.columns)
-                }
+            Result { () throws(StorageError) -> TableEntry? in try decode(b, columnsOf: shape) }
+        }
+        return try result.get()
+    }
+
+    static func decode(_ b: UnsafeRawBufferPointer, columnsOf shape: TableShape) throws(StorageError) -> TableEntry? {
+        let result = shape.columnBytes.withUnsafeBytes { c in
+            Result { () throws(StorageError) -> TableEntry? in
+                guard b.count >= columnsOffset + c.count,
+                      memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0 else { return nil }
+                return try entry(b, columnsEnd: columnsOffset + c.count, columns: shape.columns)
             }
         }
         return try result.get()

@@ -10,10 +10,18 @@ final class ObjectStore {
     let pages: TransactionPages
     let schema: Schema
     private var catalog: BTree<TransactionPages>
-    private var tables: [UInt32: Table] = [:]
+    /// The tables this transaction reached: the first apart, since most transactions reach one
+    /// (no dictionary to make), the others by class key.
+    private var firstTable: Table?
+    private var moreTables: [UInt32: Table] = [:]
     /// The table reached last: reading several properties of one object finds it without
     /// hashing.
     private var lastTable: Table?
+    /// Calls `body` with every table this transaction reached.
+    private func forEachTable(_ body: (Table) throws(CoveError) -> Void) throws(CoveError) {
+        if let first = firstTable { try body(first) }
+        for t in moreTables.values { try body(t) }
+    }
     private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
     /// The tree `tree(_:)` returned last, and its key: lookups of one class by primary key ask
     /// for the same index every time, and comparing a key of a few bytes costs less than
@@ -72,7 +80,8 @@ final class ObjectStore {
         var primaryKeySpec: ColumnSpec? { shape.primaryKeySpec }
         /// A row being created, kept between creates so that making one allocates nothing.
         private var scratch: [CellValue] = []
-        /// The catalog key of the class's primary-key index.
+        /// The catalog keys of the class's table entry and of its primary-key index.
+        let tableKey: [UInt8]
         let primaryKeyTreeKey: [UInt8]
         /// The last range of a range primary-key index while objects created with the next id
         /// and the next object key grow it in memory, and between transactions in the table
@@ -117,22 +126,49 @@ final class ObjectStore {
         /// Set when a migration removed the class: the catalog entry goes at commit.
         var dropped = false
 
-        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pending: ClusterBatch,
-             pages: TransactionPages) {
+        /// Set between `park()` and `reuse`: the table belongs to no transaction and `clusters`
+        /// holds no tree.
+        private var parked = false
+
+        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pages: TransactionPages) {
             self.cls = cls
             self.classKey = classKey
             self.entry = entry
             self.shape = shape
+            tableKey = CatalogKey.table(classKey)
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             clusters = UnsafeMutablePointer.allocate(capacity: 1)
             clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
-            self.pending = pending
+            pending = ClusterBatch(specs: shape.specs)
+            openRange = entry.openRange?.range
+            openRangeStoredCount = entry.openRange?.stored ?? 0
+        }
+
+        /// Detaches an ended transaction's table from its pages, keeping its memory (the
+        /// pending batch, emptied, the row scratch, the catalog keys) for `reuse`. A dropped
+        /// table is not parked.
+        func park() {
+            precondition(!parked && !dropped)
+            pending.removeAll()
+            clusters.deinitialize(count: 1)
+            located = nil
+            parked = true
+        }
+
+        /// Makes a parked table of the same shape the table of a new transaction, as `init`
+        /// would with `entry` and `pages`.
+        func reuse(entry: TableEntry, pages: TransactionPages) {
+            precondition(parked)
+            self.entry = entry
+            clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
+            parked = false
+            dirty = false
             openRange = entry.openRange?.range
             openRangeStoredCount = entry.openRange?.stored ?? 0
         }
 
         deinit {
-            clusters.deinitialize(count: 1)
+            if !parked { clusters.deinitialize(count: 1) }
             clusters.deallocate()
         }
     }
@@ -147,10 +183,18 @@ final class ObjectStore {
     let shapes: TableShapes
 
     deinit {
-        // Emptied batches keep their storage for the realm's next transaction.
-        for (key, t) in tables where t.pending.isEmpty && shapes.byClassKey[key] === t.shape {
-            shapes.spareBatches[key] = t.pending
-        }
+        // Tables no one else holds stay with the realm for its next transaction
+        // (TableShapes.spareTables); objects still pending belonged to a write that was
+        // cancelled.
+        lastTable = nil
+        if var t = firstTable.take() { park(&t) }
+        while case (_, var t)? = moreTables.popFirst() { park(&t) }
+    }
+
+    private func park(_ t: inout Table) {
+        guard isKnownUniquelyReferenced(&t), !t.dropped, shapes.byClassKey[t.classKey] === t.shape else { return }
+        t.park()
+        shapes.spareTables[t.classKey] = t
     }
 
     init(pages: TransactionPages, schema: Schema, shapes: TableShapes = TableShapes()) {
@@ -209,31 +253,40 @@ final class ObjectStore {
     private func tableForAppend(_ cls: ObjectSchema) throws(CoveError) -> Table {
         let key = try classKey(of: cls)
         if let t = lastTable, t.classKey == key { return t }
-        if let t = tables[key] {
+        if let t = firstTable, t.classKey == key {
             lastTable = t
             return t
         }
-        let entry: TableEntry
-        let shape: TableShape
+        if let t = moreTables[key] {
+            lastTable = t
+            return t
+        }
+        let t: Table
         do {
-            if let bytes = try catalog.get(CatalogKey.table(key)) {
-                if let cached = shapes.byClassKey[key], let e = try TableEntry.decode(bytes, columnsOf: cached) {
-                    entry = e
-                    shape = cached
-                } else {
-                    entry = try TableEntry.decode(bytes)
-                    shape = TableShape(cls: cls, columns: entry.columns)
-                    shapes.byClassKey[key] = shape
-                }
+            // A parked table of an earlier transaction lends its catalog key; its shape, when
+            // the entry lists the same columns, lets the entry be read without building any.
+            let spare = shapes.spareTables.removeValue(forKey: key)
+            let cached = shapes.byClassKey[key]
+            let read = try catalog.withValue(spare?.tableKey ?? CatalogKey.table(key)) {
+                bytes throws(StorageError) -> (entry: TableEntry, shape: TableShape?) in
+                if let cached, let e = try TableEntry.decode(bytes, columnsOf: cached) { return (e, cached) }
+                return (try TableEntry.decode(bytes), nil)
+            }
+            if let read, let shape = read.shape, let spare, spare.shape === shape {
+                spare.reuse(entry: read.entry, pages: pages)
+                t = spare
+            } else if let read {
+                let shape = read.shape ?? TableShape(cls: cls, columns: read.entry.columns)
+                if read.shape == nil { shapes.byClassKey[key] = shape }
+                t = Table(cls: cls, classKey: key, entry: read.entry, shape: shape, pages: pages)
             } else {
-                entry = TableEntry(root: .empty, nextObjectKey: 0, columns: Self.columns(of: cls))
-                shape = TableShape(cls: cls, columns: entry.columns)
+                let entry = TableEntry(root: .empty, nextObjectKey: 0, columns: Self.columns(of: cls))
+                t = Table(cls: cls, classKey: key, entry: entry, shape: TableShape(cls: cls, columns: entry.columns), pages: pages)
             }
         } catch {
             throw CoveError(error)
         }
-        let t = Table(cls: cls, classKey: key, entry: entry, shape: shape, pending: shapes.batch(key, shape), pages: pages)
-        tables[key] = t
+        if firstTable == nil { firstTable = t } else { moreTables[key] = t }
         lastTable = t
         return t
     }
@@ -864,20 +917,30 @@ final class ObjectStore {
     /// Writes every changed table and tree root into the catalog and returns the catalog's root,
     /// for the write transaction to commit.
     func flush() throws(CoveError) -> TreeRoot {
-        for t in tables.values {
+        try forEachTable { t throws(CoveError) in
             try t.writePending()
             keepOpenPrimaryKeyRange(t)
         }
-        do {
-            for t in tables.values where t.dirty {
-                t.entry.root = t.tree.root
+        try forEachTable { t throws(CoveError) in
+            guard t.dirty else { return }
+            t.entry.root = t.tree.root
+            do throws(StorageError) {
                 if t.dropped {
-                    try catalog.remove(CatalogKey.table(t.classKey))
+                    _ = try catalog.remove(t.tableKey)
                 } else {
-                    try catalog.put(CatalogKey.table(t.classKey), t.entry.encoded())
+                    try t.entry.withEncoded { bytes throws(StorageError) in
+                        let put = t.tableKey.withUnsafeBytes { key in
+                            Result { () throws(StorageError) in _ = try catalog.put(key, bytes) }
+                        }
+                        try put.get()
+                    }
                 }
-                t.dirty = false
+            } catch {
+                throw CoveError(error)
             }
+            t.dirty = false
+        }
+        do {
             for key in dirtyTrees {
                 guard let t = trees[key] else { continue }
                 if t.root.page.isNone {

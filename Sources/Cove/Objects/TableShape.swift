@@ -65,13 +65,8 @@ final class TableShape {
 /// set whenever its schema changes.
 final class TableShapes {
     var byClassKey: [UInt32: TableShape] = [:]
-    /// The emptied batches of pending objects that the tables of ended transactions had, with
-    /// their storage, for the next transaction's tables of the same shape.
-    var spareBatches: [UInt32: ClusterBatch] = [:]
-
-    /// A spare batch for a table of `shape`, or a new one.
-    func batch(_ classKey: UInt32, _ shape: TableShape) -> ClusterBatch {
-        if let spare = spareBatches.removeValue(forKey: classKey), spare.isEmpty, spare.specs == shape.specs { return spare }
-        return ClusterBatch(specs: shape.specs)
-    }
+    /// The tables of ended transactions, emptied and detached from their pages (see
+    /// `ObjectStore.Table.park`), for the next transaction's table of the same class: beginning
+    /// it then allocates nothing.
+    var spareTables: [UInt32: ObjectStore.Table] = [:]
 }
