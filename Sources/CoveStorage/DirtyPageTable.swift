@@ -117,6 +117,9 @@ struct DirtyPageTable {
         return out
     }
 
+    /// The slots the table has room for (twice the pages it holds before it grows).
+    var capacity: Int { mask + 1 }
+
     /// Empties the table, keeping its capacity.
     mutating func removeAll() {
         slots.update(repeating: Slot(pgno: 0, page: nil), count: mask + 1)

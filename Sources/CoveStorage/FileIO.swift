@@ -160,9 +160,14 @@ public final class PosixFile: FileIO {
 
     /// One `pwritev` (the rest page by page if it comes back short).
     public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
-        let vectors = pages.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0), iov_len: pageSize) }
-        // A commit's runs are at most 16 pages, far below the system's limit on vectors.
-        let n = vectors.withUnsafeBufferPointer { pwritev(descriptor, $0.baseAddress, Int32($0.count), off_t(offset)) }
+        // A commit's runs are at most 16 pages, far below the system's limit on vectors; their
+        // vectors live on the stack.
+        let n = withUnsafeTemporaryAllocation(of: iovec.self, capacity: pages.count) { vectors in
+            for (i, page) in pages.enumerated() {
+                vectors[i] = iovec(iov_base: UnsafeMutableRawPointer(mutating: page), iov_len: pageSize)
+            }
+            return pwritev(descriptor, vectors.baseAddress, Int32(pages.count), off_t(offset))
+        }
         if n < 0 && errno != EINTR {
             throw systemError(errno, "cannot write '\(path)' at offset \(offset)")
         }

@@ -33,7 +33,25 @@ final class PageBuffers: @unchecked Sendable {
     /// Chunks kept from one transaction to the next while they map at most this much.
     static let keptBytes = 8 << 20
 
-    deinit { unmapAll() }
+    /// The table of the pages a transaction allocated in these buffers, handed over with
+    /// them: a transaction takes both, and the next one finds the table empty, its slots
+    /// allocated (`reset`).
+    let dirtyTable: UnsafeMutablePointer<DirtyPageTable>
+    /// A table kept between transactions is brought back to its first size when it grew past
+    /// this many slots (a bulk load's), so that emptying it stays cheap.
+    static let keptTableSlots = 1024
+
+    init() {
+        dirtyTable = .allocate(capacity: 1)
+        dirtyTable.initialize(to: DirtyPageTable())
+    }
+
+    deinit {
+        unmapAll()
+        dirtyTable.pointee.deallocate()
+        dirtyTable.deinitialize(count: 1)
+        dirtyTable.deallocate()
+    }
 
     /// A zeroed buffer of `pageSize` bytes, aligned to `pageSize`; with `zeroed: false` one
     /// whose bytes may be a previous page's, for a caller that writes all of them (a copy).
@@ -63,9 +81,15 @@ final class PageBuffers: @unchecked Sendable {
         spare.append(buffer)
     }
 
-    /// Takes back every buffer at the end of a transaction; keeps the chunks for the next one
-    /// unless they map more than `keptBytes`.
+    /// Takes back every buffer at the end of a transaction, and empties the table; keeps the
+    /// chunks for the next one unless they map more than `keptBytes`.
     func reset() {
+        if dirtyTable.pointee.capacity > Self.keptTableSlots {
+            dirtyTable.pointee.deallocate()
+            dirtyTable.pointee = DirtyPageTable()
+        } else {
+            dirtyTable.pointee.removeAll()
+        }
         spare.removeAll(keepingCapacity: true)
         chunk = 0
         page = 0

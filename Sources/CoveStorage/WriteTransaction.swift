@@ -54,7 +54,9 @@ public final class WriteTransaction: PageStore {
     /// Pages this transaction allocated, with their in-memory contents. Behind a pointer so
     /// that the lookups of every page access run no exclusivity check (the transaction is
     /// confined to one thread and the table is never handed out mutably).
-    let dirtyTable: UnsafeMutablePointer<DirtyPageTable>
+    /// The table comes with the page buffers (`PageBuffers.dirtyTable`); once the transaction
+    /// ends and gives them back, it points at an empty table of its own.
+    private(set) var dirtyTable: UnsafeMutablePointer<DirtyPageTable>
     /// A read-only view of the pages this transaction allocated.
     var dirty: DirtyPageTable { dirtyTable.pointee }
     /// The page count of the file as this transaction will leave it.
@@ -128,20 +130,25 @@ public final class WriteTransaction: PageStore {
         if groups > 1 { reusablePages.sort() }
         reusable.add(reusablePages)
         consumedPages = UInt64(reusablePages.count)
-        dirtyTable = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
-        dirtyTable.initialize(to: DirtyPageTable())
-        buffers = storage.pageBuffers.withLock { kept in
+        let pageBuffers = storage.pageBuffers.withLock { kept in
             defer { kept = nil }
             return kept
         } ?? PageBuffers()
+        buffers = pageBuffers
+        dirtyTable = pageBuffers.dirtyTable
     }
 
     deinit {
         if !finished { cancel() }
-        dirtyTable.pointee.deallocate()
-        dirtyTable.deinitialize(count: 1)
-        dirtyTable.deallocate()
     }
+
+    /// What an ended transaction's lookups find: no page. Shared and never written: an ended
+    /// transaction allocates nothing (`pageMemory` refuses), and removing finds nothing.
+    nonisolated(unsafe) private static let noPages: UnsafeMutablePointer<DirtyPageTable> = {
+        let table = UnsafeMutablePointer<DirtyPageTable>.allocate(capacity: 1)
+        table.initialize(to: DirtyPageTable())
+        return table
+    }()
 
     /// Records the bytes the layer above keeps for this commit in the history tree (its change
     /// record). Replaces an earlier call's bytes.
@@ -160,9 +167,9 @@ public final class WriteTransaction: PageStore {
     /// Frees every in-memory page, and gives their memory back to the storage for the next
     /// write transaction.
     func releasePages() {
-        dirtyTable.pointee.removeAll()
         guard let b = buffers else { return }
         buffers = nil
+        dirtyTable = Self.noPages
         b.reset()
         storage.pageBuffers.withLock { $0 = b }
     }

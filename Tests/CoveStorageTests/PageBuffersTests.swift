@@ -48,4 +48,33 @@ final class PageBuffersTests: XCTestCase {
         }
         XCTAssertEqual(addresses.count, 40, "the buffers of the first transaction serve the next ones")
     }
+
+    /// The table of the pages a transaction allocated comes with the buffers: the next
+    /// transaction finds it empty (and back at its first size after a bulk one), and a
+    /// transaction that ended no longer sees pages through it, the next one's included.
+    func testTheDirtyPageTableIsKeptWithTheBuffers() throws {
+        let storage = try Storage.open(path: nil)
+        let first = try storage.beginWrite()
+        let (firstPage, _) = try first.allocate()
+        let table = first.dirtyTable
+        XCTAssertTrue(first.isWritable(firstPage))
+        first.cancel()
+        XCTAssertFalse(first.isWritable(firstPage))
+        let second = try storage.beginWrite()
+        XCTAssertEqual(second.dirtyTable, table, "the table is handed over with the buffers")
+        XCTAssertEqual(second.dirty.count, 0)
+        var pages: [PageNumber] = []
+        for _ in 0..<3000 { pages.append(try second.allocate().0) }
+        XCTAssertGreaterThan(second.dirty.capacity, PageBuffers.keptTableSlots)
+        for pgno in pages.prefix(50) {
+            XCTAssertTrue(second.isWritable(pgno))
+            XCTAssertFalse(first.isWritable(pgno), "an ended transaction sees page \(pgno) of the next one")
+        }
+        second.cancel()
+        let third = try storage.beginWrite()
+        defer { third.cancel() }
+        XCTAssertEqual(third.dirty.count, 0)
+        XCTAssertLessThanOrEqual(third.dirty.capacity, PageBuffers.keptTableSlots)
+        for pgno in pages.prefix(50) { XCTAssertFalse(third.isWritable(pgno)) }
+    }
 }

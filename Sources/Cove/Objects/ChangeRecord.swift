@@ -193,26 +193,20 @@ public struct ChangeRecord: Equatable, Sendable {
 
     /// The bytes kept in the history.
     public func encoded() -> [UInt8] {
-        var out: [UInt8] = [1]
+        // Room for a small commit's record at once (one allocation).
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        out.append(1)
         put(schemaChanged ? 1 : 0, &out)
-        let tableKeys = tables.keys.filter { !(tables[$0]?.isEmpty ?? true) }.sorted()
-        put(UInt64(tableKeys.count), &out)
-        for key in tableKeys {
-            guard let t = tables[key] else { continue }
-            put(UInt64(key), &out)
-            for ranges in [t.inserted, t.deleted] {
-                put(UInt64(ranges.count), &out)
-                for r in ranges {
-                    put(UInt64(bitPattern: r.lowerBound), &out)
-                    put(UInt64(r.count), &out)
-                }
-            }
-            put(UInt64(t.modified.count), &out)
-            for objectKey in t.modified.keys.sorted() {
-                let properties = (t.modified[objectKey] ?? []).sorted()
-                put(UInt64(bitPattern: objectKey), &out)
-                put(UInt64(properties.count), &out)
-                for p in properties { put(UInt64(bitPattern: p), &out) }
+        // One table, the usual case, needs no list of keys to sort.
+        if tables.count == 1, let only = tables.first {
+            put(only.value.isEmpty ? 0 : 1, &out)
+            if !only.value.isEmpty { putTable(only.key, only.value, &out) }
+        } else {
+            let tableKeys = tables.keys.filter { !(tables[$0]?.isEmpty ?? true) }.sorted()
+            put(UInt64(tableKeys.count), &out)
+            for key in tableKeys {
+                if let t = tables[key] { putTable(key, t, &out) }
             }
         }
         let ids = collections.keys.sorted { ($0.classKey, $0.objectKey, $0.propertyKey) < ($1.classKey, $1.objectKey, $1.propertyKey) }
@@ -237,6 +231,27 @@ public struct ChangeRecord: Equatable, Sendable {
             }
         }
         return out
+    }
+
+    private func putTable(_ key: UInt32, _ t: TableChanges, _ out: inout [UInt8]) {
+        put(UInt64(key), &out)
+        putRanges(t.inserted, &out)
+        putRanges(t.deleted, &out)
+        put(UInt64(t.modified.count), &out)
+        for objectKey in t.modified.keys.sorted() {
+            let properties = (t.modified[objectKey] ?? []).sorted()
+            put(UInt64(bitPattern: objectKey), &out)
+            put(UInt64(properties.count), &out)
+            for p in properties { put(UInt64(bitPattern: p), &out) }
+        }
+    }
+
+    private func putRanges(_ ranges: [ClosedRange<Int64>], _ out: inout [UInt8]) {
+        put(UInt64(ranges.count), &out)
+        for r in ranges {
+            put(UInt64(bitPattern: r.lowerBound), &out)
+            put(UInt64(r.count), &out)
+        }
     }
 
     private func put(_ v: UInt64, _ out: inout [UInt8]) {
