@@ -37,20 +37,21 @@ static void *next(const char *name) { return dlsym(RTLD_NEXT, name); }
         count[kind]++;                    \
     } while (0)
 
+static int timed_sync(int kind, const char *symbol, int (**real)(int), int fd) {
+    if (!*real) *real = (int (*)(int))next(symbol);
+    int result;
+    TIMED(kind, (*real)(fd));
+    return result;
+}
+
 int fdatasync(int fd) {
     static int (*real)(int);
-    if (!real) real = (int (*)(int))next("fdatasync");
-    int result;
-    TIMED(SYNC, real(fd));
-    return result;
+    return timed_sync(SYNC, "fdatasync", &real, fd);
 }
 
 int fsync(int fd) {
     static int (*real)(int);
-    if (!real) real = (int (*)(int))next("fsync");
-    int result;
-    TIMED(FSYNC, real(fd));
-    return result;
+    return timed_sync(FSYNC, "fsync", &real, fd);
 }
 
 static ssize_t timed_pwrite(const char *symbol, int fd, const void *buf, size_t n, off_t offset) {
