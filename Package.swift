@@ -30,7 +30,7 @@ let package = Package(
         ]),
         // The file parser's fuzz target: a libFuzzer entry point under -DCOVE_LIBFUZZER and
         // -sanitize=fuzzer, a corpus replayer otherwise (the tests run it over Tests/Corpus).
-        .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage"]),
+        .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage", "Cove"]),
         .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
         .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveStorage"]),
     ],

@@ -1,7 +1,10 @@
 // The fuzz target of the file parser: any bytes, written as a database file, must open and verify
-// or be refused with an error (CORRUPT, FORMAT...), never crash or hang. Built with
-// `-sanitize=fuzzer` it is a libFuzzer entry point; built plainly it replays files given on the
-// command line (the corpus), which the tests do on every run.
+// or be refused with an error (CORRUPT, FORMAT...), never crash or hang, both as a storage file
+// (Storage.verify) and as a realm (Realm.verify, which walks the object layer's catalog: tables,
+// clusters, indexes and backlinks, then every object of every class read as `cove dump` reads
+// it). Built with `-sanitize=fuzzer` it is a libFuzzer entry point; built plainly it replays files
+// given on the command line (the corpus), which the tests do on every run.
+import Cove
 import CoveStorage
 #if canImport(Glibc)
 import Glibc
@@ -18,9 +21,37 @@ func removeScratchFiles() {
     unlink(scratchPath + ".lock")
 }
 
-/// Opens `bytes` as a Cove file, reads every reachable page through verify(), and closes it.
-/// Returns what happened, for the replayer's output.
+/// Opens `bytes` as a Cove file, reads every reachable page through verify(), and closes it;
+/// then opens it as a realm, verifies it and reads every object. Returns what happened, for the
+/// replayer's output.
 func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
+    let storage = exerciseStorage(bytes)
+    return storage + "; " + exerciseRealm()
+}
+
+/// Opens the file just written as a read-only realm with the schema it holds, verifies it, and
+/// reads every property of every object of every class that is not embedded (embedded objects
+/// through their parents), collections and links included.
+func exerciseRealm() -> String {
+    unlink(scratchPath + ".lock")
+    do {
+        let realm = try Realm(configuration: Realm.Configuration(path: scratchPath, readOnly: true, durability: .noSync))
+        defer { realm.close() }
+        let report = try realm.verify()
+        var objects = 0
+        for cls in realm.schema.classes where !cls.isEmbedded {
+            for object in try realm.dynamicObjects(cls.className) {
+                _ = try ObjectJSON.encode(object)
+                objects += 1
+            }
+        }
+        return "realm opened, \(objects) objects: \(report)"
+    } catch {
+        return "realm refused: \(error)"
+    }
+}
+
+func exerciseStorage(_ bytes: UnsafeRawBufferPointer) -> String {
     unlink(scratchPath + ".lock")
     let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     if fd < 0 { return "cannot write \(scratchPath)" }
@@ -66,7 +97,7 @@ public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePo
 @main
 enum Replay {
     static func main() {
-        var opened = 0, refused = 0
+        var opened = 0, refused = 0, realms = 0
         for path in CommandLine.arguments.dropFirst() {
             guard let bytes = readFile(path) else {
                 print("cannot read \(path)")
@@ -74,10 +105,11 @@ enum Replay {
             }
             let outcome = bytes.withUnsafeBytes { exercise($0) }
             if outcome.hasPrefix("opened") { opened += 1 } else { refused += 1 }
-            print("\(path): \(outcome.prefix(160))")
+            if outcome.contains("realm opened") { realms += 1 }
+            print("\(path): \(outcome.prefix(240))")
         }
         removeScratchFiles()
-        print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error")
+        print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error; \(realms) opened and read as realms")
     }
 
     static func readFile(_ path: String) -> [UInt8]? {

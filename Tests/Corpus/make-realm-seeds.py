@@ -1,0 +1,79 @@
+"""Writes the realm seeds of the file-parser fuzzer's corpus (Tests/Corpus/file/realm-*.cove):
+small files whose catalogs hold every kind of thing the object layer stores, so that the fuzzer's
+mutations reach the decoders of tables, clusters, indexes, backlinks, collections and history
+records. Run from the repository's root with the Python package installed:
+
+    python Tests/Corpus/make-realm-seeds.py
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import pathlib
+import tempfile
+import uuid
+
+import cove
+
+SCHEMA = {
+    "Person": {"primaryKey": "name", "indexed": ["age"],
+               "properties": {"name": "string", "age": "int", "dogs": "Dog[]", "best": "Dog?",
+                              "friends": "Person<>", "nick": "string?"}},
+    "Dog": {"properties": {"name": "string", "weight": "double?", "good": "bool", "born": "date?",
+                           "tag": "objectId?", "id": "uuid?", "price": "decimal128?", "photo": "data?",
+                           "ratio": "float", "any": "mixed", "toys": "Toy[]", "tags": "string<>",
+                           "scores": "double{}", "home": "Address?", "maybe": "int?[]",
+                           "anything": "mixed[]", "owners": "@links(Person.dogs)"}},
+    "Toy": {"embedded": True, "properties": {"brand": "string", "price": "double"}},
+    "Address": {"embedded": True, "properties": {"city": "string", "street": "string?"}},
+    "Counter": {"primaryKey": "id", "properties": {"id": "int", "n": "int"}},
+}
+
+
+def write_seed(path: pathlib.Path) -> None:
+    with cove.open(path, schema=SCHEMA, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            rex = realm.create("Dog", {
+                "name": "Rex ü", "weight": 12.5, "good": True,
+                "born": cove.Timestamp(2020, 5, 17, 12, 30, 1, 250, tzinfo=dt.timezone.utc, nanosecond=7),
+                "tag": cove.ObjectId("0123456789abcdef01234567"), "id": uuid.UUID(int=42),
+                "price": decimal.Decimal("19.99"), "photo": b"\x00\x01\xff" * 20, "ratio": 2,
+                "any": "mixed!", "tags": ["a", "b"], "scores": {"x": 1.5, "y": -2.0},
+                "maybe": [1, None, 3], "anything": [1, "two", 3.0, None],
+                "home": {"city": "Oslo", "street": None},
+                "toys": [{"brand": "Acme", "price": 3.5}, {"brand": "Zed", "price": 1.0}]})
+            fido = realm.create("Dog", {"name": "Fido", "any": 7, "tags": ["c"]})
+            ann = realm.create("Person", {"name": "Ann", "age": 41, "dogs": [rex, fido], "best": rex})
+            bob = realm.create("Person", {"name": "Bob", "age": 29, "dogs": [fido], "friends": [ann],
+                                          "nick": "b" * 300})
+            ann.friends.add(bob)
+            rex.any = bob
+            for i in range(40):
+                realm.create("Counter", {"id": i, "n": i * i})
+        with realm.write():
+            realm.find("Counter", 3).n = -1
+            realm.delete(realm.find("Counter", 5))
+            fido.tags.add("d")
+            fido.scores["z"] = 0.25
+
+
+def used_bytes(path: pathlib.Path) -> int:
+    """The bytes of the pages the newest meta slot counts (the file grows in larger steps): the
+    slot with the higher version (offset 16) gives the page count (offset 32)."""
+    data = path.read_bytes()
+    slots = [data[0:4096], data[4096:8192]]
+    newest = max(slots, key=lambda slot: int.from_bytes(slot[16:24], "little"))
+    return int.from_bytes(newest[32:40], "little") * 4096
+
+
+def main() -> None:
+    out = pathlib.Path("Tests/Corpus/file") / "realm-every-kind.cove"
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "seed.cove"
+        write_seed(path)
+        out.write_bytes(path.read_bytes()[:used_bytes(path)])
+    print("wrote", out, out.stat().st_size, "bytes")
+
+
+if __name__ == "__main__":
+    main()
