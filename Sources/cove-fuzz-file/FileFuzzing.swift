@@ -22,11 +22,38 @@ func removeScratchFiles() {
 }
 
 /// Opens `bytes` as a Cove file, reads every reachable page through verify(), and closes it;
-/// then opens it as a realm, verifies it and reads every object. Returns what happened, for the
-/// replayer's output.
+/// then opens it as a realm, verifies it and reads every object. When recomputing the checksums
+/// of its pages and meta slots changes the bytes, does the same again with them, so that a
+/// mutation inside a page also reaches the decoders behind its checksum. Returns what happened,
+/// for the replayer's output.
 func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
-    let storage = exerciseStorage(bytes)
-    return storage + "; " + exerciseRealm()
+    var outcome = exerciseStorage(bytes) + "; " + exerciseRealm()
+    if let repaired = withChecksumsRepaired(bytes) {
+        let again = repaired.withUnsafeBytes { exerciseStorage($0) } + "; " + exerciseRealm()
+        outcome += " | checksums repaired: " + again
+    }
+    return outcome
+}
+
+/// `bytes` with the checksum of every whole page recomputed (each meta slot's over its first
+/// 4092 bytes, every other page's over its bytes after the checksum field), or nil when none
+/// changes. The written-page list of the newest slot still records the pages' old checksums, so
+/// its commit is discarded and the one before opened, whose pages reach the decoders.
+func withChecksumsRepaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    var copy = Array(bytes)
+    var changed = false
+    copy.withUnsafeMutableBytes { b in
+        for i in 0..<(b.count / pageSize) {
+            let page = b.baseAddress! + i * pageSize
+            let at = i < 2 ? pageSize - 4 : PageHeader.checksumOffset
+            let crc = i < 2 ? crc32c(UnsafeRawBufferPointer(start: page, count: pageSize - 4)) : PageHeader.computeChecksum(page)
+            if page.loadUnaligned(fromByteOffset: at, as: UInt32.self) != crc.littleEndian {
+                page.storeBytes(of: crc.littleEndian, toByteOffset: at, as: UInt32.self)
+                changed = true
+            }
+        }
+    }
+    return changed ? copy : nil
 }
 
 /// Opens the file just written as a read-only realm with the schema it holds, verifies it, and
@@ -97,7 +124,7 @@ public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePo
 @main
 enum Replay {
     static func main() {
-        var opened = 0, refused = 0, realms = 0
+        var opened = 0, refused = 0, realms = 0, repaired = 0
         for path in CommandLine.arguments.dropFirst() {
             guard let bytes = readFile(path) else {
                 print("cannot read \(path)")
@@ -106,10 +133,11 @@ enum Replay {
             let outcome = bytes.withUnsafeBytes { exercise($0) }
             if outcome.hasPrefix("opened") { opened += 1 } else { refused += 1 }
             if outcome.contains("realm opened") { realms += 1 }
+            if outcome.contains("checksums repaired") { repaired += 1 }
             print("\(path): \(outcome.prefix(240))")
         }
         removeScratchFiles()
-        print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error; \(realms) opened and read as realms")
+        print("replayed \(opened + refused) inputs: \(opened) opened and verified, \(refused) refused with an error; \(realms) opened and read as realms; \(repaired) tried again with their checksums repaired")
     }
 
     static func readFile(_ path: String) -> [UInt8]? {
