@@ -1,8 +1,9 @@
-// TableShape: what a table's columns mean to its class, worked out once. Each transaction has
-// its own `ObjectStore.Table`, but the columns of a class change only with the schema, so a
-// realm keeps the shapes it worked out and a later transaction takes its table's shape back
-// when the catalog entry lists the same columns: beginning a table costs a comparison of a few
-// bytes instead of a dictionary and seven arrays.
+// TableShape: what a table's columns mean to its class, worked out once. The columns of a class
+// change only with the schema, so a realm keeps the shapes it worked out and a later transaction
+// takes its table's shape back when the catalog entry lists the same columns: beginning a table
+// costs a comparison of a few bytes instead of a dictionary and seven arrays. The realm keeps the
+// tables of ended transactions too (`TableShapes.spareTables`), detached from their pages, so
+// that the next transaction's table of the class is the same object, made again from its entry.
 import CoveStorage
 
 /// The columns of one class's table and what depends on them. Immutable: a migration that adds
