@@ -227,6 +227,41 @@ final class NotificationTests: CoveTestCase {
         withExtendedLifetime(tokens) {}
     }
 
+    /// A token invalidated on another thread stops its callbacks: the realm's next delivery calls
+    /// nothing, and lets go of the callback (and what it holds) there.
+    func testATokenInvalidatedOnAnotherThread() throws {
+        let realm = try open()
+        defer { realm.close() }
+        let people = try realm.objects("Person")
+        final class Held {}
+        final class TokenBox: @unchecked Sendable {
+            let token: NotificationToken
+            init(_ token: NotificationToken) { self.token = token }
+        }
+        let log = Log()
+        weak var held: Held?
+        let token: NotificationToken = try {
+            let h = Held()
+            held = h
+            return try people.observe { change in withExtendedLifetime(h) { log.record(change) } }
+        }()
+        try realm.deliver()
+        XCTAssertEqual(log.initial, 1)
+        let box = Unmanaged.passRetained(TokenBox(token)).toOpaque()
+        var thread = pthread_t()
+        XCTAssertEqual(pthread_create(&thread, nil, { context in
+            Unmanaged<TokenBox>.fromOpaque(context!).takeRetainedValue().token.invalidate()
+            return nil
+        }, box), 0)
+        pthread_join(thread, nil)
+        XCTAssertNotNil(held, "the realm keeps the callback until its next delivery point")
+        try realm.write { _ = try realm.dynamicCreate("Person", values: [("name", .string("x"))]) }
+        try realm.deliver()
+        XCTAssertEqual(log.changes.count, 0, "no callback after the invalidation")
+        XCTAssertNil(held, "the delivery let go of the callback")
+        withExtendedLifetime(token) {}
+    }
+
     func testListsSetsAndMaps() throws {
         let realm = try open()
         let other = try open()

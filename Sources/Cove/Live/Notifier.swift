@@ -8,10 +8,14 @@ import CoveStorage
 import Synchronization
 
 /// Keeps an observation alive; `invalidate()` (or releasing the token) stops it. A token may be
-/// invalidated from inside its own callback.
+/// invalidated from inside its own callback, and from any thread: from the realm's thread no
+/// callback runs after `invalidate()` returns; from another, a callback already under way on the
+/// realm's thread finishes, and none starts after it. The realm lets go of the callback at its
+/// next delivery point.
 public final class NotificationToken: @unchecked Sendable {
     // The notifier is confined to its realm's thread, like the realm; `invalidate` from another
-    // thread only flips the registration's flag, which delivery reads on the realm's thread.
+    // thread only sets the registration's atomic flag, which delivery reads on the realm's
+    // thread. The reference is never written after `init`, so threads may share the token.
     private weak var registration: NotifierRegistration?
 
     init(_ registration: NotifierRegistration) {
@@ -20,8 +24,7 @@ public final class NotificationToken: @unchecked Sendable {
 
     /// Stops the observation: no callback runs after this returns (on the realm's thread).
     public func invalidate() {
-        registration?.isInvalidated = true
-        registration = nil
+        registration?.invalidate()
     }
 
     deinit { invalidate() }
@@ -29,7 +32,19 @@ public final class NotificationToken: @unchecked Sendable {
 
 /// One observer: what it observes, what it saw last, and its callback.
 class NotifierRegistration {
-    var isInvalidated = false
+    /// Set once by `invalidate()`, from any thread; never cleared.
+    private let invalidated = Atomic<Bool>(false)
+    var isInvalidated: Bool { invalidated.load(ordering: .acquiring) }
+
+    /// Ends the observation (a token's `invalidate`, from any thread, or the end of what it
+    /// observes); `didInvalidate` runs once, on the thread that ended it.
+    func invalidate() {
+        if !invalidated.exchange(true, ordering: .acquiringAndReleasing) { didInvalidate() }
+    }
+
+    /// What a kind of observer stops when its observation ends.
+    func didInvalidate() {}
+
     /// The version the last delivery described.
     var version: UInt64
     /// The version the delivery in progress describes (the realm's current one).
@@ -255,7 +270,7 @@ final class RealmNotifier {
             }
             if registration.initialPending || merged != nil {
                 registration.target = current
-                if !registration.deliver(store, merged) { registration.isInvalidated = true }
+                if !registration.deliver(store, merged) { registration.invalidate() }
             }
             registration.version = current
         }
@@ -340,9 +355,9 @@ final class CollectionRegistration: NotifierRegistration {
     /// The worker's side of this observer (nil: every change set is computed here).
     var job: CollectionJob?
 
-    override var isInvalidated: Bool {
-        didSet { if isInvalidated { job?.cancel() } }
-    }
+    /// The worker stops computing for it (`CollectionJob.cancel` takes the job's lock; `job` is
+    /// set before the token is handed out).
+    override func didInvalidate() { job?.cancel() }
 
     init(differ: CollectionDiffer, version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
         self.differ = differ
