@@ -142,7 +142,7 @@ public final class FaultInjectingFile: FileIO {
 
     /// One write of the pages gathered into one buffer: counted, traced and faulted as the
     /// single call the real file makes of it.
-    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+    public func writePages(_ pages: UnsafeBufferPointer<UnsafeRawPointer>, at offset: UInt64) throws(StorageError) {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: pages.count * pageSize, alignment: 16)
         defer { buffer.deallocate() }
         for (i, page) in pages.enumerated() {

@@ -40,7 +40,7 @@ public protocol FileIO: AnyObject, Sendable {
     /// Writes `pages`, each `pageSize` bytes, one after another from `offset`: a commit's run
     /// of consecutive pages, from where each lies in memory.
     /// - Throws: as `write`.
-    func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError)
+    func writePages(_ pages: UnsafeBufferPointer<UnsafeRawPointer>, at offset: UInt64) throws(StorageError)
 
     /// Makes every completed write durable (`fdatasync`).
     /// - Throws: `.io`; after a failed sync nothing written since the previous sync is known
@@ -66,12 +66,12 @@ public typealias FileIOFactory = @Sendable (_ path: String, _ mode: FileOpenMode
 
 extension FileIO {
     /// One `write` per page.
-    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+    public func writePages(_ pages: UnsafeBufferPointer<UnsafeRawPointer>, at offset: UInt64) throws(StorageError) {
         try writePages(pages, from: 0, at: offset)
     }
 
     /// Writes what is left of `pages` after the first `done` bytes, one `write` per page.
-    func writePages(_ pages: [UnsafeRawPointer], from done: Int, at offset: UInt64) throws(StorageError) {
+    func writePages(_ pages: UnsafeBufferPointer<UnsafeRawPointer>, from done: Int, at offset: UInt64) throws(StorageError) {
         for (i, page) in pages.enumerated() {
             let start = i * pageSize
             if start + pageSize <= done { continue }
@@ -159,7 +159,7 @@ public final class PosixFile: FileIO {
     }
 
     /// One `pwritev` (the rest page by page if it comes back short).
-    public func writePages(_ pages: [UnsafeRawPointer], at offset: UInt64) throws(StorageError) {
+    public func writePages(_ pages: UnsafeBufferPointer<UnsafeRawPointer>, at offset: UInt64) throws(StorageError) {
         // A commit's runs are at most 16 pages, far below the system's limit on vectors; their
         // vectors live on the stack.
         let n = withUnsafeTemporaryAllocation(of: iovec.self, capacity: pages.count) { vectors in

@@ -210,22 +210,25 @@ extension WriteTransaction {
     /// at most 16, a commit of 100 objects over 100,000 took 0.31 ms instead of 0.38 ms.
     private func writePages(_ pages: [PageNumber]) throws(StorageError) {
         let maxRun = 16
-        var run: [UnsafeRawPointer] = []
-        run.reserveCapacity(min(pages.count, maxRun))
-        var i = 0
-        while i < pages.count {
-            var j = i + 1
-            while j < pages.count && j - i < maxRun && pages[j] == pages[j - 1] + 1 { j += 1 }
-            let at = pages[i] * UInt64(pageSize)
-            if j - i == 1 {
-                try file.io.write(UnsafeRawBufferPointer(start: dirty[pages[i]]!, count: pageSize), at: at)
-            } else {
-                run.removeAll(keepingCapacity: true)
-                for k in i..<j { run.append(UnsafeRawPointer(dirty[pages[k]]!)) }
-                try file.io.writePages(run, at: at)
+        // The run's page addresses live on the stack.
+        let result = withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: maxRun) { run in
+            Result { () throws(StorageError) in
+                var i = 0
+                while i < pages.count {
+                    var j = i + 1
+                    while j < pages.count && j - i < maxRun && pages[j] == pages[j - 1] + 1 { j += 1 }
+                    let at = pages[i] * UInt64(pageSize)
+                    if j - i == 1 {
+                        try file.io.write(UnsafeRawBufferPointer(start: dirty[pages[i]]!, count: pageSize), at: at)
+                    } else {
+                        for k in i..<j { run[k - i] = UnsafeRawPointer(dirty[pages[k]]!) }
+                        try file.io.writePages(UnsafeBufferPointer(rebasing: run[0..<(j - i)]), at: at)
+                    }
+                    i = j
+                }
             }
-            i = j
         }
+        try result.get()
     }
 
     /// Best effort: zeroes a meta slot whose commit failed.
