@@ -107,9 +107,9 @@ extension Storage {
         }
 
         var free: UInt64 = 0
-        func markFree(_ pgno: PageNumber, _ listing: String) throws(StorageError) {
+        func markFree(_ pgno: PageNumber, _ listing: @autoclosure () -> String) throws(StorageError) {
             guard marks[Int(pgno)] == 0 else {
-                throw .corrupt("\(where_): free page \(pgno) (\(listing)) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
+                throw .corrupt("\(where_): free page \(pgno) (\(listing())) is also \(marks[Int(pgno)] == 1 ? "reachable" : "listed free elsewhere")")
             }
             marks[Int(pgno)] = 2
             free += 1
