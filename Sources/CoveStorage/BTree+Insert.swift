@@ -71,9 +71,15 @@ extension BTree {
     /// - Complexity: O(log n · k + m)
     @discardableResult
     public mutating func put(_ key: [UInt8], _ value: [UInt8]) throws(StorageError) -> Bool {
-        try withBytes(key) { k throws(StorageError) in
-            try withBytes(value) { v throws(StorageError) in try put(k, v) }
-        }
+        try withBytes(value) { v throws(StorageError) in try put(key, v) }
+    }
+
+    /// Stores the bytes `value` points at under the byte-string `key` (a value made in
+    /// temporary memory).
+    /// - Returns: true if `key` is new.
+    @discardableResult
+    public mutating func put(_ key: [UInt8], _ value: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
+        try withBytes(key) { k throws(StorageError) in try put(k, value) }
     }
 
     /// Adds `value` under the byte-string `key` unless the key is present (one descent where a

@@ -236,18 +236,51 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         _ = try realm.verify()
     }
 
+    /// A transaction that reaches several tables keeps each of them (the first apart, the
+    /// others by class key), and each starts the next transaction from its committed entry.
+    func testEveryTableATransactionReachedIsKept() throws {
+        let schema = try Schema(jsonText: #"{"A": {"primaryKey": "id", "properties": {"id": "int"}}, "B": {"properties": {"n": "int"}}, "C": {"properties": {"s": "string"}}}"#)
+        let realm = try Realm(configuration: .init(path: "\(folder)/three.cove", durability: .noSync, schema: schema, schemaVersion: 1))
+        defer { realm.close() }
+        let store = { () throws -> ObjectStore in try realm.objectStore() }
+        let classes = try ["A", "B", "C"].map { try store().objectSchema($0) }
+        weak var a: ObjectStore.Table?, b: ObjectStore.Table?, c: ObjectStore.Table?
+        try realm.write {
+            _ = try realm.dynamicCreate("A", primaryKey: .int(1))
+            _ = try realm.dynamicCreate("B", values: [("n", .int(2))])
+            _ = try realm.dynamicCreate("C", values: [("s", .string("x"))])
+            a = try store().table(forCreate: classes[0])
+            b = try store().table(forCreate: classes[1])
+            c = try store().table(forCreate: classes[2])
+        }
+        try realm.write {
+            // Reached in another order this time.
+            XCTAssertTrue(try store().table(forCreate: classes[2]) === c)
+            XCTAssertTrue(try store().table(forCreate: classes[0]) === a)
+            XCTAssertTrue(try store().table(forCreate: classes[1]) === b)
+            _ = try realm.dynamicCreate("A", primaryKey: .int(2))
+            _ = try realm.dynamicCreate("C", values: [("s", .string("y"))])
+        }
+        XCTAssertEqual(try realm.dynamicObjects("A").count, 2)
+        XCTAssertEqual(try realm.dynamicObjects("B").count, 1)
+        XCTAssertEqual(try realm.dynamicObjects("C").map { try $0["s"] }, [.string("x"), .string("y")])
+        XCTAssertNotNil(try realm.dynamicObject(ofType: "A", forPrimaryKey: .int(2)))
+        _ = try realm.verify()
+    }
+
     func testTableEntriesWithAnOpenRangeDecodeAndCheck() throws {
         let columns: [(property: Int64, spec: ColumnSpec)] = [(1, ColumnSpec(.int)), (2, ColumnSpec(.string, nullable: true))]
         let open = OpenPrimaryKeyRange(range: PrimaryKeyRange(first: 10, objectKey: 3, count: 7), stored: 2)
         let entry = TableEntry(root: .empty, nextObjectKey: 10, columns: columns, openRange: open)
-        let bytes = entry.encoded()
-        XCTAssertEqual(try TableEntry.decode(bytes), entry)
+        let bytes = try entry.withEncoded { Array($0) }
+        XCTAssertEqual(try bytes.withUnsafeBytes { try TableEntry.decode($0) }, entry)
         let cls = try Schema(jsonText: #"{"Item": {"properties": {"id": "int", "n": "string?"}}}"#)["Item"]!
-        XCTAssertEqual(try TableEntry.decode(bytes, columnsOf: TableShape(cls: cls, columns: columns)), entry)
+        let shape = TableShape(cls: cls, columns: columns)
+        XCTAssertEqual(try bytes.withUnsafeBytes { try TableEntry.decode($0, columnsOf: shape) }, entry)
         func corrupt(_ patch: (inout [UInt8]) -> Void, _ why: String, line: UInt = #line) {
             var b = bytes
             patch(&b)
-            XCTAssertThrowsError(try TableEntry.decode(b), why, line: line) { error in
+            XCTAssertThrowsError(try b.withUnsafeBytes { try TableEntry.decode($0) }, why, line: line) { error in
                 guard let e = error as? StorageError, case .corrupt = e else { return XCTFail("\(error)", line: line) }
             }
         }

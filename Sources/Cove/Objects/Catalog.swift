@@ -99,14 +99,6 @@ struct TableEntry: Equatable {
         openRange?.encode(into: base + Self.columnsOffset + 4 + columns.count * 10)
     }
 
-    func encoded() -> [UInt8] {
-        let size = encodedSize
-        return [UInt8](unsafeUninitializedCapacity: size) { out, count in
-            encode(into: UnsafeMutableRawPointer(out.baseAddress!))
-            count = size
-        }
-    }
-
     /// Calls `body` with the entry's bytes in temporary memory (on the stack for an entry of
     /// a usual size): what a commit writes into the catalog without allocating.
     func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
@@ -141,13 +133,6 @@ struct TableEntry: Equatable {
     /// The entry in `bytes` with the columns of `shape`, or nil when its column list is not
     /// `shape`'s (which the caller decodes the long way).
     /// - Throws: `.corrupt` for a malformed open range.
-    static func decode(_ bytes: [UInt8], columnsOf shape: TableShape) throws(StorageError) -> TableEntry? {
-        let result = bytes.withUnsafeBytes { b in
-            Result { () throws(StorageError) -> TableEntry? in try decode(b, columnsOf: shape) }
-        }
-        return try result.get()
-    }
-
     static func decode(_ b: UnsafeRawBufferPointer, columnsOf shape: TableShape) throws(StorageError) -> TableEntry? {
         let result = shape.columnBytes.withUnsafeBytes { c in
             Result { () throws(StorageError) -> TableEntry? in
@@ -155,13 +140,6 @@ struct TableEntry: Equatable {
                       memcmp(b.baseAddress! + columnsOffset, c.baseAddress!, c.count) == 0 else { return nil }
                 return try entry(b, columnsEnd: columnsOffset + c.count, columns: shape.columns)
             }
-        }
-        return try result.get()
-    }
-
-    static func decode(_ bytes: [UInt8]) throws(StorageError) -> TableEntry {
-        let result = bytes.withUnsafeBytes { b in
-            Result { () throws(StorageError) -> TableEntry in try decode(b) }
         }
         return try result.get()
     }

@@ -928,12 +928,7 @@ final class ObjectStore {
                 if t.dropped {
                     _ = try catalog.remove(t.tableKey)
                 } else {
-                    try t.entry.withEncoded { bytes throws(StorageError) in
-                        let put = t.tableKey.withUnsafeBytes { key in
-                            Result { () throws(StorageError) in _ = try catalog.put(key, bytes) }
-                        }
-                        try put.get()
-                    }
+                    try t.entry.withEncoded { bytes throws(StorageError) in _ = try catalog.put(t.tableKey, bytes) }
                 }
             } catch {
                 throw CoveError(error)
@@ -986,7 +981,6 @@ final class ObjectStore {
         try buildMissingIndexes()
     }
 
-    /// The schema record stored in a catalog, if any.
     /// The schema record, or nil when there is none or it holds the bytes `known` holds: read in
     /// place, so that the check every transaction makes for another realm's change copies
     /// nothing.
