@@ -816,6 +816,50 @@ static void ignore_changes(void* userdata, const cove_collection_changes_t* chan
     (*(int*)userdata)++;
 }
 
+static int thread_token_calls = 0;
+static int thread_token_frees = 0;
+
+static void count_thread_token_call(void* userdata, const cove_collection_changes_t* changes) {
+    (void)userdata;
+    (void)changes;
+    thread_token_calls++;
+}
+
+static void count_thread_token_free(void* userdata) {
+    (void)userdata;
+    thread_token_frees++;
+}
+
+static void* invalidate_on_thread(void* token) {
+    CHECK_OK(cove_token_invalidate((cove_token_t*)token));
+    return NULL;
+}
+
+/* A token invalidated on another thread: its user data is freed there, once, and the realm's
+ * next delivery calls nothing. */
+static void test_token_invalidated_on_another_thread(void) {
+    cove_realm_t* realm = open_realm("thread-token.cove");
+    cove_results_t* people = NULL;
+    cove_token_t* token = NULL;
+    CHECK_OK(cove_query(realm, "Person", "TRUEPREDICATE", NULL, 0, &people));
+    CHECK_OK(cove_results_observe(people, NULL, 0, count_thread_token_call, NULL, count_thread_token_free, &token));
+    CHECK_OK(cove_deliver(realm));
+    CHECK(thread_token_calls == 1);
+
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, invalidate_on_thread, token) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(thread_token_frees == 1);
+
+    commit_person(realm, "t", 1);
+    CHECK_OK(cove_deliver(realm));
+    CHECK(thread_token_calls == 1);
+    cove_release(token);
+    CHECK(thread_token_frees == 1);
+    cove_release(people);
+    cove_release(realm);
+}
+
 static void test_free_userdata_once(void) {
     cove_realm_t* realm = open_realm("free.cove");
     cove_results_t* people = NULL;
@@ -1197,6 +1241,7 @@ int main(void) {
     test_object_changes();
     test_token_released_inside_callback();
     test_free_userdata_once();
+    test_token_invalidated_on_another_thread();
     test_registration_errors();
     test_error_stops_the_token();
     test_notification_fd();

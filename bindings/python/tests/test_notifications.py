@@ -2,7 +2,8 @@
 with exact indices after commits of another realm handle of the same file, filters that follow
 only the properties they read, exact key-path filters
 per callback, list moves, set and map changes, object changes with old and new values and one
-deletion, tokens (inside their own callback, twice, as context managers, garbage-collected),
+deletion, tokens (inside their own callback, twice, as context managers, garbage-collected, on
+another thread),
 exceptions of callbacks raised by the call that ran them, the registration errors, the
 notification descriptor, wait_for_change, and `async for` over changes()."""
 from __future__ import annotations
@@ -87,6 +88,22 @@ def test_initial_call_at_first_deliver(realm: cove.Realm) -> None:
     assert len(seen.changes) == 1                  # nothing changed since
     assert isinstance(token, cove.NotificationToken) and token.is_valid
     token.invalidate()
+
+
+def test_token_invalidated_on_another_thread(realm: cove.Realm, other: cove.Realm) -> None:
+    """A token invalidated on another thread: the realm's next delivery calls nothing."""
+    seen = Recorder()
+    token = realm.objects("Person").observe(seen)
+    realm.deliver()
+    assert len(seen.changes) == 1
+    thread = threading.Thread(target=token.invalidate)
+    thread.start()
+    thread.join()
+    assert not token.is_valid
+    commit(other, lambda r: r.create("Person", {"name": "Eve", "age": 22}))
+    assert realm.refresh() is True
+    realm.deliver()
+    assert len(seen.changes) == 1
 
 
 def test_change_indices_after_another_handles_commit(realm: cove.Realm, other: cove.Realm) -> None:
