@@ -27,12 +27,32 @@ func removeScratchFiles() {
 /// mutation inside a page also reaches the decoders behind its checksum. Returns what happened,
 /// for the replayer's output.
 func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
-    var outcome = exerciseStorage(bytes) + "; " + exerciseRealm()
+    var outcome = exerciseFile(bytes)
     if let repaired = withChecksumsRepaired(bytes) {
-        let again = repaired.withUnsafeBytes { exerciseStorage($0) } + "; " + exerciseRealm()
-        outcome += " | checksums repaired: " + again
+        outcome += " | checksums repaired: " + repaired.withUnsafeBytes { exerciseFile($0) }
     }
     return outcome
+}
+
+/// Writes `bytes` as the scratch file, then opens it as a storage file and as a realm.
+func exerciseFile(_ bytes: UnsafeRawBufferPointer) -> String {
+    guard writeScratch(bytes) else { return "cannot write \(scratchPath)" }
+    return exerciseStorage() + "; " + exerciseRealm()
+}
+
+/// Replaces the scratch file with `bytes` (and removes its lock file).
+func writeScratch(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    unlink(scratchPath + ".lock")
+    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    if fd < 0 { return false }
+    defer { close(fd) }
+    var written = 0
+    while written < bytes.count {
+        let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+        if n <= 0 { return false }
+        written += n
+    }
+    return true
 }
 
 /// `bytes` with the checksum of every whole page recomputed (each meta slot's over its first
@@ -56,11 +76,10 @@ func withChecksumsRepaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
     return changed ? copy : nil
 }
 
-/// Opens the file just written as a read-only realm with the schema it holds, verifies it, and
+/// Opens the scratch file as a read-only realm with the schema it holds, verifies it, and
 /// reads every property of every object of every class that is not embedded (embedded objects
 /// through their parents), collections and links included.
 func exerciseRealm() -> String {
-    unlink(scratchPath + ".lock")
     do {
         let realm = try Realm(configuration: Realm.Configuration(path: scratchPath, readOnly: true, durability: .noSync))
         defer { realm.close() }
@@ -78,17 +97,9 @@ func exerciseRealm() -> String {
     }
 }
 
-func exerciseStorage(_ bytes: UnsafeRawBufferPointer) -> String {
-    unlink(scratchPath + ".lock")
-    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    if fd < 0 { return "cannot write \(scratchPath)" }
-    var written = 0
-    while written < bytes.count {
-        let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
-        if n <= 0 { break }
-        written += n
-    }
-    close(fd)
+/// Opens the scratch file read-only as a storage file and reads every reachable page through
+/// verify().
+func exerciseStorage() -> String {
     do {
         let storage = try Storage.open(path: scratchPath, options: StorageOptions(durability: .noSync, readOnly: true))
         defer { storage.close() }
