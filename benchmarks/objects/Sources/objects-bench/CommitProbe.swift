@@ -49,33 +49,19 @@ func sqliteCommitter(_ path: String, _ label: String, synchronous: String) throw
 /// nanoseconds of each round.
 func alternatingCommits(_ committers: [Committer], count: Int) throws -> [[UInt64]] {
     let cold = envInt("BENCH_COLD", 0) != 0
-    var times = [[UInt64]](repeating: [], count: committers.count)
-    let rounds = Swift.min(10, Swift.max(1, count))
-    var next = 0
-    for round in 0..<rounds {
-        let n = count / rounds + (round < count % rounds ? 1 : 0)
-        for k in 0..<committers.count {
-            let c = (round + k) % committers.count
-            if cold {
-                // CPU time of the commits alone, each begun with cold caches.
-                var cpu: UInt64 = 0
-                for i in next..<(next + n) {
-                    evictCaches()
-                    let t = threadCPU()
-                    try committers[c].commit(i)
-                    cpu += threadCPU() - t
-                }
-                times[c].append(cpu)
-                continue
-            }
-            let t = now()
-            for i in next..<(next + n) { try committers[c].commit(i) }
-            times[c].append(now() - t)
+    defer { for c in committers { c.close() } }
+    return try inTurns(total: count, parties: committers.count) { c, first, n in
+        if !cold { return try timed { for i in first..<(first + n) { try committers[c].commit(i) } } }
+        // CPU time of the commits alone, each begun with cold caches.
+        var cpu: UInt64 = 0
+        for i in first..<(first + n) {
+            evictCaches()
+            let t = threadCPU()
+            try committers[c].commit(i)
+            cpu += threadCPU() - t
         }
-        next += n
+        return cpu
     }
-    for c in committers { c.close() }
-    return times
 }
 
 func commitProbe() throws {

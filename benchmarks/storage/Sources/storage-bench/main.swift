@@ -484,23 +484,12 @@ func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], r
     return (r, e, dir2)
 }
 
-/// The durable single-key commits of every engine, taken in turns: ten rounds of a tenth of
-/// `commitCount` each, every engine once a round, the one going first rotating, so that all of
-/// them see the same moments of a machine whose speed drifts over seconds. Returns each
-/// engine's total nanoseconds.
+/// The durable single-key commits of every engine, taken in turns (`inTurns`); each engine's
+/// total nanoseconds.
 func alternatingCommits(_ engines: [any Engine], first: UInt64, total: Int = commitCount) throws -> [UInt64] {
-    var totals = [UInt64](repeating: 0, count: engines.count)
-    let rounds = min(10, max(1, total))
-    var next = first
-    for round in 0..<rounds {
-        let count = total / rounds + (round < total % rounds ? 1 : 0)
-        for k in 0..<engines.count {
-            let i = (round + k) % engines.count
-            totals[i] += try timed { try engines[i].durableCommits(first: next, count: count) }
-        }
-        next += UInt64(count)
-    }
-    return totals
+    try inTurns(total: total, parties: engines.count) { i, from, count in
+        try timed { try engines[i].durableCommits(first: first + UInt64(from), count: count) }
+    }.map { $0.reduce(0, +) }
 }
 
 func formatNs(_ ns: Double) -> String {
