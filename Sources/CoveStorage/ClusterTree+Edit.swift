@@ -62,7 +62,7 @@ extension ClusterTree {
                     pgno = reused
                     page = store.writablePage(reused)
                 } else {
-                    (pgno, page) = try store.allocate()
+                    (pgno, page) = try store.allocateForOverwrite()
                 }
                 try rows.encode(range, specs: specs, into: page)
                 written.append(ClusterRef(key: rows.keys[range.lowerBound], page: PageRef(pgno: pgno, version: store.version),
@@ -225,7 +225,7 @@ extension ClusterTree {
             // A committed page is replaced: lay the new one out where it goes. A page refused
             // goes back at once (this transaction's own pages are reusable at once).
             let page: UnsafeMutableRawPointer
-            (pgno, page) = try store.allocate()
+            (pgno, page) = try store.allocateForOverwrite()
             guard leaf.appending(rows, specs: specs, into: page) else {
                 store.free(pgno)
                 return false

@@ -39,6 +39,12 @@ public protocol PageStore: AnyObject {
     /// - Throws: `.invalidArgument` on a read-only store, `.noSpace`/`.io` if the file cannot grow.
     func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
 
+    /// A fresh page owned by this transaction whose every byte the caller then writes (an
+    /// encoder that lays out a whole page): its memory need not be zeroed first, and may hold
+    /// anything until it is written.
+    /// - Throws: as `allocate`.
+    func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+
     /// Gives up `pgno`, which this version no longer references. A page allocated by this same
     /// transaction is reusable at once; a committed one only once no reader can see it.
     func free(_ pgno: PageNumber)
@@ -59,6 +65,11 @@ extension PageStore {
         let (copy, page) = try allocate()
         copyPageBody(from: source, to: page)
         return (copy, page)
+    }
+
+    /// A zeroed page: zeroing is a store's choice to skip.
+    public func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate()
     }
 
     /// Every committed page may be read from the file: none is adopted.

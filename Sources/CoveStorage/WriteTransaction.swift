@@ -230,6 +230,11 @@ public final class WriteTransaction: PageStore {
         try allocate(zeroed: true)
     }
 
+    /// A page like `allocate`'s, its buffer not zeroed: the caller writes all of it.
+    public func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(zeroed: false)
+    }
+
     /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
     /// every byte but the checksum and version, which commit seals).
     public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {

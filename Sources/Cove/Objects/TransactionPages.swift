@@ -71,6 +71,21 @@ final class TransactionPages: PageStore {
         }
     }
 
+    func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        switch backing {
+        case .read: throw .readOnly("a read transaction cannot allocate pages")
+        case .write(let w): return try w.allocateForOverwrite()
+        }
+    }
+
+    /// The write transaction's own copy, which does not zero the page it then fills.
+    func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        switch backing {
+        case .read: throw .readOnly("a read transaction cannot allocate pages")
+        case .write(let w): return try w.allocateCopy(of: pgno)
+        }
+    }
+
     func free(_ pgno: PageNumber) {
         if case .write(let w) = backing { w.free(pgno) }
     }
