@@ -36,34 +36,48 @@ final class PageFile: @unchecked Sendable {
     var maxPages: UInt64 { UInt64(reservedBytes / pageSize) }
 
     /// Reserves `reservation` bytes of address space (rounded up to whole pages, and at least
-    /// twice the current file size) without mapping anything yet.
-    /// - Throws: `.io` if the address space cannot be reserved.
+    /// twice the current file size) without mapping anything yet. Where the process may not
+    /// have that much address space (`ulimit -v`, a tool such as valgrind that keeps its own),
+    /// it takes the largest half, quarter, ... of it that can be reserved, down to twice the
+    /// file's size: the file then cannot grow beyond what was reserved (`maxPages`).
+    /// - Throws: `.io` if not even twice the file's size can be reserved.
     init(io: any FileIO, reservation: UInt64) throws(StorageError) {
         self.io = io
-        systemPageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let systemPageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        self.systemPageSize = systemPageSize
         let size = try io.size()
-        var want = max(reservation, size * 2, UInt64(16 * pageSize))
         let granule = UInt64(max(systemPageSize, pageSize))
-        want = (want + granule - 1) / granule * granule
+        func rounded(_ n: UInt64) -> UInt64 { (n + granule - 1) / granule * granule }
+        let floor = rounded(max(size * 2, UInt64(16 * pageSize)))
+        var want = max(rounded(reservation), floor)
         guard want <= UInt64(Int.max / 2) else {
             throw .io("cannot reserve \(want) bytes of address space for '\(io.path)'")
         }
-        reservedBytes = Int(want)
-        // PROT_NONE + MAP_NORESERVE claims address space only: no memory, no commit charge.
-        guard let reserved = mmap(nil, reservedBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-              reserved != MAP_FAILED else {
-            throw .io("cannot reserve \(reservedBytes >> 20) MiB of address space for '\(io.path)': \(errnoText(errno))")
+        while true {
+            // PROT_NONE + MAP_NORESERVE claims address space only: no memory, no commit charge.
+            // The page-check cache, one counter per page, is reserved the same way.
+            let slots = Int(want) / pageSize
+            let cacheBytes = (slots * MemoryLayout<UInt32>.stride + systemPageSize - 1) / systemPageSize * systemPageSize
+            let reserved = mmap(nil, Int(want), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+            var failure = errno
+            if let reserved, reserved != MAP_FAILED {
+                let cache = mmap(nil, cacheBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                failure = errno
+                if let cache, cache != MAP_FAILED {
+                    base = reserved
+                    reservedBytes = Int(want)
+                    checkedBytes = cacheBytes
+                    // Anonymous memory is zero, and a zero `Atomic<UInt32>` is the value 0.
+                    checked = cache.bindMemory(to: Atomic<UInt32>.self, capacity: slots)
+                    return
+                }
+                munmap(reserved, Int(want))
+            }
+            guard want > floor, failure == ENOMEM || failure == EINVAL else {
+                throw .io("cannot reserve \(want >> 20) MiB of address space for '\(io.path)': \(errnoText(failure))")
+            }
+            want = max(rounded(want / 2), floor)
         }
-        base = reserved
-        let slots = reservedBytes / pageSize
-        checkedBytes = (slots * MemoryLayout<UInt32>.stride + systemPageSize - 1) / systemPageSize * systemPageSize
-        guard let cache = mmap(nil, checkedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-              cache != MAP_FAILED else {
-            munmap(reserved, reservedBytes)
-            throw .io("cannot reserve the page-check cache for '\(io.path)': \(errnoText(errno))")
-        }
-        // Anonymous memory is zero, and a zero `Atomic<UInt32>` is the value 0.
-        checked = cache.bindMemory(to: Atomic<UInt32>.self, capacity: slots)
     }
 
     deinit {
@@ -84,7 +98,7 @@ final class PageFile: @unchecked Sendable {
     private func grow(pages: UInt64) throws(StorageError) {
         let need = pages &* UInt64(pageSize)
         guard pages <= maxPages else {
-            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize)")
+            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize, or less where the process's address space is limited)")
         }
         try growLock.withLock { _ throws(StorageError) in
             let mapped = mappedBytes.load(ordering: .acquiring)
@@ -120,7 +134,7 @@ final class PageFile: @unchecked Sendable {
             return
         }
         guard pages <= maxPages else {
-            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize)")
+            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize, or less where the process's address space is limited)")
         }
         let chunk = min(max(size / 8, 256 << 10), 64 << 20)
         var target = max(need, size + chunk)

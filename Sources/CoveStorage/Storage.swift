@@ -36,7 +36,10 @@ public struct StorageOptions: Sendable {
     /// How long `beginWrite` waits for the write lock, in milliseconds; -1 = forever.
     public var writeTimeoutMs: Int64 = -1
     /// The largest the file may grow, in bytes: the size of the address range reserved for
-    /// its mapping (address space only, not memory). Default 256 GiB.
+    /// its mapping (address space only, not memory). Default 256 GiB. Where the process cannot
+    /// reserve that much (`ulimit -v`, valgrind), open takes the largest half, quarter, ... of
+    /// it that it can, but never less than twice the file's size; the file is then limited to
+    /// that until it is opened again.
     public var maxFileSize: UInt64 = 256 << 30
     /// Opens the data file; nil uses `PosixFile.open`. Tests inject `FaultInjectingFile` here.
     public var fileFactory: FileIOFactory?
