@@ -14,6 +14,12 @@ struct ClusterRows {
         columns = Array(repeating: [], count: columnCount)
     }
 
+    /// No objects and no columns, allocating nothing: a placeholder to swap with.
+    @inlinable
+    init() {
+        columns = []
+    }
+
     /// Decodes every object of `leaf`; columns the page lacks get the column's default.
     /// - Complexity: O(n · c)
     @inlinable

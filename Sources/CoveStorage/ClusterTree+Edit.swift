@@ -73,7 +73,7 @@ extension ClusterTree {
         for ref in old where !kept.contains(ref.page.pgno) { store.free(ref.page.pgno) }
         let newKeys = Set(written.map(\.key))
         for ref in old where !newKeys.contains(ref.key) { try index.remove(ref.key) }
-        for ref in written { try index.put(ref.key, ref.encoded) }
+        for ref in written { try ref.withEncoded { v throws(StorageError) in _ = try index.put(ref.key, v) } }
     }
 
     /// The cluster after `ref` in key order, if any.
@@ -169,7 +169,7 @@ extension ClusterTree {
         guard batch.specs == specs else {
             throw .invalidArgument("a batch of \(batch.specs.count) columns appended to a table of \(specs.count)")
         }
-        var rows = ClusterRows(columnCount: specs.count)
+        var rows = ClusterRows()
         swap(&rows, &batch.rows)
         let wide = batch.wide
         let added = rows.count
@@ -234,7 +234,7 @@ extension ClusterTree {
         }
         let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),
                                  count: ref.count &+ UInt64(rows.count))
-        try index.put(written.key, written.encoded)
+        try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
         return true
     }
 

@@ -68,15 +68,11 @@ struct ClusterRef {
         }
     }
 
+    /// Calls `body` with the 32 encoded bytes, laid out on the stack.
     @inlinable
-    var encoded: [UInt8] {
-        var out = [UInt8](repeating: 0, count: ClusterRef.encodedSize)
-        out.withUnsafeMutableBytes { p in
-            p.storeBytes(of: page.pgno.littleEndian, toByteOffset: 0, as: UInt64.self)
-            p.storeBytes(of: page.version.littleEndian, toByteOffset: 8, as: UInt64.self)
-            p.storeBytes(of: count.littleEndian, toByteOffset: 16, as: UInt64.self)
-        }
-        return out
+    func withEncoded<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (page.pgno.littleEndian, page.version.littleEndian, count.littleEndian, 0)
+        return try withUnsafeBytes(of: &words) { p throws(E) in try body(p) }
     }
 }
 

@@ -8,16 +8,22 @@ import Glibc
 /// then bytes `[cellStart, pageSize)` (the cells); the bytes between are zero. The page rebuilt
 /// from them carries the checksum and version it was sealed with.
 ///
-/// `@unchecked Sendable`: immutable after `init`; the page memory lives as long as the object.
+/// `@unchecked Sendable`: immutable after `init`; the page and the compact form share one block
+/// of memory (the page, then the compact form), which lives as long as the object.
 final class InlinePage: @unchecked Sendable, Equatable {
     /// The most bytes a slot gives the catalog's leaf: with the freed pages and history records
     /// at their limits, a quarter of the slot is still left for the written-page list.
     static let capacity = 1024
 
     /// The compact form, as the slot stores it.
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     /// The whole page, rebuilt.
     let page: UnsafeMutableRawPointer
+
+    /// A block for the page and a compact form of `compactCount` bytes after it.
+    private static func block(compactCount: Int) -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer.allocate(byteCount: pageSize + compactCount, alignment: 16)
+    }
 
     /// The cell count, cell start and garbage a leaf's header gives, and where its slots end.
     private static func layout(_ p: UnsafeRawPointer) -> (count: Int, cellStart: Int, garbage: Int, prefix: Int) {
@@ -42,20 +48,22 @@ final class InlinePage: @unchecked Sendable, Equatable {
         return (size, size - l.garbage)
     }
 
-    /// Seals leaf `p` (whose compact form fits `capacity`) at `version`, the bytes between its slots and
-    /// its cells zeroed first, and keeps a copy of it.
-    init(sealing p: UnsafeMutableRawPointer, version: UInt64) {
+    /// The leaf `p` (whose compact form fits `capacity`) as a page of its own sealed at
+    /// `version`, the bytes between its slots and its cells zero, and its compact form. `p`
+    /// itself is left as it was: a transaction's page that no one writes to the file.
+    init(sealing p: UnsafeRawPointer, version: UInt64) {
         let (_, cellStart, _, prefix) = InlinePage.layout(p)
-        memset(p + prefix, 0, cellStart - prefix)
-        PageHeader.seal(p, version: version)
-        page = .allocate(byteCount: pageSize, alignment: 16)
-        page.copyMemory(from: p, byteCount: pageSize)
-        var compact = [UInt8](repeating: 0, count: prefix + pageSize - cellStart)
-        compact.withUnsafeMutableBytes { c in
-            c.baseAddress!.copyMemory(from: p, byteCount: prefix)
-            (c.baseAddress! + prefix).copyMemory(from: p + cellStart, byteCount: pageSize - cellStart)
-        }
-        bytes = compact
+        let compactCount = prefix + pageSize - cellStart
+        let block = InlinePage.block(compactCount: compactCount)
+        block.copyMemory(from: p, byteCount: prefix)
+        memset(block + prefix, 0, cellStart - prefix)
+        (block + cellStart).copyMemory(from: p + cellStart, byteCount: pageSize - cellStart)
+        PageHeader.seal(block, version: version)
+        let compact = block + pageSize
+        compact.copyMemory(from: block, byteCount: prefix)
+        (compact + prefix).copyMemory(from: block + cellStart, byteCount: pageSize - cellStart)
+        page = block
+        bytes = UnsafeRawBufferPointer(start: compact, count: compactCount)
     }
 
     /// Rebuilds the leaf of root `ref` from a slot's compact form, checking that the header
@@ -68,7 +76,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         guard prefix <= compact.count, cellStart == pageSize - (compact.count - prefix) else {
             throw .corrupt("the catalog leaf held in the meta slot does not hold its \(count) cells in \(compact.count) bytes")
         }
-        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        let page = InlinePage.block(compactCount: compact.count)
         memset(page, 0, pageSize)
         page.copyMemory(from: c, byteCount: prefix)
         (page + cellStart).copyMemory(from: c + prefix, byteCount: compact.count - prefix)
@@ -79,12 +87,15 @@ final class InlinePage: @unchecked Sendable, Equatable {
             throw .corrupt("the catalog leaf held in the meta slot is not a leaf of version \(ref.version) with a valid checksum (stored \(hex(stored)), computed \(hex(computed)))")
         }
         self.page = page
-        bytes = Array(compact)
+        (page + pageSize).copyMemory(from: c, byteCount: compact.count)
+        bytes = UnsafeRawBufferPointer(start: page + pageSize, count: compact.count)
     }
 
     deinit {
         page.deallocate()
     }
 
-    static func == (a: InlinePage, b: InlinePage) -> Bool { a.bytes == b.bytes }
+    static func == (a: InlinePage, b: InlinePage) -> Bool {
+        a.bytes.count == b.bytes.count && memcmp(a.bytes.baseAddress!, b.bytes.baseAddress!, a.bytes.count) == 0
+    }
 }

@@ -92,9 +92,8 @@ struct MetaSlot: Equatable, Sendable {
         let historyBytes = HistoryEntry.encode(recentHistory, into: p + freeAt + freeBytes)
         p.storeBytes(of: UInt32(historyBytes).littleEndian, toByteOffset: 144, as: UInt32.self)
         if let inlineCatalog {
-            inlineCatalog.bytes.withUnsafeBytes { b in
-                (p + freeAt + freeBytes + historyBytes).copyMemory(from: b.baseAddress!, byteCount: b.count)
-            }
+            let b = inlineCatalog.bytes
+            (p + freeAt + freeBytes + historyBytes).copyMemory(from: b.baseAddress!, byteCount: b.count)
             p.storeBytes(of: UInt32(inlineCatalog.bytes.count).littleEndian, toByteOffset: 148, as: UInt32.self)
         }
         p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
