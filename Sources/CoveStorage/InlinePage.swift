@@ -20,11 +20,6 @@ final class InlinePage: @unchecked Sendable, Equatable {
     /// The whole page, rebuilt.
     let page: UnsafeMutableRawPointer
 
-    /// A block for the page and a compact form of `compactCount` bytes after it.
-    private static func block(compactCount: Int) -> UnsafeMutableRawPointer {
-        UnsafeMutableRawPointer.allocate(byteCount: pageSize + compactCount, alignment: 16)
-    }
-
     /// The cell count, cell start and garbage a leaf's header gives, and where its slots end.
     private static func layout(_ p: UnsafeRawPointer) -> (count: Int, cellStart: Int, garbage: Int, prefix: Int) {
         let count = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: PageHeader.countOffset, as: UInt16.self)))
@@ -48,22 +43,30 @@ final class InlinePage: @unchecked Sendable, Equatable {
         return (size, size - l.garbage)
     }
 
+    /// A block holding the page whose `prefix` bytes of header and slots are at `head` and
+    /// whose cells, from `cellStart` to the end of the page, are at `cells` (zero between), and
+    /// after it the compact form; `seal` seals the page (at `version`) before the compact form
+    /// is taken from it.
+    private static func build(head: UnsafeRawPointer, prefix: Int, cells: UnsafeRawPointer, cellStart: Int,
+                              seal version: UInt64?) -> (page: UnsafeMutableRawPointer, compact: UnsafeRawBufferPointer) {
+        let cellBytes = pageSize - cellStart
+        let block = UnsafeMutableRawPointer.allocate(byteCount: pageSize + prefix + cellBytes, alignment: 16)
+        block.copyMemory(from: head, byteCount: prefix)
+        memset(block + prefix, 0, cellStart - prefix)
+        (block + cellStart).copyMemory(from: cells, byteCount: cellBytes)
+        if let version { PageHeader.seal(block, version: version) }
+        let compact = block + pageSize
+        compact.copyMemory(from: block, byteCount: prefix)
+        (compact + prefix).copyMemory(from: block + cellStart, byteCount: cellBytes)
+        return (block, UnsafeRawBufferPointer(start: compact, count: prefix + cellBytes))
+    }
+
     /// The leaf `p` (whose compact form fits `capacity`) as a page of its own sealed at
     /// `version`, the bytes between its slots and its cells zero, and its compact form. `p`
     /// itself is left as it was: a transaction's page that no one writes to the file.
     init(sealing p: UnsafeRawPointer, version: UInt64) {
         let (_, cellStart, _, prefix) = InlinePage.layout(p)
-        let compactCount = prefix + pageSize - cellStart
-        let block = InlinePage.block(compactCount: compactCount)
-        block.copyMemory(from: p, byteCount: prefix)
-        memset(block + prefix, 0, cellStart - prefix)
-        (block + cellStart).copyMemory(from: p + cellStart, byteCount: pageSize - cellStart)
-        PageHeader.seal(block, version: version)
-        let compact = block + pageSize
-        compact.copyMemory(from: block, byteCount: prefix)
-        (compact + prefix).copyMemory(from: block + cellStart, byteCount: pageSize - cellStart)
-        page = block
-        bytes = UnsafeRawBufferPointer(start: compact, count: compactCount)
+        (page, bytes) = InlinePage.build(head: p, prefix: prefix, cells: p + cellStart, cellStart: cellStart, seal: version)
     }
 
     /// Rebuilds the leaf of root `ref` from a slot's compact form, checking that the header
@@ -76,10 +79,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
         guard prefix <= compact.count, cellStart == pageSize - (compact.count - prefix) else {
             throw .corrupt("the catalog leaf held in the meta slot does not hold its \(count) cells in \(compact.count) bytes")
         }
-        let page = InlinePage.block(compactCount: compact.count)
-        memset(page, 0, pageSize)
-        page.copyMemory(from: c, byteCount: prefix)
-        (page + cellStart).copyMemory(from: c + prefix, byteCount: compact.count - prefix)
+        let (page, bytes) = InlinePage.build(head: c, prefix: prefix, cells: c + prefix, cellStart: cellStart, seal: nil)
         let stored = PageHeader.storedChecksum(page)
         let computed = PageHeader.computeChecksum(page)
         guard InlinePage.isLeaf(page), PageHeader.version(page) == ref.version, stored == computed else {
@@ -87,8 +87,7 @@ final class InlinePage: @unchecked Sendable, Equatable {
             throw .corrupt("the catalog leaf held in the meta slot is not a leaf of version \(ref.version) with a valid checksum (stored \(hex(stored)), computed \(hex(computed)))")
         }
         self.page = page
-        (page + pageSize).copyMemory(from: c, byteCount: compact.count)
-        bytes = UnsafeRawBufferPointer(start: page + pageSize, count: compact.count)
+        self.bytes = bytes
     }
 
     deinit {

@@ -94,7 +94,7 @@ struct MetaSlot: Equatable, Sendable {
         if let inlineCatalog {
             let b = inlineCatalog.bytes
             (p + freeAt + freeBytes + historyBytes).copyMemory(from: b.baseAddress!, byteCount: b.count)
-            p.storeBytes(of: UInt32(inlineCatalog.bytes.count).littleEndian, toByteOffset: 148, as: UInt32.self)
+            p.storeBytes(of: UInt32(b.count).littleEndian, toByteOffset: 148, as: UInt32.self)
         }
         p.storeBytes(of: MetaSlot.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
         p.storeBytes(of: MetaSlot.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)

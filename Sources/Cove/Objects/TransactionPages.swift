@@ -64,26 +64,23 @@ final class TransactionPages: PageStore {
         return nil
     }
 
+    /// The write transaction that allocates pages; a read refuses with `.readOnly`.
+    private func writer() throws(StorageError) -> WriteTransaction {
+        guard case .write(let w) = backing else { throw .readOnly("a read transaction cannot allocate pages") }
+        return w
+    }
+
     func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        switch backing {
-        case .read: throw .readOnly("a read transaction cannot allocate pages")
-        case .write(let w): return try w.allocate()
-        }
+        try writer().allocate()
     }
 
     func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        switch backing {
-        case .read: throw .readOnly("a read transaction cannot allocate pages")
-        case .write(let w): return try w.allocateForOverwrite()
-        }
+        try writer().allocateForOverwrite()
     }
 
     /// The write transaction's own copy, which does not zero the page it then fills.
     func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        switch backing {
-        case .read: throw .readOnly("a read transaction cannot allocate pages")
-        case .write(let w): return try w.allocateCopy(of: pgno)
-        }
+        try writer().allocateCopy(of: pgno)
     }
 
     func free(_ pgno: PageNumber) {
