@@ -1,6 +1,7 @@
 /* The first slice of the C API: versions, statuses and messages, configuration, opening and
  * reopening a file, the error cases of opening, transactions and versions, freezing, the
- * refusal of NULL and wrong-kind handles, and the write lock across processes. Runs in an empty
+ * refusal of NULL and wrong-kind handles, the write lock across processes, and a process whose
+ * address space is limited. Runs in an empty
  * working directory. */
 #define _POSIX_C_SOURCE 200809L /* kill() under -std=c11 */
 #include <cove.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -284,7 +286,45 @@ static void test_writer_killed_in_another_process(void) {
     cove_release(config);
 }
 
+/* A process limited to 16 GiB of address space (ulimit -v) cannot reserve the default 256 GiB
+ * mapping range: the open takes the largest half, quarter, ... that fits, and the realm
+ * creates, commits, verifies and reopens. In a child, so the limit stays there; runs before
+ * this process has any thread. */
+static void test_limited_address_space(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit limit = {(rlim_t)16 << 30, (rlim_t)16 << 30};
+        cove_config_t* config = NULL;
+        cove_realm_t* realm = NULL;
+        cove_object_t* object = NULL;
+        char* report = NULL;
+        uint64_t version = 0;
+        if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(2);
+        if (cove_config_new("limited.cove", &config) != COVE_OK ||
+            cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC) != COVE_OK ||
+            cove_config_set_schema_json(config, "{\"Item\": {\"properties\": {\"n\": \"int\"}}}", 1) != COVE_OK ||
+            cove_open(config, &realm) != COVE_OK)
+            _exit(3);
+        if (cove_begin_write(realm) != COVE_OK || cove_object_create(realm, "Item", &object) != COVE_OK ||
+            cove_commit(realm) != COVE_OK || cove_verify(realm, &report) != COVE_OK)
+            _exit(4);
+        cove_free(report);
+        cove_release(object);
+        cove_release(realm);
+        if (cove_open(config, &realm) != COVE_OK || cove_version(realm, &version) != COVE_OK || version < 2)
+            _exit(5);
+        cove_release(realm);
+        cove_release(config);
+        _exit(0);
+    }
+    CHECK(child > 0);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void) {
+    test_limited_address_space();
     test_writer_killed_in_another_process();
     test_versions_and_statuses();
     test_bad_arguments();

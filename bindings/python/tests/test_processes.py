@@ -1,10 +1,12 @@
 """Writers in several processes on one file: their commits interleave without loss, and a process
 killed while it holds the write lock does not stop the others (the next writer notices that the
-holder's process is gone and takes the lock)."""
+holder's process is gone and takes the lock). A process with limited address space opens and
+writes a realm."""
 
 import multiprocessing
 import os
 import pathlib
+import resource
 import signal
 import time
 
@@ -79,3 +81,22 @@ def test_a_writer_killed_holding_the_lock_does_not_stop_others(tmp_path: pathlib
         assert realm.find("Item", -1) is None, "the killed writer's object is gone"
         assert realm.find("Item", 1) is not None
         realm.verify()
+
+
+def _limited_writer(path: str) -> None:
+    # 16 GiB of address space (ulimit -v): less than the 256 GiB the file's mapping reserves by
+    # default, which the open then halves until it fits.
+    resource.setrlimit(resource.RLIMIT_AS, (16 << 30, 16 << 30))
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
+        with realm.write():
+            realm.create("Item", {"id": 1, "by": 7})
+        realm.verify()
+    with cove.open(path, schema=SCHEMA) as realm:
+        assert realm.find("Item", 1)["by"] == 7
+
+
+def test_a_process_with_limited_address_space_opens_and_writes(tmp_path: pathlib.Path) -> None:
+    process = _context().Process(target=_limited_writer, args=(str(tmp_path / "limited.cove"),))
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0
