@@ -957,7 +957,11 @@ final class ObjectStore {
     func writeSchemaRecord(_ bytes: [UInt8]) throws(CoveError) {
         try requireWrite()
         do { try catalog.put(CatalogKey.schema, bytes) } catch { throw CoveError(error) }
+        wroteSchemaRecord = true
     }
+
+    /// Whether this store wrote the schema record (its realm then reads it again after commit).
+    private(set) var wroteSchemaRecord = false
 
     /// Makes every table of `schema` match its class: new tables for new classes, new columns
     /// for added properties, indexes built for added indexes. Existing data is kept.

@@ -29,6 +29,15 @@ final class TransactionPages: PageStore {
         }
     }
 
+    /// The committed version the transaction reads from: the snapshot's, or the one the write
+    /// transaction started from.
+    var baseVersion: UInt64 {
+        switch backing {
+        case .read(let s): return s.version
+        case .write(let w): return w.baseVersion
+        }
+    }
+
     @inline(__always)
     func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
         switch backing {

@@ -28,6 +28,10 @@ public final class Realm {
     private var tableShapes = TableShapes()
     /// The bytes of the schema record `schema` was read from, to notice another process's change.
     private var schemaRecordBytes: [UInt8]?
+    /// A committed version whose schema record holds `schemaRecordBytes` (0: none known): a
+    /// transaction reading that version skips the check for another realm's schema change,
+    /// and a commit of this realm that wrote no schema record passes it on to its version.
+    private var schemaKnownAt: UInt64 = 0
     /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
     private var isMigrating = false
     /// The realm's observers and their delivery.
@@ -166,6 +170,7 @@ public final class Realm {
         // Every commit leaves a change record, an empty one too: a notifier reads "nothing
         // changed" from it instead of rescanning.
         w.setHistoryRecord((objects?.changes ?? ChangeRecord()).encoded())
+        let schemaCarriesOver = schemaKnownAt == w.baseVersion && !(objects?.wroteSchemaRecord ?? false)
         if let store = objects {
             do {
                 w.catalog = try store.flush()
@@ -178,7 +183,8 @@ public final class Realm {
         }
         writeTransaction = nil
         do {
-            _ = try w.commit()
+            let committed = try w.commit()
+            schemaKnownAt = schemaCarriesOver ? committed : 0
         } catch {
             let e = CoveError(error)
             if e.code == .io || e.code == .noSpace || e.code == .closed {
@@ -320,9 +326,13 @@ public final class Realm {
         }
         if let s = objects { return s }
         let pages = try currentPages()
-        if let bytes = try ObjectStore.schemaRecord(pages, unlessEqualTo: schemaRecordBytes) {
-            schema = try SchemaRecord.decode(bytes).schema
-            schemaRecordBytes = bytes
+        let at = pages.baseVersion
+        if at != schemaKnownAt {
+            if let bytes = try ObjectStore.schemaRecord(pages, unlessEqualTo: schemaRecordBytes) {
+                schema = try SchemaRecord.decode(bytes).schema
+                schemaRecordBytes = bytes
+            }
+            schemaKnownAt = at
         }
         let s = ObjectStore(pages: pages, schema: schema, shapes: tableShapes)
         objects = s
@@ -449,6 +459,7 @@ public final class Realm {
         guard let bytes = try ObjectStore.readSchemaRecord(try currentPages()) else { return nil }
         let record = try SchemaRecord.decode(bytes)
         schemaRecordBytes = bytes
+        schemaKnownAt = 0
         return record
     }
 
