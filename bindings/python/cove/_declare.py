@@ -108,11 +108,12 @@ class FieldDecl:
 class Field:
     """The class attribute of a declared property: reads and writes go to the realm."""
 
-    __slots__ = ("name", "decl")
+    __slots__ = ("name", "decl", "encoded")
 
     def __init__(self, name: str, decl: FieldDecl) -> None:
         self.name = name
         self.decl = decl
+        self.encoded = name.encode()
 
     @typing.overload
     def __get__(self, obj: None, owner: Optional[type] = None) -> "Field": ...
@@ -122,7 +123,7 @@ class Field:
     def __get__(self, obj: Any, owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
-        return obj._get(self.name)
+        return obj._get(self.name, self.encoded)
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj._set(self.name, value)

@@ -7,7 +7,7 @@ from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
-from ._values import read_value, write_value
+from ._values import TYPE_DOUBLE, TYPE_INT, TYPE_STRING, read_value, write_value
 
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, NotificationToken, ObjectChange
@@ -79,16 +79,28 @@ class Object:
     def __setitem__(self, name: str, value: Any) -> None:
         self._set(name, value)
 
-    def _get(self, name: str) -> Any:
+    def _get(self, name: str, encoded: Optional[bytes] = None) -> Any:
         realm = self._realm
         info = realm._property_info(self._class_name, name)
         kind = VALUE if info is None else info.kind
         if kind == VALUE or kind == LINK:
-            out = ffi.new("cove_value_t*")
-            status = lib.cove_object_get(self._handle, name.encode(), out)
+            # A live realm's out-parameter is allocated once (one thread at a time uses it).
+            out = realm._scratch_value or ffi.new("cove_value_t*")
+            status = lib.cove_object_get(self._handle, encoded or name.encode(), out)
             if status:
                 check(status)
-            return read_value(ffi, out[0], realm._resolve_link)
+            v = out[0]
+            t = v.type
+            # The commonest types here, every type in read_value (which reads everything it
+            # needs from `v` before any other call could reuse the out-parameter).
+            if t == TYPE_INT:
+                return v.u.integer
+            if t == TYPE_DOUBLE:
+                return v.u.dnum
+            if t == TYPE_STRING:
+                s = v.u.string
+                return ffi.unpack(s.data, s.size).decode("utf-8") if s.size else ""
+            return read_value(ffi, v, realm._resolve_link)
         assert info is not None
         from ._collections import List, Map, Set
 
@@ -279,15 +291,16 @@ class _PropertyAccessor:
     read itself). It reads what ``__getattr__`` would: ``obj._get(name)``. A declared class's
     own fields and any attribute Object already has come first."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "encoded")
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.encoded = name.encode()
 
     def __get__(self, obj: Optional[Object], owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
-        return obj._get(self.name)
+        return obj._get(self.name, self.encoded)
 
 
 def install_accessors(names: Any) -> None:

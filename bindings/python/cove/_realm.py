@@ -17,7 +17,7 @@ from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
-from ._values import pack_rows, write_value
+from ._values import TYPE_INT, pack_rows, write_value
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -50,6 +50,12 @@ class Realm:
         self._callback_errors: List[BaseException] = []
         self._delivering = 0
         self._watch: Optional[_notifications._FdWatch] = None
+        # Out-parameters of the commonest calls (find, an attribute read), allocated once: a
+        # live realm is used from one thread at a time. A frozen realm, read from any thread,
+        # allocates them per call.
+        self._scratch_value: Any = None if frozen else ffi.new("cove_value_t*")
+        self._scratch_key: Any = None if frozen else ffi.new("cove_value_t*")
+        self._scratch_object: Any = None if frozen else ffi.new("cove_object_t**")
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -413,11 +419,15 @@ class Realm:
 
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
-        class_name = self._declared(cls)
-        pk = ffi.new("cove_value_t*")
+        class_name = cls if isinstance(cls, str) else self._declared(cls)
+        pk = self._scratch_key or ffi.new("cove_value_t*")
         keep: List[Any] = []
-        write_value(ffi, pk, primary_key, keep)
-        out = ffi.new("cove_object_t**")
+        if type(primary_key) is int and -(1 << 63) <= primary_key < (1 << 63):
+            pk.type = TYPE_INT
+            pk.u.integer = primary_key
+        else:
+            write_value(ffi, pk, primary_key, keep)
+        out = self._scratch_object or ffi.new("cove_object_t**")
         status = lib.cove_object_find(self._h(), class_name.encode(), pk, out)
         if status:
             check(status)
