@@ -403,7 +403,11 @@ class Realm:
                 raise InvalidArgumentError(1, f"create_many() takes dicts of property values, got {type(row).__name__}")
             if defaults:
                 row = {**defaults, **row}
-            batch.add(row)
+            # The common case inline: the same single-value keys as the batch's rows so far.
+            if tuple(row) == batch.plain_keys and len(batch.rows) < _Batch.SIZE:
+                batch.rows.append(list(row.values()))
+            else:
+                batch.add(row)
         batch.flush()
         return batch.created
 
@@ -551,6 +555,9 @@ class _Batch:
         self.info = info
         self.update = update
         self.names: Tuple[str, ...] = ()
+        # The keys of the batch's rows while they are all single values, in that order (the
+        # names then): a row with these keys goes in as it is.
+        self.plain_keys: Optional[Tuple[str, ...]] = None
         self.rows: List[List[Any]] = []
         self.extras: List[Tuple[int, Dict[str, Any]]] = []   # (row in batch, collection values)
         self.plans: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], bool]] = {}
@@ -585,6 +592,7 @@ class _Batch:
             if names is not self.names or len(self.rows) >= self.SIZE:
                 self.flush()
                 self.names = names
+            self.plain_keys = keys
             self.rows.append(list(row.values()))
             return
         extras: Dict[str, Any] = {}
@@ -612,6 +620,7 @@ class _Batch:
         if names != self.names or len(self.rows) >= self.SIZE:
             self.flush()
             self.names = names
+        self.plain_keys = None
         if extras:
             self.extras.append((len(self.rows), extras))
         self.rows.append(values)

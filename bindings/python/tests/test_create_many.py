@@ -48,6 +48,21 @@ def test_batches_of_single_values(realm: cove.Realm, monkeypatch: pytest.MonkeyP
         assert realm.create_many("Person", []) == 0
 
 
+def test_rows_whose_keys_change_order_or_kind(realm: cove.Realm) -> None:
+    # Each row's values go with its own keys: the same keys in another order, fewer keys, a row
+    # with a collection or a link between rows of single values.
+    with realm.write():
+        rex = realm.create("Dog", {"name": "Rex"})
+        rows = [{"id": 1, "name": "a", "age": 1}, {"id": 2, "name": "b", "age": 2},
+                {"age": 3, "id": 3, "name": "c"}, {"name": "d", "id": 4},
+                {"id": 5, "name": "e", "age": 5, "tags": ["t"]}, {"id": 6, "name": "f", "age": 6},
+                {"id": 7, "name": "g", "age": 7, "dog": rex}, {"id": 8, "name": "h", "age": 8}]
+        assert realm.create_many("Person", rows) == 8
+    expected = [(1, "a", 1), (2, "b", 2), (3, "c", 3), (4, "d", 0), (5, "e", 5), (6, "f", 6), (7, "g", 7), (8, "h", 8)]
+    assert [(p.id, p.name, p.age) for p in (realm.find("Person", i) for i in range(1, 9))] == expected
+    assert list(realm.find("Person", 5).tags) == ["t"] and realm.find("Person", 7).dog == rex
+
+
 def test_links_collections_and_embedded_values(realm: cove.Realm) -> None:
     with realm.write():
         rex = realm.create("Dog", {"name": "Rex"})
