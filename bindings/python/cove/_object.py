@@ -7,7 +7,7 @@ from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
-from ._values import TYPE_DOUBLE, TYPE_INT, TYPE_STRING, read_value, write_value
+from ._values import read_value, write_value
 
 if TYPE_CHECKING:
     from ._notifications import ChangeStream, NotificationToken, ObjectChange
@@ -89,18 +89,9 @@ class Object:
             status = lib.cove_object_get(self._handle, encoded or name.encode(), out)
             if status:
                 check(status)
-            v = out[0]
-            t = v.type
-            # The commonest types here, every type in read_value (which reads everything it
-            # needs from `v` before any other call could reuse the out-parameter).
-            if t == TYPE_INT:
-                return v.u.integer
-            if t == TYPE_DOUBLE:
-                return v.u.dnum
-            if t == TYPE_STRING:
-                s = v.u.string
-                return ffi.unpack(s.data, s.size).decode("utf-8") if s.size else ""
-            return read_value(ffi, v, realm._resolve_link)
+            # read_value takes what it needs from the out-parameter before any other call
+            # (a link's resolution) could reuse it.
+            return read_value(ffi, out[0], realm._resolve_link)
         assert info is not None
         from ._collections import List, Map, Set
 

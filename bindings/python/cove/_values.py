@@ -311,21 +311,22 @@ def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any]) -> Tuple
 
 def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:
     """The Python value of a cove_value_t; links go through `resolve_link(class_key, object_key)`."""
+    # The commonest types first; cffi already gives ints, floats and bools as Python values.
     t = v.type
-    if t == TYPE_NULL:
-        return None
     if t == TYPE_INT:
-        return int(v.u.integer)
-    if t == TYPE_BOOL:
-        return bool(v.u.boolean)
-    if t == TYPE_FLOAT:
-        return float(v.u.fnum)
-    if t == TYPE_DOUBLE:
-        return float(v.u.dnum)
+        return v.u.integer
     if t == TYPE_STRING:
         s = v.u.string
         size = s.size
         return ffi.unpack(s.data, size).decode("utf-8") if size else ""
+    if t == TYPE_DOUBLE:
+        return v.u.dnum
+    if t == TYPE_NULL:
+        return None
+    if t == TYPE_BOOL:
+        return bool(v.u.boolean)
+    if t == TYPE_FLOAT:
+        return v.u.fnum
     if t == TYPE_BINARY:
         return bytes(ffi.buffer(v.u.binary.data, v.u.binary.size))
     if t == TYPE_TIMESTAMP:
