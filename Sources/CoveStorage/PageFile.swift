@@ -94,11 +94,19 @@ final class PageFile: @unchecked Sendable {
         try grow(pages: pages)
     }
 
+    /// What limits the file's size, for the errors that reach it.
+    static let sizeLimit = "StorageOptions.maxFileSize, or less where the process's address space is limited"
+
+    /// The error of a file that would need `need` bytes, more than the reservation maps.
+    private func beyondReservation(_ need: UInt64) -> StorageError {
+        .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (\(PageFile.sizeLimit))")
+    }
+
     @inline(never)
     private func grow(pages: UInt64) throws(StorageError) {
         let need = pages &* UInt64(pageSize)
         guard pages <= maxPages else {
-            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize, or less where the process's address space is limited)")
+            throw beyondReservation(need)
         }
         try growLock.withLock { _ throws(StorageError) in
             let mapped = mappedBytes.load(ordering: .acquiring)
@@ -134,7 +142,7 @@ final class PageFile: @unchecked Sendable {
             return
         }
         guard pages <= maxPages else {
-            throw .noSpace("'\(io.path)' would need \(need >> 20) MiB, beyond its mapping reservation of \(reservedBytes >> 20) MiB (StorageOptions.maxFileSize, or less where the process's address space is limited)")
+            throw beyondReservation(need)
         }
         let chunk = min(max(size / 8, 256 << 10), 64 << 20)
         var target = max(need, size + chunk)

@@ -269,7 +269,7 @@ public final class WriteTransaction: PageStore {
         if let p = localFree.popLast() { return p }
         if let p = try takeReusablePage() { return p }
         guard pageCount < file.maxPages else {
-            throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (StorageOptions.maxFileSize, or less where the process's address space is limited)")
+            throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (\(PageFile.sizeLimit))")
         }
         pageCount += 1
         return pageCount - 1
