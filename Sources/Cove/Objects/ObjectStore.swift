@@ -130,12 +130,13 @@ final class ObjectStore {
         /// holds no tree.
         private var parked = false
 
-        init(cls: ObjectSchema, classKey: UInt32, entry: TableEntry, shape: TableShape, pages: TransactionPages) {
+        init(cls: ObjectSchema, classKey: UInt32, tableKey: [UInt8], entry: TableEntry, shape: TableShape,
+             pages: TransactionPages) {
             self.cls = cls
             self.classKey = classKey
             self.entry = entry
             self.shape = shape
-            tableKey = CatalogKey.table(classKey)
+            self.tableKey = tableKey
             primaryKeyTreeKey = CatalogKey.primaryKey(classKey)
             clusters = UnsafeMutablePointer.allocate(capacity: 1)
             clusters.initialize(to: ClusterTree(store: pages, root: entry.root, columns: shape.specs))
@@ -267,7 +268,8 @@ final class ObjectStore {
             // the entry lists the same columns, lets the entry be read without building any.
             let spare = shapes.spareTables.removeValue(forKey: key)
             let cached = shapes.byClassKey[key]
-            let read = try catalog.withValue(spare?.tableKey ?? CatalogKey.table(key)) {
+            let tableKey = spare?.tableKey ?? CatalogKey.table(key)
+            let read = try catalog.withValue(tableKey) {
                 bytes throws(StorageError) -> (entry: TableEntry, shape: TableShape?) in
                 if let cached, let e = try TableEntry.decode(bytes, columnsOf: cached) { return (e, cached) }
                 return (try TableEntry.decode(bytes), nil)
@@ -278,10 +280,11 @@ final class ObjectStore {
             } else if let read {
                 let shape = read.shape ?? TableShape(cls: cls, columns: read.entry.columns)
                 if read.shape == nil { shapes.byClassKey[key] = shape }
-                t = Table(cls: cls, classKey: key, entry: read.entry, shape: shape, pages: pages)
+                t = Table(cls: cls, classKey: key, tableKey: tableKey, entry: read.entry, shape: shape, pages: pages)
             } else {
                 let entry = TableEntry(root: .empty, nextObjectKey: 0, columns: Self.columns(of: cls))
-                t = Table(cls: cls, classKey: key, entry: entry, shape: TableShape(cls: cls, columns: entry.columns), pages: pages)
+                t = Table(cls: cls, classKey: key, tableKey: tableKey, entry: entry,
+                          shape: TableShape(cls: cls, columns: entry.columns), pages: pages)
             }
         } catch {
             throw CoveError(error)
