@@ -1,8 +1,9 @@
 /* Migrations through the C API: a renamed property keeps its data, a changed type is converted
  * through the old and new objects, a class is split into an embedded one, a callback returning
  * false leaves the file as it was, an enumeration stopped by its callback, the migration handle
- * after the callback, free_userdata called exactly once, and a breaking change without a
- * migration. Runs in an empty working directory. */
+ * after the callback, free_userdata called exactly once, a breaking change without a
+ * migration, and an open realm following another realm's additive change. Runs in an empty
+ * working directory. */
 #include <cove.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +490,60 @@ static void test_breaking_change_without_migration(void) {
     cove_release(realm);
 }
 
+/* ---- another realm's additive change ------------------------------------------------------ */
+
+static const char* V2_NICK =
+    "{\"Person\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\","
+    "   \"age\": \"string\", \"street\": \"string\", \"city\": \"string\", \"nick\": \"string?\"}}}";
+
+/* Sets a string property of person `id` in a write of its own. */
+static void set_in_write(cove_realm_t* realm, int64_t id, const char* name, const char* text) {
+    CHECK_OK(cove_begin_write(realm));
+    cove_object_t* p = person(realm, id);
+    cove_value_t v = string_value(text);
+    CHECK_OK(cove_object_set(p, name, &v));
+    cove_release(p);
+    CHECK_OK(cove_commit(realm));
+}
+
+/* Reads a string property of person `id`. */
+static int reads(cove_realm_t* realm, int64_t id, const char* name, const char* text) {
+    cove_object_t* p = person(realm, id);
+    cove_value_t out;
+    CHECK_OK(cove_object_get(p, name, &out));
+    int same = is_string(&out, text);
+    cove_release(p);
+    return same;
+}
+
+static void test_additive_change_of_another_realm(void) {
+    cove_realm_t* first = NULL;
+    cove_realm_t* second = NULL;
+    cove_value_t out;
+    bool advanced = false;
+    seed("additive.cove");
+    CHECK_OK(open_with("additive.cove", V1, 1, NULL, NULL, &first));
+    /* A commit of its own first: the realm's next transaction starts from the version it made. */
+    set_in_write(first, 1, "street", "m1");
+    cove_object_t* p = person(first, 1);
+    CHECK_FAILS(cove_object_get(p, "nick", &out), COVE_ERR_NOT_FOUND, "no property 'nick'");
+    cove_release(p);
+
+    /* Another realm adds a property and sets it. */
+    CHECK_OK(open_with("additive.cove", V2_NICK, 2, NULL, NULL, &second));
+    set_in_write(second, 1, "nick", "Bo");
+    cove_release(second);
+
+    /* The first realm reads and writes it from its next transaction on. */
+    CHECK_OK(cove_refresh(first, &advanced));
+    CHECK(advanced);
+    CHECK(reads(first, 1, "nick", "Bo"));
+    CHECK(reads(first, 1, "street", "m1"));
+    set_in_write(first, 2, "nick", "Al");
+    CHECK(reads(first, 2, "nick", "Al"));
+    cove_release(first);
+}
+
 int main(void) {
     test_rename_property();
     test_change_type();
@@ -498,5 +553,6 @@ int main(void) {
     test_handles_after_the_callback();
     test_free_userdata_once();
     test_breaking_change_without_migration();
+    test_additive_change_of_another_realm();
     return check_summary("test_migrations");
 }

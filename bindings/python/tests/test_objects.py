@@ -139,6 +139,27 @@ def test_schema_changes(tmp_path: pathlib.Path) -> None:
         cove.open(None, schema='{"A": ', schema_version=1)
 
 
+def test_an_open_realm_sees_another_realms_schema_change(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "shared.cove"
+    v1 = {"A": {"primaryKey": "id", "properties": {"id": "int", "x": "int"}}}
+    v2 = {"A": {"primaryKey": "id", "properties": {"id": "int", "x": "int", "y": "string?"}}}
+    with cove.open(path, schema=v1, schema_version=1) as first:
+        with first.write():
+            first.create("A", {"id": 1, "x": 7})
+        with first.write():                     # after a commit of its own, as after any
+            first.find("A", 1).x = 8
+        with pytest.raises(cove.NotFoundError, match="'y'"):
+            first.find("A", 1)["y"]
+        with cove.open(path, schema=v2, schema_version=2) as second:
+            with second.write():
+                second.find("A", 1).y = "new"
+        first.refresh()
+        assert first.find("A", 1)["y"] == "new" and first.find("A", 1).x == 8
+        with first.write():
+            first.create("A", {"id": 2, "x": 1, "y": "w"})
+        assert first.find("A", 2)["y"] == "w"
+
+
 def test_values_module() -> None:
     with pytest.raises(ValueError, match="24 hex digits"):
         cove.ObjectId("xyz")
