@@ -425,11 +425,11 @@ class Realm:
         """The object of ``cls`` with that primary key, or None."""
         class_name = cls if isinstance(cls, str) else self._declared(cls)
         pk = self._scratch_key or ffi.new("cove_value_t*")
-        keep: List[Any] = []
         if type(primary_key) is int and -(1 << 63) <= primary_key < (1 << 63):
             pk.type = TYPE_INT
             pk.u.integer = primary_key
         else:
+            keep: List[Any] = []    # the key's bytes, held until the call returns
             write_value(ffi, pk, primary_key, keep)
         out = self._scratch_object or ffi.new("cove_object_t**")
         status = lib.cove_object_find(self._h(), class_name.encode(), pk, out)
