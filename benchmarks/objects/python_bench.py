@@ -1,8 +1,9 @@
 """Cove's Python package and Python's sqlite3 module on the same Person objects, one run:
 realm.create_many against executemany for the bulk load, and primary-key lookups reading all
 four fields (realm.find against a SELECT by id). Prints a Markdown table, then how a Cove lookup
-splits between find, each attribute read and the library call under it, and how create_many
-splits between the library calls it makes and the binding around them.
+splits between find and each attribute read (beside the same library call made through cffi:
+the read itself calls the library from C, cove/_speedups.c), and how create_many splits between
+the library calls it makes and the binding around them.
 
 BENCH_PY_OBJECTS (200000) and BENCH_PY_LOOKUPS (100000) change the sizes."""
 import os
@@ -42,7 +43,7 @@ def main() -> None:
             total += p.id + len(p.name) + p.age + int(p.score)
         cove_lookup = time.perf_counter() - t
         # Where a lookup's time goes: find alone, one attribute read, and the library call that
-        # read makes, without the binding around it.
+        # read makes as a call through cffi would make it.
         t = time.perf_counter()
         for k in order:
             realm.find("Person", k)
@@ -116,7 +117,7 @@ def main() -> None:
     print("|---|--:|")
     print(f"| realm.find alone | {us(find_only, L)} |")
     print(f"| one attribute read (p.age) | {us(attribute, L)} |")
-    print(f"| … the library call it makes (cove_object_get) | {us(library_call, L)} |")
+    print(f"| … its library call (cove_object_get) made through cffi instead | {us(library_call, L)} |")
     print()
     print("| Where create_many's time goes (per object, without the commit) | Cove |")
     print("|---|--:|")

@@ -77,10 +77,26 @@ def _ffibuilder():
     return ffi
 
 
+def _speedups():
+    """The C module of the binding's per-value hot paths (cove/_speedups.c), linked like the cffi
+    module against the libcove.so the package carries."""
+    from setuptools import Extension
+
+    return Extension(
+        "cove._speedups",
+        sources=[os.path.join("cove", "_speedups.c")],
+        include_dirs=[INCLUDE],
+        library_dirs=[LINK_DIR],
+        libraries=["cove"],
+        extra_compile_args=["-O2"],
+        extra_link_args=["-Wl,-rpath,$ORIGIN"],
+    )
+
+
 BUILDING = any(a in sys.argv for a in ("build", "build_ext", "build_py", "bdist_wheel", "install", "develop", "editable_wheel"))
 ext_modules = []
 if BUILDING:
     LINK_DIR = _prepare_library()
-    ext_modules = [_ffibuilder().distutils_extension()]
+    ext_modules = [_ffibuilder().distutils_extension(), _speedups()]
 
 setup(ext_modules=ext_modules, zip_safe=False)

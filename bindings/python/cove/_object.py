@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
+from ._speedups import Accessor
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -63,6 +64,21 @@ class Object:
     # -- properties ----------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
+        # An object carries its handle as a cffi pointer (_handle, released by cffi) or, when
+        # _speedups.c made it, as an address (_addr, released by its _owner); each form is made
+        # from the other the first time it is asked for, then kept.
+        if name == "_addr":
+            handle = self.__dict__.get("_handle")
+            if handle is None:
+                raise AttributeError(name)
+            addr = self.__dict__["_addr"] = int(ffi.cast("uintptr_t", handle))
+            return addr
+        if name == "_handle":
+            addr = self.__dict__.get("_addr")
+            if addr is None:
+                raise AttributeError(name)
+            handle = self.__dict__["_handle"] = ffi.cast("cove_object_t*", addr)
+            return handle
         if name.startswith("__") or name in Object.__cove_internal__:
             raise AttributeError(name)
         return self._get(name)
@@ -275,23 +291,15 @@ class EmbeddedObject(Object, _base=True):
     __cove_embedded__ = True
 
 
-class _PropertyAccessor:
+class _PropertyAccessor(Accessor):
     """``obj.name`` for a property of a plain Object: installed on Object once some realm's
     schema has a property of that name, so that reading it is a descriptor call rather than a
     failed attribute lookup that falls through to ``__getattr__`` (which costs more than the
-    read itself). It reads what ``__getattr__`` would: ``obj._get(name)``. A declared class's
-    own fields and any attribute Object already has come first."""
+    read itself). It reads what ``__getattr__`` would: ``obj._get(name)``, with values of the
+    plain types (int, float, bool, str, bytes, None) read in C (``_speedups.Accessor``). A
+    declared class's own fields and any attribute Object already has come first."""
 
-    __slots__ = ("name", "encoded")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.encoded = name.encode()
-
-    def __get__(self, obj: Optional[Object], owner: Optional[type] = None) -> Any:
-        if obj is None:
-            return self
-        return obj._get(self.name, self.encoded)
+    __slots__ = ()
 
 
 def install_accessors(names: Any) -> None:

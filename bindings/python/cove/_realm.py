@@ -17,6 +17,7 @@ from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
+from ._speedups import DONE, FULL, MISS, find_int, take
 from ._values import TYPE_INT, pack_rows, write_value
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class Realm:
     def __init__(self, handle: Any, *, path: Optional[str], frozen: bool,
                  classes: Optional[Dict[str, Type[Object]]] = None) -> None:
         self._handle = handle
+        # The handle's address, for the C paths of _speedups.c (used only while the realm is open).
+        self._addr: int = int(ffi.cast("uintptr_t", handle))
         self._path = path
         self._frozen = frozen
         self._finalizer = weakref.finalize(self, release_handle, handle)
@@ -46,6 +49,9 @@ class Realm:
         self._infos: Dict[str, ClassInfo] = {}
         self._class_by_key: Dict[int, str] = {}
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
+        # The Object or EmbeddedObject class of each class not declared (_object_class); a class
+        # declared later, in _classes, goes first.
+        self._object_classes: Dict[str, Type[Object]] = {}
         # Exceptions raised by notification callbacks during the delivering call now running.
         self._callback_errors: List[BaseException] = []
         self._delivering = 0
@@ -294,16 +300,24 @@ class Realm:
             raise NotFoundError(3, f"no class with key {class_key} in the schema")
         return self._class_by_key[class_key]
 
+    def _object_class(self, class_name: str) -> Type[Object]:
+        """The Python class of the objects of `class_name`: its declared class, or Object or
+        EmbeddedObject (remembered in _object_classes, which callers consult after _classes)."""
+        cls = self._classes.get(class_name)
+        if cls is None:
+            cls = EmbeddedObject if self._class_info(class_name).embedded else Object
+            self._object_classes[class_name] = cls
+        return cls
+
     def _wrap(self, handle: Any, class_name: str) -> Object:
         """An object handle as an instance of its declared class, or of Object/EmbeddedObject."""
         cls = self._classes.get(class_name)
         if cls is None:
             try:
-                embedded = self._class_info(class_name).embedded
+                cls = self._object_class(class_name)
             except BaseException:
                 lib.cove_release(handle)
                 raise
-            cls = EmbeddedObject if embedded else Object
         return cls._wrap(self, handle, class_name)
 
     def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
@@ -398,16 +412,27 @@ class Realm:
 
             raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
         batch = _Batch(self, class_name, info, update)
-        for row in objects:
+        rows = iter(objects)
+        while True:
+            if batch.plain_keys is not None and not defaults:
+                # In C (_speedups.c): the rows with the same single-value keys, in the same
+                # order, as the batch's rows so far go into the batch as they are.
+                row = take(rows, batch.plain_keys, batch.rows, _Batch.SIZE)
+                if row is FULL:
+                    batch.flush()
+                    continue
+            else:
+                row = next(rows, DONE)
+            if row is DONE:
+                break
             if type(row) is not dict and not isinstance(row, Mapping):
                 raise InvalidArgumentError(1, f"create_many() takes dicts of property values, got {type(row).__name__}")
             if defaults:
                 row = {**defaults, **row}
-            # The common case inline: the same single-value keys as the batch's rows so far.
-            if tuple(row) == batch.plain_keys and len(batch.rows) < _Batch.SIZE:
-                batch.rows.append(list(row.values()))
-            else:
-                batch.add(row)
+                if tuple(row) == batch.plain_keys and len(batch.rows) < _Batch.SIZE:
+                    batch.rows.append(list(row.values()))
+                    continue
+            batch.add(row)
         batch.flush()
         return batch.created
 
@@ -424,6 +449,14 @@ class Realm:
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
         class_name = cls if isinstance(cls, str) else self._declared(cls)
+        if type(primary_key) is int and self._finalizer.alive:
+            # In C (_speedups.c), which makes the object too; MISS when the library refused:
+            # the general path below repeats the call and raises.
+            cls = (self._classes.get(class_name) or self._object_classes.get(class_name)
+                   or self._object_class(class_name))
+            found = find_int(self._addr, class_name.encode(), primary_key, cls, self, class_name)
+            if found is not MISS:
+                return found
         pk = self._scratch_key or ffi.new("cove_value_t*")
         if type(primary_key) is int and -(1 << 63) <= primary_key < (1 << 63):
             pk.type = TYPE_INT

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import itertools
-from array import array
 import operator
 import os
 import struct
@@ -19,6 +17,7 @@ import uuid
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 from ._errors import Error
+from ._speedups import VALUE_SIZE, pack
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -245,68 +244,28 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any]) -> None:
         out.u.link.object_key = object_key
 
 
-# A cove_value_t is 24 bytes: the int32 type (and 4 bytes of padding), then the 16-byte union.
-# As 8-byte words: [type, first word of the union, second word].
-_WORDS = 3
-
-
 def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any]) -> Tuple[Any, int, Optional[Exception]]:
     """The rows' values as one cove_value_t array (row-major, n per row) for a batch call.
 
-    A column whose values are all ints, all floats, all strs, all bools or all None is written
-    whole, through the array module; any other column value by value as write_value does. Byte
-    buffers are appended to `keep`. Returns the array, how many leading rows were filled
-    completely, and the exception of the first row that could not be (None if all were)."""
+    Values of the plain types (int, float, bool, str, bytes, None) are written in C
+    (``_speedups.pack``), pointing into the rows' own objects; the others value by value as
+    write_value does, their buffers appended to `keep`. Returns the array, how many leading
+    rows were filled completely, and the exception of the first row that could not be (None
+    if all were)."""
     count = len(rows)
-    words = array("q", [0]) * (_WORDS * n * count)
+    if not count * n:
+        return ffi.NULL, count, None
+    words = bytearray(VALUE_SIZE * n * count)
     keep.append(words)
-    step = _WORDS * n
-    by_value: List[int] = []
-    for j in range(n):
-        column = [row[j] for row in rows]
-        kinds = set(map(type, column))
-        kind = kinds.pop() if len(kinds) == 1 else None
-        at = _WORDS * j
+    left = pack(rows, n, words)
+    values = ffi.from_buffer("cove_value_t[]", words)
+    for index in left:
+        i, j = divmod(index, n)
         try:
-            if kind is int or kind is bool:
-                words[at + 1::step] = array("q", column)
-            elif kind is float:
-                bits = array("q")
-                bits.frombytes(array("d", column).tobytes())
-                words[at + 1::step] = bits
-            elif kind is str:
-                encoded = [s.encode("utf-8", "surrogatepass") for s in column]
-                blob = b"".join(encoded)
-                buffer = ffi.from_buffer(blob)
-                keep.append((blob, buffer))
-                base = int(ffi.cast("uintptr_t", buffer))
-                sizes = array("q", map(len, encoded))
-                words[at + 1::step] = array("q", [base + o for o in itertools.accumulate(sizes, initial=0)][:count])
-                words[at + 2::step] = sizes
-            elif kind is type(None):
-                continue
-            else:
-                by_value.append(j)
-                continue
-        except (OverflowError, ValueError, TypeError):
-            # An int past 64 bits, say: the value-by-value path names the row.
-            words[at + 1::step] = array("q", [0]) * count
-            words[at + 2::step] = array("q", [0]) * count
-            by_value.append(j)
-            continue
-        code = TYPE_INT if kind is int else TYPE_BOOL if kind is bool else TYPE_DOUBLE if kind is float else TYPE_STRING
-        words[at::step] = array("q", [code]) * count
-    values = ffi.from_buffer("cove_value_t[]", words) if count * n else ffi.NULL
-    filled, failure = count, None
-    if by_value:
-        for i, row in enumerate(rows):
-            try:
-                for j in by_value:
-                    write_value(ffi, values[i * n + j], row[j], keep)
-            except (Error, OverflowError, ValueError, TypeError) as exc:
-                filled, failure = i, exc
-                break
-    return values, filled, failure
+            write_value(ffi, values[index], rows[i][j], keep)
+        except (Error, OverflowError, ValueError, TypeError) as exc:
+            return values, i, exc
+    return values, count, None
 
 
 def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:

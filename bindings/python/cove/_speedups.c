@@ -1,0 +1,516 @@
+/* _speedups.c: the binding's per-value hot paths in C, beside the cffi module that carries the
+ * rest. Python pays for every call and every cdata, so a lookup read through cffi spends most of
+ * its time outside the library; these functions do the same work with the CPython API and call
+ * libcove directly. Each handles the common case only and answers MISS (or None) for anything
+ * else, and the caller then takes the general path in Python, which also raises the errors: the
+ * behaviour is the cffi path's, only faster.
+ *
+ * Handles are passed as Python ints (their addresses); a caller passes only a handle it holds.
+ * Every library call releases the GIL around it, as cffi's calls do. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "cove.h"
+
+#if PY_VERSION_HEX < 0x030A0000
+/* Python 3.9 */
+static int PyModule_AddObjectRef(PyObject *module, const char *name, PyObject *value) {
+    Py_XINCREF(value);
+    int result = PyModule_AddObject(module, name, value);
+    if (result < 0)
+        Py_XDECREF(value);
+    return result;
+}
+#define Py_TPFLAGS_DISALLOW_INSTANTIATION 0
+#endif
+
+/* The answer of a fast path that does not apply: take the general path. */
+static PyObject *Miss;
+/* take(): the iterator is exhausted / the batch is full. */
+static PyObject *Done;
+static PyObject *Full;
+/* Interned attribute names. */
+static PyObject *str_addr;
+static PyObject *str_get;
+
+/* The Python value of a library value of a plain type, or a new reference to Miss for a type
+ * the general path converts (timestamps, decimals, object ids, uuids and links). */
+static PyObject *plain_value(const cove_value_t *v) {
+    switch (v->type) {
+    case COVE_TYPE_INT:
+        return PyLong_FromLongLong(v->u.integer);
+    case COVE_TYPE_STRING:
+        /* The library hands out valid UTF-8 only. */
+        return PyUnicode_DecodeUTF8(v->u.string.data, (Py_ssize_t)v->u.string.size, "strict");
+    case COVE_TYPE_DOUBLE:
+        return PyFloat_FromDouble(v->u.dnum);
+    case COVE_TYPE_NULL:
+        Py_RETURN_NONE;
+    case COVE_TYPE_BOOL:
+        return PyBool_FromLong(v->u.boolean);
+    case COVE_TYPE_FLOAT:
+        return PyFloat_FromDouble(v->u.fnum);
+    case COVE_TYPE_BINARY:
+        return PyBytes_FromStringAndSize((const char *)v->u.binary.data, (Py_ssize_t)v->u.binary.size);
+    default:
+        Py_INCREF(Miss);
+        return Miss;
+    }
+}
+
+/* The handle whose address the Python int `address` holds, or NULL with an exception set. */
+static void *handle_at(PyObject *address) {
+    void *p = PyLong_AsVoidPtr(address);
+    if (p == NULL && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "a null handle");
+    return p;
+}
+
+/* ---- Accessor: the class attribute that reads a property ---------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;    /* str */
+    PyObject *encoded; /* bytes: the name as the library takes it */
+} Accessor;
+
+static int Accessor_init(Accessor *self, PyObject *args, PyObject *kwargs) {
+    PyObject *name;
+    if (!PyArg_ParseTuple(args, "U:Accessor", &name))
+        return -1;
+    PyObject *encoded = PyUnicode_AsEncodedString(name, "utf-8", "surrogatepass");
+    if (encoded == NULL)
+        return -1;
+    Py_INCREF(name);
+    Py_XSETREF(self->name, name);
+    Py_XSETREF(self->encoded, encoded);
+    return 0;
+}
+
+static int Accessor_traverse(Accessor *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int Accessor_clear(Accessor *self) {
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->encoded);
+    return 0;
+}
+
+static void Accessor_dealloc(Accessor *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Accessor_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+/* obj.<name>: a value of a plain type straight from the library; anything else (a link, a
+ * collection, an error, an object without its `_addr`) through obj._get(name, encoded). */
+static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return (PyObject *)self;
+    }
+    if (self->name == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "an accessor without a name");
+        return NULL;
+    }
+    PyObject *address = PyObject_GetAttr(obj, str_addr);
+    if (address != NULL) {
+        void *handle = PyLong_AsVoidPtr(address);
+        Py_DECREF(address);
+        if (handle != NULL) {
+            const char *property = PyBytes_AS_STRING(self->encoded);
+            cove_value_t value;
+            cove_status_t status;
+            Py_BEGIN_ALLOW_THREADS
+            status = cove_object_get((cove_object_t *)handle, property, &value);
+            Py_END_ALLOW_THREADS
+            if (status == COVE_OK) {
+                PyObject *result = plain_value(&value);
+                if (result != Miss)
+                    return result;
+                Py_DECREF(result);
+            }
+        }
+    }
+    PyErr_Clear();
+    return PyObject_CallMethodObjArgs(obj, str_get, self->name, self->encoded, NULL);
+}
+
+static PyMemberDef Accessor_members[] = {
+    {"name", T_OBJECT, offsetof(Accessor, name), READONLY, "the property's name"},
+    {"encoded", T_OBJECT, offsetof(Accessor, encoded), READONLY, "the name in UTF-8"},
+    {NULL},
+};
+
+static PyType_Slot Accessor_slots[] = {
+    {Py_tp_doc, "Reads a property of an object: plain values in C, the rest through obj._get()."},
+    {Py_tp_init, Accessor_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, Accessor_dealloc},
+    {Py_tp_traverse, Accessor_traverse},
+    {Py_tp_clear, Accessor_clear},
+    {Py_tp_descr_get, Accessor_get},
+    {Py_tp_members, Accessor_members},
+    {0, NULL},
+};
+
+static PyType_Spec Accessor_spec = {
+    .name = "cove._speedups.Accessor",
+    .basicsize = sizeof(Accessor),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = Accessor_slots,
+};
+
+/* ---- Handle: the owner of an object handle ------------------------------------------------- */
+
+/* Holds the +1 reference to a library handle and gives it back when it goes: what cffi's
+ * ffi.gc() does for a cdata, for an object made here (which carries its handle's address, and
+ * makes its cffi pointer only when the Python side needs one). */
+typedef struct {
+    PyObject_HEAD
+    void *handle;
+} Handle;
+
+static void Handle_dealloc(Handle *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    void *handle = self->handle;
+    self->handle = NULL;
+    if (handle != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        cove_release(handle);
+        Py_END_ALLOW_THREADS
+    }
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyType_Slot Handle_slots[] = {
+    {Py_tp_doc, "Owns a library handle (+1) and releases it when it goes."},
+    {Py_tp_dealloc, Handle_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec Handle_spec = {
+    .name = "cove._speedups.Handle",
+    .basicsize = sizeof(Handle),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = Handle_slots,
+};
+
+static PyTypeObject *HandleType;
+static PyObject *str_realm, *str_class_name, *str_owner;
+
+/* A new instance of `cls` (an Object class) for `handle`, whose reference it takes over: its
+ * dict holds _realm, _class_name, _addr and _owner, the Handle that releases the reference.
+ * On failure the reference is released and NULL returned with the exception set. */
+static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void *handle) {
+    Handle *owner = PyObject_New(Handle, HandleType);
+    if (owner == NULL) {
+        cove_release(handle);
+        return NULL;
+    }
+    owner->handle = handle;
+    PyObject *obj = NULL, *dict = NULL, *addr = NULL;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "wrap: not a class");
+        goto done;
+    }
+    obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (obj == NULL)
+        goto done;
+    dict = PyObject_GenericGetDict(obj, NULL);
+    addr = PyLong_FromVoidPtr(handle);
+    if (dict == NULL || addr == NULL || PyDict_SetItem(dict, str_realm, realm) < 0 ||
+        PyDict_SetItem(dict, str_class_name, class_name) < 0 || PyDict_SetItem(dict, str_addr, addr) < 0 ||
+        PyDict_SetItem(dict, str_owner, (PyObject *)owner) < 0)
+        Py_CLEAR(obj);
+done:
+    Py_XDECREF(dict);
+    Py_XDECREF(addr);
+    Py_DECREF(owner);
+    return obj;
+}
+
+/* ---- find_int(realm, class_name, key, cls, realm_object, class_name_str) ------------------- */
+
+/* The object of `class_name` (bytes) whose int primary key is `key`, as a new instance of `cls`
+ * (see wrap()); None when there is none; MISS when the key is out of range or the library
+ * refused (the caller's general path repeats the call and raises its error). */
+static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "find_int(realm, class_name: bytes, key: int, cls, realm, class_name: str)");
+        return NULL;
+    }
+    void *realm = handle_at(args[0]);
+    if (realm == NULL)
+        return NULL;
+    int overflow = 0;
+    long long key = PyLong_AsLongLongAndOverflow(args[2], &overflow);
+    if (overflow || (key == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        Py_INCREF(Miss);
+        return Miss;
+    }
+    cove_value_t pk;
+    pk.type = COVE_TYPE_INT;
+    pk.u.integer = key;
+    cove_object_t *found = NULL;
+    const char *class_name = PyBytes_AS_STRING(args[1]);
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cove_object_find((cove_realm_t *)realm, class_name, &pk, &found);
+    Py_END_ALLOW_THREADS
+    if (status != COVE_OK) {
+        Py_INCREF(Miss);
+        return Miss;
+    }
+    if (found == NULL)
+        Py_RETURN_NONE;
+    return wrap(args[3], args[4], args[5], found);
+}
+
+/* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
+
+/* Whether `row` is a dict with exactly `keys` (a tuple), in that order: 1, 0, or -1 on error. */
+static int has_keys(PyObject *row, PyObject *keys) {
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != n)
+        return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(row, &pos, &key, &value)) {
+        PyObject *want = PyTuple_GET_ITEM(keys, i++);
+        if (key != want) {
+            int equal = PyObject_RichCompareBool(key, want, Py_EQ);
+            if (equal <= 0)
+                return equal;
+        }
+    }
+    return 1;
+}
+
+/* Moves rows from `iterator` into `rows` (a list) while each is a dict with exactly `keys`, in
+ * that order, appending the list of its values, until `rows` holds `limit`. Returns Full then,
+ * Done when the iterator is exhausted, or the first row that differs (the caller takes it the
+ * general way). An exception of the iterator propagates. */
+static PyObject *take(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[1]) || !PyList_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "take(iterator, keys: tuple, rows: list, limit: int)");
+        return NULL;
+    }
+    PyObject *iterator = args[0], *keys = args[1], *rows = args[2];
+    Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    while (PyList_GET_SIZE(rows) < limit) {
+        PyObject *row = PyIter_Next(iterator);
+        if (row == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_INCREF(Done);
+            return Done;
+        }
+        int same = has_keys(row, keys);
+        if (same < 0) {
+            Py_DECREF(row);
+            return NULL;
+        }
+        if (!same)
+            return row;
+        PyObject *values = PyList_New(n);
+        if (values == NULL) {
+            Py_DECREF(row);
+            return NULL;
+        }
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(row, &pos, &key, &value)) {
+            Py_INCREF(value);
+            PyList_SET_ITEM(values, i++, value);
+        }
+        Py_DECREF(row);
+        int failed = PyList_Append(rows, values);
+        Py_DECREF(values);
+        if (failed)
+            return NULL;
+    }
+    Py_INCREF(Full);
+    return Full;
+}
+
+/* ---- pack(rows, n, buffer) ----------------------------------------------------------------- */
+
+/* Writes one Python value as a library value; 0 when its type is not one done here (the
+ * caller's general path writes it), -1 on error. Strings and bytes point into the objects,
+ * which the caller's rows keep alive. */
+static int pack_value(PyObject *o, cove_value_t *v) {
+    if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow)
+            return 0;
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        v->type = COVE_TYPE_INT;
+        v->u.integer = x;
+        return 1;
+    }
+    if (PyUnicode_CheckExact(o)) {
+        Py_ssize_t size;
+        const char *data = PyUnicode_AsUTF8AndSize(o, &size);
+        if (data == NULL) {
+            /* Lone surrogates: the general path encodes them and the library names the row. */
+            PyErr_Clear();
+            return 0;
+        }
+        v->type = COVE_TYPE_STRING;
+        v->u.string.data = data;
+        v->u.string.size = (size_t)size;
+        return 1;
+    }
+    if (PyFloat_CheckExact(o)) {
+        v->type = COVE_TYPE_DOUBLE;
+        v->u.dnum = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (o == Py_None) {
+        v->type = COVE_TYPE_NULL;
+        return 1;
+    }
+    if (PyBool_Check(o)) {
+        v->type = COVE_TYPE_BOOL;
+        v->u.boolean = o == Py_True;
+        return 1;
+    }
+    if (PyBytes_CheckExact(o)) {
+        v->type = COVE_TYPE_BINARY;
+        v->u.binary.data = (const uint8_t *)PyBytes_AS_STRING(o);
+        v->u.binary.size = (size_t)PyBytes_GET_SIZE(o);
+        return 1;
+    }
+    return 0;
+}
+
+/* Fills `buffer` (writable, zeroed, room for len(rows) * n library values) row-major from
+ * `rows`, a list of lists of n values each, and returns the list of the flat indices
+ * (row * n + column) of the values it left for the general path, in order. */
+static PyObject *pack(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "pack(rows: list, n: int, buffer)");
+        return NULL;
+    }
+    PyObject *rows = args[0];
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    if (n < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "pack: a negative width");
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(rows);
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE) < 0)
+        return NULL;
+    PyObject *left = NULL;
+    if (count != 0 && (size_t)view.len / sizeof(cove_value_t) / (size_t)count < (size_t)n) {
+        PyErr_SetString(PyExc_ValueError, "pack: the buffer is too small");
+        goto done;
+    }
+    left = PyList_New(0);
+    if (left == NULL)
+        goto done;
+    cove_value_t *out = view.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyList_CheckExact(row) || PyList_GET_SIZE(row) != n) {
+            PyErr_Format(PyExc_ValueError, "pack: row %zd is not a list of %zd values", i, n);
+            Py_CLEAR(left);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int packed = pack_value(PyList_GET_ITEM(row, j), out + i * n + j);
+            if (packed < 0) {
+                Py_CLEAR(left);
+                goto done;
+            }
+            if (packed == 0) {
+                PyObject *index = PyLong_FromSsize_t(i * n + j);
+                if (index == NULL || PyList_Append(left, index) < 0) {
+                    Py_XDECREF(index);
+                    Py_CLEAR(left);
+                    goto done;
+                }
+                Py_DECREF(index);
+            }
+        }
+    }
+done:
+    PyBuffer_Release(&view);
+    return left;
+}
+
+/* ---- the module ------------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"find_int", (PyCFunction)(void (*)(void))find_int, METH_FASTCALL,
+     "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
+    {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
+     "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
+    {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
+     "pack(rows, n, buffer): writes the rows' plain values; the indices left for Python"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cove._speedups",
+    .m_doc = "The binding's per-value hot paths in C: attribute reads, lookups by int key, bulk rows.",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+static PyObject *sentinel(PyObject *module, const char *name) {
+    PyObject *o = PyObject_CallObject((PyObject *)&PyBaseObject_Type, NULL);
+    if (o == NULL || PyModule_AddObjectRef(module, name, o) < 0) {
+        Py_XDECREF(o);
+        return NULL;
+    }
+    return o;
+}
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    /* The layout pack() writes is the header's. */
+    _Static_assert(sizeof(cove_value_t) == 24, "cove_value_t is three 8-byte words");
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    PyObject *accessor = PyType_FromSpec(&Accessor_spec);
+    if (accessor == NULL || PyModule_AddObjectRef(module, "Accessor", accessor) < 0)
+        goto fail;
+    Py_DECREF(accessor);
+    accessor = NULL;
+    if ((Miss = sentinel(module, "MISS")) == NULL || (Done = sentinel(module, "DONE")) == NULL ||
+        (Full = sentinel(module, "FULL")) == NULL)
+        goto fail;
+    HandleType = (PyTypeObject *)PyType_FromSpec(&Handle_spec);
+    if (HandleType == NULL || PyModule_AddObjectRef(module, "Handle", (PyObject *)HandleType) < 0)
+        goto fail;
+    if ((str_addr = PyUnicode_InternFromString("_addr")) == NULL ||
+        (str_get = PyUnicode_InternFromString("_get")) == NULL ||
+        (str_realm = PyUnicode_InternFromString("_realm")) == NULL ||
+        (str_class_name = PyUnicode_InternFromString("_class_name")) == NULL ||
+        (str_owner = PyUnicode_InternFromString("_owner")) == NULL)
+        goto fail;
+    if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0)
+        goto fail;
+    return module;
+fail:
+    Py_XDECREF(accessor);
+    Py_DECREF(module);
+    return NULL;
+}

@@ -1,0 +1,196 @@
+"""The binding's C paths (cove/_speedups.c) against the general Python paths they stand in for:
+attribute reads of every type, objects found by an int primary key (which carry their handle as
+an address and an owner that releases it), and create_many's rows taken and packed in C. Each C
+path must give what the general path gives, errors included."""
+from __future__ import annotations
+
+import datetime
+import decimal
+import gc
+import pathlib
+import uuid
+from collections import OrderedDict
+from typing import Any, Iterator
+
+import pytest
+
+import cove
+
+SCHEMA = {
+    "Thing": {"primaryKey": "id", "properties": {
+        "id": "int", "i": "int?", "b": "bool?", "f": "float?", "d": "double?", "s": "string?",
+        "raw": "data?", "when": "date?", "dec": "decimal128?", "oid": "objectId?", "u": "uuid?",
+        "any": "mixed", "other": "Thing?", "tags": "string[]", "set": "int<>", "map": "string{}",
+        "home": "Place?", "fans": "@links(Thing.other)"}},
+    "Place": {"embedded": True, "properties": {"city": "string"}},
+    "Loose": {"properties": {"n": "int"}},
+}
+
+VALUES: dict[str, Any] = {
+    "i": -(1 << 62), "b": True, "f": 1.5, "d": 2.25, "s": "h\u00e9llo \U0001F600", "raw": b"\x00\xff\x10",
+    "when": datetime.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=datetime.timezone.utc),
+    "dec": decimal.Decimal("12.5"), "oid": cove.ObjectId(bytes(range(12))),
+    "u": uuid.UUID("12345678-1234-5678-1234-567812345678"), "any": "mixed text",
+}
+
+
+@pytest.fixture
+def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
+    with cove.open(tmp_path / "s.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
+        yield r
+
+
+def test_reads_of_every_type_match_the_general_path(realm: cove.Realm) -> None:
+    with realm.write():
+        first = realm.create("Thing", {"id": 1, **VALUES})
+        second = realm.create("Thing", {"id": 2, "other": first, "tags": ["a", "b"], "set": [3],
+                                        "map": {"k": "v"}, "home": {"city": "Oslo"}})
+    for obj in (realm.find("Thing", 1), realm.find("Thing", 2), first, second):
+        for name in SCHEMA["Thing"]["properties"]:
+            fast, general = getattr(obj, name), obj._get(name)
+            if isinstance(general, (cove.List, cove.Set, cove.Map, cove.Results)):
+                assert type(fast) is type(general) and list(fast) == list(general), name
+            elif isinstance(general, cove.Object):
+                assert fast == general, name
+            else:
+                assert type(fast) is type(general) and fast == general, name
+    found = realm.find("Thing", 1)
+    assert {name: getattr(found, name) for name in VALUES} == VALUES
+    # The C path leaves no value of a plain type to the general path.
+    assert type(found.i) is int and type(found.b) is bool and type(found.s) is str and type(found.raw) is bytes
+    none = realm.find("Thing", 2)
+    assert (none.i, none.s, none.raw, none.any) == (None, None, None, None)
+    assert none.other == found and none.home.city == "Oslo" and list(found.fans) == [none]
+
+
+def test_an_object_found_by_int_key_works_as_any_other(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create("Thing", {"id": 7, "s": "seven"})
+    found = realm.find("Thing", 7)
+    assert "_handle" not in found.__dict__ and found._addr                 # an address and an owner
+    same = realm.objects("Thing").filter("id == 7")[0]                     # a cffi handle
+    assert found == same and hash(found) == hash(same) and found.is_valid
+    seen = []
+    token = found.observe(lambda change: seen.append(change))
+    with realm.write():
+        found.s = "SEVEN"
+        found.tags.append("x")
+    realm.refresh()
+    assert same.s == "SEVEN" and list(found.tags) == ["x"] and seen
+    token.invalidate()
+    frozen = found.freeze()
+    assert frozen.s == "SEVEN" and frozen.is_frozen
+    with realm.write():
+        realm.delete(found)
+    assert not same.is_valid
+    with pytest.raises(cove.InvalidatedError):
+        found.s
+    with pytest.raises(cove.InvalidatedError):
+        same.s
+    assert frozen.s == "SEVEN"
+
+
+def test_find_by_int_key_edge_cases(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create("Thing", {"id": -(1 << 63)})
+        realm.create("Thing", {"id": (1 << 63) - 1})
+        realm.create("Loose", {"n": 1})
+    assert realm.find("Thing", -(1 << 63)).id == -(1 << 63)
+    assert realm.find("Thing", (1 << 63) - 1).id == (1 << 63) - 1
+    assert realm.find("Thing", 0) is None
+    with pytest.raises(OverflowError):
+        realm.find("Thing", 1 << 63)                          # past 64 bits: the general path
+    with pytest.raises(cove.WrongTypeError):
+        realm.find("Thing", True)                             # a bool is not an int key
+    with pytest.raises(cove.NotFoundError, match="Nope"):
+        realm.find("Nope", 1)
+    with pytest.raises(cove.InvalidArgumentError):
+        realm.find("Loose", 1)                                # no primary key
+
+
+def test_find_gives_declared_classes_and_follows_a_class_declared_later(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "d.cove"
+    with cove.open(path, schema={"Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string"}}},
+                   schema_version=1) as realm:
+        with realm.write():
+            realm.create("Dog", {"id": 1, "name": "Rex"})
+        assert type(realm.find("Dog", 1)) is cove.Object
+
+        class Dog(cove.Object):
+            id: int = cove.Property(primary_key=True)
+            name: str
+
+        dog = realm.find(Dog, 1)
+        assert type(dog) is Dog and dog.name == "Rex"
+        assert type(realm.find("Dog", 1)) is Dog                   # declared now: goes first
+        assert Dog.name.name == "name" and Dog.name.encoded == b"name"   # the class attribute
+
+
+def test_closed_realm_and_frozen_realms(tmp_path: pathlib.Path) -> None:
+    realm = cove.open(tmp_path / "c.cove", schema=SCHEMA, schema_version=1, durability="no_sync")
+    with realm.write():
+        realm.create("Thing", {"id": 1, "s": "one"})
+    found = realm.find("Thing", 1)
+    frozen = realm.freeze()
+    assert frozen.find("Thing", 1).s == "one"
+    realm.close()
+    with pytest.raises(cove.ClosedError):
+        realm.find("Thing", 1)
+    with pytest.raises(cove.ClosedError):
+        found.s
+    assert frozen.find("Thing", 1).s == "one"
+    frozen.close()
+
+
+def test_an_object_found_by_int_key_releases_its_handle(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create("Thing", {"id": 1})
+    frozen = realm.freeze()
+    found = frozen.find("Thing", 1)
+    del frozen
+    gc.collect()
+    with realm.write():
+        realm.create("Thing", {"id": 2})
+    assert realm.active_versions == 2             # the object keeps its frozen version
+    del found
+    gc.collect()
+    assert realm.active_versions == 1             # its handle went with it
+
+
+def test_create_many_rows_of_every_kind(realm: cove.Realm) -> None:
+    class Row(OrderedDict):  # type: ignore[type-arg]
+        pass
+
+    rows: list[Any] = [{"id": i, "i": i, "s": f"s{i}"} for i in range(2500)]        # past one batch
+    rows[5] = Row(id=5, i=5, s="s5")                                              # not a dict
+    rows[6] = {"id": 6, "s": "s6", "i": 6}                                        # another order
+    rows[7] = {"id": 7, "i": None, "s": None}                                     # nulls
+    rows[8] = {"id": 8, "i": 8, "s": "s8", "tags": ["t"]}                         # a collection
+    rows[9] = {"id": 9, "i": 9, "s": "s9", "when": VALUES["when"]}                # a general value
+    with realm.write():
+        assert realm.create_many("Thing", iter(rows)) == 2500
+    assert [realm.find("Thing", k).s for k in (0, 5, 6, 8, 9, 2499)] == ["s0", "s5", "s6", "s8", "s9", "s2499"]
+    assert realm.find("Thing", 7).i is None and realm.find("Thing", 7).s is None
+    assert list(realm.find("Thing", 8).tags) == ["t"] and realm.find("Thing", 9).when == VALUES["when"]
+    assert len(realm.objects("Thing")) == 2500
+
+
+def test_create_many_when_the_input_fails(realm: cove.Realm) -> None:
+    def rows() -> Iterator[dict[str, Any]]:
+        for i in range(1500):
+            if i == 1200:
+                raise RuntimeError("the input broke")
+            yield {"id": i, "s": "x"}
+
+    with realm.write():
+        with pytest.raises(RuntimeError, match="the input broke"):
+            realm.create_many("Thing", rows())
+        assert realm.find("Thing", 999) is not None         # the first batch went in
+        with pytest.raises(OverflowError, match="object 3 of the input"):
+            realm.create_many("Thing", [{"id": 5000 + k, "i": 1 << 64 if k == 3 else k} for k in range(6)])
+        assert realm.find("Thing", 5002) is not None and realm.find("Thing", 5003) is None
+        with pytest.raises(cove.Error, match="UTF-8"):
+            realm.create_many("Thing", [{"id": 6000, "s": "ok"}, {"id": 6001, "s": "\udc80"}])
+        assert realm.find("Thing", 6000) is not None and realm.find("Thing", 6001) is None
+        with pytest.raises(cove.WrongTypeError, match=r"property 'i' of class 'Thing' is int\?, got bool.*object 1 of the input"):
+            realm.create_many("Thing", [{"id": 7000, "i": 1}, {"id": 7001, "i": True}])
