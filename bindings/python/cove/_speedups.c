@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <string.h>
 
 #include "cove.h"
 
@@ -82,6 +83,12 @@ static int Accessor_init(Accessor *self, PyObject *args, PyObject *kwargs) {
     PyObject *encoded = PyUnicode_AsEncodedString(name, "utf-8", "surrogatepass");
     if (encoded == NULL)
         return -1;
+    if (strlen(PyBytes_AS_STRING(encoded)) != (size_t)PyBytes_GET_SIZE(encoded)) {
+        /* The library takes NUL-terminated names. */
+        Py_DECREF(encoded);
+        PyErr_SetString(PyExc_ValueError, "a property name with a NUL character");
+        return -1;
+    }
     Py_INCREF(name);
     Py_XSETREF(self->name, name);
     Py_XSETREF(self->encoded, encoded);
@@ -276,7 +283,9 @@ static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t na
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
 
-/* Whether `row` is a dict with exactly `keys` (a tuple), in that order: 1, 0, or -1 on error. */
+/* Whether `row` is a dict with exactly `keys` (a tuple of str), in that order. Keys are
+ * compared as exact str only, so that no Python code (a key's __eq__) runs while the dict is
+ * being walked; a row with other keys is left to the general path. */
 static int has_keys(PyObject *row, PyObject *keys) {
     Py_ssize_t n = PyTuple_GET_SIZE(keys);
     if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != n)
@@ -285,11 +294,9 @@ static int has_keys(PyObject *row, PyObject *keys) {
     PyObject *key, *value;
     while (PyDict_Next(row, &pos, &key, &value)) {
         PyObject *want = PyTuple_GET_ITEM(keys, i++);
-        if (key != want) {
-            int equal = PyObject_RichCompareBool(key, want, Py_EQ);
-            if (equal <= 0)
-                return equal;
-        }
+        if (key != want && (!PyUnicode_CheckExact(key) || !PyUnicode_CheckExact(want) ||
+                            PyUnicode_Compare(key, want) != 0))
+            return 0;
     }
     return 1;
 }
@@ -316,12 +323,7 @@ static PyObject *take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_INCREF(Done);
             return Done;
         }
-        int same = has_keys(row, keys);
-        if (same < 0) {
-            Py_DECREF(row);
-            return NULL;
-        }
-        if (!same)
+        if (!has_keys(row, keys))
             return row;
         PyObject *values = PyList_New(n);
         if (values == NULL) {

@@ -124,6 +124,8 @@ def test_find_gives_declared_classes_and_follows_a_class_declared_later(tmp_path
         assert type(dog) is Dog and dog.name == "Rex"
         assert type(realm.find("Dog", 1)) is Dog                   # declared now: goes first
         assert Dog.name.name == "name" and Dog.name.encoded == b"name"   # the class attribute
+    with pytest.raises(ValueError, match="NUL"):
+        cove._object._PropertyAccessor("a\0b")                           # names reach C as NUL-terminated
 
 
 def test_closed_realm_and_frozen_realms(tmp_path: pathlib.Path) -> None:
@@ -167,9 +169,14 @@ def test_create_many_rows_of_every_kind(realm: cove.Realm) -> None:
     rows[7] = {"id": 7, "i": None, "s": None}                                     # nulls
     rows[8] = {"id": 8, "i": 8, "s": "s8", "tags": ["t"]}                         # a collection
     rows[9] = {"id": 9, "i": 9, "s": "s9", "when": VALUES["when"]}                # a general value
+
+    class Key(str):
+        pass
+
+    rows[10] = {Key("id"): 10, Key("i"): 10, Key("s"): "s10"}                     # keys of a str subclass
     with realm.write():
         assert realm.create_many("Thing", iter(rows)) == 2500
-    assert [realm.find("Thing", k).s for k in (0, 5, 6, 8, 9, 2499)] == ["s0", "s5", "s6", "s8", "s9", "s2499"]
+    assert [realm.find("Thing", k).s for k in (0, 5, 6, 8, 9, 10, 2499)] == ["s0", "s5", "s6", "s8", "s9", "s10", "s2499"]
     assert realm.find("Thing", 7).i is None and realm.find("Thing", 7).s is None
     assert list(realm.find("Thing", 8).tags) == ["t"] and realm.find("Thing", 9).when == VALUES["when"]
     assert len(realm.objects("Thing")) == 2500
