@@ -201,3 +201,29 @@ def test_create_many_when_the_input_fails(realm: cove.Realm) -> None:
         assert realm.find("Thing", 6000) is not None and realm.find("Thing", 6001) is None
         with pytest.raises(cove.WrongTypeError, match=r"property 'i' of class 'Thing' is int\?, got bool.*object 1 of the input"):
             realm.create_many("Thing", [{"id": 7000, "i": 1}, {"id": 7001, "i": True}])
+
+
+def test_a_frozen_realm_is_read_through_the_c_paths_from_threads(realm: cove.Realm) -> None:
+    import threading
+
+    with realm.write():
+        realm.create_many("Thing", [{"id": i, "s": f"s{i}", "d": i / 2} for i in range(200)])
+    frozen = realm.freeze()
+    errors: list[BaseException] = []
+
+    def reader(offset: int) -> None:
+        try:
+            for n in range(3000):
+                k = (n * 7 + offset) % 200
+                obj = frozen.find("Thing", k)
+                assert (obj.id, obj.s, obj.d) == (k, f"s{k}", k / 2)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    frozen.close()
