@@ -30,6 +30,12 @@ SchemaLike = Union[Mapping[str, Any], str, Sequence[Type[Object]], Type[Object],
 _DURABILITY = {"full": 0, "no_sync": 1, "mem_only": 2}
 
 
+def _release_realm(handle: Any, open_: List[bool]) -> None:
+    """The realm finalizer: marks the realm closed, then releases its handle."""
+    open_[0] = False
+    release_handle(handle)
+
+
 class Realm:
     """An open Cove database. Use it from one thread at a time; a frozen realm from any thread.
 
@@ -44,7 +50,10 @@ class Realm:
         self._addr: int = int(ffi.cast("uintptr_t", handle))
         self._path = path
         self._frozen = frozen
-        self._finalizer = weakref.finalize(self, release_handle, handle)
+        # [True] while the handle is held: the hot paths test it rather than the finalizer
+        # (whose `alive` is a lookup); the finalizer clears it whenever it runs.
+        self._open = [True]
+        self._finalizer = weakref.finalize(self, _release_realm, handle, self._open)
         self._schema_cache: Optional[Dict[str, Any]] = None
         self._infos: Dict[str, ClassInfo] = {}
         self._class_by_key: Dict[int, str] = {}
@@ -78,7 +87,7 @@ class Realm:
 
     @property
     def is_closed(self) -> bool:
-        return not self._finalizer.alive
+        return not self._open[0]
 
     def __enter__(self) -> "Realm":
         return self
@@ -302,8 +311,9 @@ class Realm:
 
     def _object_class(self, class_name: str) -> Type[Object]:
         """The Python class of the objects of `class_name`: its declared class, or Object or
-        EmbeddedObject (remembered in _object_classes, which callers consult after _classes)."""
-        cls = self._classes.get(class_name)
+        EmbeddedObject (remembered). The callers that make objects in C look in _classes first
+        (a class declared after the first call goes first) and call this only when it has none."""
+        cls = self._classes.get(class_name) or self._object_classes.get(class_name)
         if cls is None:
             cls = EmbeddedObject if self._class_info(class_name).embedded else Object
             self._object_classes[class_name] = cls
@@ -449,11 +459,10 @@ class Realm:
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
         class_name = cls if isinstance(cls, str) else self._declared(cls)
-        if type(primary_key) is int and self._finalizer.alive:
+        if type(primary_key) is int and self._open[0]:
             # In C (_speedups.c), which makes the object too; MISS when the library refused:
             # the general path below repeats the call and raises.
-            cls = (self._classes.get(class_name) or self._object_classes.get(class_name)
-                   or self._object_class(class_name))
+            cls = self._classes.get(class_name) or self._object_class(class_name)
             found = find_int(self._addr, class_name.encode(), primary_key, cls, self, class_name)
             if found is not MISS:
                 return found

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Seque
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._query import bind_arguments
+from ._speedups import MISS, object_by_key, results_object
 from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Results(typing.Sequence[_T]):
     they were when the iteration began.
     """
 
-    __slots__ = ("_realm", "_handle", "_class_name", "_label", "_root", "_live", "__weakref__")
+    __slots__ = ("_realm", "_handle", "_addr", "_class_name", "_label", "_root", "_live", "__weakref__")
 
     _realm: "Realm"
     _handle: Any
@@ -96,6 +97,8 @@ class Results(typing.Sequence[_T]):
 
     def _adopt(self, handle: Any) -> None:
         self._handle = owned(handle)
+        # The handle's address, for the C paths of _speedups.c.
+        self._addr = int(ffi.cast("uintptr_t", handle))
 
     def _h(self) -> Any:
         handle = self._handle
@@ -165,9 +168,18 @@ class Results(typing.Sequence[_T]):
             out = ffi.new("cove_value_t*")
             check(lib.cove_results_get_value(self._h(), i, out))
             return self._read(out[0])
+        handle = self._h()
+        realm = self._realm
+        name = self._class_name
+        if realm._open[0]:
+            # In C (_speedups.c), which makes the object too; MISS when the library refused:
+            # the call below repeats it and raises.
+            found = results_object(self._addr, i, realm._classes.get(name) or realm._object_class(name), realm, name)
+            if found is not MISS:
+                return found
         obj = ffi.new("cove_object_t**")
-        check(lib.cove_results_get_object(self._h(), i, obj))
-        return self._realm._wrap(obj[0], self._class_name)
+        check(lib.cove_results_get_object(handle, i, obj))
+        return realm._wrap(obj[0], name)
 
     def _keys(self, start: int, count: int) -> List[int]:
         """The object keys of up to `count` matches from `start`, in one call."""
@@ -181,12 +193,22 @@ class Results(typing.Sequence[_T]):
         its key was read is skipped."""
         assert self._class_name is not None
         realm = self._realm
-        name = self._class_name.encode()
+        class_name = self._class_name
+        name = class_name.encode()
+        cls = realm._classes.get(class_name) or realm._object_class(class_name)
         out = ffi.new("cove_object_t**")
+        is_open = realm._open
         for key in keys:
+            if is_open[0]:
+                # In C (_speedups.c); MISS when the library refused: the call below raises.
+                found = object_by_key(realm._addr, name, key, cls, realm, class_name)
+                if found is not MISS:
+                    if found is not None:
+                        yield found
+                    continue
             check(lib.cove_object_get_by_object_key(realm._h(), name, key, out))
             if out[0] != ffi.NULL:
-                yield realm._wrap(out[0], self._class_name)
+                yield realm._wrap(out[0], class_name)
 
     @overload
     def __getitem__(self, index: int) -> _T: ...

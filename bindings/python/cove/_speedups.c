@@ -243,42 +243,105 @@ done:
     return obj;
 }
 
-/* ---- find_int(realm, class_name, key, cls, realm_object, class_name_str) ------------------- */
+/* ---- objects by int primary key, by object key, by position in results ---------------------- */
 
-/* The object of `class_name` (bytes) whose int primary key is `key`, as a new instance of `cls`
- * (see wrap()); None when there is none; MISS when the key is out of range or the library
- * refused (the caller's general path repeats the call and raises its error). */
-static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find_int(realm, class_name: bytes, key: int, cls, realm, class_name: str)");
-        return NULL;
-    }
-    void *realm = handle_at(args[0]);
-    if (realm == NULL)
-        return NULL;
-    int overflow = 0;
-    long long key = PyLong_AsLongLongAndOverflow(args[2], &overflow);
-    if (overflow || (key == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        Py_INCREF(Miss);
-        return Miss;
-    }
-    cove_value_t pk;
-    pk.type = COVE_TYPE_INT;
-    pk.u.integer = key;
-    cove_object_t *found = NULL;
-    const char *class_name = PyBytes_AS_STRING(args[1]);
-    cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = cove_object_find((cove_realm_t *)realm, class_name, &pk, &found);
-    Py_END_ALLOW_THREADS
+/* What a library call that looks an object up gave: MISS when it failed (the caller's general
+ * path repeats the call and raises its error), None when there is no such object, else a new
+ * instance of `cls` for it (wrap()). */
+static PyObject *looked_up(cove_status_t status, cove_object_t *found, PyObject *const *made) {
     if (status != COVE_OK) {
         Py_INCREF(Miss);
         return Miss;
     }
     if (found == NULL)
         Py_RETURN_NONE;
-    return wrap(args[3], args[4], args[5], found);
+    return wrap(made[0], made[1], made[2], found);
+}
+
+/* An int argument as an int64_t; 0 with `*ok` false (and no exception) when it is not one. */
+static int64_t int64_argument(PyObject *o, int *ok) {
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    *ok = !overflow && !(x == -1 && PyErr_Occurred());
+    PyErr_Clear();
+    return (int64_t)x;
+}
+
+/* The arguments of find_int() and object_by_key(): (realm, class_name: bytes, key: int, cls,
+ * realm_object, class_name: str). 1 when they hold, 0 for a key past 64 bits (the caller answers
+ * MISS), -1 with an exception for arguments of the wrong kind. */
+static int keyed_arguments(PyObject *const *args, Py_ssize_t nargs, const char *function, void **realm,
+                           const char **class_name, int64_t *key) {
+    if (nargs != 6 || !PyBytes_Check(args[1])) {
+        PyErr_Format(PyExc_TypeError, "%s(realm, class_name: bytes, key: int, cls, realm, class_name: str)", function);
+        return -1;
+    }
+    if ((*realm = handle_at(args[0])) == NULL)
+        return -1;
+    *class_name = PyBytes_AS_STRING(args[1]);
+    int ok;
+    *key = int64_argument(args[2], &ok);
+    return ok;
+}
+
+/* find_int(...): the object of `class_name` whose int primary key is `key` (looked_up()). */
+static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *realm;
+    const char *class_name;
+    cove_value_t pk;
+    pk.type = COVE_TYPE_INT;
+    int held = keyed_arguments(args, nargs, "find_int", &realm, &class_name, &pk.u.integer);
+    if (held <= 0)
+        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+    cove_object_t *found = NULL;
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cove_object_find((cove_realm_t *)realm, class_name, &pk, &found);
+    Py_END_ALLOW_THREADS
+    return looked_up(status, found, args + 3);
+}
+
+/* object_by_key(...): the object of `class_name` with that object key (a key from results). */
+static PyObject *object_by_key(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *realm;
+    const char *class_name;
+    int64_t key;
+    int held = keyed_arguments(args, nargs, "object_by_key", &realm, &class_name, &key);
+    if (held <= 0)
+        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+    cove_object_t *found = NULL;
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cove_object_get_by_object_key((cove_realm_t *)realm, class_name, key, &found);
+    Py_END_ALLOW_THREADS
+    return looked_up(status, found, args + 3);
+}
+
+/* results_object(results, index, cls, realm_object, class_name: str): the object at `index` of
+ * results of objects, as find_int() answers (MISS for an index out of range, which the general
+ * path reports). */
+static PyObject *results_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "results_object(results, index: int, cls, realm, class_name: str)");
+        return NULL;
+    }
+    void *results = handle_at(args[0]);
+    if (results == NULL)
+        return NULL;
+    int ok;
+    int64_t index = int64_argument(args[1], &ok);
+    if (!ok || index < 0) {
+        Py_INCREF(Miss);
+        return Miss;
+    }
+    cove_object_t *found = NULL;
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cove_results_get_object((cove_results_t *)results, (size_t)index, &found);
+    Py_END_ALLOW_THREADS
+    if (status == COVE_OK && found == NULL)
+        status = COVE_ERR_INTERNAL;
+    return looked_up(status, found, args + 2);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -461,6 +524,10 @@ done:
 static PyMethodDef methods[] = {
     {"find_int", (PyCFunction)(void (*)(void))find_int, METH_FASTCALL,
      "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
+    {"object_by_key", (PyCFunction)(void (*)(void))object_by_key, METH_FASTCALL,
+     "object_by_key(realm, class_name, key, cls, realm, class_name): the object with that object key, None, or MISS"},
+    {"results_object", (PyCFunction)(void (*)(void))results_object, METH_FASTCALL,
+     "results_object(results, index, cls, realm, class_name): the object at index of results, or MISS"},
     {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
      "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,

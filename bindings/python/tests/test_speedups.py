@@ -288,3 +288,29 @@ def test_random_rows_load_the_same_through_create_many_and_create(tmp_path: path
                 if name in row and row[name] is not None and name != "f":
                     want = row[name]
                     assert same(fast, float(want) if name == "d" else want) or name in ("when", "any"), (row["id"], name)
+
+
+def test_results_made_in_c_iterate_index_and_fail_as_before(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create_many("Thing", [{"id": i, "s": f"s{i}"} for i in range(50)])
+    results = realm.objects("Thing").sorted("id")
+    assert [t.id for t in results] == list(range(50))
+    assert results[7].s == "s7" and results[-1].id == 49 and [t.id for t in results[10:13]] == [10, 11, 12]
+    assert type(results[0]) is cove.Object and "_handle" not in results[0].__dict__
+    with pytest.raises(cove.OutOfRangeError, match="50"):
+        results[50]
+    walk = iter(results)
+    first = next(walk)
+    with realm.write():
+        realm.delete(realm.find("Thing", 1))                 # deleted after iter() read the keys
+    assert first.id == 0 and [t.id for t in walk] == [k for k in range(2, 50)]
+    frozen = results.freeze()
+    with realm.write():
+        realm.delete(realm.find("Thing", 2))
+    assert [t.id for t in frozen][:3] == [0, 2, 3] and frozen[1].s == "s2"
+    walk = iter(results)
+    realm.close()
+    with pytest.raises(cove.ClosedError):
+        next(walk)
+    with pytest.raises(cove.ClosedError):
+        results[0]
