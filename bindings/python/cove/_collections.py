@@ -15,6 +15,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
+from ._speedups import MISS, list_element, set_element
 from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def compare_key(value: Any) -> Any:
 class _Collection:
     """What lists, sets and maps share: the handle, the owner and the property."""
 
-    __slots__ = ("_realm", "_owner", "_info", "_handle", "__weakref__")
+    __slots__ = ("_realm", "_owner", "_info", "_handle", "_addr", "__weakref__")
 
     _realm: "Realm"
     _owner: Optional["Object"]
@@ -80,6 +81,8 @@ class _Collection:
         self._owner = owner
         self._info = info
         self._handle = owned(handle)
+        # The handle's address, for the C paths of _speedups.c.
+        self._addr = int(ffi.cast("uintptr_t", handle))
         return self
 
     @property
@@ -192,6 +195,10 @@ class List(_Collection, typing.MutableSequence[_T]):
         return position(index, self.__len__, self._info.label)
 
     def _get(self, i: int) -> Any:
+        # In C (_speedups.c); MISS for what the general path reads, or raises.
+        value = list_element(self._addr, i, self._realm)
+        if value is not MISS:
+            return value
         out = ffi.new("cove_value_t*")
         check(lib.cove_list_get(self._handle, i, out))
         return self._read(out[0])
@@ -391,6 +398,10 @@ class Set(_Collection, typing.MutableSet[_T]):
         return int(out[0])
 
     def _get(self, i: int) -> Any:
+        # In C (_speedups.c); MISS for what the general path reads, or raises.
+        value = set_element(self._addr, i, self._realm)
+        if value is not MISS:
+            return value
         out = ffi.new("cove_value_t*")
         check(lib.cove_set_get(self._handle, i, out))
         return self._read(out[0])

@@ -61,6 +61,9 @@ class Realm:
         # The Object or EmbeddedObject class of each class not declared (_object_class); a class
         # declared later, in _classes, goes first.
         self._object_classes: Dict[str, Type[Object]] = {}
+        # The (class, name) of the objects of each class key met in a link, for the C path that
+        # makes the object a link names (_speedups.c); filled by _resolve_link.
+        self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
         # Exceptions raised by notification callbacks during the delivering call now running.
         self._callback_errors: List[BaseException] = []
         self._delivering = 0
@@ -337,9 +340,12 @@ class Realm:
         value.u.link.object_key = object_key
         out = ffi.new("cove_object_t**")
         check(lib.cove_object_from_link(self._h(), value, out))
+        name = self._class_name_for_key(class_key)
         if out[0] == ffi.NULL:
             return None
-        return self._wrap(out[0], self._class_name_for_key(class_key))
+        obj = self._wrap(out[0], name)
+        self._link_classes[class_key] = (type(obj), name)
+        return obj
 
     def _declared(self, cls: Union[str, Type[Object]]) -> str:
         """The class name of `cls`; a declared class is remembered so that its objects come back
@@ -347,7 +353,9 @@ class Realm:
         if isinstance(cls, str):
             return cls
         name = class_name_of(cls)
-        self._classes.setdefault(name, cls)
+        if name not in self._classes:
+            self._classes[name] = cls
+            self._link_classes.clear()   # made before the class was declared
         return name
 
     # -- objects -------------------------------------------------------------------------------

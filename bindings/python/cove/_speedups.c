@@ -32,8 +32,9 @@ static PyObject *Miss;
 static PyObject *Done;
 static PyObject *Full;
 /* Interned attribute names. */
-static PyObject *str_addr;
-static PyObject *str_get;
+static PyObject *str_addr, *str_get, *str_realm, *str_class_name, *str_owner, *str_open, *str_link_classes;
+
+static PyObject *link_object(const cove_value_t *v, PyObject *realm);
 
 /* The Python value of a library value of a plain type, or a new reference to Miss for a type
  * the general path converts (timestamps, decimals, object ids, uuids and links). */
@@ -137,7 +138,16 @@ static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
             status = cove_object_get((cove_object_t *)handle, property, &value);
             Py_END_ALLOW_THREADS
             if (status == COVE_OK) {
-                PyObject *result = plain_value(&value);
+                PyObject *result;
+                if (value.type == COVE_TYPE_LINK) {
+                    PyObject *realm = PyObject_GetAttr(obj, str_realm);
+                    result = realm == NULL ? (PyErr_Clear(), Py_INCREF(Miss), Miss) : link_object(&value, realm);
+                    Py_XDECREF(realm);
+                } else {
+                    result = plain_value(&value);
+                }
+                if (result == NULL)
+                    return NULL;
                 if (result != Miss)
                     return result;
                 Py_DECREF(result);
@@ -210,7 +220,6 @@ static PyType_Spec Handle_spec = {
 };
 
 static PyTypeObject *HandleType;
-static PyObject *str_realm, *str_class_name, *str_owner;
 
 /* A new instance of `cls` (an Object class) for `handle`, whose reference it takes over: its
  * dict holds _realm, _class_name, _addr and _owner, the Handle that releases the reference.
@@ -284,6 +293,23 @@ static int keyed_arguments(PyObject *const *args, Py_ssize_t nargs, const char *
     return ok;
 }
 
+/* Arguments that start with a handle and an index: (handle, index: int, ...), `count` in all.
+ * 1 when they hold, 0 for an index that is negative or past 64 bits (the caller answers MISS),
+ * -1 with an exception for arguments of the wrong kind. */
+static int indexed_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t count, const char *usage,
+                             void **handle, size_t *index) {
+    if (nargs != count) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if ((*handle = handle_at(args[0])) == NULL)
+        return -1;
+    int ok;
+    int64_t i = int64_argument(args[1], &ok);
+    *index = (size_t)i;
+    return ok && i >= 0;
+}
+
 /* find_int(...): the object of `class_name` whose int primary key is `key` (looked_up()). */
 static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     void *realm;
@@ -321,27 +347,109 @@ static PyObject *object_by_key(PyObject *module, PyObject *const *args, Py_ssize
  * results of objects, as find_int() answers (MISS for an index out of range, which the general
  * path reports). */
 static PyObject *results_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "results_object(results, index: int, cls, realm, class_name: str)");
-        return NULL;
-    }
-    void *results = handle_at(args[0]);
-    if (results == NULL)
-        return NULL;
-    int ok;
-    int64_t index = int64_argument(args[1], &ok);
-    if (!ok || index < 0) {
-        Py_INCREF(Miss);
-        return Miss;
-    }
+    void *results;
+    size_t index;
+    int held = indexed_arguments(args, nargs, 5, "results_object(results, index: int, cls, realm, class_name: str)",
+                                 &results, &index);
+    if (held <= 0)
+        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
     cove_object_t *found = NULL;
     cove_status_t status;
     Py_BEGIN_ALLOW_THREADS
-    status = cove_results_get_object((cove_results_t *)results, (size_t)index, &found);
+    status = cove_results_get_object((cove_results_t *)results, index, &found);
     Py_END_ALLOW_THREADS
     if (status == COVE_OK && found == NULL)
         status = COVE_ERR_INTERNAL;
     return looked_up(status, found, args + 2);
+}
+
+/* ---- values with links ------------------------------------------------------------------ */
+
+/* The object a link value names, read through `realm` (a Realm: its `_open`, `_addr` and
+ * `_link_classes`, the class key's (class, name) pairs that the Python side fills on its first
+ * link of a class); None when the object is gone; MISS when the realm is closed, the class key
+ * is not known yet or the library refused (the general path then does it, and raises). */
+static PyObject *link_object(const cove_value_t *v, PyObject *realm) {
+    PyObject *open = NULL, *addr = NULL, *classes = NULL, *made = NULL, *result = NULL;
+    open = PyObject_GetAttr(realm, str_open);
+    if (open == NULL || !PyList_Check(open) || PyList_GET_SIZE(open) < 1 || PyList_GET_ITEM(open, 0) != Py_True)
+        goto miss;
+    addr = PyObject_GetAttr(realm, str_addr);
+    classes = PyObject_GetAttr(realm, str_link_classes);
+    if (addr == NULL || classes == NULL || !PyDict_Check(classes))
+        goto miss;
+    PyObject *key = PyLong_FromUnsignedLong(v->u.link.class_key);
+    if (key == NULL)
+        goto miss;
+    made = PyDict_GetItemWithError(classes, key); /* borrowed */
+    Py_DECREF(key);
+    if (made == NULL || !PyTuple_Check(made) || PyTuple_GET_SIZE(made) != 2)
+        goto miss;
+    void *handle = PyLong_AsVoidPtr(addr);
+    if (handle == NULL)
+        goto miss;
+    cove_object_t *found = NULL;
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cove_object_from_link((cove_realm_t *)handle, v, &found);
+    Py_END_ALLOW_THREADS
+    PyObject *args[3] = {PyTuple_GET_ITEM(made, 0), realm, PyTuple_GET_ITEM(made, 1)};
+    result = looked_up(status, found, args);
+    goto done;
+miss:
+    PyErr_Clear();
+    Py_INCREF(Miss);
+    result = Miss;
+done:
+    Py_XDECREF(open);
+    Py_XDECREF(addr);
+    Py_XDECREF(classes);
+    return result;
+}
+
+/* The Python value of a library value read through `realm` (see link_object()), or MISS. */
+static PyObject *value_of(const cove_value_t *v, PyObject *realm) {
+    if (v->type == COVE_TYPE_LINK)
+        return link_object(v, realm);
+    return plain_value(v);
+}
+
+/* element(get, collection, index, realm): the element at `index` of a list or set, MISS when
+ * the general path must read it (an error, a type not read here). */
+typedef cove_status_t (*element_getter)(void *collection, size_t index, cove_value_t *out);
+
+static PyObject *element(element_getter get, PyObject *const *args, Py_ssize_t nargs, const char *usage) {
+    void *collection;
+    size_t index;
+    int held = indexed_arguments(args, nargs, 3, usage, &collection, &index);
+    if (held <= 0)
+        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+    cove_value_t value;
+    cove_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = get(collection, index, &value);
+    Py_END_ALLOW_THREADS
+    if (status != COVE_OK) {
+        Py_INCREF(Miss);
+        return Miss;
+    }
+    return value_of(&value, args[2]);
+}
+
+static cove_status_t get_list_element(void *list, size_t index, cove_value_t *out) {
+    return cove_list_get((cove_list_t *)list, index, out);
+}
+
+static cove_status_t get_set_element(void *set, size_t index, cove_value_t *out) {
+    return cove_set_get((cove_set_t *)set, index, out);
+}
+
+static PyObject *list_element(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return element(get_list_element, args, nargs, "list_element(list, index: int, realm)");
+}
+
+static PyObject *set_element(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return element(get_set_element, args, nargs, "set_element(set, index: int, realm)");
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -526,6 +634,10 @@ static PyMethodDef methods[] = {
      "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
     {"object_by_key", (PyCFunction)(void (*)(void))object_by_key, METH_FASTCALL,
      "object_by_key(realm, class_name, key, cls, realm, class_name): the object with that object key, None, or MISS"},
+    {"list_element", (PyCFunction)(void (*)(void))list_element, METH_FASTCALL,
+     "list_element(list, index, realm): the element at index of a list, or MISS"},
+    {"set_element", (PyCFunction)(void (*)(void))set_element, METH_FASTCALL,
+     "set_element(set, index, realm): the element at index of a set, or MISS"},
     {"results_object", (PyCFunction)(void (*)(void))results_object, METH_FASTCALL,
      "results_object(results, index, cls, realm, class_name): the object at index of results, or MISS"},
     {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
@@ -573,7 +685,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         (str_get = PyUnicode_InternFromString("_get")) == NULL ||
         (str_realm = PyUnicode_InternFromString("_realm")) == NULL ||
         (str_class_name = PyUnicode_InternFromString("_class_name")) == NULL ||
-        (str_owner = PyUnicode_InternFromString("_owner")) == NULL)
+        (str_owner = PyUnicode_InternFromString("_owner")) == NULL ||
+        (str_open = PyUnicode_InternFromString("_open")) == NULL ||
+        (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;
     if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0)
         goto fail;

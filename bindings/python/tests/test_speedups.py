@@ -314,3 +314,45 @@ def test_results_made_in_c_iterate_index_and_fail_as_before(realm: cove.Realm) -
         next(walk)
     with pytest.raises(cove.ClosedError):
         results[0]
+
+
+def test_links_and_collection_elements_made_in_c(tmp_path: pathlib.Path) -> None:
+    schema = {
+        "Person": {"primaryKey": "id", "properties": {
+            "id": "int", "dog": "Dog?", "dogs": "Dog[]", "pack": "Dog<>", "any": "mixed", "anys": "mixed[]",
+            "tags": "string[]", "nums": "int<>", "home": "Place?"}},
+        "Dog": {"properties": {"name": "string"}},
+        "Place": {"embedded": True, "properties": {"city": "string"}},
+    }
+    with cove.open(tmp_path / "l.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            rex, fido = realm.create("Dog", {"name": "Rex"}), realm.create("Dog", {"name": "Fido"})
+            ann = realm.create("Person", {"id": 1, "dog": rex, "dogs": [rex, fido, rex], "pack": [fido],
+                                          "any": fido, "anys": [1, rex, "x", None], "tags": ["a", "b"],
+                                          "nums": [3, 1], "home": {"city": "Oslo"}})
+        for _ in range(2):                  # the first read of a class fills the cache, the second is C's
+            assert ann.dog == rex and ann.dog.name == "Rex" and ann.any == fido
+            assert [d.name for d in ann.dogs] == ["Rex", "Fido", "Rex"] and list(ann.pack) == [fido]
+            assert list(ann.anys) == [1, rex, "x", None] and ann.dogs[-1] == rex and ann.dogs[1:] == [fido, rex]
+            assert list(ann.tags) == ["a", "b"] and sorted(ann.nums) == [1, 3] and ann.home.city == "Oslo"
+            assert type(ann.dog) is cove.Object and type(ann.home) is cove.EmbeddedObject
+        assert realm._link_classes                                   # the C path had what it needs
+        with pytest.raises(cove.OutOfRangeError):
+            ann.dogs[3]
+        with realm.write():
+            realm.delete(fido)
+        assert ann.any is None and list(ann.pack) == [] and [d.name for d in ann.dogs] == ["Rex", "Rex"]
+
+        class Dog(cove.Object):
+            name: str
+
+        realm.objects(Dog)                                           # declares it: its links come back as Dogs
+        assert type(ann.dog) is Dog and all(type(d) is Dog for d in ann.dogs)
+        frozen = ann.freeze()
+        realm.close()
+        with pytest.raises(cove.ClosedError):
+            ann.dog
+        with pytest.raises(cove.ClosedError):
+            list(ann.dogs)
+        assert frozen.dog.name == "Rex" and [d.name for d in frozen.dogs] == ["Rex", "Rex"]
+        frozen.realm.close()
