@@ -15,7 +15,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
-from ._speedups import MISS, list_element, set_element
+from ._speedups import MISS, MISSING, list_element, map_entry, map_value, set_element
 from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
@@ -647,9 +647,14 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
     def _lookup(self, key: Any) -> Tuple[bool, Any]:
         if not isinstance(key, str):
             return False, None
+        data = self._key(key)
+        # In C (_speedups.c); MISS for what the general path reads, or raises.
+        value = map_value(self._addr, data, self._realm)
+        if value is not MISS:
+            return (False, None) if value is MISSING else (True, value)
         out = ffi.new("cove_value_t*")
         found = ffi.new("bool*")
-        check(lib.cove_map_get(self._handle, self._key(key), out, found))
+        check(lib.cove_map_get(self._handle, data, out, found))
         if not found[0]:
             return False, None
         return True, self._read(out[0])
@@ -665,6 +670,10 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
         return self._lookup(key)[0]
 
     def _entry(self, i: int) -> Tuple[str, Any]:
+        # In C (_speedups.c); MISS for what the general path reads, or raises.
+        entry = map_entry(self._addr, i, self._realm)
+        if entry is not MISS:
+            return entry   # type: ignore[no-any-return]
         k = ffi.new("cove_string_t*")
         out = ffi.new("cove_value_t*")
         check(lib.cove_map_get_at(self._handle, i, k, out))

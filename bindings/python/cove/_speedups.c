@@ -28,6 +28,21 @@ static int PyModule_AddObjectRef(PyObject *module, const char *name, PyObject *v
 
 /* The answer of a fast path that does not apply: take the general path. */
 static PyObject *Miss;
+/* A new reference to Miss. */
+static PyObject *miss(void) {
+    Py_INCREF(Miss);
+    return Miss;
+}
+
+/* Runs a library call with the GIL released, as cffi's calls do. */
+#define UNLOCKED(call) \
+    do { \
+        Py_BEGIN_ALLOW_THREADS call; \
+        Py_END_ALLOW_THREADS \
+    } while (0)
+
+/* map_value(): the map has no such key. */
+static PyObject *Missing;
 /* take(): the iterator is exhausted / the batch is full. */
 static PyObject *Done;
 static PyObject *Full;
@@ -56,8 +71,7 @@ static PyObject *plain_value(const cove_value_t *v) {
     case COVE_TYPE_BINARY:
         return PyBytes_FromStringAndSize((const char *)v->u.binary.data, (Py_ssize_t)v->u.binary.size);
     default:
-        Py_INCREF(Miss);
-        return Miss;
+        return miss();
     }
 }
 
@@ -134,14 +148,12 @@ static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
             const char *property = PyBytes_AS_STRING(self->encoded);
             cove_value_t value;
             cove_status_t status;
-            Py_BEGIN_ALLOW_THREADS
-            status = cove_object_get((cove_object_t *)handle, property, &value);
-            Py_END_ALLOW_THREADS
+            UNLOCKED(status = cove_object_get((cove_object_t *)handle, property, &value));
             if (status == COVE_OK) {
                 PyObject *result;
                 if (value.type == COVE_TYPE_LINK) {
                     PyObject *realm = PyObject_GetAttr(obj, str_realm);
-                    result = realm == NULL ? (PyErr_Clear(), Py_INCREF(Miss), Miss) : link_object(&value, realm);
+                    result = realm == NULL ? (PyErr_Clear(), miss()) : link_object(&value, realm);
                     Py_XDECREF(realm);
                 } else {
                     result = plain_value(&value);
@@ -198,9 +210,7 @@ static void Handle_dealloc(Handle *self) {
     void *handle = self->handle;
     self->handle = NULL;
     if (handle != NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        cove_release(handle);
-        Py_END_ALLOW_THREADS
+        UNLOCKED(cove_release(handle));
     }
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
@@ -259,8 +269,7 @@ done:
  * instance of `cls` for it (wrap()). */
 static PyObject *looked_up(cove_status_t status, cove_object_t *found, PyObject *const *made) {
     if (status != COVE_OK) {
-        Py_INCREF(Miss);
-        return Miss;
+        return miss();
     }
     if (found == NULL)
         Py_RETURN_NONE;
@@ -318,12 +327,10 @@ static PyObject *find_int(PyObject *module, PyObject *const *args, Py_ssize_t na
     pk.type = COVE_TYPE_INT;
     int held = keyed_arguments(args, nargs, "find_int", &realm, &class_name, &pk.u.integer);
     if (held <= 0)
-        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+        return held < 0 ? NULL : miss();
     cove_object_t *found = NULL;
     cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = cove_object_find((cove_realm_t *)realm, class_name, &pk, &found);
-    Py_END_ALLOW_THREADS
+    UNLOCKED(status = cove_object_find((cove_realm_t *)realm, class_name, &pk, &found));
     return looked_up(status, found, args + 3);
 }
 
@@ -334,12 +341,10 @@ static PyObject *object_by_key(PyObject *module, PyObject *const *args, Py_ssize
     int64_t key;
     int held = keyed_arguments(args, nargs, "object_by_key", &realm, &class_name, &key);
     if (held <= 0)
-        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+        return held < 0 ? NULL : miss();
     cove_object_t *found = NULL;
     cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = cove_object_get_by_object_key((cove_realm_t *)realm, class_name, key, &found);
-    Py_END_ALLOW_THREADS
+    UNLOCKED(status = cove_object_get_by_object_key((cove_realm_t *)realm, class_name, key, &found));
     return looked_up(status, found, args + 3);
 }
 
@@ -352,12 +357,10 @@ static PyObject *results_object(PyObject *module, PyObject *const *args, Py_ssiz
     int held = indexed_arguments(args, nargs, 5, "results_object(results, index: int, cls, realm, class_name: str)",
                                  &results, &index);
     if (held <= 0)
-        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+        return held < 0 ? NULL : miss();
     cove_object_t *found = NULL;
     cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = cove_results_get_object((cove_results_t *)results, index, &found);
-    Py_END_ALLOW_THREADS
+    UNLOCKED(status = cove_results_get_object((cove_results_t *)results, index, &found));
     if (status == COVE_OK && found == NULL)
         status = COVE_ERR_INTERNAL;
     return looked_up(status, found, args + 2);
@@ -390,16 +393,13 @@ static PyObject *link_object(const cove_value_t *v, PyObject *realm) {
         goto miss;
     cove_object_t *found = NULL;
     cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = cove_object_from_link((cove_realm_t *)handle, v, &found);
-    Py_END_ALLOW_THREADS
+    UNLOCKED(status = cove_object_from_link((cove_realm_t *)handle, v, &found));
     PyObject *args[3] = {PyTuple_GET_ITEM(made, 0), realm, PyTuple_GET_ITEM(made, 1)};
     result = looked_up(status, found, args);
     goto done;
 miss:
     PyErr_Clear();
-    Py_INCREF(Miss);
-    result = Miss;
+    result = miss();
 done:
     Py_XDECREF(open);
     Py_XDECREF(addr);
@@ -423,15 +423,12 @@ static PyObject *element(element_getter get, PyObject *const *args, Py_ssize_t n
     size_t index;
     int held = indexed_arguments(args, nargs, 3, usage, &collection, &index);
     if (held <= 0)
-        return held < 0 ? NULL : (Py_INCREF(Miss), Miss);
+        return held < 0 ? NULL : miss();
     cove_value_t value;
     cove_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = get(collection, index, &value);
-    Py_END_ALLOW_THREADS
+    UNLOCKED(status = get(collection, index, &value));
     if (status != COVE_OK) {
-        Py_INCREF(Miss);
-        return Miss;
+        return miss();
     }
     return value_of(&value, args[2]);
 }
@@ -450,6 +447,62 @@ static PyObject *list_element(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyObject *set_element(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     return element(get_set_element, args, nargs, "set_element(set, index: int, realm)");
+}
+
+/* map_entry(map, index, realm): the (key, value) entry at `index` of a map in key order, or MISS
+ * when the general path must read it (an error, a value of a type not read here). */
+static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *map;
+    size_t index;
+    int held = indexed_arguments(args, nargs, 3, "map_entry(map, index: int, realm)", &map, &index);
+    if (held <= 0)
+        return held < 0 ? NULL : miss();
+    cove_string_t key;
+    cove_value_t value;
+    cove_status_t status;
+    UNLOCKED(status = cove_map_get_at((cove_map_t *)map, index, &key, &value));
+    if (status != COVE_OK) {
+        return miss();
+    }
+    /* The key first: reading a link's object may call the library again, after which the key's
+     * bytes may be gone. */
+    PyObject *k = PyUnicode_DecodeUTF8(key.data, (Py_ssize_t)key.size, "strict");
+    if (k == NULL)
+        return NULL;
+    PyObject *v = value_of(&value, args[2]);
+    if (v == NULL || v == Miss) {
+        Py_DECREF(k);
+        return v;
+    }
+    PyObject *entry = PyTuple_Pack(2, k, v);
+    Py_DECREF(k);
+    Py_DECREF(v);
+    return entry;
+}
+
+/* map_value(map, key: bytes, realm): the value of `key` (UTF-8 without NUL) in a map, MISSING
+ * when the map has no such key, MISS when the general path must read it. */
+static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "map_value(map, key: bytes, realm)");
+        return NULL;
+    }
+    void *map = handle_at(args[0]);
+    if (map == NULL)
+        return NULL;
+    const char *key = PyBytes_AS_STRING(args[1]);
+    cove_value_t value;
+    bool found = false;
+    cove_status_t status;
+    UNLOCKED(status = cove_map_get((cove_map_t *)map, key, &value, &found));
+    if (status != COVE_OK) {
+        return miss();
+    }
+    if (!found) {
+        Py_INCREF(Missing);
+        return Missing;
+    }
+    return value_of(&value, args[2]);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -638,6 +691,10 @@ static PyMethodDef methods[] = {
      "list_element(list, index, realm): the element at index of a list, or MISS"},
     {"set_element", (PyCFunction)(void (*)(void))set_element, METH_FASTCALL,
      "set_element(set, index, realm): the element at index of a set, or MISS"},
+    {"map_entry", (PyCFunction)(void (*)(void))map_entry, METH_FASTCALL,
+     "map_entry(map, index, realm): the (key, value) entry at index of a map, or MISS"},
+    {"map_value", (PyCFunction)(void (*)(void))map_value, METH_FASTCALL,
+     "map_value(map, key, realm): the value of key in a map, MISSING, or MISS"},
     {"results_object", (PyCFunction)(void (*)(void))results_object, METH_FASTCALL,
      "results_object(results, index, cls, realm, class_name): the object at index of results, or MISS"},
     {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
@@ -676,7 +733,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_DECREF(accessor);
     accessor = NULL;
     if ((Miss = sentinel(module, "MISS")) == NULL || (Done = sentinel(module, "DONE")) == NULL ||
-        (Full = sentinel(module, "FULL")) == NULL)
+        (Full = sentinel(module, "FULL")) == NULL || (Missing = sentinel(module, "MISSING")) == NULL)
         goto fail;
     HandleType = (PyTypeObject *)PyType_FromSpec(&Handle_spec);
     if (HandleType == NULL || PyModule_AddObjectRef(module, "Handle", (PyObject *)HandleType) < 0)

@@ -356,3 +356,31 @@ def test_links_and_collection_elements_made_in_c(tmp_path: pathlib.Path) -> None
             list(ann.dogs)
         assert frozen.dog.name == "Rex" and [d.name for d in frozen.dogs] == ["Rex", "Rex"]
         frozen.realm.close()
+
+
+def test_maps_read_in_c(tmp_path: pathlib.Path) -> None:
+    schema = {"Person": {"primaryKey": "id", "properties": {
+        "id": "int", "scores": "double{}", "dogs": "Dog?{}", "any": "mixed{}"}},
+        "Dog": {"properties": {"name": "string"}}}
+    with cove.open(tmp_path / "m.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            rex = realm.create("Dog", {"name": "Rex"})
+            ann = realm.create("Person", {"id": 1, "scores": {"b": 2.5, "a": 1.0, "\u00e9": -0.0},
+                                          "dogs": {"first": rex, "none": None}, "any": {"x": 1, "y": "two", "z": rex}})
+        for _ in range(2):
+            assert list(ann.scores.items()) == [("a", 1.0), ("b", 2.5), ("\u00e9", -0.0)]
+            assert ann.scores["b"] == 2.5 and ann.scores.get("q", 7) == 7 and "a" in ann.scores and "q" not in ann.scores
+            assert dict(ann.dogs) == {"first": rex, "none": None} and ann.dogs["first"].name == "Rex"
+            assert dict(ann.any) == {"x": 1, "y": "two", "z": rex} and list(ann.any.values())[2] == rex
+        with pytest.raises(KeyError):
+            ann.scores["q"]
+        assert 1 not in ann.scores                                  # not a str: never a key
+        with pytest.raises(cove.InvalidArgumentError, match="NUL"):
+            ann.scores["a\0b"]
+        scores = ann.scores
+        with realm.write():
+            realm.delete(ann)
+        with pytest.raises(cove.InvalidatedError):
+            scores["a"]
+        with pytest.raises(cove.InvalidatedError):
+            list(scores.items())
