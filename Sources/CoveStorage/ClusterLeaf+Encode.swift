@@ -510,3 +510,102 @@ extension ClusterLayout {
         return true
     }
 }
+
+// MARK: - One value in place
+
+extension ClusterLeaf {
+    /// Whether this page's layout holds `value` as object `i`'s value in column `j` as it
+    /// stands: a stored column; null only where the column has a null bitmap; an int within the
+    /// column's base and delta width; a string, binary or mixed value only in place of an inline
+    /// one of the same length. Anything else needs the page laid out again. The value is assumed
+    /// valid for the column (`ClusterLayout.validate`).
+    /// - Complexity: O(1)
+    func holds(_ value: CellValue, at j: Int, _ i: Int, kind: ColumnKind) -> Bool {
+        guard j < columnCount, i >= 0, i < count else { return false }
+        switch value {
+        case .null:
+            return hasNullBitmap(j) && (!kind.isBytes || isNull(j, i))
+        case .int(let x):
+            let base = Int64(bitPattern: u64(valuesOffset(j)))
+            return x >= base && UInt64(bitPattern: x &- base) <= ClusterLayout.maxDelta(width: Int(encoding(j) & 0x0F))
+        case .bytes(let b):
+            guard !isNull(j, i), let stored = try? bytesRef(j, i), case .inline(let old) = stored else { return false }
+            return old.count == b.count
+        default:
+            return true
+        }
+    }
+
+    /// Writes `value` as object `i`'s value in column `j` into `page`, a writable page laid out
+    /// as this one (this page itself, or a copy of it); `holds(value, at: j, i, kind:)` must be
+    /// true. What it writes is what the encoder would write for that object, but for an int
+    /// column's base, which stays what it was: the minimum of the values the page was laid out
+    /// with.
+    /// - Complexity: O(1)
+    func overwrite(_ j: Int, _ i: Int, with value: CellValue, kind: ColumnKind, in page: UnsafeMutableRawPointer) {
+        let v = valuesOffset(j)
+        if hasNullBitmap(j) {
+            let at = columnOffset(j) &+ (i &>> 3)
+            let bit = UInt8(1) << UInt8(i & 7)
+            let byte = page.load(fromByteOffset: at, as: UInt8.self)
+            page.storeBytes(of: value == .null ? byte | bit : byte & ~bit, toByteOffset: at, as: UInt8.self)
+        }
+        @inline(__always) func store<T: FixedWidthInteger>(_ x: T, at offset: Int) {
+            page.storeBytes(of: x.littleEndian, toByteOffset: offset, as: T.self)
+        }
+        switch (value, kind) {
+        case (.null, .bool):
+            let at = v &+ (i &>> 3)
+            store(page.load(fromByteOffset: at, as: UInt8.self) & ~(UInt8(1) << UInt8(i & 7)), at: at)
+        case (.null, .int):
+            storeIntDelta(0, j, i, in: page)
+        case (.null, .timestamp):
+            store(UInt64(0), at: v &+ 8 &* i)
+            store(UInt32(0), at: v &+ 8 &* count &+ 4 &* i)
+        case (.null, _):
+            // A bytes column holds null in place only where it was null: nothing to store.
+            if !kind.isBytes { (page + (v &+ ClusterLayout.elementSize(kind) &* i)).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.elementSize(kind)) }
+        case (.bool(let b), _):
+            let at = v &+ (i &>> 3)
+            let bit = UInt8(1) << UInt8(i & 7)
+            let byte = page.load(fromByteOffset: at, as: UInt8.self)
+            store(b ? byte | bit : byte & ~bit, at: at)
+        case (.int(let x), _):
+            storeIntDelta(UInt64(bitPattern: x &- Int64(bitPattern: u64(v))), j, i, in: page)
+        case (.float(let x), _):
+            store(x.bitPattern, at: v &+ 4 &* i)
+        case (.double(let x), _):
+            store(x.bitPattern, at: v &+ 8 &* i)
+        case (.timestamp(let s, let ns), _):
+            store(UInt64(bitPattern: s), at: v &+ 8 &* i)
+            store(UInt32(bitPattern: ns), at: v &+ 8 &* count &+ 4 &* i)
+        case (.bytes16(let a, let b), _):
+            store(a, at: v &+ 16 &* i)
+            store(b, at: v &+ 16 &* i &+ 8)
+        case (.bytes12(let a, let b), _):
+            store(a, at: v &+ 12 &* i)
+            store(b, at: v &+ 12 &* i &+ 8)
+        case (.link(let x), _):
+            store(x, at: v &+ 8 &* i)
+        case (.root(let r), _):
+            r.encode(into: page + (v &+ 24 &* i))
+        case (.bytes(let b), _):
+            if !b.isEmpty {
+                let at = u16(v &+ 4 &* i)
+                b.withUnsafeBytes { (page + at).copyMemory(from: $0.baseAddress!, byteCount: b.count) }
+            }
+        }
+    }
+
+    /// Writes `delta` as int column `j`'s delta for object `i` at the column's width.
+    private func storeIntDelta(_ delta: UInt64, _ j: Int, _ i: Int, in page: UnsafeMutableRawPointer) {
+        let p = valuesOffset(j) &+ 8
+        switch encoding(j) & 0x0F {
+        case 0: break
+        case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: p &+ i, as: UInt8.self)
+        case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: p &+ 2 &* i, as: UInt16.self)
+        case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: p &+ 4 &* i, as: UInt32.self)
+        default: page.storeBytes(of: delta.littleEndian, toByteOffset: p &+ 8 &* i, as: UInt64.self)
+        }
+    }
+}

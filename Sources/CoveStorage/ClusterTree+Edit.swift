@@ -256,10 +256,12 @@ extension ClusterTree {
         return true
     }
 
-    /// Stores `value` in column `column` of object `key`.
+    /// Stores `value` in column `column` of object `key`: in place when the page's layout holds
+    /// it as it stands (`ClusterLeaf.holds`), else by laying the cluster out again.
     /// - Throws: `.invalidArgument` for a missing key or column, a value of the wrong kind or
     ///   null in a non-nullable column; `.corrupt`; allocation errors.
-    /// - Complexity: O(log n + c · b), plus O(m) for a large value of m bytes.
+    /// - Complexity: O(log m) for m clusters in place; O(log n + c · b) laid out again, plus
+    ///   O(m) for a large value of m bytes.
     public mutating func set(_ key: UInt64, column: Int, _ value: CellValue) throws(StorageError) {
         try checkColumn(column)
         try validate(value, column: column)
@@ -267,6 +269,7 @@ extension ClusterTree {
         let leaf = try self.leaf(ref)
         let (i, found) = leaf.lowerBound(key)
         guard found else { throw missing(key) }
+        if try setInPlace(leaf, ref, i, column: column, value) { return }
         var rows = try ClusterRows(leaf, specs: specs)
         try freeChains(CollectionOfOne(rows.columns[column][i]))
         rows.columns[column][i] = .value(value)
@@ -275,6 +278,29 @@ extension ClusterTree {
         for j in 0..<specs.count { rows.columns[j][i] = row[j] }
         try rewriteRebalancing(rows, ref)
         syncRoot()
+    }
+
+    /// Writes `value` over object `i` of the cluster `ref` (read as `leaf`) without laying the
+    /// page out again, when its layout holds the value as it stands (`ClusterLeaf.overwrite`):
+    /// in the page itself when this transaction wrote it, else in a copy that replaces it. The
+    /// object's size does not change, so the cluster keeps its objects and its neighbours.
+    /// - Returns: false, having changed nothing, when the page must be laid out again.
+    /// - Complexity: O(1) for a page this transaction wrote, O(log m) for m clusters otherwise.
+    private mutating func setInPlace(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int, column: Int,
+                                     _ value: CellValue) throws(StorageError) -> Bool {
+        let kind = specs[column].kind
+        guard leaf.holds(value, at: column, i, kind: kind) else { return false }
+        if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
+            leaf.overwrite(column, i, with: value, kind: kind, in: store.writablePage(ref.page.pgno))
+            return true
+        }
+        let (pgno, page) = try store.allocateCopy(of: ref.page.pgno)
+        leaf.overwrite(column, i, with: value, kind: kind, in: page)
+        store.free(ref.page.pgno)
+        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version), count: ref.count)
+        try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
+        syncRoot()
+        return true
     }
 
     /// Adds a column at the end. No page is rewritten: objects read the column's default

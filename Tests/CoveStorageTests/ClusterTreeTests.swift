@@ -488,6 +488,88 @@ final class ClusterTreeTests: XCTestCase {
         XCTAssertGreaterThan(refused, 20, "accepted \(accepted), refused \(refused)")
     }
 
+    /// `ClusterLeaf.overwrite` against laying the page out again: whenever `holds` accepts a
+    /// value, the page written in place reads back as the objects with that one value changed,
+    /// and it refuses what the layout cannot take as it stands.
+    func testOneValueWrittenInPlaceReadsBackAsTheEdit() throws {
+        var rng = SeededRandom(seed: 5150)
+        let specs = Self.schema
+        let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { page.deallocate(); copy.deallocate() }
+        var accepted = [Int](repeating: 0, count: specs.count)
+        var refused = 0
+        for round in 0..<400 {
+            var rows = ClusterRows(columnCount: specs.count)
+            let n = 1 + rng.below(20)
+            for i in 0..<n { rows.insert(key: UInt64(10 * i), row: specs.map { StoredCell.value(Self.smallValue($0, &rng)) }, at: i) }
+            guard rows.plan(specs: specs, packLeft: true).count == 1 else { continue }
+            try rows.encode(0..<n, specs: specs, into: page)
+            let leaf = try ClusterLeaf(UnsafeRawPointer(page), pgno: 7, specs: specs)
+            for _ in 0..<10 {
+                let j = rng.below(specs.count)
+                let i = rng.below(n)
+                // Values near the old ones too: the same int width, strings of the same length.
+                var value = Self.smallValue(specs[j], &rng)
+                if case .value(.bytes(let old)) = rows.columns[j][i], rng.below(2) == 0 { value = .bytes(rng.bytes(old.count)) }
+                let context = "round \(round), column \(j) (\(specs[j].kind)), object \(i) of \(n), \(value)"
+                guard leaf.holds(value, at: j, i, kind: specs[j].kind) else {
+                    refused += 1
+                    continue
+                }
+                accepted[j] += 1
+                copy.copyMemory(from: page, byteCount: pageSize)
+                leaf.overwrite(j, i, with: value, kind: specs[j].kind, in: copy)
+                let edited = try ClusterLeaf(UnsafeRawPointer(copy), pgno: 8, specs: specs)
+                var expected = rows
+                expected.columns[j][i] = .value(value)
+                let got = try ClusterRows(edited, specs: specs)
+                XCTAssertEqual(got.keys, expected.keys, context)
+                for c in 0..<specs.count { XCTAssertEqual(got.columns[c], expected.columns[c], "column \(c), \(context)") }
+            }
+        }
+        for (j, count) in accepted.enumerated() { XCTAssertGreaterThan(count, 20, "column \(j) (\(specs[j].kind)) written in place") }
+        XCTAssertGreaterThan(refused, 100, "refused")
+    }
+
+    /// A set that the page holds as it stands is written without laying the page out again:
+    /// in the page itself when this transaction wrote it, else in a copy that replaces it (the
+    /// old page freed). Either way the table reads back the edit, verifies and leaks nothing.
+    func testSetsWrittenInPlaceKeepTheTableWhole() throws {
+        let store = MemoryPageStore()
+        let specs = [ColumnSpec(.int), ColumnSpec(.double, nullable: true), ColumnSpec(.string)]
+        var table = ClusterTree(store: store, root: .empty, columns: specs)
+        for k in 0..<100 { try table.insert(UInt64(k), [.int(Int64(k)), .double(Double(k)), .bytes(Array("name\(k % 10)".utf8))]) }
+        store.commit()
+        func page(of key: UInt64) throws -> PageNumber { try XCTUnwrap(try table.cluster(containing: key)).page.pgno }
+        let committed = try page(of: 5)
+        try table.set(5, column: 0, .int(7))                        // a copy replaces the committed page
+        let copied = try page(of: 5)
+        XCTAssertNotEqual(copied, committed)
+        try table.set(6, column: 1, .null)                           // no null bitmap: laid out again
+        let laidOut = try page(of: 6)
+        try table.set(7, column: 2, .bytes(Array("NAME7".utf8)))     // same length: in place
+        try table.set(8, column: 0, .int(90))                        // within the width: in place
+        XCTAssertEqual(try page(of: 8), laidOut)
+        try table.set(9, column: 1, .double(-1))                      // in place
+        try table.set(6, column: 1, .double(6.5))                     // the bitmap cleared in place
+        XCTAssertEqual(try page(of: 9), laidOut)
+        try table.set(10, column: 0, .int(1 << 40))                   // past the width: laid out again
+        try table.set(11, column: 2, .bytes(Array("longer name".utf8)))
+        try table.verify()
+        try assertNoLeak(table, store, "sets")
+        store.commit()
+        try table.verify()
+        XCTAssertEqual(try table.getRow(5), [.int(7), .double(5), .bytes(Array("name5".utf8))])
+        XCTAssertEqual(try table.getRow(6), [.int(6), .double(6.5), .bytes(Array("name6".utf8))])
+        XCTAssertEqual(try table.getRow(7), [.int(7), .double(7), .bytes(Array("NAME7".utf8))])
+        XCTAssertEqual(try table.getRow(8), [.int(90), .double(8), .bytes(Array("name8".utf8))])
+        XCTAssertEqual(try table.getRow(9), [.int(9), .double(-1), .bytes(Array("name9".utf8))])
+        XCTAssertEqual(try table.getRow(10), [.int(1 << 40), .double(10), .bytes(Array("name0".utf8))])
+        XCTAssertEqual(try table.getRow(11), [.int(11), .double(11), .bytes(Array("longer name".utf8))])
+        try assertNoLeak(table, store, "after commit")
+    }
+
     /// Appends of one to three objects, as single-object write transactions make them, with
     /// commits between some: every object reads back, pages are not leaked, verify() passes.
     func testSmallAppendsMatchTheModel() throws {

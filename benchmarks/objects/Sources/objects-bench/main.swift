@@ -3,6 +3,7 @@
 //
 //   1M objects inserted in one write transaction (SQLite: one transaction, a prepared INSERT)
 //   1M random primary-key lookups reading all four fields
+//   1M random primary-key updates of one property in one write (SQLite: a prepared UPDATE)
 //   the same two on a second file whose objects were created in shuffled id order (ids not
 //   handed out by a counter: Cove's int primary-key index then holds one entry per object)
 //   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL), the two engines in
@@ -37,7 +38,7 @@ func lookupOrder() -> [Int64] {
 }
 
 struct Results {
-    var insert: UInt64 = 0, lookup: UInt64 = 0, commit: UInt64 = 0, size = 0
+    var insert: UInt64 = 0, lookup: UInt64 = 0, update: UInt64 = 0, commit: UInt64 = 0, size = 0
     /// Queries (after an index on age is added): a two-predicate scan counting, an indexed
     /// equality returning ids, a sorted top-1000 by name, an IN of 40,000 ids.
     var scan: UInt64 = 0, indexed: UInt64 = 0, top: UInt64 = 0, inList: UInt64 = 0
@@ -114,6 +115,21 @@ func coveLookups(_ realm: Realm) throws -> UInt64 {
     return elapsed
 }
 
+/// Sets the score of each id of `lookupOrder()`, found by primary key, in one write (the commit
+/// included): `k * 0.5 + 0.25`, which moves no object across the queries' bounds; the
+/// nanoseconds it took.
+func coveUpdates(_ realm: Realm) throws -> UInt64 {
+    let order = lookupOrder()
+    let start = now()
+    try realm.write {
+        for k in order {
+            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
+            try p.setValue(.double(Double(k) * 0.5 + 0.25), forKey: "score")
+        }
+    }
+    return now() - start
+}
+
 // MARK: Cove
 
 func runCove(_ dir: String) throws -> Results {
@@ -127,6 +143,7 @@ func runCove(_ dir: String) throws -> Results {
         r.size = fileSize(path)
 
         r.lookup = try coveLookups(realm)
+        r.update = try coveUpdates(realm)
     }
     // Queries, with an index on age added by an additive schema change.
     do {
@@ -205,6 +222,24 @@ final class SQLite {
         return elapsed
     }
 
+    /// The counterpart of `coveUpdates`: a prepared UPDATE by id for each id of `lookupOrder()`
+    /// in one transaction; the time it took, the commit included.
+    func updates() throws -> UInt64 {
+        let update = try prepare("UPDATE person SET score = ? WHERE id = ?")
+        defer { sqlite3_finalize(update) }
+        let order = lookupOrder()
+        let t0 = now()
+        try exec("BEGIN")
+        for k in order {
+            sqlite3_bind_double(update, 1, Double(k) * 0.5 + 0.25)
+            sqlite3_bind_int64(update, 2, k)
+            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(db) == 1 else { throw fail("update \(k)") }
+            sqlite3_reset(update)
+        }
+        try exec("COMMIT")
+        return now() - t0
+    }
+
     /// Inserts a person for each id in one transaction through a prepared statement; returns
     /// the time it took, the commit included.
     func bulkInsert(_ ids: [Int]) throws -> UInt64 {
@@ -241,6 +276,7 @@ func runSQLite(_ dir: String) throws -> Results {
         r.size = fileSize(path) + fileSize(path + "-wal")
 
         r.lookup = try db.lookups()
+        r.update = try db.updates()
         try db.exec("CREATE INDEX person_age ON person(age)")
         func count(_ sql: String) throws -> Int {
             let stmt = try db.prepare(sql)
@@ -342,6 +378,7 @@ func row(_ label: String, _ a: Double, _ b: Double, _ unit: String, _ digits: In
 }
 row("\(objects) objects inserted in one write (per object)", Double(cove.insert) / n, Double(sqlite.insert) / n, "ns", 0)
 row("\(lookups) random primary-key lookups, 4 fields (per lookup)", Double(cove.lookup) / l, Double(sqlite.lookup) / l, "ns", 0)
+row("\(lookups) random primary-key updates of one property, one write (per update)", Double(cove.update) / l, Double(sqlite.update) / l, "ns", 0)
 row("\(commits) single-object durable commits (per commit)", Double(cove.commit) / c / 1000, Double(sqlite.commit) / c / 1000, "µs", 1)
 row("File size after the bulk load", Double(cove.size) / 1_048_576, Double(sqlite.size) / 1_048_576, "MiB", 1)
 row("… ids created in shuffled order: insert (per object)", Double(cove.shuffledInsert) / n, Double(sqlite.shuffledInsert) / n, "ns", 0)
