@@ -110,6 +110,56 @@ public func cove_object_create_or_update(_ realm: OpaquePointer?, _ className: U
 
 // MARK: Batch creation
 
+/// What `cove_object_create_many` and `cove_object_create_with_values` check first and share:
+/// the realm open, writable and in a write, the names valid UTF-8 and resolved once against
+/// the write's own schema (unknown class or property, embedded class, backlinks, collection, a
+/// name twice, the primary key missing) into a creator.
+private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                     _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ nProperties: Int,
+                     in function: StaticString) throws(CFailure) -> (realm: RealmHandle, names: [String], creator: DynamicCreator) {
+    let h = try realmHandle(realm, in: function)
+    let name = try string(className, "class_name", in: function)
+    // size_t arrives as Int: a count above Int.max arrives negative.
+    guard nProperties >= 0 else { throw invalidArgument(function, "n_properties \(UInt(bitPattern: nProperties)) is too large") }
+    if nProperties > 0 && propertyNames == nil {
+        throw invalidArgument(function, "property_names is NULL with n_properties \(nProperties)")
+    }
+    try requireOpen(h.realm, in: function)
+    if h.realm.isFrozen {
+        throw failure(Int32(COVE_ERR_FROZEN), "\(function): the realm is frozen and cannot be written")
+    }
+    if !h.realm.isInWriteTransaction {
+        throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
+    }
+    var names: [String] = []
+    names.reserveCapacity(nProperties)
+    for j in 0..<nProperties {
+        guard let p = propertyNames?[j] else { throw invalidArgument(function, "property_names[\(j)] is NULL") }
+        guard let n = String(validatingCString: p) else {
+            throw invalidArgument(function, "property_names[\(j)] is not valid UTF-8")
+        }
+        names.append(n)
+    }
+    do throws(CoveError) {
+        return (h, names, try h.realm.dynamicCreator(name, properties: names))
+    } catch {
+        throw failure(error.code.rawValue, "\(function): \(error.message)")
+    }
+}
+
+/// Values `first ..< first + count` of a C array as Swift values, a bad one reported with
+/// `context(j)` naming its property.
+private func readValues(_ values: UnsafePointer<cove_value_t>?, _ first: Int, into row: inout [Value],
+                    in function: StaticString, _ context: (Int) -> String) throws(CFailure) {
+    for j in 0..<row.count {
+        do throws(CFailure) {
+            row[j] = try ValueBridge.value(values.map { $0 + (first + j) }, "value", in: function)
+        } catch {
+            throw rewordedFailure(error, function, context(j))
+        }
+    }
+}
+
 @c @implementation
 public func cove_object_create_many(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
                                     _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ nProperties: Int,
@@ -118,55 +168,20 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
     let function: StaticString = "cove_object_create_many"
     outCreated?.pointee = 0
     return entry { () throws(CFailure) in
-        let h = try realmHandle(realm, in: function)
-        let name = try string(className, "class_name", in: function)
-        // size_t arrives as Int: a count above Int.max arrives negative.
-        guard nProperties >= 0 else { throw invalidArgument(function, "n_properties \(UInt(bitPattern: nProperties)) is too large") }
         guard nObjects >= 0 else { throw invalidArgument(function, "n_objects \(UInt(bitPattern: nObjects)) is too large") }
-        let (cellCount, overflow) = nObjects.multipliedReportingOverflow(by: nProperties)
+        let (cellCount, overflow) = nObjects.multipliedReportingOverflow(by: max(nProperties, 0))
         if overflow { throw invalidArgument(function, "n_objects \(nObjects) times n_properties \(nProperties) is too large") }
-        if nProperties > 0 && propertyNames == nil {
-            throw invalidArgument(function, "property_names is NULL with n_properties \(nProperties)")
-        }
         if cellCount > 0 && values == nil {
             throw invalidArgument(function, "values is NULL with n_objects \(nObjects) and n_properties \(nProperties)")
         }
-        try requireOpen(h.realm, in: function)
-        if h.realm.isFrozen {
-            throw failure(Int32(COVE_ERR_FROZEN), "\(function): the realm is frozen and cannot be written")
-        }
-        if !h.realm.isInWriteTransaction {
-            throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
-        }
-        // The names, made Swift strings once for every object.
-        var names: [String] = []
-        names.reserveCapacity(nProperties)
-        for j in 0..<nProperties {
-            guard let p = propertyNames?[j] else { throw invalidArgument(function, "property_names[\(j)] is NULL") }
-            guard let n = String(validatingCString: p) else {
-                throw invalidArgument(function, "property_names[\(j)] is not valid UTF-8")
-            }
-            names.append(n)
-        }
-        // The names resolved once, against the write's own schema (unknown class or property,
-        // embedded class, backlinks, collection, a name twice, the primary key missing).
-        let creator: DynamicCreator
-        do throws(CoveError) { creator = try h.realm.dynamicCreator(name, properties: names) } catch {
-            throw failure(error.code.rawValue, "\(function): \(error.message)")
-        }
+        let (h, names, creator) = try creator(realm, className, propertyNames, nProperties, in: function)
+        let name = creator.className
         if update && h.realm.schema[name]?.primaryKey == nil {
             throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
         }
-
         var row = [Value](repeating: .null, count: nProperties)
         for i in 0..<nObjects {
-            for j in 0..<nProperties {
-                do throws(CFailure) {
-                    row[j] = try ValueBridge.value(values.map { $0 + (i * nProperties + j) }, "value", in: function)
-                } catch {
-                    throw rewordedFailure(error, function, "object \(i): property '\(names[j])' of class '\(name)'")
-                }
-            }
+            try readValues(values, i * nProperties, into: &row, in: function) { j in "object \(i): property '\(names[j])' of class '\(name)'" }
             // A refused row leaves nothing: the engine checks every value before the object exists.
             do throws(CoveError) {
                 if update { try creator.createOrUpdate(row) } else { try creator.create(row) }
@@ -175,6 +190,27 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
             }
             outCreated?.pointee = i + 1
         }
+    }
+}
+
+@c @implementation
+public func cove_object_create_with_values(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                                           _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ nProperties: Int,
+                                           _ values: UnsafePointer<cove_value_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    let function: StaticString = "cove_object_create_with_values"
+    return entry { () throws(CFailure) in
+        let out = try required(out, "out", in: function)
+        if nProperties > 0 && values == nil {
+            throw invalidArgument(function, "values is NULL with n_properties \(nProperties)")
+        }
+        let (h, names, creator) = try creator(realm, className, propertyNames, nProperties, in: function)
+        var row = [Value](repeating: .null, count: nProperties)
+        try readValues(values, 0, into: &row, in: function) { j in "property '\(names[j])' of class '\(creator.className)'" }
+        let object: DynamicObject
+        do throws(CoveError) { object = try creator.createObject(row) } catch {
+            throw failure(error.code.rawValue, "\(function): \(error.message)")
+        }
+        give(object, of: h, to: out)
     }
 }
 

@@ -177,6 +177,29 @@ final class DynamicCreatorTests: CoveTestCase {
         _ = try realm.verify()      // throws on a damaged file or index
     }
 
+    /// `createObject` makes what `create` makes and gives it, the object read and written
+    /// through; a bad row gives nothing and creates nothing.
+    func testCreateObjectGivesTheObject() throws {
+        let realm = try open()
+        try realm.write {
+            let people = try realm.dynamicCreator("Person", properties: ["name", "id", "age"])
+            let ann = try people.createObject([.string("Ann"), .int(7), .int(41)])
+            XCTAssertEqual(try ann["age"], .int(41))
+            XCTAssertEqual(ann.objectKey, try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(7))?.objectKey)
+            try ann.setValue(.double(2.5), forKey: "score")
+            assertThrows(.duplicateKey, containing: "already has an object with primary key") {
+                _ = try people.createObject([.string("Bob"), .int(7), .int(1)])
+            }
+            let points = try realm.dynamicCreator("Point", properties: ["y", "x"])
+            let p = try points.createObject([.double(1.5), .int(3)])
+            XCTAssertEqual(try p["x"], .int(3))
+            XCTAssertEqual(try p["label"], .null)
+        }
+        XCTAssertEqual(try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(7))?["score"], .double(2.5))
+        XCTAssertEqual(try realm.objectCount("Person"), 1)
+        XCTAssertEqual(try realm.objectCount("Point"), 1)
+    }
+
     /// A creator made in one write works in the next (its names resolved again for it), and
     /// not outside a write.
     func testOutlivesItsWriteButNeedsOne() throws {

@@ -162,6 +162,15 @@ public final class DynamicCreator {
         _ = try currentStore().create(plan, values)
     }
 
+    /// Creates an object as `create(_:)` does and gives it: for a caller that goes on with
+    /// the object (its collections, say).
+    /// - Throws: as `create(_:)`.
+    public func createObject(_ values: [Value]) throws(CoveError) -> DynamicObject {
+        let store = try currentStore()
+        let key = try store.create(plan, values)
+        return DynamicObject(realm: realm, objectSchema: plan.cls, classKey: try store.classKey(of: plan.cls), objectKey: key)
+    }
+
     /// Updates the object whose primary key `values` give, setting the other values, or
     /// creates it when there is none; whether it was created.
     /// - Throws: as `create(_:)`, and `.invalidArgument` for a class without primary key. A

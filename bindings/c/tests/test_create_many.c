@@ -1,7 +1,8 @@
 /* cove_object_create_many: a thousand objects in one call read back, primary keys with and
  * without update, links among the values, a bad value stopping the batch at its object (the ones
  * before it kept, the failing one not created), and the arguments refused before any object is
- * made. Runs in an empty working directory. */
+ * made. cove_object_create_with_values, its one-object form that gives the object: values read
+ * back, defaults, and each refusal creating nothing. Runs in an empty working directory. */
 #include <cove.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,11 +310,78 @@ static void test_bad_arguments(void) {
     cove_release(realm);
 }
 
+static void test_create_with_values(void) {
+    cove_realm_t* realm = open_realm("one.cove");
+    const char* properties[] = {"age", "name", "dog"};
+    cove_object_t* rex = NULL;
+    cove_object_t* ann = NULL;
+    cove_value_t rex_link, out;
+    CHECK_FAILS(cove_object_create_with_values(realm, "Dog", NULL, 0, NULL, &rex), COVE_ERR_NOT_IN_WRITE,
+                "cannot create objects of class 'Dog' outside a write transaction");
+    CHECK(rex == NULL);
+    CHECK_OK(cove_begin_write(realm));
+    const char* dog_properties[] = {"weight", "name"};
+    cove_value_t dog_values[] = {double_value(31.5), string_value("Rex")};
+    CHECK_OK(cove_object_create_with_values(realm, "Dog", dog_properties, 2, dog_values, &rex));
+    CHECK(rex != NULL);
+    CHECK_OK(cove_object_get(rex, "weight", &out));
+    CHECK(out.type == COVE_TYPE_DOUBLE && out.u.dnum == 31.5);
+    CHECK_OK(cove_object_to_link(rex, &rex_link));
+    cove_value_t values[] = {int_value(41), string_value("ann"), rex_link};
+    CHECK_OK(cove_object_create_with_values(realm, "Person", properties, 3, values, &ann));
+    CHECK(person_is(realm, "ann", 41));
+    cove_object_t* dog = NULL;
+    CHECK_OK(cove_object_get_object(ann, "dog", &dog));
+    CHECK_OK(cove_object_to_link(dog, &out));
+    CHECK(out.u.link.object_key == rex_link.u.link.object_key);
+    cove_release(dog);
+    cove_object_t* plain = NULL;
+    CHECK_OK(cove_object_create_with_values(realm, "Dog", NULL, 0, NULL, &plain)); /* every default */
+    CHECK_OK(cove_object_get(plain, "weight", &out));
+    CHECK(out.type == COVE_TYPE_NULL);
+    cove_release(plain);
+
+    /* Each refusal creates nothing and leaves `out` alone. */
+    cove_object_t* none = NULL;
+    values[0] = string_value("x");
+    values[1] = string_value("bob");
+    CHECK_FAILS(cove_object_create_with_values(realm, "Person", properties, 3, values, &none), COVE_ERR_WRONG_TYPE,
+                "cove_object_create_with_values: property 'age' of class 'Person' is int, got string \"x\"");
+    CHECK(none == NULL && person(realm, "bob") == NULL);
+    values[0] = int_value(7);
+    values[1] = string_value("ann");
+    CHECK_FAILS(cove_object_create_with_values(realm, "Person", properties, 3, values, &none), COVE_ERR_DUPLICATE_KEY,
+                "ann");
+    values[1] = string_value("cy");
+    values[2].u.link.object_key = 12345;
+    CHECK_FAILS(cove_object_create_with_values(realm, "Person", properties, 3, values, &none), COVE_ERR_INVALID_ARGUMENT,
+                "the Dog object 12345 does not exist");
+    CHECK(none == NULL && person(realm, "cy") == NULL);
+    CHECK_FAILS(cove_object_create_with_values(realm, "Person", properties + 1, 1, values + 1, NULL),
+                COVE_ERR_INVALID_ARGUMENT, "out is NULL");
+    CHECK_FAILS(cove_object_create_with_values(realm, "Person", properties, 1, values, &none), COVE_ERR_INVALID_ARGUMENT,
+                "class 'Person' has primary key 'name': the property names must include it");
+    const char* list[] = {"tags"};
+    CHECK_FAILS(cove_object_create_with_values(realm, "Dog", list, 1, values, &none), COVE_ERR_WRONG_TYPE,
+                "property 'tags' of class 'Dog' is a list");
+    CHECK_FAILS(cove_object_create_with_values(realm, "Dog", dog_properties, 2, NULL, &none), COVE_ERR_INVALID_ARGUMENT,
+                "values is NULL with n_properties 2");
+    CHECK_FAILS(cove_object_create_with_values(realm, "Toy", NULL, 0, NULL, &none), COVE_ERR_INVALID_ARGUMENT,
+                "class 'Toy' is embedded");
+    CHECK(none == NULL && person(realm, "cy") == NULL);
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_verify(realm, NULL));
+    cove_release(ann);
+    cove_release(rex);
+    cove_release(realm);
+}
+
 int main(void) {
     test_a_thousand_in_one_call();
     test_primary_keys();
     test_links();
     test_a_bad_value_in_row_five();
     test_bad_arguments();
+    test_create_with_values();
     return check_summary("test_create_many");
 }

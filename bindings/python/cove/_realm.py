@@ -11,6 +11,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 
 from . import _migration, _notifications
 
+from ._collections import Embedded
 from ._declare import class_name_of, defaults_of, schema_from_classes
 from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
 from ._lib import check, ffi, lib, release_handle
@@ -58,6 +59,8 @@ class Realm:
         self._infos: Dict[str, ClassInfo] = {}
         self._class_by_key: Dict[int, str] = {}
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
+        # The C arrays of names that create() passes, by class and property names (_create_new).
+        self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any]]] = {}
         # The Object or EmbeddedObject class of each class not declared (_object_class); a class
         # declared later, in _classes, goes first.
         self._object_classes: Dict[str, Type[Object]] = {}
@@ -382,6 +385,8 @@ class Realm:
         pk_name = info.primary_key
         declared = self._classes.get(class_name)
         out = ffi.new("cove_object_t**")
+        if not update:
+            return self._create_new(class_name, info, declared, values)
         if pk_name is not None:
             if pk_name not in values:
                 raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
@@ -406,6 +411,54 @@ class Realm:
                 if name != pk_name and name in info.properties:
                     values.setdefault(name, default)
         obj._fill(values, update)
+        return obj
+
+    def _create_new(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]],
+                    values: Dict[str, Any]) -> Object:
+        """create() of a new object: its single values and links (the primary key among them)
+        in the one call that creates it, then its collections and embedded objects."""
+        if info.primary_key is not None and info.primary_key not in values:
+            raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{info.primary_key}': give its value")
+        if declared is not None:
+            for name, default in defaults_of(declared).items():
+                if name in info.properties:
+                    values.setdefault(name, default)
+        names: List[str] = []
+        row: List[Any] = []
+        later: Dict[str, Any] = {}
+        for name, value in values.items():
+            p = info.properties.get(name)
+            if p is None or p.kind == VALUE:
+                names.append(name)   # an unknown name: the library names it
+                row.append(value)
+                continue
+            if p.kind == BACKLINKS:
+                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+            if p.kind == LINK:
+                element = prepare(self, p, value, False)
+                if not isinstance(element, Embedded):
+                    names.append(name)
+                    row.append(element)
+                    continue
+            later[name] = value
+        keep: List[Any] = []
+        buffer, filled, failure = pack_rows(ffi, [row], len(names), keep)
+        if failure is not None:
+            raise failure
+        key = (class_name, *names)
+        encoded = self._name_arrays.get(key)
+        if encoded is None:
+            # The class's and properties' names as the library takes them, made once for each
+            # set of names (a program creates its objects from few of them).
+            if len(self._name_arrays) >= 256:
+                self._name_arrays.clear()
+            c_names = [ffi.new("char[]", name.encode()) for name in names]
+            encoded = self._name_arrays[key] = (class_name.encode(), ffi.new("const char*[]", c_names) if names else ffi.NULL, c_names)
+        out = self._scratch_object or ffi.new("cove_object_t**")
+        check(lib.cove_object_create_with_values(self._h(), encoded[0], encoded[1], len(names), buffer, out))
+        obj = self._wrap(out[0], class_name)
+        if later:
+            obj._fill(later, False)
         return obj
 
     def create_many(self, cls: Union[str, Type[Object]], objects: Iterable[Mapping[str, Any]],

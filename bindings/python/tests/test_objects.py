@@ -90,6 +90,35 @@ def test_defaults_nulls_and_type_errors(realm: cove.Realm) -> None:
         realm.create("Dog")
 
 
+def test_create_makes_the_object_with_its_values_in_one_call(tmp_path: pathlib.Path) -> None:
+    """A new object gets its single values and links in the call that creates it (a bad value
+    creates nothing), then its collections and embedded objects; upserts set values on the
+    object found."""
+    schema = {"Owner": {"primaryKey": "id", "properties": {
+        "id": "int", "name": "string", "pet": "Pet?", "home": "Home?", "tags": "string[]", "fans": "@links(Pet.owner)"}},
+        "Pet": {"properties": {"name": "string", "owner": "Owner?"}},
+        "Home": {"embedded": True, "properties": {"city": "string"}}}
+    with cove.open(tmp_path / "c.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            ann = realm.create("Owner", {"tags": ["a"], "id": 1, "name": "Ann", "pet": {"name": "Rex"}, "home": {"city": "Oslo"}})
+            assert (ann.name, ann.pet.name, ann.home.city, list(ann.tags)) == ("Ann", "Rex", "Oslo", ["a"])
+            with pytest.raises(cove.WrongTypeError, match="property 'name' of class 'Owner' is string, got int"):
+                realm.create("Owner", {"id": 2, "name": 7})
+            with pytest.raises(cove.NotFoundError, match="class 'Owner' has no property 'colour'"):
+                realm.create("Owner", {"id": 3, "colour": "red"})
+            with pytest.raises(cove.InvalidArgumentError, match="backlinks"):
+                realm.create("Owner", {"id": 4, "fans": []})
+            with pytest.raises(OverflowError):
+                realm.create("Owner", {"id": 5, "pet": None, "name": "x", "tags": [], "home": None, **{"id": 1 << 64}})
+            assert [o.id for o in realm.objects("Owner")] == [1]               # none of those was made
+            rex = ann.pet
+            bob = realm.create("Owner", {"id": 6, "pet": rex})
+            assert bob.pet == rex and bob.name == "" and bob.home is None and list(bob.tags) == []
+            same = realm.create("Owner", {"id": 6, "name": "Bob", "tags": ["b"]}, update=True)
+            assert same == bob and bob.name == "Bob" and list(bob.tags) == ["b"] and bob.pet == rex
+        assert realm.verify()
+
+
 def test_primary_keys_and_upsert(realm: cove.Realm) -> None:
     with realm.write():
         ann = realm.create("Person", {"name": "Ann", "age": 30})
