@@ -83,6 +83,38 @@ final class ChangeRecordTests: CoveTestCase {
         XCTAssertLessThan(record.encoded().count, 16)
     }
 
+    /// Deletes in random order in one write, among objects the same write inserted and
+    /// modified: the record lists as deleted exactly the old objects deleted (as ranges), as
+    /// inserted the new ones that remain, and as modified the old ones that remain.
+    func testManyDeletesInRandomOrder() throws {
+        let realm = try open()
+        let classKey = try XCTUnwrap(realm.schema["Dog"]?.classKey)
+        let old = try realm.write { try (0..<3000).map { _ in try realm.dynamicCreate("Dog").objectKey } }
+        var rng = SystemRandomNumberGenerator()
+        var deleted = Set<Int64>()
+        var modified = Set<Int64>()
+        var inserted = Set<Int64>()
+        try realm.write {
+            let fresh = try (0..<500).map { _ in try realm.dynamicCreate("Dog").objectKey }
+            inserted = Set(fresh)
+            for key in old.shuffled(using: &rng).prefix(1000) {
+                try XCTUnwrap(realm.dynamicObject(ofType: "Dog", objectKey: key)).setValue(.int(1), forKey: "age")
+                modified.insert(key)
+            }
+            for key in (old + fresh).shuffled(using: &rng).prefix(2000) {
+                try realm.delete(try XCTUnwrap(realm.dynamicObject(ofType: "Dog", objectKey: key)))
+                if inserted.remove(key) == nil { deleted.insert(key) }
+                modified.remove(key)
+            }
+        }
+        let t = try XCTUnwrap(try lastRecord(realm).tables[classKey])
+        func keys(_ ranges: [ClosedRange<Int64>]) -> [Int64] { ranges.flatMap { Array($0) } }
+        XCTAssertEqual(keys(t.deleted), deleted.sorted())
+        XCTAssertEqual(keys(t.inserted), inserted.sorted())
+        XCTAssertEqual(Set(t.modified.keys), modified)
+        for (a, b) in zip(t.deleted, t.deleted.dropFirst()) { XCTAssertLessThan(a.upperBound + 1, b.lowerBound, "ranges merged") }
+    }
+
     func testDamagedRecordsAreRefused() throws {
         var record = ChangeRecord()
         record.schemaChanged = true

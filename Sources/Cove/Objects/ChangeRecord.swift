@@ -80,6 +80,16 @@ public struct ChangeRecord: Equatable, Sendable {
         }
 
         var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
+
+        /// Records that object `key` went: no longer inserted or modified, else deleted.
+        mutating func recordDelete(_ key: Int64) {
+            modified[key] = nil
+            if isInserted(key) {
+                Self.remove(key, from: &inserted)
+            } else {
+                Self.add(key, to: &deleted)
+            }
+        }
     }
 
     /// One operation on a collection, at the position (or key) it had when it ran.
@@ -123,14 +133,9 @@ public struct ChangeRecord: Equatable, Sendable {
     }
 
     mutating func recordDelete(_ classKey: UInt32, _ objectKey: Int64) {
-        var t = tables[classKey, default: TableChanges()]
-        t.modified[objectKey] = nil
-        if t.isInserted(objectKey) {
-            TableChanges.remove(objectKey, from: &t.inserted)
-        } else {
-            TableChanges.add(objectKey, to: &t.deleted)
-        }
-        tables[classKey] = t
+        // Edited in place in the dictionary: a copy taken out and put back would copy its
+        // arrays at every delete, which made deleting k objects in one write cost O(k²).
+        tables[classKey, default: TableChanges()].recordDelete(objectKey)
         if !collections.isEmpty {
             collections = collections.filter { !($0.key.classKey == classKey && $0.key.objectKey == objectKey) }
         }

@@ -5,7 +5,8 @@
 //   1M random primary-key lookups reading all four fields
 //   1M random primary-key updates of one property in one write (SQLite: a prepared UPDATE)
 //   the same two on a second file whose objects were created in shuffled id order (ids not
-//   handed out by a counter: Cove's int primary-key index then holds one entry per object)
+//   handed out by a counter: Cove's int primary-key index then holds one entry per object),
+//   then 100,000 of them deleted by primary key in random order in one write
 //   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL), the two engines in
 //   turns on fresh files (CommitProbe.swift)
 //   the file size after the bulk load
@@ -16,7 +17,8 @@
 // `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift);
 // `objects-bench load` runs only Cove's sequential load and lookups (for a profiler).
 //
-// Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000).
+// Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_DELETES (100000),
+// BENCH_COMMITS (10000).
 import Cove
 import CSQLite
 import Glibc
@@ -28,6 +30,7 @@ func fileSize(_ path: String) -> Int {
 
 let objects = envInt("BENCH_OBJECTS", 1_000_000)
 let lookups = envInt("BENCH_LOOKUPS", 1_000_000)
+let deletes = min(envInt("BENCH_DELETES", 100_000), objects)
 let commits = envInt("BENCH_COMMITS", 10_000)
 let personSchemaJSON = #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}}}"#
 let names = (0..<1000).map { "person-\($0)-" + String(repeating: "x", count: $0 % 13) }
@@ -45,6 +48,8 @@ struct Results {
     var scanCount = 0, indexedCount = 0
     /// The load and the lookups again, ids created in shuffled order.
     var shuffledInsert: UInt64 = 0, shuffledLookup: UInt64 = 0, shuffledSize = 0
+    /// Then `deletes` of those objects, in random order, in one write.
+    var delete: UInt64 = 0
 }
 
 /// The ids 0..<objects in a fixed shuffled order.
@@ -130,6 +135,28 @@ func coveUpdates(_ realm: Realm) throws -> UInt64 {
     return now() - start
 }
 
+/// The ids the delete row removes: `deletes` distinct ids in a fixed random order.
+func deleteOrder() -> [Int64] {
+    var rng = SeededRandom(seed: 1234)
+    var ids = (0..<objects).map { Int64($0) }
+    for i in stride(from: ids.count - 1, to: 0, by: -1) { ids.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+    return Array(ids.prefix(deletes))
+}
+
+/// Deletes the objects of `deleteOrder()`, each found by primary key, in one write (the commit
+/// included); the nanoseconds it took.
+func coveDeletes(_ realm: Realm) throws -> UInt64 {
+    let order = deleteOrder()
+    let start = now()
+    try realm.write {
+        for k in order {
+            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
+            try realm.delete(p)
+        }
+    }
+    return now() - start
+}
+
 // MARK: Cove
 
 func runCove(_ dir: String) throws -> Results {
@@ -166,6 +193,7 @@ func runCove(_ dir: String) throws -> Results {
         r.shuffledInsert = try coveInsert(realm, ids)
         r.shuffledSize = fileSize(shuffledPath)
         r.shuffledLookup = try coveLookups(realm)
+        r.delete = try coveDeletes(realm)
     }
     return r
 }
@@ -240,6 +268,23 @@ final class SQLite {
         return now() - t0
     }
 
+    /// The counterpart of `coveDeletes`: a prepared DELETE by id for each id of `deleteOrder()`
+    /// in one transaction; the time it took, the commit included.
+    func deletes() throws -> UInt64 {
+        let delete = try prepare("DELETE FROM person WHERE id = ?")
+        defer { sqlite3_finalize(delete) }
+        let order = deleteOrder()
+        let t0 = now()
+        try exec("BEGIN")
+        for k in order {
+            sqlite3_bind_int64(delete, 1, k)
+            guard sqlite3_step(delete) == SQLITE_DONE, sqlite3_changes(db) == 1 else { throw fail("delete \(k)") }
+            sqlite3_reset(delete)
+        }
+        try exec("COMMIT")
+        return now() - t0
+    }
+
     /// Inserts a person for each id in one transaction through a prepared statement; returns
     /// the time it took, the commit included.
     func bulkInsert(_ ids: [Int]) throws -> UInt64 {
@@ -303,6 +348,7 @@ func runSQLite(_ dir: String) throws -> Results {
         try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
         r.shuffledSize = fileSize(path) + fileSize(path + "-wal")
         r.shuffledLookup = try db.lookups()
+        r.delete = try db.deletes()
     }
     return r
 }
@@ -383,6 +429,7 @@ row("\(commits) single-object durable commits (per commit)", Double(cove.commit)
 row("File size after the bulk load", Double(cove.size) / 1_048_576, Double(sqlite.size) / 1_048_576, "MiB", 1)
 row("… ids created in shuffled order: insert (per object)", Double(cove.shuffledInsert) / n, Double(sqlite.shuffledInsert) / n, "ns", 0)
 row("… ids created in shuffled order: lookup (per lookup)", Double(cove.shuffledLookup) / l, Double(sqlite.shuffledLookup) / l, "ns", 0)
+row("… then \(deletes) random primary-key deletes, one write (per delete)", Double(cove.delete) / Double(max(deletes, 1)), Double(sqlite.delete) / Double(max(deletes, 1)), "ns", 0)
 row("… ids created in shuffled order: file size", Double(cove.shuffledSize) / 1_048_576, Double(sqlite.shuffledSize) / 1_048_576, "MiB", 1)
 if cove.scanCount != sqlite.scanCount || cove.indexedCount != sqlite.indexedCount {
     FileHandleErr.print("MISMATCH: scan \(cove.scanCount) vs \(sqlite.scanCount), indexed \(cove.indexedCount) vs \(sqlite.indexedCount)")
