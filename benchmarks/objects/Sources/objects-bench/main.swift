@@ -120,19 +120,23 @@ func coveLookups(_ realm: Realm) throws -> UInt64 {
     return elapsed
 }
 
-/// Sets the score of each id of `lookupOrder()`, found by primary key, in one write (the commit
-/// included): `k * 0.5 + 0.25`, which moves no object across the queries' bounds; the
-/// nanoseconds it took.
-func coveUpdates(_ realm: Realm) throws -> UInt64 {
-    let order = lookupOrder()
+/// Finds the Person of each of `keys` by primary key and hands it to `change`, in one write;
+/// the nanoseconds it took, the commit included.
+func changeEach(_ realm: Realm, _ keys: [Int64], _ change: (DynamicObject, Int64) throws -> Void) throws -> UInt64 {
     let start = now()
     try realm.write {
-        for k in order {
+        for k in keys {
             guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
-            try p.setValue(.double(Double(k) * 0.5 + 0.25), forKey: "score")
+            try change(p, k)
         }
     }
     return now() - start
+}
+
+/// Sets the score of each id of `lookupOrder()` to `k * 0.5 + 0.25`, which moves no object
+/// across the queries' bounds.
+func coveUpdates(_ realm: Realm) throws -> UInt64 {
+    try changeEach(realm, lookupOrder()) { p, k in try p.setValue(.double(Double(k) * 0.5 + 0.25), forKey: "score") }
 }
 
 /// The ids the delete row removes: `deletes` distinct ids in a fixed random order.
@@ -143,18 +147,9 @@ func deleteOrder() -> [Int64] {
     return Array(ids.prefix(deletes))
 }
 
-/// Deletes the objects of `deleteOrder()`, each found by primary key, in one write (the commit
-/// included); the nanoseconds it took.
+/// Deletes the objects of `deleteOrder()`.
 func coveDeletes(_ realm: Realm) throws -> UInt64 {
-    let order = deleteOrder()
-    let start = now()
-    try realm.write {
-        for k in order {
-            guard let p = try realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(k)) else { throw BenchError(description: "missing \(k)") }
-            try realm.delete(p)
-        }
-    }
-    return now() - start
+    try changeEach(realm, deleteOrder()) { p, _ in try realm.delete(p) }
 }
 
 // MARK: Cove
@@ -250,39 +245,34 @@ final class SQLite {
         return elapsed
     }
 
-    /// The counterpart of `coveUpdates`: a prepared UPDATE by id for each id of `lookupOrder()`
-    /// in one transaction; the time it took, the commit included.
-    func updates() throws -> UInt64 {
-        let update = try prepare("UPDATE person SET score = ? WHERE id = ?")
-        defer { sqlite3_finalize(update) }
-        let order = lookupOrder()
+    /// Runs the prepared statement `sql` once for each of `keys` in one transaction, after
+    /// `bind` gives it its parameters for the key; each run must change one row. The time it
+    /// took, the commit included.
+    func changeEach(_ sql: String, _ keys: [Int64], bind: (OpaquePointer?, Int64) -> Void) throws -> UInt64 {
+        let stmt = try prepare(sql)
+        defer { sqlite3_finalize(stmt) }
         let t0 = now()
         try exec("BEGIN")
-        for k in order {
-            sqlite3_bind_double(update, 1, Double(k) * 0.5 + 0.25)
-            sqlite3_bind_int64(update, 2, k)
-            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(db) == 1 else { throw fail("update \(k)") }
-            sqlite3_reset(update)
+        for k in keys {
+            bind(stmt, k)
+            guard sqlite3_step(stmt) == SQLITE_DONE, sqlite3_changes(db) == 1 else { throw fail("\(sql) for \(k)") }
+            sqlite3_reset(stmt)
         }
         try exec("COMMIT")
         return now() - t0
     }
 
-    /// The counterpart of `coveDeletes`: a prepared DELETE by id for each id of `deleteOrder()`
-    /// in one transaction; the time it took, the commit included.
-    func deletes() throws -> UInt64 {
-        let delete = try prepare("DELETE FROM person WHERE id = ?")
-        defer { sqlite3_finalize(delete) }
-        let order = deleteOrder()
-        let t0 = now()
-        try exec("BEGIN")
-        for k in order {
-            sqlite3_bind_int64(delete, 1, k)
-            guard sqlite3_step(delete) == SQLITE_DONE, sqlite3_changes(db) == 1 else { throw fail("delete \(k)") }
-            sqlite3_reset(delete)
+    /// The counterpart of `coveUpdates`: a prepared UPDATE by id for each id of `lookupOrder()`.
+    func updates() throws -> UInt64 {
+        try changeEach("UPDATE person SET score = ? WHERE id = ?", lookupOrder()) { stmt, k in
+            sqlite3_bind_double(stmt, 1, Double(k) * 0.5 + 0.25)
+            sqlite3_bind_int64(stmt, 2, k)
         }
-        try exec("COMMIT")
-        return now() - t0
+    }
+
+    /// The counterpart of `coveDeletes`: a prepared DELETE by id for each id of `deleteOrder()`.
+    func deletes() throws -> UInt64 {
+        try changeEach("DELETE FROM person WHERE id = ?", deleteOrder()) { stmt, k in sqlite3_bind_int64(stmt, 1, k) }
     }
 
     /// Inserts a person for each id in one transaction through a prepared statement; returns
