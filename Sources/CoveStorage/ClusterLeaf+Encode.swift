@@ -609,3 +609,110 @@ extension ClusterLeaf {
         }
     }
 }
+
+// MARK: - One object removed in place
+
+extension ClusterLeaf {
+    /// Whether object `i` can be removed from this page without laying it out again: not the
+    /// first object (whose key files the cluster in the table's tree) nor the only one; keys
+    /// stepped (a page of plain keys, from before them, is laid out again in the stepped form),
+    /// whose later deltas still fit the page's width once they grow by one (their objects move
+    /// down a place, and deltas never shrink, so the last is the widest); and the page keeps the
+    /// minimum fill without it, so that rebalancing with a neighbour stays the general path's
+    /// business.
+    /// - Complexity: O(c) for c columns.
+    func canRemoveInPlace(_ i: Int, specs: [ColumnSpec]) -> Bool {
+        guard i > 0, i < count, count > 1, keyStep == 1 else { return false }
+        let lastDelta = key(count &- 1) &- keyBase &- UInt64(count &- 1)
+        guard lastDelta < ClusterLayout.maxDelta(width: keyWidth) else { return false }
+        // The bytes the page's objects take without object i (header, keys, columns, live heap
+        // bytes), as the general path would measure the cluster to rebalance it.
+        var used = keysEnd &- keyWidth &+ (pageSize &- heapStart) &- u16(ClusterLayout.garbageOffset)
+        let m = count &- 1
+        for j in 0..<columnCount {
+            let kind = specs[j].kind
+            used &+= (hasNullBitmap(j) ? ClusterLayout.bitmapBytes(m) : 0) &+ (ClusterLayout.valuesSize(kind, encoding: encoding(j), n: m) ?? 0)
+            if kind.isBytes && !isNull(j, i) {
+                let length = u16(valuesOffset(j) &+ 4 &* i &+ 2)
+                used &-= length == ClusterLayout.overflowMarker ? ClusterLayout.overflowRefSize : length
+            }
+        }
+        return used >= ClusterLayout.minFill
+    }
+
+    /// Removes object `r` into `page`, a writable page laid out as this one (this page itself,
+    /// or a copy of it); `canRemoveInPlace(r, specs:)` must be true. Every column keeps its
+    /// place and shrinks by one element; the object's heap bytes (and the reference of a value
+    /// in overflow pages, whose chain the caller frees) become the page's heap garbage.
+    /// - Complexity: O(b) for b bytes in the page.
+    func removeInPlace(_ r: Int, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) {
+        let n = count
+        let m = n &- 1
+        withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { buffer in
+            // Read from a copy: `page` may be this very page.
+            let old = buffer.baseAddress!
+            old.copyMemory(from: base, byteCount: pageSize)
+            func u16(_ at: Int) -> Int { Int(UInt16(littleEndian: old.loadUnaligned(fromByteOffset: at, as: UInt16.self))) }
+            func bit(_ at: Int, _ k: Int) -> Bool {
+                old.load(fromByteOffset: at &+ (k &>> 3), as: UInt8.self) & (1 << UInt8(k & 7)) != 0
+            }
+            /// The n bits at `from` without bit r, as m bits at `to` (the rest of the last byte 0).
+            func moveBits(from: Int, to: Int) {
+                (page + to).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.bitmapBytes(m))
+                for k in 0..<m where bit(from, k < r ? k : k &+ 1) {
+                    let at = to &+ (k &>> 3)
+                    page.storeBytes(of: page.load(fromByteOffset: at, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: at, as: UInt8.self)
+                }
+            }
+            /// The n elements of `size` bytes at `from` without element r, as m elements at `to`.
+            func moveElements(from: Int, to: Int, size: Int) {
+                guard size > 0 else { return }
+                if r > 0 { (page + to).copyMemory(from: old + from, byteCount: r &* size) }
+                if m > r { (page + (to &+ r &* size)).copyMemory(from: old + (from &+ (r &+ 1) &* size), byteCount: (m &- r) &* size) }
+            }
+            // Keys (stepped): the base stays, and each later object, one place lower, has a
+            // delta one larger.
+            for j in r..<m {
+                let delta = key(j &+ 1) &- keyBase &- UInt64(j &+ 1) &+ 1
+                let at = keyDeltas &+ keyWidth &* j
+                switch keyWidth {
+                case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: at, as: UInt8.self)
+                case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt16.self)
+                case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt32.self)
+                default: page.storeBytes(of: delta.littleEndian, toByteOffset: at, as: UInt64.self)
+                }
+            }
+            var garbage = u16(ClusterLayout.garbageOffset)
+            for j in 0..<columnCount {
+                let d = ClusterLayout.directoryOffset &+ 4 &* j
+                let start = u16(d)
+                let encoding = old.load(fromByteOffset: d &+ 2, as: UInt8.self)
+                let nulls = old.load(fromByteOffset: d &+ 3, as: UInt8.self) & 1 != 0
+                let from = start &+ (nulls ? ClusterLayout.bitmapBytes(n) : 0)
+                let to = start &+ (nulls ? ClusterLayout.bitmapBytes(m) : 0)
+                let wasNull = nulls && bit(start, r)
+                if nulls { moveBits(from: start, to: start) }
+                switch specs[j].kind {
+                case .bool:
+                    moveBits(from: from, to: to)
+                case .int:
+                    (page + to).copyMemory(from: old + from, byteCount: 8)
+                    moveElements(from: from &+ 8, to: to &+ 8, size: Int(encoding & 0x0F))
+                case .timestamp:
+                    moveElements(from: from, to: to, size: 8)
+                    moveElements(from: from &+ 8 &* n, to: to &+ 8 &* m, size: 4)
+                case .string, .binary, .mixed:
+                    if !wasNull {
+                        let length = u16(from &+ 4 &* r &+ 2)
+                        garbage &+= length == ClusterLayout.overflowMarker ? ClusterLayout.overflowRefSize : length
+                    }
+                    moveElements(from: from, to: to, size: 4)
+                case let kind:
+                    moveElements(from: from, to: to, size: ClusterLayout.elementSize(kind))
+                }
+            }
+            page.storeBytes(of: UInt16(garbage).littleEndian, toByteOffset: ClusterLayout.garbageOffset, as: UInt16.self)
+            page.storeBytes(of: UInt16(m).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
+        }
+    }
+}

@@ -82,7 +82,7 @@ public enum CellValue: Sendable, Hashable {
 ///     offset size field
 ///     0      16   PageHeader (type clusterLeaf, flags 0, count = objects n)
 ///     16     2    heapStart: lowest heap byte; the heap fills [heapStart, pageSize)
-///     18     2    heap garbage bytes (0: no edit leaves heap bytes unreferenced)
+///     18     2    heap garbage bytes: of objects removed in place (0 once laid out again)
 ///     20     2    column count c (may be less than the table's: later columns read defaults)
 ///     22     1    key encoding: 0 plain (8n), 1 stepped (base, then n deltas of w bytes)
 ///     23     1    key delta width w (0, 1, 2, 4 or 8; 0 for plain keys)

@@ -248,6 +248,10 @@ extension ClusterTree {
         let leaf = try self.leaf(ref)
         let (i, found) = leaf.lowerBound(key)
         guard found else { return false }
+        if leaf.canRemoveInPlace(i, specs: specs) {
+            try removeInPlace(leaf, ref, i)
+            return true
+        }
         var rows = try ClusterRows(leaf, specs: specs)
         let row = rows.remove(at: i)
         try freeChains(row)
@@ -301,6 +305,29 @@ extension ClusterTree {
         try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
         syncRoot()
         return true
+    }
+
+    /// Removes object `i` of the cluster `ref` (read as `leaf`) without laying the page out
+    /// again (`ClusterLeaf.removeInPlace`): in the page itself when this transaction wrote it,
+    /// else in a copy that replaces it; frees its values' overflow chains.
+    /// - Complexity: O(b + log m) for b bytes in the page and m clusters.
+    private mutating func removeInPlace(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int) throws(StorageError) {
+        for j in 0..<leaf.columnCount where specs[j].kind.isBytes && !leaf.isNull(j, i) {
+            if case .overflow(let chain, let length) = try leaf.bytesRef(j, i) { try index.freeOverflow(chain, length: length) }
+        }
+        let pgno: PageNumber
+        if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
+            pgno = ref.page.pgno
+            leaf.removeInPlace(i, specs: specs, into: store.writablePage(pgno))
+        } else {
+            let page: UnsafeMutableRawPointer
+            (pgno, page) = try store.allocateCopy(of: ref.page.pgno)
+            leaf.removeInPlace(i, specs: specs, into: page)
+            store.free(ref.page.pgno)
+        }
+        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version), count: ref.count &- 1)
+        try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
+        syncRoot(objectDelta: -1)
     }
 
     /// Adds a column at the end. No page is rewritten: objects read the column's default
