@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from . import _declare
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
-from ._speedups import Accessor
+from ._speedups import MISS, Accessor, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -136,7 +136,10 @@ class Object:
         info = self._realm._property_info(self._class_name, name)
         kind = VALUE if info is None else info.kind
         if kind == VALUE:
-            self._write(name, value)
+            # In C (_speedups.c) for a value of a plain type; MISS otherwise, or when the library
+            # refused: the general path then writes it, or raises.
+            if set_value(self._addr, name.encode(), value) is MISS:
+                self._write(name, value)
             return
         assert info is not None
         if kind == LINK:

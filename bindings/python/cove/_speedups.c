@@ -449,6 +449,19 @@ static PyObject *set_element(PyObject *module, PyObject *const *args, Py_ssize_t
     return element(get_set_element, args, nargs, "set_element(set, index: int, realm)");
 }
 
+/* Arguments (handle, name: bytes, third): the handle and the name's bytes (NUL-terminated, as
+ * bytes objects are); 0, or -1 with an exception for arguments of the wrong kind. */
+static int named_arguments(PyObject *const *args, Py_ssize_t nargs, const char *usage, void **handle, const char **name) {
+    if (nargs != 3 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if ((*handle = handle_at(args[0])) == NULL)
+        return -1;
+    *name = PyBytes_AS_STRING(args[1]);
+    return 0;
+}
+
 /* map_entry(map, index, realm): the (key, value) entry at `index` of a map in key order, or MISS
  * when the general path must read it (an error, a value of a type not read here). */
 static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -483,14 +496,10 @@ static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t n
 /* map_value(map, key: bytes, realm): the value of `key` (UTF-8 without NUL) in a map, MISSING
  * when the map has no such key, MISS when the general path must read it. */
 static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "map_value(map, key: bytes, realm)");
+    void *map;
+    const char *key;
+    if (named_arguments(args, nargs, "map_value(map, key: bytes, realm)", &map, &key) < 0)
         return NULL;
-    }
-    void *map = handle_at(args[0]);
-    if (map == NULL)
-        return NULL;
-    const char *key = PyBytes_AS_STRING(args[1]);
     cove_value_t value;
     bool found = false;
     cove_status_t status;
@@ -503,6 +512,30 @@ static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t n
         return Missing;
     }
     return value_of(&value, args[2]);
+}
+
+/* ---- set_value(object, name, value) --------------------------------------------------------- */
+
+static int pack_value(PyObject *o, cove_value_t *v);
+
+/* set_value(object, name: bytes, value): sets a property of a plain type (int, float, bool,
+ * str, bytes, None) and returns None; MISS for any other value, or when the library refused (the
+ * caller's general path repeats the set and raises; a refused set changed nothing). */
+static PyObject *set_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *object;
+    const char *name;
+    if (named_arguments(args, nargs, "set_value(object, name: bytes, value)", &object, &name) < 0)
+        return NULL;
+    cove_value_t value;
+    int packed = pack_value(args[2], &value);
+    if (packed <= 0)
+        return packed < 0 ? NULL : miss();
+    /* A str's or bytes' pointer stays valid: the caller holds the value. */
+    cove_status_t status;
+    UNLOCKED(status = cove_object_set((cove_object_t *)object, name, &value));
+    if (status != COVE_OK)
+        return miss();
+    Py_RETURN_NONE;
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -691,6 +724,8 @@ static PyMethodDef methods[] = {
      "list_element(list, index, realm): the element at index of a list, or MISS"},
     {"set_element", (PyCFunction)(void (*)(void))set_element, METH_FASTCALL,
      "set_element(set, index, realm): the element at index of a set, or MISS"},
+    {"set_value", (PyCFunction)(void (*)(void))set_value, METH_FASTCALL,
+     "set_value(object, name, value): sets a property of a plain type, or MISS"},
     {"map_entry", (PyCFunction)(void (*)(void))map_entry, METH_FASTCALL,
      "map_entry(map, index, realm): the (key, value) entry at index of a map, or MISS"},
     {"map_value", (PyCFunction)(void (*)(void))map_value, METH_FASTCALL,

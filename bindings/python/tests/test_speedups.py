@@ -384,3 +384,38 @@ def test_maps_read_in_c(tmp_path: pathlib.Path) -> None:
             scores["a"]
         with pytest.raises(cove.InvalidatedError):
             list(scores.items())
+
+
+def test_sets_of_plain_values_in_c_and_their_errors(realm: cove.Realm) -> None:
+    with realm.write():
+        t = realm.create("Thing", {"id": 1})
+        values = {"i": -(1 << 63), "b": False, "f": 2.5, "d": -0.0, "s": "\u00e9t\u00e9 \U0001F600", "raw": b"\x00\x01",
+                  "any": "text"}
+        for name, value in values.items():
+            setattr(t, name, value)
+            assert getattr(t, name) == value and type(getattr(t, name)) is type(value), name
+        for name in ("i", "b", "s", "raw", "any"):
+            setattr(t, name, None)
+            assert getattr(t, name) is None, name
+        t.when = VALUES["when"]                                  # not a plain type: the general path
+        assert t.when == VALUES["when"]
+        with pytest.raises(cove.WrongTypeError, match="property 'i' of class 'Thing' is int\\?, got string"):
+            t.i = "x"
+        with pytest.raises(cove.WrongTypeError, match="got bool"):
+            t.i = True
+        with pytest.raises(OverflowError):
+            t.i = 1 << 64
+        with pytest.raises(cove.WrongTypeError, match="primary key 'id' of class 'Thing' is int, got null"):
+            t.id = None
+        with pytest.raises(cove.NotFoundError, match="no property 'nope'"):
+            t.nope = 1
+        assert t.i is None and t.id == 1                         # the refused sets changed nothing
+        realm.delete(t)
+        with pytest.raises(cove.InvalidatedError):
+            t.i = 1
+    other = realm.find("Thing", 1)
+    assert other is None
+    with realm.write():
+        u = realm.create("Thing", {"id": 2})
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        u.i = 3
