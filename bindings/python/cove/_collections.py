@@ -15,7 +15,8 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
-from ._speedups import MISS, MISSING, list_element, map_entry, map_value, set_element
+from ._speedups import (MISS, MISSING, list_element, list_insert, list_set, map_entry, map_set, map_value, set_add,
+                        set_element)
 from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
@@ -244,7 +245,8 @@ class List(_Collection, typing.MutableSequence[_T]):
             out = ffi.new("cove_object_t**")
             check(lib.cove_list_insert_embedded(self._handle, i, out))
             self._fill_new(out[0], element.values, update)
-        else:
+        elif list_insert(self._addr, i, element) is MISS:
+            # Not a plain value, or refused: the general path (_speedups.c) writes it or raises.
             v, keep = cvalue(element)
             check(lib.cove_list_insert(self._handle, i, v))
 
@@ -254,7 +256,7 @@ class List(_Collection, typing.MutableSequence[_T]):
             # one takes its place.
             check(lib.cove_list_erase(self._handle, i))
             self._insert_prepared(i, element, update)
-        else:
+        elif list_set(self._addr, i, element) is MISS:
             v, keep = cvalue(element)
             check(lib.cove_list_set(self._handle, i, v))
 
@@ -437,8 +439,10 @@ class Set(_Collection, typing.MutableSet[_T]):
             return f"cove.Set({self._label_repr()}, invalid)"
 
     def add(self, value: _T) -> None:
-        v, keep = cvalue(self._prepare(value))
-        check(lib.cove_set_insert(self._handle, v, ffi.NULL))
+        element = self._prepare(value)
+        if set_add(self._addr, element) is MISS:
+            v, keep = cvalue(element)
+            check(lib.cove_set_insert(self._handle, v, ffi.NULL))
 
     def discard(self, value: _T) -> None:
         v, keep = cvalue(value)
@@ -705,7 +709,7 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
             out = ffi.new("cove_object_t**")
             check(lib.cove_map_set_embedded(self._handle, key, out))
             self._fill_new(out[0], element.values, update)
-        else:
+        elif map_set(self._addr, key, element) is MISS:
             v, keep = cvalue(element)
             check(lib.cove_map_set(self._handle, key, v))
 

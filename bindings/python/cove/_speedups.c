@@ -34,6 +34,14 @@ static PyObject *miss(void) {
     return Miss;
 }
 
+/* What a write of a packed value answers: None when the library did it, MISS when it refused
+ * (the caller's general path repeats it and raises; a refused write changed nothing). */
+static PyObject *written(cove_status_t status) {
+    if (status != COVE_OK)
+        return miss();
+    Py_RETURN_NONE;
+}
+
 /* Runs a library call with the GIL released, as cffi's calls do. */
 #define UNLOCKED(call) \
     do { \
@@ -533,9 +541,71 @@ static PyObject *set_value(PyObject *module, PyObject *const *args, Py_ssize_t n
     /* A str's or bytes' pointer stays valid: the caller holds the value. */
     cove_status_t status;
     UNLOCKED(status = cove_object_set((cove_object_t *)object, name, &value));
-    if (status != COVE_OK)
-        return miss();
-    Py_RETURN_NONE;
+    return written(status);
+}
+
+/* ---- collection writes --------------------------------------------------------------------- */
+
+/* list_insert(list, index, value) and list_set(list, index, value): a value of a plain type
+ * inserted at, or set at, `index`; MISS for any other value or a refusal. */
+static PyObject *list_write(PyObject *const *args, Py_ssize_t nargs, bool insert) {
+    void *list;
+    size_t index;
+    int held = indexed_arguments(args, nargs, 3, insert ? "list_insert(list, index: int, value)" : "list_set(list, index: int, value)",
+                                 &list, &index);
+    if (held <= 0)
+        return held < 0 ? NULL : miss();
+    cove_value_t value;
+    int packed = pack_value(args[2], &value);
+    if (packed <= 0)
+        return packed < 0 ? NULL : miss();
+    cove_status_t status;
+    if (insert)
+        UNLOCKED(status = cove_list_insert((cove_list_t *)list, index, &value));
+    else
+        UNLOCKED(status = cove_list_set((cove_list_t *)list, index, &value));
+    return written(status);
+}
+
+static PyObject *list_insert(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return list_write(args, nargs, true);
+}
+
+static PyObject *list_set(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return list_write(args, nargs, false);
+}
+
+/* set_add(set, value): a value of a plain type added to a set; MISS otherwise. */
+static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "set_add(set, value)");
+        return NULL;
+    }
+    void *set = handle_at(args[0]);
+    if (set == NULL)
+        return NULL;
+    cove_value_t value;
+    int packed = pack_value(args[1], &value);
+    if (packed <= 0)
+        return packed < 0 ? NULL : miss();
+    cove_status_t status;
+    UNLOCKED(status = cove_set_insert((cove_set_t *)set, &value, NULL));
+    return written(status);
+}
+
+/* map_set(map, key: bytes, value): a value of a plain type stored under `key`; MISS otherwise. */
+static PyObject *map_set(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *map;
+    const char *key;
+    if (named_arguments(args, nargs, "map_set(map, key: bytes, value)", &map, &key) < 0)
+        return NULL;
+    cove_value_t value;
+    int packed = pack_value(args[2], &value);
+    if (packed <= 0)
+        return packed < 0 ? NULL : miss();
+    cove_status_t status;
+    UNLOCKED(status = cove_map_set((cove_map_t *)map, key, &value));
+    return written(status);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -726,6 +796,14 @@ static PyMethodDef methods[] = {
      "set_element(set, index, realm): the element at index of a set, or MISS"},
     {"set_value", (PyCFunction)(void (*)(void))set_value, METH_FASTCALL,
      "set_value(object, name, value): sets a property of a plain type, or MISS"},
+    {"list_insert", (PyCFunction)(void (*)(void))list_insert, METH_FASTCALL,
+     "list_insert(list, index, value): inserts a value of a plain type, or MISS"},
+    {"list_set", (PyCFunction)(void (*)(void))list_set, METH_FASTCALL,
+     "list_set(list, index, value): sets a value of a plain type, or MISS"},
+    {"set_add", (PyCFunction)(void (*)(void))set_add, METH_FASTCALL,
+     "set_add(set, value): adds a value of a plain type, or MISS"},
+    {"map_set", (PyCFunction)(void (*)(void))map_set, METH_FASTCALL,
+     "map_set(map, key, value): stores a value of a plain type, or MISS"},
     {"map_entry", (PyCFunction)(void (*)(void))map_entry, METH_FASTCALL,
      "map_entry(map, index, realm): the (key, value) entry at index of a map, or MISS"},
     {"map_value", (PyCFunction)(void (*)(void))map_value, METH_FASTCALL,

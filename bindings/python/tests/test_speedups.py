@@ -419,3 +419,34 @@ def test_sets_of_plain_values_in_c_and_their_errors(realm: cove.Realm) -> None:
         u = realm.create("Thing", {"id": 2})
     with pytest.raises(cove.TransactionError, match="outside a write"):
         u.i = 3
+
+
+def test_collection_writes_in_c_and_their_errors(realm: cove.Realm) -> None:
+    with realm.write():
+        t = realm.create("Thing", {"id": 1})
+        t.tags.append("a")
+        t.tags.insert(0, "\u00e9")
+        t.tags[1] = "b"
+        t.set.add(3)
+        t.set.add(3)
+        t.map["k"] = "v"
+        t.map["k"] = "w"
+        assert list(t.tags) == ["\u00e9", "b"] and list(t.set) == [3] and dict(t.map) == {"k": "w"}
+        with pytest.raises(cove.WrongTypeError, match="got int"):
+            t.tags.append(5)
+        with pytest.raises(cove.WrongTypeError):
+            t.set.add("three")
+        with pytest.raises(cove.OutOfRangeError):
+            t.tags[7] = "x"
+        with pytest.raises(cove.OutOfRangeError):
+            t.tags.insert(9, "x")
+        with pytest.raises(OverflowError):
+            t.set.add(1 << 64)
+        assert list(t.tags) == ["\u00e9", "b"] and list(t.set) == [3]        # refused writes changed nothing
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        t.tags.append("c")
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        t.map["x"] = "y"
+    frozen = t.freeze()
+    with pytest.raises(cove.FrozenError):
+        frozen.set.add(4)
