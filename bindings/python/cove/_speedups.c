@@ -522,90 +522,78 @@ static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t n
     return value_of(&value, args[2]);
 }
 
-/* ---- set_value(object, name, value) --------------------------------------------------------- */
+/* ---- writes of plain values: set_value, list_insert, list_set, set_add, map_set -------------- */
 
 static int pack_value(PyObject *o, cove_value_t *v);
 
-/* set_value(object, name: bytes, value): sets a property of a plain type (int, float, bool,
- * str, bytes, None) and returns None; MISS for any other value, or when the library refused (the
- * caller's general path repeats the set and raises; a refused set changed nothing). */
-static PyObject *set_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    void *object;
-    const char *name;
-    if (named_arguments(args, nargs, "set_value(object, name: bytes, value)", &object, &name) < 0)
-        return NULL;
+/* What each write function does with its packed value. */
+enum write { SET_PROPERTY, INSERT_ELEMENT, SET_ELEMENT, ADD_ELEMENT, STORE_ENTRY };
+
+/* Writes `o`, when it is a value of a plain type (int, float, bool, str, bytes, None), into
+ * `handle` as `write` says (at `name` or `index` where it takes one) and returns None; MISS for
+ * any other value, or when the library refused (the caller's general path repeats the write and
+ * raises; a refused write changed nothing). A str's or bytes' pointer stays valid during the
+ * call: the caller holds the value. */
+static PyObject *write_plain(enum write write, void *handle, const char *name, size_t index, PyObject *o) {
     cove_value_t value;
-    int packed = pack_value(args[2], &value);
+    int packed = pack_value(o, &value);
     if (packed <= 0)
         return packed < 0 ? NULL : miss();
-    /* A str's or bytes' pointer stays valid: the caller holds the value. */
-    cove_status_t status;
-    UNLOCKED(status = cove_object_set((cove_object_t *)object, name, &value));
+    cove_status_t status = COVE_OK;
+    Py_BEGIN_ALLOW_THREADS
+    switch (write) {
+    case SET_PROPERTY: status = cove_object_set((cove_object_t *)handle, name, &value); break;
+    case INSERT_ELEMENT: status = cove_list_insert((cove_list_t *)handle, index, &value); break;
+    case SET_ELEMENT: status = cove_list_set((cove_list_t *)handle, index, &value); break;
+    case ADD_ELEMENT: status = cove_set_insert((cove_set_t *)handle, &value, NULL); break;
+    case STORE_ENTRY: status = cove_map_set((cove_map_t *)handle, name, &value); break;
+    }
+    Py_END_ALLOW_THREADS
     return written(status);
 }
 
-/* ---- collection writes --------------------------------------------------------------------- */
+/* set_value(object, name: bytes, value) and map_set(map, key: bytes, value). */
+static PyObject *write_named(enum write write, PyObject *const *args, Py_ssize_t nargs, const char *usage) {
+    void *handle;
+    const char *name;
+    if (named_arguments(args, nargs, usage, &handle, &name) < 0)
+        return NULL;
+    return write_plain(write, handle, name, 0, args[2]);
+}
 
-/* list_insert(list, index, value) and list_set(list, index, value): a value of a plain type
- * inserted at, or set at, `index`; MISS for any other value or a refusal. */
-static PyObject *list_write(PyObject *const *args, Py_ssize_t nargs, bool insert) {
+/* list_insert(list, index, value) and list_set(list, index, value). */
+static PyObject *write_indexed(enum write write, PyObject *const *args, Py_ssize_t nargs, const char *usage) {
     void *list;
     size_t index;
-    int held = indexed_arguments(args, nargs, 3, insert ? "list_insert(list, index: int, value)" : "list_set(list, index: int, value)",
-                                 &list, &index);
+    int held = indexed_arguments(args, nargs, 3, usage, &list, &index);
     if (held <= 0)
         return held < 0 ? NULL : miss();
-    cove_value_t value;
-    int packed = pack_value(args[2], &value);
-    if (packed <= 0)
-        return packed < 0 ? NULL : miss();
-    cove_status_t status;
-    if (insert)
-        UNLOCKED(status = cove_list_insert((cove_list_t *)list, index, &value));
-    else
-        UNLOCKED(status = cove_list_set((cove_list_t *)list, index, &value));
-    return written(status);
+    return write_plain(write, list, NULL, index, args[2]);
+}
+
+static PyObject *set_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_named(SET_PROPERTY, args, nargs, "set_value(object, name: bytes, value)");
+}
+
+static PyObject *map_set(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_named(STORE_ENTRY, args, nargs, "map_set(map, key: bytes, value)");
 }
 
 static PyObject *list_insert(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    return list_write(args, nargs, true);
+    return write_indexed(INSERT_ELEMENT, args, nargs, "list_insert(list, index: int, value)");
 }
 
 static PyObject *list_set(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    return list_write(args, nargs, false);
+    return write_indexed(SET_ELEMENT, args, nargs, "list_set(list, index: int, value)");
 }
 
-/* set_add(set, value): a value of a plain type added to a set; MISS otherwise. */
 static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "set_add(set, value)");
         return NULL;
     }
     void *set = handle_at(args[0]);
-    if (set == NULL)
-        return NULL;
-    cove_value_t value;
-    int packed = pack_value(args[1], &value);
-    if (packed <= 0)
-        return packed < 0 ? NULL : miss();
-    cove_status_t status;
-    UNLOCKED(status = cove_set_insert((cove_set_t *)set, &value, NULL));
-    return written(status);
-}
-
-/* map_set(map, key: bytes, value): a value of a plain type stored under `key`; MISS otherwise. */
-static PyObject *map_set(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    void *map;
-    const char *key;
-    if (named_arguments(args, nargs, "map_set(map, key: bytes, value)", &map, &key) < 0)
-        return NULL;
-    cove_value_t value;
-    int packed = pack_value(args[2], &value);
-    if (packed <= 0)
-        return packed < 0 ? NULL : miss();
-    cove_status_t status;
-    UNLOCKED(status = cove_map_set((cove_map_t *)map, key, &value));
-    return written(status);
+    return set == NULL ? NULL : write_plain(ADD_ELEMENT, set, NULL, 0, args[1]);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
