@@ -124,6 +124,8 @@ class _Collection:
     def _prepare(self, value: Any, update: bool = False) -> Any:
         """An element ready to insert: an Embedded for an embedded class, a new object for a dict
         put into a collection of links, else the value itself."""
+        if self._info.target is None:
+            return value    # a collection of values: as it is (the library checks its type)
         from ._object import prepare
 
         return prepare(self._realm, self._info, value, update)
