@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _declare
+from ._collections import List as CoveList, Map as CoveMap, Set as CoveSet
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._speedups import MISS, Accessor, set_value
@@ -109,20 +110,18 @@ class Object:
             # (a link's resolution) could reuse it.
             return read_value(ffi, out[0], realm._resolve_link)
         assert info is not None
-        from ._collections import List, Map, Set
-
         if kind == LIST:
             handle = ffi.new("cove_list_t**")
             check(lib.cove_object_get_list(self._handle, name.encode(), handle))
-            return List._make(self._realm, self, info, handle[0])
+            return CoveList._make(self._realm, self, info, handle[0])
         if kind == SET:
             handle = ffi.new("cove_set_t**")
             check(lib.cove_object_get_set(self._handle, name.encode(), handle))
-            return Set._make(self._realm, self, info, handle[0])
+            return CoveSet._make(self._realm, self, info, handle[0])
         if kind == MAP:
             handle = ffi.new("cove_map_t**")
             check(lib.cove_object_get_map(self._handle, name.encode(), handle))
-            return Map._make(self._realm, self, info, handle[0])
+            return CoveMap._make(self._realm, self, info, handle[0])
         assert kind == BACKLINKS
         from ._results import Results
 
