@@ -147,7 +147,7 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
     }
 }
 
-/// Values `first ..< first + count` of a C array as Swift values, a bad one reported with
+/// The `row.count` values of a C array from `first` on, into `row`; a bad one reported with
 /// `context(j)` naming its property.
 private func readValues(_ values: UnsafePointer<cove_value_t>?, _ first: Int, into row: inout [Value],
                     in function: StaticString, _ context: (Int) -> String) throws(CFailure) {

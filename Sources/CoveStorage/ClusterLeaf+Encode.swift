@@ -237,10 +237,7 @@ struct ClusterRows {
         var p = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
         var heap = pageSize
         let bitmap = ClusterLayout.bitmapBytes(n)
-        @inline(__always) func setBit(_ offset: Int, _ k: Int) {
-            let a = offset &+ (k &>> 3)
-            page.storeBytes(of: page.load(fromByteOffset: a, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: a, as: UInt8.self)
-        }
+        @inline(__always) func setBit(_ offset: Int, _ k: Int) { ClusterLayout.storeBit(true, page, offset, k) }
         for j in 0..<c {
             p = ClusterLayout.align8(p)
             let column = columns[j]
@@ -372,10 +369,7 @@ extension ClusterLeaf {
         var p = keysAt &+ ClusterLayout.steppedKeysSize(total, width: keyWidth)
         let oldBitmap = ClusterLayout.bitmapBytes(n)
         let bitmap = ClusterLayout.bitmapBytes(total)
-        @inline(__always) func setBit(_ offset: Int, _ k: Int) {
-            let a = offset &+ (k &>> 3)
-            page.storeBytes(of: page.load(fromByteOffset: a, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: a, as: UInt8.self)
-        }
+        @inline(__always) func setBit(_ offset: Int, _ k: Int) { ClusterLayout.storeBit(true, page, offset, k) }
         for j in 0..<c {
             let d = ClusterLayout.directoryOffset &+ 4 &* j
             let old = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: d, as: UInt16.self)))
@@ -468,6 +462,15 @@ extension ClusterLeaf {
 }
 
 extension ClusterLayout {
+    /// Sets (`on`) or clears bit `k` of the bitmap at `offset`.
+    @inlinable @inline(__always)
+    static func storeBit(_ on: Bool, _ page: UnsafeMutableRawPointer, _ offset: Int, _ k: Int) {
+        let at = offset &+ (k &>> 3)
+        let bit = UInt8(1) << UInt8(k & 7)
+        let byte = page.load(fromByteOffset: at, as: UInt8.self)
+        page.storeBytes(of: on ? byte | bit : byte & ~bit, toByteOffset: at, as: UInt8.self)
+    }
+
     /// Stores `delta` in `width` bytes (0, 1, 2, 4 or 8) at `offset`, little-endian.
     @inlinable @inline(__always)
     static func storeDelta(_ delta: UInt64, width: Int, _ page: UnsafeMutableRawPointer, at offset: Int) {
@@ -544,21 +547,16 @@ extension ClusterLeaf {
     /// - Complexity: O(1)
     func overwrite(_ j: Int, _ i: Int, with value: CellValue, kind: ColumnKind, in page: UnsafeMutableRawPointer) {
         let v = valuesOffset(j)
-        if hasNullBitmap(j) {
-            let at = columnOffset(j) &+ (i &>> 3)
-            let bit = UInt8(1) << UInt8(i & 7)
-            let byte = page.load(fromByteOffset: at, as: UInt8.self)
-            page.storeBytes(of: value == .null ? byte | bit : byte & ~bit, toByteOffset: at, as: UInt8.self)
-        }
+        if hasNullBitmap(j) { ClusterLayout.storeBit(value == .null, page, columnOffset(j), i) }
         @inline(__always) func store<T: FixedWidthInteger>(_ x: T, at offset: Int) {
             page.storeBytes(of: x.littleEndian, toByteOffset: offset, as: T.self)
         }
+        let width = Int(encoding(j) & 0x0F)
         switch (value, kind) {
         case (.null, .bool):
-            let at = v &+ (i &>> 3)
-            store(page.load(fromByteOffset: at, as: UInt8.self) & ~(UInt8(1) << UInt8(i & 7)), at: at)
+            ClusterLayout.storeBit(false, page, v, i)
         case (.null, .int):
-            storeIntDelta(0, j, i, in: page)
+            ClusterLayout.storeDelta(0, width: width, page, at: v &+ 8 &+ width &* i)
         case (.null, .timestamp):
             store(UInt64(0), at: v &+ 8 &* i)
             store(UInt32(0), at: v &+ 8 &* count &+ 4 &* i)
@@ -566,12 +564,9 @@ extension ClusterLeaf {
             // A bytes column holds null in place only where it was null: nothing to store.
             if !kind.isBytes { (page + (v &+ ClusterLayout.elementSize(kind) &* i)).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.elementSize(kind)) }
         case (.bool(let b), _):
-            let at = v &+ (i &>> 3)
-            let bit = UInt8(1) << UInt8(i & 7)
-            let byte = page.load(fromByteOffset: at, as: UInt8.self)
-            store(b ? byte | bit : byte & ~bit, at: at)
+            ClusterLayout.storeBit(b, page, v, i)
         case (.int(let x), _):
-            storeIntDelta(UInt64(bitPattern: x &- Int64(bitPattern: u64(v))), j, i, in: page)
+            ClusterLayout.storeDelta(UInt64(bitPattern: x &- Int64(bitPattern: u64(v))), width: width, page, at: v &+ 8 &+ width &* i)
         case (.float(let x), _):
             store(x.bitPattern, at: v &+ 4 &* i)
         case (.double(let x), _):
@@ -594,18 +589,6 @@ extension ClusterLeaf {
                 let at = u16(v &+ 4 &* i)
                 b.withUnsafeBytes { (page + at).copyMemory(from: $0.baseAddress!, byteCount: b.count) }
             }
-        }
-    }
-
-    /// Writes `delta` as int column `j`'s delta for object `i` at the column's width.
-    private func storeIntDelta(_ delta: UInt64, _ j: Int, _ i: Int, in page: UnsafeMutableRawPointer) {
-        let p = valuesOffset(j) &+ 8
-        switch encoding(j) & 0x0F {
-        case 0: break
-        case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: p &+ i, as: UInt8.self)
-        case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: p &+ 2 &* i, as: UInt16.self)
-        case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: p &+ 4 &* i, as: UInt32.self)
-        default: page.storeBytes(of: delta.littleEndian, toByteOffset: p &+ 8 &* i, as: UInt64.self)
         }
     }
 }
@@ -632,80 +615,67 @@ extension ClusterLeaf {
         for j in 0..<columnCount {
             let kind = specs[j].kind
             used &+= (hasNullBitmap(j) ? ClusterLayout.bitmapBytes(m) : 0) &+ (ClusterLayout.valuesSize(kind, encoding: encoding(j), n: m) ?? 0)
-            if kind.isBytes && !isNull(j, i) {
-                let length = u16(valuesOffset(j) &+ 4 &* i &+ 2)
-                used &-= length == ClusterLayout.overflowMarker ? ClusterLayout.overflowRefSize : length
-            }
+            if kind.isBytes { used &-= heapBytes(j, i) }
         }
         return used >= ClusterLayout.minFill
+    }
+
+    /// The heap bytes object `i`'s value takes in bytes column `j`: its inline bytes, the
+    /// reference of a value in overflow pages, nothing for null.
+    func heapBytes(_ j: Int, _ i: Int) -> Int {
+        if isNull(j, i) { return 0 }
+        let length = u16(valuesOffset(j) &+ 4 &* i &+ 2)
+        return length == ClusterLayout.overflowMarker ? ClusterLayout.overflowRefSize : length
     }
 
     /// Removes object `r` into `page`, a writable page laid out as this one (this page itself,
     /// or a copy of it); `canRemoveInPlace(r, specs:)` must be true. Every column keeps its
     /// place and shrinks by one element; the object's heap bytes (and the reference of a value
     /// in overflow pages, whose chain the caller frees) become the page's heap garbage.
+    /// - Throws: `.corrupt` if the copy it reads from fails the checks of a page read (this
+    ///   page passed them, so it does not).
     /// - Complexity: O(b) for b bytes in the page.
-    func removeInPlace(_ r: Int, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) {
+    func removeInPlace(_ r: Int, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) throws(StorageError) {
         let n = count
         let m = n &- 1
-        withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { buffer in
+        try withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { buffer throws(StorageError) in
             // Read from a copy: `page` may be this very page.
-            let old = buffer.baseAddress!
-            old.copyMemory(from: base, byteCount: pageSize)
-            func u16(_ at: Int) -> Int { Int(UInt16(littleEndian: old.loadUnaligned(fromByteOffset: at, as: UInt16.self))) }
-            func bit(_ at: Int, _ k: Int) -> Bool {
-                old.load(fromByteOffset: at &+ (k &>> 3), as: UInt8.self) & (1 << UInt8(k & 7)) != 0
-            }
+            buffer.baseAddress!.copyMemory(from: base, byteCount: pageSize)
+            let old = try ClusterLeaf(UnsafeRawPointer(buffer.baseAddress!), pgno: pgno, specs: specs)
             /// The n bits at `from` without bit r, as m bits at `to` (the rest of the last byte 0).
             func moveBits(from: Int, to: Int) {
                 (page + to).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.bitmapBytes(m))
-                for k in 0..<m where bit(from, k < r ? k : k &+ 1) {
-                    let at = to &+ (k &>> 3)
-                    page.storeBytes(of: page.load(fromByteOffset: at, as: UInt8.self) | (1 << UInt8(k & 7)), toByteOffset: at, as: UInt8.self)
-                }
+                for k in 0..<m where old.bit(from, k < r ? k : k &+ 1) { ClusterLayout.storeBit(true, page, to, k) }
             }
             /// The n elements of `size` bytes at `from` without element r, as m elements at `to`.
             func moveElements(from: Int, to: Int, size: Int) {
                 guard size > 0 else { return }
-                if r > 0 { (page + to).copyMemory(from: old + from, byteCount: r &* size) }
-                if m > r { (page + (to &+ r &* size)).copyMemory(from: old + (from &+ (r &+ 1) &* size), byteCount: (m &- r) &* size) }
+                if r > 0 { (page + to).copyMemory(from: old.base + from, byteCount: r &* size) }
+                if m > r { (page + (to &+ r &* size)).copyMemory(from: old.base + (from &+ (r &+ 1) &* size), byteCount: (m &- r) &* size) }
             }
             // Keys (stepped): the base stays, and each later object, one place lower, has a
             // delta one larger.
-            for j in r..<m {
-                let delta = key(j &+ 1) &- keyBase &- UInt64(j &+ 1) &+ 1
-                let at = keyDeltas &+ keyWidth &* j
-                switch keyWidth {
-                case 1: page.storeBytes(of: UInt8(truncatingIfNeeded: delta), toByteOffset: at, as: UInt8.self)
-                case 2: page.storeBytes(of: UInt16(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt16.self)
-                case 4: page.storeBytes(of: UInt32(truncatingIfNeeded: delta).littleEndian, toByteOffset: at, as: UInt32.self)
-                default: page.storeBytes(of: delta.littleEndian, toByteOffset: at, as: UInt64.self)
-                }
+            for k in r..<m {
+                ClusterLayout.storeDelta(old.key(k &+ 1) &- keyBase &- UInt64(k), width: keyWidth, page, at: keyDeltas &+ keyWidth &* k)
             }
-            var garbage = u16(ClusterLayout.garbageOffset)
+            var garbage = old.u16(ClusterLayout.garbageOffset)
             for j in 0..<columnCount {
-                let d = ClusterLayout.directoryOffset &+ 4 &* j
-                let start = u16(d)
-                let encoding = old.load(fromByteOffset: d &+ 2, as: UInt8.self)
-                let nulls = old.load(fromByteOffset: d &+ 3, as: UInt8.self) & 1 != 0
-                let from = start &+ (nulls ? ClusterLayout.bitmapBytes(n) : 0)
+                let start = old.columnOffset(j)
+                let nulls = old.hasNullBitmap(j)
+                let from = old.valuesOffset(j)
                 let to = start &+ (nulls ? ClusterLayout.bitmapBytes(m) : 0)
-                let wasNull = nulls && bit(start, r)
                 if nulls { moveBits(from: start, to: start) }
                 switch specs[j].kind {
                 case .bool:
                     moveBits(from: from, to: to)
                 case .int:
-                    (page + to).copyMemory(from: old + from, byteCount: 8)
-                    moveElements(from: from &+ 8, to: to &+ 8, size: Int(encoding & 0x0F))
+                    (page + to).copyMemory(from: old.base + from, byteCount: 8)
+                    moveElements(from: from &+ 8, to: to &+ 8, size: Int(old.encoding(j) & 0x0F))
                 case .timestamp:
                     moveElements(from: from, to: to, size: 8)
                     moveElements(from: from &+ 8 &* n, to: to &+ 8 &* m, size: 4)
                 case .string, .binary, .mixed:
-                    if !wasNull {
-                        let length = u16(from &+ 4 &* r &+ 2)
-                        garbage &+= length == ClusterLayout.overflowMarker ? ClusterLayout.overflowRefSize : length
-                    }
+                    garbage &+= old.heapBytes(j, r)
                     moveElements(from: from, to: to, size: 4)
                 case let kind:
                     moveElements(from: from, to: to, size: ClusterLayout.elementSize(kind))

@@ -285,49 +285,50 @@ extension ClusterTree {
     }
 
     /// Writes `value` over object `i` of the cluster `ref` (read as `leaf`) without laying the
-    /// page out again, when its layout holds the value as it stands (`ClusterLeaf.overwrite`):
-    /// in the page itself when this transaction wrote it, else in a copy that replaces it. The
-    /// object's size does not change, so the cluster keeps its objects and its neighbours.
+    /// page out again, when its layout holds the value as it stands (`ClusterLeaf.overwrite`).
+    /// The object's size does not change, so the cluster keeps its objects and its neighbours.
     /// - Returns: false, having changed nothing, when the page must be laid out again.
     /// - Complexity: O(1) for a page this transaction wrote, O(log m) for m clusters otherwise.
     private mutating func setInPlace(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int, column: Int,
                                      _ value: CellValue) throws(StorageError) -> Bool {
         let kind = specs[column].kind
         guard leaf.holds(value, at: column, i, kind: kind) else { return false }
-        if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
-            leaf.overwrite(column, i, with: value, kind: kind, in: store.writablePage(ref.page.pgno))
-            return true
+        try editInPlace(ref, objectDelta: 0) { page throws(StorageError) in
+            leaf.overwrite(column, i, with: value, kind: kind, in: page)
         }
-        let (pgno, page) = try store.allocateCopy(of: ref.page.pgno)
-        leaf.overwrite(column, i, with: value, kind: kind, in: page)
-        store.free(ref.page.pgno)
-        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version), count: ref.count)
-        try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
-        syncRoot()
         return true
     }
 
     /// Removes object `i` of the cluster `ref` (read as `leaf`) without laying the page out
-    /// again (`ClusterLeaf.removeInPlace`): in the page itself when this transaction wrote it,
-    /// else in a copy that replaces it; frees its values' overflow chains.
+    /// again (`ClusterLeaf.removeInPlace`), and frees its values' overflow chains.
     /// - Complexity: O(b + log m) for b bytes in the page and m clusters.
     private mutating func removeInPlace(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int) throws(StorageError) {
         for j in 0..<leaf.columnCount where specs[j].kind.isBytes && !leaf.isNull(j, i) {
             if case .overflow(let chain, let length) = try leaf.bytesRef(j, i) { try index.freeOverflow(chain, length: length) }
         }
-        let pgno: PageNumber
-        if ref.page.version == store.version && store.isWritable(ref.page.pgno) {
-            pgno = ref.page.pgno
-            leaf.removeInPlace(i, specs: specs, into: store.writablePage(pgno))
+        let specs = self.specs
+        try editInPlace(ref, objectDelta: -1) { page throws(StorageError) in try leaf.removeInPlace(i, specs: specs, into: page) }
+    }
+
+    /// Lets `edit` change the page of cluster `ref` in place: the page itself when this
+    /// transaction wrote it, else a copy that replaces it (the committed page freed). The
+    /// cluster's reference is filed again when its page or its count (`objectDelta`) changed.
+    private mutating func editInPlace(_ ref: ClusterRef, objectDelta: Int,
+                                      _ edit: (UnsafeMutableRawPointer) throws(StorageError) -> Void) throws(StorageError) {
+        var pgno = ref.page.pgno
+        if ref.page.version == store.version && store.isWritable(pgno) {
+            try edit(store.writablePage(pgno))
+            if objectDelta == 0 { return }
         } else {
             let page: UnsafeMutableRawPointer
             (pgno, page) = try store.allocateCopy(of: ref.page.pgno)
-            leaf.removeInPlace(i, specs: specs, into: page)
+            try edit(page)
             store.free(ref.page.pgno)
         }
-        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version), count: ref.count &- 1)
+        let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),
+                                 count: UInt64(Int(ref.count) &+ objectDelta))
         try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
-        syncRoot(objectDelta: -1)
+        syncRoot(objectDelta: Int64(objectDelta))
     }
 
     /// Adds a column at the end. No page is rewritten: objects read the column's default

@@ -563,7 +563,7 @@ final class ClusterTreeTests: XCTestCase {
                     break
                 }
                 removed += 1
-                leaf.removeInPlace(r, specs: specs, into: page)
+                try leaf.removeInPlace(r, specs: specs, into: page)
                 _ = rows.remove(at: r)
                 let context = "round \(round), step \(step), removed \(r) of \(leaf.count)"
                 let after = try ClusterLeaf(UnsafeRawPointer(page), pgno: 7, specs: specs)

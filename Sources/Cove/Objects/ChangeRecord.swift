@@ -178,10 +178,7 @@ public struct ChangeRecord: Equatable, Sendable {
                 }
             }
             for range in t.deleted {
-                for k in range {
-                    mine.modified[k] = nil
-                    if mine.isInserted(k) { TableChanges.remove(k, from: &mine.inserted) } else { TableChanges.add(k, to: &mine.deleted) }
-                }
+                for k in range { mine.recordDelete(k) }
             }
             for (k, properties) in t.modified where !mine.isInserted(k) {
                 mine.modified[k, default: []].formUnion(properties)
