@@ -19,7 +19,7 @@ from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, find_int, take
-from ._values import TYPE_INT, pack_rows, write_value
+from ._values import pack_rows, write_value
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -61,9 +61,6 @@ class Realm:
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
         # The C arrays of names that create() passes, by class and property names (_create_new).
         self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any]]] = {}
-        # The Object or EmbeddedObject class of each class not declared (_object_class); a class
-        # declared later, in _classes, goes first.
-        self._object_classes: Dict[str, Type[Object]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -75,7 +72,6 @@ class Realm:
         # live realm is used from one thread at a time. A frozen realm, read from any thread,
         # allocates them per call.
         self._scratch_value: Any = None if frozen else ffi.new("cove_value_t*")
-        self._scratch_key: Any = None if frozen else ffi.new("cove_value_t*")
         self._scratch_object: Any = None if frozen else ffi.new("cove_object_t**")
 
     # -- lifetime ------------------------------------------------------------------------------
@@ -317,23 +313,16 @@ class Realm:
 
     def _object_class(self, class_name: str) -> Type[Object]:
         """The Python class of the objects of `class_name`: its declared class, or Object or
-        EmbeddedObject (remembered). The callers that make objects in C look in _classes first
-        (a class declared after the first call goes first) and call this only when it has none."""
-        cls = self._classes.get(class_name) or self._object_classes.get(class_name)
-        if cls is None:
-            cls = EmbeddedObject if self._class_info(class_name).embedded else Object
-            self._object_classes[class_name] = cls
-        return cls
+        EmbeddedObject."""
+        return self._classes.get(class_name) or (EmbeddedObject if self._class_info(class_name).embedded else Object)
 
     def _wrap(self, handle: Any, class_name: str) -> Object:
         """An object handle as an instance of its declared class, or of Object/EmbeddedObject."""
-        cls = self._classes.get(class_name)
-        if cls is None:
-            try:
-                cls = self._object_class(class_name)
-            except BaseException:
-                lib.cove_release(handle)
-                raise
+        try:
+            cls = self._object_class(class_name)
+        except BaseException:
+            lib.cove_release(handle)
+            raise
         return cls._wrap(self, handle, class_name)
 
     def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
@@ -384,27 +373,21 @@ class Realm:
         info = self._class_info(class_name)
         pk_name = info.primary_key
         declared = self._classes.get(class_name)
-        out = ffi.new("cove_object_t**")
+        if pk_name is not None and pk_name not in values:
+            raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
         if not update:
             return self._create_new(class_name, info, declared, values)
-        if pk_name is not None:
-            if pk_name not in values:
-                raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
-            pk = ffi.new("cove_value_t*")
-            keep: List[Any] = []
-            write_value(ffi, pk, values.pop(pk_name), keep)
-            is_new = True
-            if update:
-                # Found: updated in place (and a declared class's defaults are not applied).
-                check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
-                is_new = out[0] == ffi.NULL
-            if is_new:
-                check(lib.cove_object_create_with_primary_key(self._h(), class_name.encode(), pk, out))
-        else:
-            if update:
-                raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
-            check(lib.cove_object_create(self._h(), class_name.encode(), out))
-            is_new = True
+        if pk_name is None:
+            raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
+        pk = ffi.new("cove_value_t*")
+        keep: List[Any] = []
+        write_value(ffi, pk, values.pop(pk_name), keep)
+        # Found: updated in place (and a declared class's defaults are not applied).
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
+        is_new = out[0] == ffi.NULL
+        if is_new:
+            check(lib.cove_object_create_with_primary_key(self._h(), class_name.encode(), pk, out))
         obj = self._wrap(out[0], class_name)
         if is_new and declared is not None:
             for name, default in defaults_of(declared).items():
@@ -417,8 +400,6 @@ class Realm:
                     values: Dict[str, Any]) -> Object:
         """create() of a new object: its single values and links (the primary key among them)
         in the one call that creates it, then its collections and embedded objects."""
-        if info.primary_key is not None and info.primary_key not in values:
-            raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{info.primary_key}': give its value")
         if declared is not None:
             for name, default in defaults_of(declared).items():
                 if name in info.properties:
@@ -523,17 +504,13 @@ class Realm:
         if type(primary_key) is int and self._open[0]:
             # In C (_speedups.c), which makes the object too; MISS when the library refused:
             # the general path below repeats the call and raises.
-            cls = self._classes.get(class_name) or self._object_class(class_name)
-            found = find_int(self._addr, class_name.encode(), primary_key, cls, self, class_name)
+            found = find_int(self._addr, class_name.encode(), primary_key, self._object_class(class_name), self,
+                             class_name)
             if found is not MISS:
                 return found
-        pk = self._scratch_key or ffi.new("cove_value_t*")
-        if type(primary_key) is int and -(1 << 63) <= primary_key < (1 << 63):
-            pk.type = TYPE_INT
-            pk.u.integer = primary_key
-        else:
-            keep: List[Any] = []    # the key's bytes, held until the call returns
-            write_value(ffi, pk, primary_key, keep)
+        pk = ffi.new("cove_value_t*")
+        keep: List[Any] = []    # the key's bytes, held until the call returns
+        write_value(ffi, pk, primary_key, keep)
         out = self._scratch_object or ffi.new("cove_object_t**")
         status = lib.cove_object_find(self._h(), class_name.encode(), pk, out)
         if status:

@@ -174,7 +174,7 @@ class Results(typing.Sequence[_T]):
         if realm._open[0]:
             # In C (_speedups.c), which makes the object too; MISS when the library refused:
             # the call below repeats it and raises.
-            found = results_object(self._addr, i, realm._classes.get(name) or realm._object_class(name), realm, name)
+            found = results_object(self._addr, i, realm._object_class(name), realm, name)
             if found is not MISS:
                 return found
         obj = ffi.new("cove_object_t**")
@@ -195,7 +195,7 @@ class Results(typing.Sequence[_T]):
         realm = self._realm
         class_name = self._class_name
         name = class_name.encode()
-        cls = realm._classes.get(class_name) or realm._object_class(class_name)
+        cls = realm._object_class(class_name)
         out = ffi.new("cove_object_t**")
         is_open = realm._open
         for key in keys:

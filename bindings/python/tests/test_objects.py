@@ -116,6 +116,12 @@ def test_create_makes_the_object_with_its_values_in_one_call(tmp_path: pathlib.P
             assert bob.pet == rex and bob.name == "" and bob.home is None and list(bob.tags) == []
             same = realm.create("Owner", {"id": 6, "name": "Bob", "tags": ["b"]}, update=True)
             assert same == bob and bob.name == "Bob" and list(bob.tags) == ["b"] and bob.pet == rex
+            cy = realm.create("Owner", {"id": 7, "name": "Cy", "tags": ["c"]}, update=True)   # upserted: new
+            assert (cy.name, list(cy.tags)) == ("Cy", ["c"])
+            with pytest.raises(cove.InvalidArgumentError, match="no primary key to update by"):
+                realm.create("Pet", {"name": "x"}, update=True)
+            with pytest.raises(cove.InvalidArgumentError, match="primary key 'id': give its value"):
+                realm.create("Owner", {"name": "x"}, update=True)
         assert realm.verify()
 
 
