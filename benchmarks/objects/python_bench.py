@@ -5,6 +5,12 @@ splits between find and each attribute read (beside the same library call made t
 the read itself calls the library from C, cove/_speedups.c), and how create_many splits between
 the library calls it makes and the binding around them.
 
+Then the binding's common operations one at a time against their sqlite3 counterparts, on
+BENCH_PY_OPS (20000) objects in one file of each: iterating every object reading one field,
+creating one object per call, setting one field of an object in hand, following a link, and
+appending to, adding to, storing in and iterating a list, a set and a map (sqlite3: rows of child
+tables keyed by the owner's id, indexed).
+
 BENCH_PY_OBJECTS (200000) and BENCH_PY_LOOKUPS (100000) change the sizes."""
 import os
 import random
@@ -24,6 +30,120 @@ SCHEMA = {"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "st
 
 def rows():
     return [{"id": i, "name": NAMES[i % 1000], "age": i % 90, "score": i * 0.5} for i in range(N)]
+
+
+M = int(os.environ.get("BENCH_PY_OPS", "20000"))
+OPS_SCHEMA = {
+    "Person": {"primaryKey": "id", "properties": {
+        "id": "int", "name": "string", "age": "int", "score": "double", "dog": "Dog?",
+        "tags": "string[]", "nums": "int<>", "scores": "double{}"}},
+    "Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string"}},
+}
+OPS_SQL = [
+    "CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, dog INTEGER)",
+    "CREATE TABLE dog (id INTEGER PRIMARY KEY, name TEXT)",
+    "CREATE TABLE tag (person INTEGER, value TEXT)",
+    "CREATE INDEX tag_person ON tag(person)",
+    "CREATE TABLE num (person INTEGER, value INTEGER, UNIQUE (person, value))",
+    "CREATE TABLE kv (person INTEGER, key TEXT, value REAL, PRIMARY KEY (person, key))",
+]
+
+
+def timed(body) -> float:
+    t = time.perf_counter()
+    body()
+    return time.perf_counter() - t
+
+
+def operations(d: str) -> list:
+    """(label, count, Cove seconds, sqlite3 seconds) for each common operation."""
+    rows = []
+    realm = cove.open(os.path.join(d, "ops.cove"), schema=OPS_SCHEMA, schema_version=1, durability="no_sync")
+    db = sqlite3.connect(os.path.join(d, "ops.db"), isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=OFF")
+    for sql in OPS_SQL:
+        db.execute(sql)
+
+    def cove_create() -> None:
+        with realm.write():
+            dog = realm.create("Dog", {"id": 0, "name": "Rex"})
+            for i in range(M):
+                realm.create("Person", {"id": i, "name": NAMES[i % 1000], "age": i % 90, "score": i * 0.5, "dog": dog})
+
+    def sqlite_create() -> None:
+        db.execute("BEGIN")
+        db.execute("INSERT INTO dog VALUES (0, 'Rex')")
+        for i in range(M):
+            db.execute("INSERT INTO person VALUES (?, ?, ?, ?, 0)", (i, NAMES[i % 1000], i % 90, i * 0.5))
+        db.execute("COMMIT")
+
+    rows.append(("create one object per call (per object)", M, timed(cove_create), timed(sqlite_create)))
+    people = list(realm.objects("Person"))
+
+    def cove_iterate() -> None:
+        assert sum(p.age for p in realm.objects("Person")) >= 0
+
+    def sqlite_iterate() -> None:
+        assert sum(age for (age,) in db.execute("SELECT age FROM person")) >= 0
+
+    rows.append(("iterate every object reading one field (per object)", M, timed(cove_iterate), timed(sqlite_iterate)))
+
+    def cove_set() -> None:
+        with realm.write():
+            for p in people:
+                p.age = p.id % 80
+
+    def sqlite_set() -> None:
+        db.execute("BEGIN")
+        for i in range(M):
+            db.execute("UPDATE person SET age = ? WHERE id = ?", (i % 80, i))
+        db.execute("COMMIT")
+
+    rows.append(("set one field of an object in hand, one write (per set)", M, timed(cove_set), timed(sqlite_set)))
+
+    def cove_link() -> None:
+        assert all(p.dog.name for p in people)
+
+    def sqlite_link() -> None:
+        assert all(db.execute("SELECT name FROM dog WHERE id = ?", (0,)).fetchone()[0] for _ in range(M))
+
+    rows.append(("follow a link and read one field (per object)", M, timed(cove_link), timed(sqlite_link)))
+    owner = people[0]
+
+    def cove_append() -> None:
+        with realm.write():
+            tags, nums, scores = owner.tags, owner.nums, owner.scores
+            for i in range(M):
+                tags.append(NAMES[i % 1000])
+                nums.add(i)
+                scores[NAMES[i % 1000]] = i * 0.5
+
+    def sqlite_append() -> None:
+        db.execute("BEGIN")
+        for i in range(M):
+            db.execute("INSERT INTO tag VALUES (0, ?)", (NAMES[i % 1000],))
+            db.execute("INSERT OR IGNORE INTO num VALUES (0, ?)", (i,))
+            db.execute("INSERT OR REPLACE INTO kv VALUES (0, ?, ?)", (NAMES[i % 1000], i * 0.5))
+        db.execute("COMMIT")
+
+    rows.append(("list append + set add + map store, one write (per three)", M, timed(cove_append), timed(sqlite_append)))
+
+    def cove_collections() -> None:
+        assert len(list(owner.tags)) + len(list(owner.nums)) + len(list(owner.scores.items())) > 0
+
+    def sqlite_collections() -> None:
+        n = 0
+        for table, columns in (("tag", "value"), ("num", "value"), ("kv", "key, value")):
+            n += len(db.execute(f"SELECT {columns} FROM {table} WHERE person = 0").fetchall())
+        assert n > 0
+
+    count = M + M + len(owner.scores)
+    rows.append(("iterate a list, a set and a map of the owner (per element)", count, timed(cove_collections),
+                 timed(sqlite_collections)))
+    realm.close()
+    db.close()
+    return rows
 
 
 def main() -> None:
@@ -104,6 +224,7 @@ def main() -> None:
         sqlite_lookup = time.perf_counter() - t
         db.close()
         assert total == total2
+        ops = operations(d)
 
     def us(seconds: float, n: int) -> str:
         return f"{seconds / n * 1e6:.2f} µs"
@@ -112,6 +233,8 @@ def main() -> None:
     print("|---|--:|--:|--:|")
     print(f"| {N} objects: create_many vs executemany (per object) | {us(cove_insert, N)} | {us(sqlite_insert, N)} | {cove_insert / sqlite_insert:.2f}× |")
     print(f"| {L} primary-key lookups, 4 fields (per lookup) | {us(cove_lookup, L)} | {us(sqlite_lookup, L)} | {cove_lookup / sqlite_lookup:.2f}× |")
+    for label, count, a, b in ops:
+        print(f"| {label}, {count} | {us(a, count)} | {us(b, count)} | {a / b:.2f}× |")
     print()
     print("| Where a Cove lookup's time goes (per call) | Cove |")
     print("|---|--:|")
