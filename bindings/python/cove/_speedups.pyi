@@ -2,9 +2,13 @@
 from typing import Any, Iterator, List, Optional, Tuple
 
 MISS: object
+MISSING: object
 DONE: object
 FULL: object
 VALUE_SIZE: int
+
+class Handle:
+    """Owns a library handle (+1) and releases it when it goes."""
 
 class Accessor:
     name: str
@@ -19,7 +23,6 @@ def object_by_key(realm: int, class_name: bytes, key: int, cls: type, realm_obje
 def results_object(results: int, index: int, cls: type, realm_object: Any, name: str) -> Any: ...
 def list_element(collection: int, index: int, realm: Any) -> Any: ...
 def set_element(collection: int, index: int, realm: Any) -> Any: ...
-MISSING: object
 def map_entry(collection: int, index: int, realm: Any) -> Any: ...
 def map_value(collection: int, key: bytes, realm: Any) -> Any: ...
 def set_value(object: int, name: bytes, value: Any) -> Any: ...
