@@ -2,7 +2,7 @@
 // properties, collection operations in order with their positions, an empty record for an empty
 // commit, the schema flag, and a decoder that refuses damaged bytes.
 import XCTest
-import Cove
+@testable import Cove
 
 final class ChangeRecordTests: CoveTestCase {
     static let schemaJSON = """
@@ -113,6 +113,84 @@ final class ChangeRecordTests: CoveTestCase {
         XCTAssertEqual(keys(t.inserted), inserted.sorted())
         XCTAssertEqual(Set(t.modified.keys), modified)
         for (a, b) in zip(t.deleted, t.deleted.dropFirst()) { XCTAssertLessThan(a.upperBound + 1, b.lowerBound, "ranges merged") }
+    }
+
+    /// Deletes recorded out of order wait unsorted; before and after `settle()` the record
+    /// answers, compares and encodes as a model of key sets says, and the collection
+    /// operations of deleted objects go. Keys come back as a table hands them out: the next
+    /// key follows the last object, so deleting the last objects reuses their keys.
+    func testWaitingDeletesSettleToTheModel() throws {
+        var generator = SeededRandom(seed: 7)
+        var reused = 0
+        for round in 0..<60 {
+            var record = ChangeRecord()
+            var inserted = Set<Int64>(), deleted = Set<Int64>(), edited = Set<Int64>()
+            var live = Set(Int64(0)..<200)
+            var everUsed = live
+            for _ in 0..<Int.random(in: 1..<300, using: &generator) {
+                switch Int.random(in: 0..<5, using: &generator) {
+                case 0, 1:
+                    let key = (live.max() ?? -1) + 1
+                    if everUsed.contains(key) { reused += 1 }
+                    everUsed.insert(key)
+                    record.recordInsert(1, key)
+                    inserted.insert(key)
+                    live.insert(key)
+                case 2, 3:
+                    let pickLast = Int.random(in: 0..<3, using: &generator) == 0
+                    guard let key = pickLast ? live.max() : live.randomElement(using: &generator) else { continue }
+                    live.remove(key)
+                    record.recordDelete(1, key)
+                    if inserted.remove(key) == nil { deleted.insert(key) }
+                    edited.remove(key)
+                default:
+                    guard let key = live.randomElement(using: &generator) else { continue }
+                    record.recordCollection(.init(classKey: 1, objectKey: key, propertyKey: 3), .insert(0))
+                    if !inserted.contains(key) { edited.insert(key) }
+                }
+                if Int.random(in: 0..<10, using: &generator) == 0 { record.settle() }
+            }
+            let unsettled = record
+            let settled = record.settled()
+            XCTAssertFalse(settled.needsSettling)
+            XCTAssertEqual(unsettled, settled, "round \(round)")
+            XCTAssertEqual(unsettled.encoded(), settled.encoded(), "round \(round)")
+            let t = settled.tables[1] ?? .init()
+            XCTAssertEqual(t.inserted.flatMap { Array($0) }, inserted.sorted(), "round \(round)")
+            XCTAssertEqual(t.deleted.flatMap { Array($0) }, deleted.sorted(), "round \(round)")
+            for (a, b) in zip(t.deleted, t.deleted.dropFirst()) { XCTAssertLessThan(a.upperBound + 1, b.lowerBound) }
+            for (a, b) in zip(t.inserted, t.inserted.dropFirst()) { XCTAssertLessThan(a.upperBound + 1, b.lowerBound) }
+            let u = unsettled.tables[1] ?? .init()
+            for key in everUsed {
+                XCTAssertEqual(u.isInserted(key), inserted.contains(key), "round \(round) key \(key)")
+                XCTAssertEqual(u.isDeleted(key), deleted.contains(key), "round \(round) key \(key)")
+            }
+            XCTAssertEqual(Set(settled.collections.keys.map(\.objectKey)), edited, "round \(round)")
+            let decoded = try ChangeRecord.decode(unsettled.encoded())
+            XCTAssertEqual(decoded, unsettled, "round \(round)")
+        }
+        XCTAssertGreaterThan(reused, 50, "keys handed out again")
+    }
+
+    /// The range merges against sets of keys.
+    func testRangeUnionAndSubtraction() {
+        var generator = SeededRandom(seed: 3)
+        typealias T = ChangeRecord.TableChanges
+        func ranges(_ keys: Set<Int64>) -> [ClosedRange<Int64>] {
+            var out: [ClosedRange<Int64>] = []
+            for k in keys.sorted() { T.add(k, to: &out) }
+            return out
+        }
+        for _ in 0..<300 {
+            let present = Set((0..<Int.random(in: 0..<60, using: &generator)).map { _ in Int64.random(in: -40...40, using: &generator) })
+            let more = Set((0..<Int.random(in: 0..<30, using: &generator)).map { _ in Int64.random(in: -40...40, using: &generator) })
+                .subtracting(present)
+            XCTAssertEqual(T.union(ranges(present), more.sorted()), ranges(present.union(more)))
+            let taken = present.filter { _ in Bool.random(using: &generator) }
+            XCTAssertEqual(T.subtract(ranges(present), taken.sorted()), ranges(present.subtracting(taken)))
+        }
+        XCTAssertEqual(T.union([0...Int64.max], [5]), [0...Int64.max])
+        XCTAssertEqual(T.subtract([(Int64.max - 2)...Int64.max], [Int64.max]), [(Int64.max - 2)...(Int64.max - 1)])
     }
 
     func testDamagedRecordsAreRefused() throws {
