@@ -70,7 +70,7 @@ struct CellList: ~Copyable {
         }
         let offset = used
         used += length
-        cells.insert((offset, length), at: index)
+        if index == cells.count { cells.append((offset, length)) } else { cells.insert((offset, length), at: index) }
         return buffer + offset
     }
 

@@ -32,8 +32,9 @@ extension BTree {
     ///
     /// Replacing a value by one of the same size in a leaf this transaction already wrote
     /// allocates and frees no page (when both values are inline), and a put never merges pages
-    /// unless it shrinks a value: owners that edit a tree while accounting for its pages (the
-    /// free-space tree) may rely on both.
+    /// unless it shrinks a value or the tree shares splits (`sharesSplits`): owners that edit a
+    /// tree while accounting for its pages (the free-space tree) may rely on both once they
+    /// turn sharing off.
     /// - Returns: true if `key` is new.
     /// - Throws: `.invalidArgument` on a byte-keyed tree or for a value over `maxValueLength`;
     ///   `.corrupt`; the store's allocation errors.
@@ -160,28 +161,42 @@ extension BTree {
         var outcome: NodeOutcome
         let delta: Int
         var bias = SplitBias.balanced
-        switch edit {
-        case .remove:
-            guard found else { return false }
-            outcome = try removeFromLeaf(node, ref, at: index, isRoot: isRoot)
-            delta = -1
-        case .insert(let value):
-            if found { return false }
-            if rightmost && index == node.count { bias = .packLeft }
-            if leftmost && index == 0 { bias = .packRight }
-            outcome = try putInLeaf(node, ref, key, value, at: index, replacing: false, isRoot: isRoot, bias: bias)
+        var childRef = ref
+        var level = depth - 1
+        var shared = false
+        if !found, depth > 0, sharesSplits, let value = edit.value,
+           !(rightmost && index == node.count), !(leftmost && index == 0),
+           let split = try shareInsert(node, ref, key, value, at: index, parent: path[depth - 1]) {
+            // A full leaf in the middle of the tree shares its entries with a neighbour; its
+            // parent records the outcome, and the levels above it as usual.
+            let step = path[depth - 1]
+            outcome = try applyShared(step, split, count: step.count &+ 1, isRoot: depth == 1, bias: bias)
             delta = 1
-        case .put(let value):
-            if !found && rightmost && index == node.count { bias = .packLeft }
-            if !found && leftmost && index == 0 { bias = .packRight }
-            outcome = try putInLeaf(node, ref, key, value, at: index, replacing: found, isRoot: isRoot, bias: bias)
-            delta = found ? 0 : 1
+            childRef = step.ref
+            level = depth - 2
+            shared = true
+        } else {
+            switch edit {
+            case .remove:
+                guard found else { return false }
+                outcome = try removeFromLeaf(node, ref, at: index, isRoot: isRoot)
+                delta = -1
+            case .insert(let value):
+                if found { return false }
+                if rightmost && index == node.count { bias = .packLeft }
+                if leftmost && index == 0 { bias = .packRight }
+                outcome = try putInLeaf(node, ref, key, value, at: index, replacing: false, isRoot: isRoot, bias: bias)
+                delta = 1
+            case .put(let value):
+                if !found && rightmost && index == node.count { bias = .packLeft }
+                if !found && leftmost && index == 0 { bias = .packRight }
+                outcome = try putInLeaf(node, ref, key, value, at: index, replacing: found, isRoot: isRoot, bias: bias)
+                delta = found ? 0 : 1
+            }
         }
 
         // Carry the outcome up. Once a level reports the same page, no split, no underflow and
         // no count change, nothing above it changes either.
-        var childRef = ref
-        var level = depth - 1
         while level >= 0 {
             if outcome.ref == childRef && outcome.sibling == nil && !outcome.underflow && delta == 0 {
                 return edit.isRemove ? found : !found
@@ -191,9 +206,10 @@ extension BTree {
             childRef = step.ref
             level -= 1
         }
-        // A put of a new key merges no page, so it cannot leave the root with a single child:
-        // the root need not be read again to find out.
-        try installRoot(outcome, level: depth == 0 ? 0 : path[0].level, mayCollapse: edit.isRemove || found)
+        // A put of a new key merges no page unless its leaf's split was shared (a branch
+        // whose separators got shorter may then fall under its fill and merge), so it cannot
+        // leave the root with a single child: the root need not be read again to find out.
+        try installRoot(outcome, level: depth == 0 ? 0 : path[0].level, mayCollapse: edit.isRemove || found || shared)
         return edit.isRemove ? found : !found
     }
 

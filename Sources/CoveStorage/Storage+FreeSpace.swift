@@ -174,6 +174,8 @@ extension WriteTransaction {
         settlingFreeSpace = true
         defer { settlingFreeSpace = false }
         var tree = BTree(store: self, root: freeSpace, keyKind: .u64)
+        // The loop below relies on a put never freeing a page it allocated.
+        tree.sharesSplits = false
         // Groups of the base slot that must stay listed move into the tree, under the versions
         // that freed them (a version whose pages a slot listed has no record of its own in the
         // tree holding a page).

@@ -420,6 +420,51 @@ final class BTreeEdgeTests: XCTestCase {
         }
     }
 
+    /// Keys in random order: with shared splits the leaves stay about 81% full, against the
+    /// 68-72% of plain splits, in u64 and byte-keyed trees; the tree verifies after commits,
+    /// reads back its entries and leaks no page.
+    func testRandomInsertionWithSharedSplitsFillsPages() throws {
+        func leafFill(kind: BTreeKeyKind, shares: Bool) throws -> Double {
+            var rng = SeededRandom(seed: 31)
+            let store = MemoryPageStore()
+            var tree = BTree(store: store, root: .empty, keyKind: kind)
+            tree.sharesSplits = shares
+            var keys = Array(0..<40_000)
+            for i in stride(from: keys.count - 1, to: 0, by: -1) { keys.swapAt(i, rng.below(i + 1)) }
+            func key(_ k: Int) -> [UInt8] { Array("user-\(k * 7919 % 100_003)".utf8) }
+            for (n, k) in keys.enumerated() {
+                let value = [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: 8)
+                if kind == .u64 { try tree.put(UInt64(k), value) } else { try tree.put(key(k), value) }
+                if n % 5000 == 4999 {
+                    try tree.verify()
+                    store.commit()
+                }
+            }
+            try tree.verify()
+            XCTAssertEqual(tree.count, UInt64(keys.count))
+            for k in stride(from: 0, to: keys.count, by: 37) {
+                let value = kind == .u64 ? try tree.get(UInt64(k)) : try tree.get(key(k))
+                XCTAssertEqual(value, [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: 8), "\(kind) key \(k)")
+            }
+            var leaves = 0
+            var used = 0
+            try tree.forEachPage { pgno throws(StorageError) in
+                let page = try store.page(pgno)
+                guard PageHeader.type(page) == PageType.leaf.rawValue else { return }
+                leaves += 1
+                used += BTree<MemoryPageStore>.usedBytes(UnsafeMutableRawPointer(mutating: page))
+            }
+            try assertNoLeak(tree, "\(kind) shares \(shares)")
+            return Double(used) / Double(leaves * BTreeLayout.capacity)
+        }
+        for kind in [BTreeKeyKind.u64, .bytes] {
+            let plain = try leafFill(kind: kind, shares: false)
+            let shared = try leafFill(kind: kind, shares: true)
+            XCTAssertLessThan(plain, 0.72, "\(kind): plain splits")
+            XCTAssertGreaterThan(shared, 0.78, "\(kind): shared splits (plain \(plain))")
+        }
+    }
+
     func testRemovingMostEntriesShrinksTheTree() throws {
         let store = MemoryPageStore()
         var tree = BTree(store: store, root: .empty, keyKind: .u64)
