@@ -369,35 +369,47 @@ extension BTree {
             cut = best
         }
 
-        // Pages: writable ones from `reuse`, fresh ones for the rest; committed ones are freed.
-        var pool: [PageNumber] = []
-        for ref in [first, second] {
-            guard let ref else { continue }
-            if store.isWritable(ref.pgno) { pool.append(ref.pgno) } else { store.free(ref.pgno) }
-        }
-        func take() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-            if !pool.isEmpty {
-                let pgno = pool.removeFirst()
-                return (pgno, store.writablePage(pgno))
-            }
-            return try store.allocate()
-        }
-
-        let (leftPgno, leftPage) = try take()
+        var pool = reusablePages(second.map { [first, $0] } ?? [first])
+        let (leftPgno, leftPage) = try takePage(from: &pool)
         let leftCount = writeNode(list, 0..<cut, level: level, into: leftPage)
         var outcome = NodeOutcome(ref: freshRef(leftPgno), count: leftCount, sibling: nil, underflow: false)
         if cut < n {
-            let (rightPgno, rightPage) = try take()
+            let (rightPgno, rightPage) = try takePage(from: &pool)
             let rightCount = writeNode(list, cut..<n, level: level, into: rightPage)
-            let separator = level == 0
-                ? separator(between: key(in: list, cut - 1, level: 0), and: key(in: list, cut, level: 0))
-                : Array(key(in: list, cut, level: level))
-            outcome.sibling = SplitSibling(ref: freshRef(rightPgno), count: rightCount, separator: separator)
+            outcome.sibling = SplitSibling(ref: freshRef(rightPgno), count: rightCount,
+                                           separator: separator(in: list, before: cut, level: level))
         } else {
             outcome.underflow = Self.usedBytes(leftPage) < BTreeLayout.minFill(level: level)
         }
         for pgno in pool { store.free(pgno) }
         return outcome
+    }
+
+    /// The pages of `refs` that this transaction may write again, in order, for laying cells
+    /// out into; the committed ones are freed (their contents go to fresh copies).
+    func reusablePages(_ refs: [PageRef]) -> [PageNumber] {
+        var pool: [PageNumber] = []
+        for ref in refs {
+            if store.isWritable(ref.pgno) { pool.append(ref.pgno) } else { store.free(ref.pgno) }
+        }
+        return pool
+    }
+
+    /// The first page of `pool`, or a fresh one when it is empty. Pages left in the pool after
+    /// the last take are the caller's to free.
+    func takePage(from pool: inout [PageNumber]) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        if pool.isEmpty { return try store.allocate() }
+        let pgno = pool.removeFirst()
+        return (pgno, store.writablePage(pgno))
+    }
+
+    /// The separator a parent holds for a page whose cells start at cell `cut` of `list`: for
+    /// a leaf the shortest key between the cells either side of the cut, for a branch the
+    /// key of its first cell (which moves up).
+    func separator(in list: borrowing CellList, before cut: Int, level: Int) -> [UInt8] {
+        level == 0
+            ? separator(between: key(in: list, cut - 1, level: 0), and: key(in: list, cut, level: 0))
+            : Array(key(in: list, cut, level: level))
     }
 
     /// Formats `page` as a node holding `cells` of `list`; returns its subtree count.

@@ -164,8 +164,11 @@ extension BTree {
         var childRef = ref
         var level = depth - 1
         var shared = false
-        if !found, depth > 0, sharesSplits, let value = edit.value,
-           !(rightmost && index == node.count), !(leftmost && index == 0),
+        // A new key at the end (or the start) of the tree: the split, if any, packs the page
+        // the key leaves behind.
+        if !found && rightmost && index == node.count { bias = .packLeft }
+        if !found && leftmost && index == 0 { bias = .packRight }
+        if !found, depth > 0, sharesSplits, bias == .balanced, let value = edit.value,
            let split = try shareInsert(node, ref, key, value, at: index, parent: path[depth - 1]) {
             // A full leaf in the middle of the tree shares its entries with a neighbour; its
             // parent records the outcome, and the levels above it as usual.
@@ -183,13 +186,9 @@ extension BTree {
                 delta = -1
             case .insert(let value):
                 if found { return false }
-                if rightmost && index == node.count { bias = .packLeft }
-                if leftmost && index == 0 { bias = .packRight }
                 outcome = try putInLeaf(node, ref, key, value, at: index, replacing: false, isRoot: isRoot, bias: bias)
                 delta = 1
             case .put(let value):
-                if !found && rightmost && index == node.count { bias = .packLeft }
-                if !found && leftmost && index == 0 { bias = .packRight }
                 outcome = try putInLeaf(node, ref, key, value, at: index, replacing: found, isRoot: isRoot, bias: bias)
                 delta = found ? 0 : 1
             }

@@ -44,10 +44,10 @@ public struct BTree<Store: PageStore> {
     public let keyKind: BTreeKeyKind
     /// The root page and entry count, for the owner to record at commit.
     public internal(set) var root: TreeRoot
-    /// Whether a leaf that splits in the middle of the tree shares its entries with a
-    /// neighbour (`BTree.shareSplit`), which keeps randomly filled trees fuller. An owner that
-    /// accounts for the tree's pages while it edits it (the free-space tree) turns it off: a
-    /// shared split may free a page that the same put allocated.
+    /// Whether a full leaf in the middle of the tree shares its entries with a neighbour
+    /// instead of splitting in half (`shareInsert`), which keeps randomly filled trees fuller.
+    /// An owner that accounts for the tree's pages while it edits it (the free-space tree)
+    /// turns it off, so that a put changes only the pages on its own path.
     public var sharesSplits = true
 
     /// Opens the tree rooted at `root` (`TreeRoot.empty` for a new tree). Nothing is read until
