@@ -152,19 +152,16 @@ public struct ChangeRecord: Equatable, Sendable {
             unsettledDeletes = []
             unsettledMax = .min
             keys.sort()
+            var distinct: [Int64] = []
             var wereInserted: [Int64] = []
             var existed: [Int64] = []
-            var previous: Int64?
-            for k in keys where k != previous {
-                previous = k
+            for k in keys where k != distinct.last {
+                distinct.append(k)
                 if Self.contains(inserted, k) { wereInserted.append(k) } else { existed.append(k) }
             }
             if !wereInserted.isEmpty { inserted = Self.subtract(inserted, wereInserted) }
             if !existed.isEmpty { deleted = Self.union(deleted, existed) }
-            var all = wereInserted
-            all.append(contentsOf: existed)
-            all.sort()
-            return all
+            return distinct
         }
     }
 
