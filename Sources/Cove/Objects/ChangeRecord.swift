@@ -29,10 +29,9 @@ public struct ChangeRecord: Equatable, Sendable {
         public var deleted: [ClosedRange<Int64>] = []
         /// The properties written (by key) of objects that existed before and still exist.
         public var modified: [Int64: Set<Int64>] = [:]
-        /// Keys deleted since the last `settle()`, in the order they went.
+        /// Keys deleted since the last `settle()`, in the order they went. A table hands each
+        /// object key out once (`TableEntry.nextObjectKey` only grows), so no insert names one.
         var unsettledDeletes: [Int64] = []
-        /// The largest of them (`Int64.min` when there are none).
-        var unsettledMax = Int64.min
 
         public init() {}
 
@@ -139,7 +138,6 @@ public struct ChangeRecord: Equatable, Sendable {
         mutating func recordDelete(_ key: Int64) {
             modified[key] = nil
             unsettledDeletes.append(key)
-            unsettledMax = Swift.max(unsettledMax, key)
         }
 
         /// Folds the deletes recorded since the last call into `inserted` and `deleted`.
@@ -150,7 +148,6 @@ public struct ChangeRecord: Equatable, Sendable {
             guard !unsettledDeletes.isEmpty else { return [] }
             var keys = unsettledDeletes
             unsettledDeletes = []
-            unsettledMax = .min
             keys.sort()
             var distinct: [Int64] = []
             var wereInserted: [Int64] = []
@@ -244,9 +241,6 @@ public struct ChangeRecord: Equatable, Sendable {
     // MARK: Recording
 
     mutating func recordInsert(_ classKey: UInt32, _ objectKey: Int64) {
-        // A table's next key follows its last object, so deleting the last objects hands their
-        // keys out again: their deletes settle first, while the key still names the old object.
-        if let t = tables[classKey], objectKey <= t.unsettledMax { settle() }
         TableChanges.add(objectKey, to: &tables[classKey, default: TableChanges()].inserted)
     }
 

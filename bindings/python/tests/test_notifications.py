@@ -687,3 +687,34 @@ def test_change_sets_ready_when_the_descriptor_wakes(realm: cove.Realm, path: pa
         go.set()
         thread.join()
     token.invalidate()
+
+
+def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> None:
+    """One write deletes objects in random key order, and deletes objects it created itself
+    (newest first): the change set of the results in key order names exactly the rows that went
+    and came."""
+    with realm.write():
+        for i in range(200):
+            realm.create("Person", {"name": f"p{i:03}", "age": i})
+    people = realm.objects("Person")                           # key order
+    seen = Recorder()
+    with people.observe(seen):
+        realm.deliver()
+        before = [p.name for p in people]
+        rng = random.Random(41)
+        gone = rng.sample([f"p{i:03}" for i in range(199)], 80)
+
+        def change(r: cove.Realm) -> None:
+            for name in gone:
+                r.delete(r.find("Person", name))
+            for round in range(3):
+                r.delete(r.find("Person", "p199" if round == 0 else f"new{round - 1}"))
+                r.create("Person", {"name": f"new{round}", "age": 1})
+        commit(other, change)
+        assert realm.refresh() is True
+        after = [p.name for p in people]
+        assert after[-1] == "new2" and len(after) == len(before) - 80
+        change_set = seen.last
+        assert change_set.deletions == [i for i, name in enumerate(before) if name not in after]
+        assert change_set.insertions == [i for i, name in enumerate(after) if name not in before]
+        assert change_set.modifications == []
