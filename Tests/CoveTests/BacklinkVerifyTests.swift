@@ -77,4 +77,32 @@ final class BacklinkVerifyTests: CoveTestCase {
             _ = try t.remove(classKey + CatalogKey.bigEndian(1, bytes: 8) + CatalogKey.bigEndian(0, bytes: 8))
         }
     }
+
+    /// A create puts its links into the new object's row and files their backlinks after it:
+    /// objects created in a row (still waiting to be written to their table) link and are
+    /// linked, and a property named twice keeps its last value and only that value's backlink.
+    func testCreatedLinksHaveTheirBacklinks() throws {
+        let realm = try Realm(configuration: .init(path: "\(folder)/c.cove", durability: .noSync,
+                                                   schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1))
+        defer { realm.close() }
+        try realm.write {
+            let rex = try realm.dynamicCreate("Dog", values: [("name", .string("rex"))])
+            let fido = try realm.dynamicCreate("Dog", values: [("name", .string("fido"))])
+            for i in 0..<300 {
+                _ = try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("dog", .link(i % 3 == 0 ? fido.link : rex.link)),
+                                                               ("any", .link(rex.link))])
+            }
+            _ = try realm.dynamicCreate("Person", values: [("dog", .link(rex.link)), ("dog", .null), ("any", .link(fido.link)), ("any", .int(7))])
+            _ = try realm.dynamicCreate("Person", values: [("dog", .link(rex.link)), ("dog", .link(fido.link)), ("any", .link(fido.link)), ("any", .int(7)), ("any", .link(fido.link))])
+            XCTAssertEqual(try rex.linkingObjects("owners").count, 200)
+            XCTAssertEqual(try fido.linkingObjects("owners").count, 101)
+        }
+        let report = try realm.verify()
+        XCTAssertTrue(report.contains("602 backlink entries match their links"), report)
+        let people = try realm.dynamicObjects("Person")
+        XCTAssertEqual(people.count, 302)
+        XCTAssertEqual(try people[300]["dog"], .null)
+        XCTAssertEqual(try people[300]["any"], .int(7))
+        XCTAssertEqual(try people[301]["dog"], try people[0]["dog"], "fido, as the first person's")
+    }
 }

@@ -472,11 +472,11 @@ final class ObjectStore {
 
     /// Creates an object with its primary key and the values of `values` (property names with
     /// their values; one naming the primary key is skipped: the key is `primaryKey`). Plain
-    /// single values go into the one row insert; links are set afterwards, as `set` does.
+    /// single values and links go into the one row insert; the links' backlinks follow it.
     /// Everything is checked before the object exists, so a bad value leaves nothing half made.
     func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(String, Value)] = []) throws(CoveError) -> Int64 {
-        try create(cls, primaryKey: primaryKey) { (t, row, later) throws(CoveError) in
-            for (name, v) in values { try fill(t, at: try t.position(ofProperty: name), v, &row, &later) }
+        try create(cls, primaryKey: primaryKey) { (t, row, links) throws(CoveError) in
+            for (name, v) in values { try fill(t, at: try t.position(ofProperty: name), v, &row, &links) }
         }
     }
 
@@ -541,8 +541,8 @@ final class ObjectStore {
     func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
         try plan.requireValues(for: values)
         if plan.allPlain, let key = try createPlain(plan, values) { return key }
-        return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, later) throws(CoveError) in
-            for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &later) }
+        return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, links) throws(CoveError) in
+            for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &links) }
         }
     }
 
@@ -589,9 +589,10 @@ final class ObjectStore {
     }
 
     /// What both creates share: checks the class and primary key, lets `fill` put the values
-    /// into a row of defaults (and the links to set afterwards into `later`), inserts the row.
+    /// into a row of defaults (and the links among them, checked, into its list), inserts the
+    /// row, then files the links' backlinks under the new object's key.
     private func create(_ cls: ObjectSchema, primaryKey: Value?,
-                        fill: (Table, inout [CellValue], inout [(Property, Value)]) throws(CoveError) -> Void) throws(CoveError) -> Int64 {
+                        fill: (Table, inout [CellValue], inout [(property: Property, column: Int)]) throws(CoveError) -> Void) throws(CoveError) -> Int64 {
         try requireWrite()
         try Self.requireCreatable(cls)
         let t = try tableForAppend(cls)
@@ -602,15 +603,29 @@ final class ObjectStore {
             throw CoveError(.invalidArgument, "class '\(cls.className)' has primary key '\(p.name)': give its value")
         }
         var row = t.takeRow()
-        var later: [(Property, Value)] = []
+        var links: [(property: Property, column: Int)] = []
         do throws(CoveError) {
-            try fill(t, &row, &later)
+            try fill(t, &row, &links)
         } catch {
             t.returnRow(row)
             throw error
         }
+        // What the link properties finally hold (a property named twice keeps its last value).
+        var linked: [(property: Property, cell: CellValue)] = []
+        for (p, c) in links where !linked.contains(where: { $0.property.key == p.key }) {
+            linked.append((p, row[c]))
+        }
         let key = try insertRow(cls, t, primaryKey: normalizedPK, row: &row)
-        for (p, v) in later { try set(cls, key, p, v) }
+        // The targets learn of the new object here, from the cells kept above: reading the row
+        // back would write the table's pending objects at every create.
+        for (p, cell) in linked {
+            if p.isLink {
+                try updateBacklink(cls, p, source: key, old: .null, new: cell)
+            } else {
+                let value = try PropertyCodec.value(cell, for: p, targetClassKey: 0)
+                try updateMixedBacklink(cls, p, source: key, old: .null, new: value)
+            }
+        }
         return key
     }
 
@@ -632,10 +647,10 @@ final class ObjectStore {
         }
     }
 
-    /// Puts value `v` of the property at position `i` of `t`'s class into `row` when it is a
-    /// plain single value, or checks it and adds it to `later` when it is a link; skips the
-    /// primary key (the create has it).
-    private func fill(_ t: Table, at i: Int, _ v: Value, _ row: inout [CellValue], _ later: inout [(Property, Value)]) throws(CoveError) {
+    /// Puts value `v` of the property at position `i` of `t`'s class into `row`; a link property
+    /// (or a mixed one given a link) is checked first and also named in `links`, whose backlinks
+    /// the create files once the object has its key. Skips the primary key (the create has it).
+    private func fill(_ t: Table, at i: Int, _ v: Value, _ row: inout [CellValue], _ links: inout [(property: Property, column: Int)]) throws(CoveError) {
         let plain = t.plainColumnAt[i]
         if plain.column >= 0, let cell = PropertyCodec.exactCell(v, plain.spec) {
             row[plain.column] = cell
@@ -650,7 +665,7 @@ final class ObjectStore {
             row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
             return
         }
-        _ = try PropertyCodec.cell(v, for: p, of: cls)
+        let cell = try PropertyCodec.cell(v, for: p, of: cls)
         try checkMixedLink(v, p, cls)
         if let target = p.type.objectClassName {
             if try objectSchema(target).isEmbedded, !v.isNull {
@@ -658,7 +673,10 @@ final class ObjectStore {
             }
             try checkLinkTarget(v, target, p, cls)
         }
-        later.append((p, v))
+        let stored = t.columnOfPropertyAt[i]
+        let c = stored >= 0 ? stored : try column(p, in: t)
+        row[c] = cell
+        links.append((p, c))
     }
 
     /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
