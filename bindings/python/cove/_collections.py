@@ -39,11 +39,12 @@ class Embedded:
         self.values = values
 
 
-def cvalue(value: Any) -> Tuple[Any, _PyList[Any]]:
-    """A cove_value_t* holding `value`, and the buffers to keep alive while the C side reads it."""
+def cvalue(value: Any, realm: Any) -> Tuple[Any, _PyList[Any]]:
+    """A cove_value_t* holding `value` for a collection of `realm`, and the buffers to keep
+    alive while the C side reads it."""
     v = ffi.new("cove_value_t*")
     keep: _PyList[Any] = []
-    write_value(ffi, v, value, keep)
+    write_value(ffi, v, value, keep, realm)
     return v, keep
 
 
@@ -249,7 +250,7 @@ class List(_Collection, typing.MutableSequence[_T]):
             self._fill_new(out[0], element.values, update)
         elif list_insert(self._addr, i, element) is MISS:
             # Not a plain value, or refused: the general path (_speedups.c) writes it or raises.
-            v, keep = cvalue(element)
+            v, keep = cvalue(element, self._realm)
             check(lib.cove_list_insert(self._handle, i, v))
 
     def _set_prepared(self, i: int, element: Any, update: bool) -> None:
@@ -259,7 +260,7 @@ class List(_Collection, typing.MutableSequence[_T]):
             check(lib.cove_list_erase(self._handle, i))
             self._insert_prepared(i, element, update)
         elif list_set(self._addr, i, element) is MISS:
-            v, keep = cvalue(element)
+            v, keep = cvalue(element, self._realm)
             check(lib.cove_list_set(self._handle, i, v))
 
     @overload
@@ -420,7 +421,7 @@ class Set(_Collection, typing.MutableSet[_T]):
 
     def __contains__(self, value: object) -> bool:
         try:
-            v, keep = cvalue(value)
+            v, keep = cvalue(value, self._realm)
         except (WrongTypeError, InvalidatedError, OverflowError, ValueError):
             return False   # a value the set can never hold
         out = ffi.new("bool*")
@@ -443,16 +444,16 @@ class Set(_Collection, typing.MutableSet[_T]):
     def add(self, value: _T) -> None:
         element = self._prepare(value)
         if set_add(self._addr, element) is MISS:
-            v, keep = cvalue(element)
+            v, keep = cvalue(element, self._realm)
             check(lib.cove_set_insert(self._handle, v, ffi.NULL))
 
     def discard(self, value: _T) -> None:
-        v, keep = cvalue(value)
+        v, keep = cvalue(value, self._realm)
         check(lib.cove_set_erase(self._handle, v, ffi.NULL))
 
     def remove(self, value: _T) -> None:
         """Removes a value; KeyError when the set does not hold it."""
-        v, keep = cvalue(value)
+        v, keep = cvalue(value, self._realm)
         out = ffi.new("bool*")
         check(lib.cove_set_erase(self._handle, v, out))
         if not out[0]:
@@ -712,7 +713,7 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
             check(lib.cove_map_set_embedded(self._handle, key, out))
             self._fill_new(out[0], element.values, update)
         elif map_set(self._addr, key, element) is MISS:
-            v, keep = cvalue(element)
+            v, keep = cvalue(element, self._realm)
             check(lib.cove_map_set(self._handle, key, v))
 
     def __delitem__(self, key: str) -> None:

@@ -1,10 +1,11 @@
 """Live objects: attribute reads and writes go through to the realm."""
 from __future__ import annotations
 
+from collections import abc
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _declare
-from ._collections import List as CoveList, Map as CoveMap, Set as CoveSet
+from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet
 from ._errors import InvalidArgumentError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._speedups import MISS, Accessor, set_value
@@ -143,8 +144,6 @@ class Object:
         assert info is not None
         if kind == LINK:
             element = prepare(self._realm, info, value, update)
-            from ._collections import Embedded
-
             if isinstance(element, Embedded):
                 out = ffi.new("cove_object_t**")
                 check(lib.cove_object_create_embedded(self._handle, name.encode(), out))
@@ -159,7 +158,7 @@ class Object:
     def _write(self, name: str, value: Any) -> None:
         v = ffi.new("cove_value_t*")
         keep: List[Any] = []
-        write_value(ffi, v, value, keep)
+        write_value(ffi, v, value, keep, self._realm)
         check(lib.cove_object_set(self._handle, name.encode(), v))
 
     def _fill(self, values: Mapping[str, Any], update: bool) -> None:
@@ -332,21 +331,18 @@ def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any
     """An element or link value ready to write into `info`: for an embedded class the values
     of a new embedded object (from a dict, or copied from an embedded object), for a link a dict
     turned into a new object; anything else as it is (the library checks its type)."""
-    from ._collections import Embedded
-
     if info.target is None:
         return value
-    if info.embedded:
-        if value is None and info.kind != LIST:
-            return None
-        if isinstance(value, Mapping):
-            return Embedded(dict(value))
-        if isinstance(value, Object):
-            if value._class_name != info.target:
-                raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value._class_name}")
-            return Embedded(value._snapshot())
-        raise WrongTypeError(
-            2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")
-    if isinstance(value, Mapping):
-        return realm._create_nested(info.target, value, update)
-    return value
+    if not info.embedded:
+        # collections.abc's Mapping: typing's answers isinstance() through two more calls.
+        return realm._create_nested(info.target, value, update) if isinstance(value, abc.Mapping) else value
+    if value is None and info.kind != LIST:
+        return None
+    if isinstance(value, abc.Mapping):
+        return Embedded(dict(value))
+    if isinstance(value, Object):
+        if value._class_name != info.target:
+            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value._class_name}")
+        return Embedded(value._snapshot())
+    raise WrongTypeError(
+        2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")

@@ -45,8 +45,11 @@ class Realm:
     """
 
     def __init__(self, handle: Any, *, path: Optional[str], frozen: bool,
-                 classes: Optional[Dict[str, Type[Object]]] = None) -> None:
+                 classes: Optional[Dict[str, Type[Object]]] = None, file: Any = None) -> None:
         self._handle = handle
+        # What names the data this realm reads: its file's real path, or for an in-memory realm
+        # a token its frozen copies share. Objects of realms with the same one link here.
+        self._file: Any = file if file is not None else (os.path.realpath(path) if path is not None else object())
         # The handle's address, for the C paths of _speedups.c (used only while the realm is open).
         self._addr: int = int(ffi.cast("uintptr_t", handle))
         self._path = path
@@ -233,7 +236,7 @@ class Realm:
         """An immutable snapshot of this realm's version, readable from any thread."""
         out = ffi.new("cove_realm_t**")
         check(lib.cove_freeze(self._h(), out))
-        frozen = Realm(out[0], path=self._path, frozen=True, classes=self._classes)
+        frozen = Realm(out[0], path=self._path, frozen=True, classes=self._classes, file=self._file)
         frozen._live_ref = weakref.ref(self)     # where its results thaw to by default
         return frozen
 
@@ -423,7 +426,7 @@ class Realm:
                     continue
             later[name] = value
         keep: List[Any] = []
-        buffer, filled, failure = pack_rows(ffi, [row], len(names), keep)
+        buffer, filled, failure = pack_rows(ffi, [row], len(names), keep, self)
         if failure is not None:
             raise failure
         key = (class_name, *names)
@@ -716,7 +719,7 @@ class _Batch:
         names_array = ffi.new("const char*[]", c_names) if n else ffi.NULL
         # A value that cannot be written stops the batch at its row: the rows before it are
         # still created, as the library does.
-        values, filled, failure = pack_rows(ffi, rows, n, keep)
+        values, filled, failure = pack_rows(ffi, rows, n, keep, self.realm)
         created = ffi.new("size_t*")
         status = 0
         if filled:

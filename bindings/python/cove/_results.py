@@ -261,7 +261,7 @@ class Results(typing.Sequence[_T]):
         _text(query, "the query")
         text, values, labels = bind_arguments(query, args)
         c_text = text.encode("utf-8", "surrogatepass")
-        c_args, keep = _arguments(values, labels)
+        c_args, keep = _arguments(values, labels, self._realm)
         out = ffi.new("cove_results_t**")
         if self._root and self._class_name is not None:
             check(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out))
@@ -320,7 +320,7 @@ class Results(typing.Sequence[_T]):
             text = "TRUEPREDICATE DISTINCT(" + ", ".join(f"$K{i}" for i in range(len(paths))) + ")"
             for path in paths:
                 _text(path, "the key path")
-            c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths])
+            c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths], self._realm)
             check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
             del keep
         return self._derive(out[0], f"distinct on {', '.join(paths)}")
@@ -483,7 +483,7 @@ class Results(typing.Sequence[_T]):
                 lib.cove_release(out[0])
 
 
-def _arguments(values: Sequence[Any], labels: Sequence[str]) -> Tuple[Any, List[Any]]:
+def _arguments(values: Sequence[Any], labels: Sequence[str], realm: Any) -> Tuple[Any, List[Any]]:
     """The cove_value_t array of query arguments and the buffers to keep while the call reads
     them. A value that cannot be converted raises naming the argument."""
     keep: List[Any] = []
@@ -493,7 +493,7 @@ def _arguments(values: Sequence[Any], labels: Sequence[str]) -> Tuple[Any, List[
     keep.append(array)
     for i, value in enumerate(values):
         try:
-            write_value(ffi, array[i], value, keep)
+            write_value(ffi, array[i], value, keep, realm)
         except Error as exc:
             raise type(exc)(exc.code, f"query argument {labels[i]}: {exc.message}") from None
         except (ValueError, OverflowError) as exc:

@@ -714,15 +714,49 @@ static int pack_value(PyObject *o, cove_value_t *v) {
     return 0;
 }
 
+/* Writes `o` as a link when it is an object of `realm` (its `_realm` is that very realm; an
+ * object of another realm is the general path's to refuse or to take) whose handle the
+ * library turns into a link; 0 for anything else (the general path writes it), -1 on error.
+ * An object carries its handle's address as `_addr`, which an object made by the Python side
+ * computes the first time it is asked for. */
+static int pack_link(PyObject *o, PyObject *realm, cove_value_t *v) {
+    if (realm == Py_None || Py_TYPE(o)->tp_dictoffset == 0 || PyType_Check(o))
+        return 0;
+    PyObject *dict = PyObject_GenericGetDict(o, NULL);
+    if (dict == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *owner = PyDict_GetItemWithError(dict, str_realm);
+    int same = owner == realm && PyDict_GetItemWithError(dict, str_class_name) != NULL;
+    Py_DECREF(dict);
+    if (!same)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *addr = PyObject_GetAttr(o, str_addr);
+    if (addr == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    void *handle = handle_at(addr);
+    Py_DECREF(addr);
+    if (handle == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    /* Reads the handle's class and object keys, taking no lock: no need to let go of the GIL. */
+    return cove_object_to_link((cove_object_t *)handle, v) == COVE_OK;
+}
+
 /* Fills `buffer` (writable, zeroed, room for len(rows) * n library values) row-major from
  * `rows`, a list of lists of n values each, and returns the list of the flat indices
- * (row * n + column) of the values it left for the general path, in order. */
+ * (row * n + column) of the values it left for the general path, in order. Objects of
+ * `realm` become links (pack_link()); with None, every object is left. */
 static PyObject *pack(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyList_CheckExact(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "pack(rows: list, n: int, buffer)");
+    if (nargs != 4 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "pack(rows: list, n: int, buffer, realm)");
         return NULL;
     }
-    PyObject *rows = args[0];
+    PyObject *rows = args[0], *realm = args[3];
     Py_ssize_t n = PyLong_AsSsize_t(args[1]);
     if (n < 0) {
         if (!PyErr_Occurred())
@@ -750,7 +784,10 @@ static PyObject *pack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
         for (Py_ssize_t j = 0; j < n; j++) {
-            int packed = pack_value(PyList_GET_ITEM(row, j), out + i * n + j);
+            PyObject *value = PyList_GET_ITEM(row, j);
+            int packed = pack_value(value, out + i * n + j);
+            if (packed == 0)
+                packed = pack_link(value, realm, out + i * n + j);
             if (packed < 0) {
                 Py_CLEAR(left);
                 goto done;
@@ -801,7 +838,7 @@ static PyMethodDef methods[] = {
     {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
      "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
-     "pack(rows, n, buffer): writes the rows' plain values; the indices left for Python"},
+     "pack(rows, n, buffer, realm): writes the rows' plain values and objects of realm; the indices left for Python"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -188,9 +188,11 @@ def bid_to_decimal(data: bytes) -> decimal.Decimal:
 ValueLike = Union[None, bool, int, float, str, bytes, _dt.datetime, decimal.Decimal, uuid.UUID, ObjectId]
 
 
-def write_value(ffi: Any, out: Any, value: Any, keep: List[Any]) -> None:
+def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = None) -> None:
     """Fills the cove_value_t `out` from a Python value. Byte buffers the C side reads are
-    appended to `keep`, which the caller holds until the call returns."""
+    appended to `keep`, which the caller holds until the call returns. An object becomes a
+    link for `realm` (the realm the value goes into; None: an object of any realm), and only
+    when it is an object of the same file (see `check_same_file`)."""
     if value is None:
         out.type = TYPE_NULL
     elif isinstance(value, bool):
@@ -238,18 +240,38 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any]) -> None:
             from ._errors import WrongTypeError
 
             raise WrongTypeError(2, f"cove cannot store a value of type {type(value).__name__}")
+        if realm is not None:
+            check_same_file(realm, value)
         class_key, object_key = link()
         out.type = TYPE_LINK
         out.u.link.class_key = class_key
         out.u.link.object_key = object_key
 
 
-def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any]) -> Tuple[Any, int, Optional[Exception]]:
+def check_same_file(realm: Any, obj: Any) -> None:
+    """Refuses `obj` as a link value for `realm` unless it is an object of that realm or of
+    another realm on the same file (a frozen one, another handle): object keys name objects
+    only within their file, and a key taken from another file would link whatever object
+    there has it."""
+    owner = getattr(obj, "_realm", None)
+    if owner is realm or owner is None or owner._file == realm._file:
+        return
+    from ._errors import InvalidArgumentError
+
+    where = owner.path if owner.path is not None else "an in-memory realm"
+    here = realm.path if realm.path is not None else "an in-memory realm"
+    raise InvalidArgumentError(
+        1, f"the {obj._class_name} object belongs to another realm ({where}), not to {here}: link objects of the same realm")
+
+
+def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any],
+              realm: Any = None) -> Tuple[Any, int, Optional[Exception]]:
     """The rows' values as one cove_value_t array (row-major, n per row) for a batch call.
 
     Values of the plain types (int, float, bool, str, bytes, None) are written in C
-    (``_speedups.pack``), pointing into the rows' own objects; the others value by value as
-    write_value does, their buffers appended to `keep`. Returns the array, how many leading
+    (``_speedups.pack``), pointing into the rows' own objects, and so are objects of `realm`
+    itself (as links); the others value by value as write_value does for `realm`, their
+    buffers appended to `keep`. Returns the array, how many leading
     rows were filled completely, and the exception of the first row that could not be (None
     if all were)."""
     count = len(rows)
@@ -257,12 +279,12 @@ def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any]) -> Tuple
         return ffi.NULL, count, None
     words = bytearray(VALUE_SIZE * n * count)
     keep.append(words)
-    left = pack(rows, n, words)
+    left = pack(rows, n, words, realm)
     values = ffi.from_buffer("cove_value_t[]", words)
     for index in left:
         i, j = divmod(index, n)
         try:
-            write_value(ffi, values[index], rows[i][j], keep)
+            write_value(ffi, values[index], rows[i][j], keep, realm)
         except (Error, OverflowError, ValueError, TypeError) as exc:
             return values, i, exc
     return values, count, None

@@ -450,3 +450,49 @@ def test_collection_writes_in_c_and_their_errors(realm: cove.Realm) -> None:
     frozen = t.freeze()
     with pytest.raises(cove.FrozenError):
         frozen.set.add(4)
+
+
+def test_links_packed_in_c_and_objects_of_another_file(tmp_path: pathlib.Path) -> None:
+    """create() and create_many() pack links to objects of the same realm in C; an object of a
+    realm on another file is refused wherever it would become a link (its key would name some
+    other object there), and one of the same file (a frozen realm, a second handle) is taken."""
+    schema = {
+        "Person": {"primaryKey": "id", "properties": {
+            "id": "int", "dog": "Dog?", "dogs": "Dog[]", "pack": "Dog<>", "named": "Dog?{}", "any": "mixed"}},
+        "Dog": {"properties": {"name": "string", "owners": "@links(Person.dog)"}},
+    }
+    here = cove.open(tmp_path / "here.cove", schema=schema, schema_version=1, durability="no_sync")
+    there = cove.open(tmp_path / "there.cove", schema=schema, schema_version=1, durability="no_sync")
+    with there.write():
+        stranger = there.create("Dog", {"name": "Stranger"})
+    with here.write():
+        rex = here.create("Dog", {"name": "Rex"})
+        gone = here.create("Dog", {"name": "Gone"})
+        people = [here.create("Person", {"id": i, "dog": rex, "any": rex}) for i in range(50)]
+        assert here.create_many("Person", ({"id": 100 + i, "dog": rex} for i in range(50))) == 50
+        assert len(rex.owners) == 100 and people[7].dog == rex and people[7].any == rex
+        here.delete(gone)
+        with pytest.raises(cove.InvalidArgumentError, match="does not exist"):
+            here.create("Person", {"id": 200, "dog": gone})       # a deleted object: the general path's error
+        with pytest.raises(cove.InvalidArgumentError, match=r"belongs to another realm \(.*there\.cove\)"):
+            here.create("Person", {"id": 201, "dog": stranger})
+        for write in (lambda p: here.create("Person", {"id": 202, "any": stranger}),
+                      lambda p: here.create_many("Person", [{"id": 203, "dog": stranger}]),
+                      lambda p: setattr(p, "dog", stranger), lambda p: setattr(p, "any", stranger),
+                      lambda p: p.dogs.append(stranger), lambda p: p.pack.add(stranger),
+                      lambda p: p.named.__setitem__("x", stranger)):
+            with pytest.raises(cove.InvalidArgumentError, match="belongs to another realm"):
+                write(people[0])
+        assert len(here.objects("Person")) == 100 and people[0].dog == rex and people[0].any == rex
+        assert list(people[0].dogs) == [] and len(people[0].pack) == 0 and len(people[0].named) == 0
+    with pytest.raises(cove.InvalidArgumentError, match="belongs to another realm"):
+        here.objects("Person").filter("dog == $0", stranger)
+    frozen_rex = rex.freeze()
+    again = cove.open(tmp_path / "here.cove", schema=schema, schema_version=1, durability="no_sync")
+    with here.write():
+        p = here.create("Person", {"id": 300, "dog": frozen_rex})                 # a frozen object of this file
+        p.dogs.append(again.objects("Dog")[0])                                    # a second handle's
+    assert p.dog == rex and list(p.dogs) == [rex] and len(rex.owners) == 101
+    assert len(here.objects("Person").filter("dog == $0", frozen_rex)) == 101
+    for r in (frozen_rex.realm, again, here, there):
+        r.close()
