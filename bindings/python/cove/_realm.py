@@ -19,6 +19,7 @@ from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, find_int, take
+from ._speedups import create as create_object
 from ._values import pack_rows, write_value
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Realm:
         self._class_by_key: Dict[int, str] = {}
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
         # The C arrays of names that create() passes, by class and property names (_create_new).
-        self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any]]] = {}
+        self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any], int]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -425,10 +426,6 @@ class Realm:
                     row.append(element)
                     continue
             later[name] = value
-        keep: List[Any] = []
-        buffer, filled, failure = pack_rows(ffi, [row], len(names), keep, self)
-        if failure is not None:
-            raise failure
         key = (class_name, *names)
         encoded = self._name_arrays.get(key)
         if encoded is None:
@@ -437,10 +434,22 @@ class Realm:
             if len(self._name_arrays) >= 256:
                 self._name_arrays.clear()
             c_names = [ffi.new("char[]", name.encode()) for name in names]
-            encoded = self._name_arrays[key] = (class_name.encode(), ffi.new("const char*[]", c_names) if names else ffi.NULL, c_names)
-        out = self._scratch_object or ffi.new("cove_object_t**")
-        check(lib.cove_object_create_with_values(self._h(), encoded[0], encoded[1], len(names), buffer, out))
-        obj = self._wrap(out[0], class_name)
+            array = ffi.new("const char*[]", c_names) if names else ffi.NULL
+            encoded = self._name_arrays[key] = (class_name.encode(), array, c_names, int(ffi.cast("uintptr_t", array)))
+        obj: Any = MISS
+        if self._open[0]:
+            # In C (_speedups.c); MISS for a value it does not pack or a create the library
+            # refused (which made nothing): the general path below repeats it and raises.
+            obj = create_object(self._addr, encoded[0], encoded[3], row, self,
+                                declared or (EmbeddedObject if info.embedded else Object), class_name)
+        if obj is MISS:
+            keep: List[Any] = []
+            buffer, filled, failure = pack_rows(ffi, [row], len(names), keep, self)
+            if failure is not None:
+                raise failure
+            out = self._scratch_object or ffi.new("cove_object_t**")
+            check(lib.cove_object_create_with_values(self._h(), encoded[0], encoded[1], len(names), buffer, out))
+            obj = self._wrap(out[0], class_name)
         if later:
             obj._fill(later, False)
         return obj

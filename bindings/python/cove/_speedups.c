@@ -808,6 +808,57 @@ done:
     return left;
 }
 
+/* ---- create(realm, class_name, names, row, realm_object, cls, class_name) -------------------- */
+
+/* The values of one object, as many as fit here, packed without allocating. */
+#define CREATE_MAX_VALUES 32
+
+/* create(realm, class_name: bytes, names: int, row: list, realm_object, cls, class_name: str):
+ * a new object of the class from `row`, one value for each of the `len(row)` property names
+ * whose C array `names` addresses (a `const char*[]` the caller keeps), as a new instance of
+ * `cls`. MISS when a value is not one pack() writes (plain, or an object of `realm_object`),
+ * when there are more than CREATE_MAX_VALUES, or when the library refused: a refused create
+ * made nothing, and the caller's general path repeats it and raises. */
+static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7 || !PyBytes_Check(args[1]) || !PyList_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "create(realm, class_name: bytes, names: int, row: list, realm, cls, class_name)");
+        return NULL;
+    }
+    void *realm = handle_at(args[0]);
+    if (realm == NULL)
+        return NULL;
+    PyObject *row = args[3];
+    Py_ssize_t n = PyList_GET_SIZE(row);
+    const char *const *names = NULL;
+    if (n > 0) {
+        names = PyLong_AsVoidPtr(args[2]);
+        if (names == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "create: a null array of names");
+            return NULL;
+        }
+    }
+    if (n > CREATE_MAX_VALUES)
+        return miss();
+    cove_value_t values[CREATE_MAX_VALUES];
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *value = PyList_GET_ITEM(row, j);
+        int packed = pack_value(value, &values[j]);
+        if (packed == 0)
+            packed = pack_link(value, args[4], &values[j]);
+        if (packed <= 0)
+            return packed < 0 ? NULL : miss();
+    }
+    /* The strings packed point into the row's objects, which the caller holds. */
+    cove_object_t *made = NULL;
+    cove_status_t status;
+    UNLOCKED(status = cove_object_create_with_values((cove_realm_t *)realm, PyBytes_AS_STRING(args[1]), names,
+                                                     (size_t)n, n > 0 ? values : NULL, &made));
+    if (status != COVE_OK)
+        return miss();
+    return wrap(args[5], args[4], args[6], made);
+}
+
 /* ---- the module ------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -837,6 +888,8 @@ static PyMethodDef methods[] = {
      "results_object(results, index, cls, realm, class_name): the object at index of results, or MISS"},
     {"take", (PyCFunction)(void (*)(void))take, METH_FASTCALL,
      "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
+    {"create", (PyCFunction)(void (*)(void))create, METH_FASTCALL,
+     "create(realm, class_name, names, row, realm, cls, class_name): a new object from plain values and links, or MISS"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(rows, n, buffer, realm): writes the rows' plain values and objects of realm; the indices left for Python"},
     {NULL, NULL, 0, NULL},

@@ -8,6 +8,7 @@ import datetime
 import decimal
 import gc
 import pathlib
+import re
 import uuid
 from collections import OrderedDict
 from typing import Any, Iterator
@@ -496,3 +497,30 @@ def test_links_packed_in_c_and_objects_of_another_file(tmp_path: pathlib.Path) -
     assert len(here.objects("Person").filter("dog == $0", frozen_rex)) == 101
     for r in (frozen_rex.realm, again, here, there):
         r.close()
+
+
+def test_create_in_c_and_what_it_leaves_to_python(tmp_path: pathlib.Path) -> None:
+    """create() makes an object from plain values and links in one C call; more values than the
+    C path packs, a value it does not pack (a date, a string with a lone surrogate) and a create
+    the library refuses take the general path, which gives the same objects and raises the
+    library's errors."""
+    wide = {f"v{i}": "int" for i in range(40)}
+    schema = {"Wide": {"properties": wide},
+              "Thing": {"primaryKey": "id", "properties": {"id": "int", "s": "string?", "when": "date?", "other": "Thing?"}}}
+    with cove.open(tmp_path / "c.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            w = realm.create("Wide", {f"v{i}": i * 3 for i in range(40)})                   # past 32 values
+            assert [getattr(w, f"v{i}") for i in range(40)] == [i * 3 for i in range(40)]
+            a = realm.create("Thing", {"id": 1, "s": "a"})
+            b = realm.create("Thing", {"id": 2, "when": VALUES["when"], "other": a})          # a date: Python packs it
+            c = realm.create("Thing", {"id": 3, "s": "c", "other": b})
+            assert type(a) is cove.Object and b.when == VALUES["when"] and b.other == a and c.other.other == a
+            for values, error, text in (({"id": 1}, cove.DuplicateKeyError, "primary key 1"),
+                                        ({"id": 4, "s": 5}, cove.WrongTypeError, "property 's' of class 'Thing' is string?, got int"),
+                                        ({"id": 4, "nope": 1}, cove.NotFoundError, "nope"),
+                                        ({"id": 4, "s": "\ud800"}, cove.InvalidArgumentError, "not valid UTF-8")):
+                with pytest.raises(error, match=re.escape(text)):
+                    realm.create("Thing", values)
+            assert len(realm.objects("Thing")) == 3 and realm.find("Thing", 4) is None
+    with pytest.raises(cove.ClosedError):
+        realm.create("Thing", {"id": 5})
