@@ -164,7 +164,7 @@ struct ClusterRows {
             while end < count && end &- start < ClusterLayout.maxObjects {
                 // The page with object `end` added, measured exactly as `encode` lays it out.
                 let n = end &- start &+ 1
-                let keyWidth = ClusterLayout.deltaWidth(keys[end] &- keys[start] &- UInt64(n &- 1))
+                let keyWidth = ClusterLayout.keyDeltaWidth(keys[end] &- keys[start] &- UInt64(n &- 1))
                 var p = keysOffset &+ ClusterLayout.steppedKeysSize(n, width: keyWidth)
                 var rowHeap = 0
                 let bitmap = ClusterLayout.bitmapBytes(n)
@@ -224,7 +224,7 @@ struct ClusterRows {
         // Stepped keys: key k is base + k + delta k, the deltas ascending from 0.
         let keysOffset = ClusterLayout.keysOffset(columns: c)
         let keyBase = keys[range.lowerBound]
-        let keyWidth = ClusterLayout.deltaWidth(keys[range.upperBound &- 1] &- keyBase &- UInt64(n &- 1))
+        let keyWidth = ClusterLayout.keyDeltaWidth(keys[range.upperBound &- 1] &- keyBase &- UInt64(n &- 1))
         page.storeBytes(of: ClusterLayout.steppedKeys, toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self)
         page.storeBytes(of: UInt8(keyWidth), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)
         page.storeBytes(of: keyBase.littleEndian, toByteOffset: keysOffset, as: UInt64.self)

@@ -134,6 +134,16 @@ enum ClusterLayout {
         d == 0 ? 0 : d <= 0xFF ? 1 : d <= 0xFFFF ? 2 : d <= 0xFFFF_FFFF ? 4 : 8
     }
 
+    /// The width a page laid out anew gives its key deltas when the largest is `lastDelta`: at
+    /// least one byte, even for consecutive keys (deltas all 0). Removing an object in place
+    /// moves every later object down a place and its delta up by one; without the byte, the
+    /// first removal from a page of consecutive keys would lay the page out again (with its
+    /// neighbours, as it is full), which costs tens of times an in-place removal.
+    @inlinable
+    static func keyDeltaWidth(_ lastDelta: UInt64) -> Int {
+        Swift.max(1, deltaWidth(lastDelta))
+    }
+
     /// The largest delta `width` bytes hold (the inverse of `deltaWidth`).
     @inlinable
     static func maxDelta(width: Int) -> UInt64 {

@@ -314,7 +314,8 @@ final class ClusterTreeTests: XCTestCase {
             XCTAssertEqual(ClusterLayout.deltaWidth(ClusterLayout.maxDelta(width: w)), w)
             if w < 8 { XCTAssertGreaterThan(ClusterLayout.deltaWidth(ClusterLayout.maxDelta(width: w) + 1), w) }
         }
-        for (gap, width) in [(UInt64(1), 0), (2, 2), (300, 4), (1 << 20, 4), (1 << 40, 8)] {
+        // Consecutive keys (gap 1) keep one byte of deltas, all 0, for removals in place.
+        for (gap, width) in [(UInt64(1), 1), (2, 2), (300, 4), (1 << 20, 4), (1 << 40, 8)] {
             let store = MemoryPageStore()
             var table = ClusterTree(store: store, root: .empty, columns: [ColumnSpec(.int), ColumnSpec(.string)])
             let keys = (0..<2000 as Range<UInt64>).map { 7 + $0 * gap }
@@ -331,7 +332,9 @@ final class ClusterTreeTests: XCTestCase {
             // Deltas grow by gap - 1 per object: the last one sets the width.
             let n = UInt64(try ClusterLeaf(first, pgno: pages[0], specs: table.specs).count)
             XCTAssertEqual(Int(first.load(fromByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self)), width, "gap \(gap)")
-            XCTAssertEqual(width, ClusterLayout.deltaWidth((n - 1) * (gap - 1)), "gap \(gap)")
+            XCTAssertEqual(width, ClusterLayout.keyDeltaWidth((n - 1) * (gap - 1)), "gap \(gap)")
+            // A full page of consecutive keys gives up an object in place.
+            if gap == 1 { XCTAssertTrue(try ClusterLeaf(first, pgno: pages[0], specs: table.specs).canRemoveInPlace(1, specs: table.specs)) }
             func checkAll(_ present: Set<UInt64>) throws {
                 try table.verify()
                 for k in keys {
@@ -737,9 +740,9 @@ final class ClusterTreeTests: XCTestCase {
         expectCorrupt("a heap start past the page") { $0.storeBytes(of: UInt16(5000), toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self) }
         expectCorrupt("a column outside the page") { $0.storeBytes(of: UInt16(4090), toByteOffset: ClusterLayout.directoryOffset + 4, as: UInt16.self) }
         expectCorrupt("a bad encoding") { $0.storeBytes(of: UInt8(0x23), toByteOffset: ClusterLayout.directoryOffset + 2, as: UInt8.self) }
-        // The victim's keys are consecutive: stepped, width 0, the base alone.
+        // The victim's keys are consecutive: stepped, width 1, the base and deltas of 0.
         XCTAssertEqual(original[ClusterLayout.keyEncodingOffset], ClusterLayout.steppedKeys)
-        XCTAssertEqual(original[ClusterLayout.keyWidthOffset], 0)
+        XCTAssertEqual(original[ClusterLayout.keyWidthOffset], 1)
         expectCorrupt("keys out of order") { $0.storeBytes(of: UInt64.max, toByteOffset: keysOffset, as: UInt64.self) }
         expectCorrupt("an unknown key encoding") { $0.storeBytes(of: UInt8(2), toByteOffset: ClusterLayout.keyEncodingOffset, as: UInt8.self) }
         expectCorrupt("a key width that is none") { $0.storeBytes(of: UInt8(3), toByteOffset: ClusterLayout.keyWidthOffset, as: UInt8.self) }

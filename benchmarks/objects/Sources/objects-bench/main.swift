@@ -15,7 +15,8 @@
 //   a sorted top-1000 by a string without index, IN with 40,000 primary-key values
 //
 // `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift);
-// `objects-bench load` runs only Cove's sequential load and lookups (for a profiler).
+// `objects-bench load` runs only Cove's sequential load and lookups, `objects-bench load delete`
+// only its shuffled load and deletes (for a profiler).
 //
 // Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_DELETES (100000),
 // BENCH_COMMITS (10000).
@@ -353,10 +354,11 @@ func fixed(_ v: Double, _ digits: Int) -> String {
     return s
 }
 
-// `objects-bench load [insert | insert-dynamic | sqlite]`: Cove's bulk insert and lookups alone
-// (with `insert`, the insert alone; `insert-dynamic` through `dynamicCreate`), ids handed out in
-// order, for a profiler (perf record) without SQLite or the queries in the samples; `sqlite`
-// SQLite's bulk insert alone, to alternate runs of the two loads.
+// `objects-bench load [insert | insert-dynamic | delete | sqlite]`: Cove's bulk insert and lookups
+// alone (with `insert`, the insert alone; `insert-dynamic` through `dynamicCreate`), ids handed
+// out in order, for a profiler (perf record) without SQLite or the queries in the samples;
+// `delete` the shuffled load and the delete row's deletes instead; `sqlite` SQLite's bulk insert
+// alone, to alternate runs of the two loads.
 func loadProbe() throws {
     let dir = try freshDirectory("objects-load")
     defer { _ = system("rm -rf '\(dir)'") }
@@ -368,6 +370,12 @@ func loadProbe() throws {
     }
     let realm = try Realm(configuration: .init(path: "\(dir)/people.cove", schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
     defer { realm.close() }
+    if mode == "delete" {
+        let inserted = try coveInsert(realm, shuffledIds())
+        let deleted = try coveDeletes(realm)
+        print("shuffled insert \(inserted / UInt64(max(objects, 1))) ns per object, delete \(deleted / UInt64(max(deletes, 1))) ns per delete")
+        return
+    }
     let inserted = try coveInsert(realm, Array(0..<objects), dynamic: mode == "insert-dynamic")
     if mode == "insert" || mode == "insert-dynamic" {
         print("insert \(inserted / UInt64(max(objects, 1))) ns per object")
