@@ -370,7 +370,9 @@ class Realm:
         DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an
         embedded class creates the embedded object, a dict for another link creates (or with
         ``update``, upserts) the linked object. A declared class's defaults fill what a new
-        object is not given.
+        object is not given. A link takes an object of this realm, of a frozen copy of it or of
+        another realm open on the same file; an object of a realm on another file raises
+        InvalidArgumentError (here and wherever an object becomes a link or a query argument).
         """
         class_name = self._declared(cls)
         values = dict(values or {})
