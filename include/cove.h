@@ -738,7 +738,12 @@ cove_status_t cove_object_freeze(cove_object_t* object, cove_object_t** out_froz
  */
 cove_status_t cove_object_thaw(cove_object_t* frozen, cove_realm_t* live, cove_object_t** out);
 
-/** The object as a #COVE_TYPE_LINK value, to store in a link property. */
+/**
+ * The object as a #COVE_TYPE_LINK value, to store in a link property. The value names the
+ * object by its class key and object key, which mean something only within the object's file:
+ * store it in realms of that file (any handle, frozen or live). Stored in a realm of another
+ * file, it names whatever object has those keys there, or is refused when none has.
+ */
 cove_status_t cove_object_to_link(cove_object_t* object, cove_value_t* out_link);
 
 /**
