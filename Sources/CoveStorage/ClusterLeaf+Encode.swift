@@ -636,53 +636,61 @@ extension ClusterLeaf {
     ///   page passed them, so it does not).
     /// - Complexity: O(b) for b bytes in the page.
     func removeInPlace(_ r: Int, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) throws(StorageError) {
+        // A copy is read as it is; this very page, from a copy of it.
+        if UnsafeRawPointer(page) != base {
+            remove(r, reading: self, specs: specs, into: page)
+            return
+        }
+        try withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { buffer throws(StorageError) in
+            buffer.baseAddress!.copyMemory(from: base, byteCount: pageSize)
+            remove(r, reading: try ClusterLeaf(UnsafeRawPointer(buffer.baseAddress!), pgno: pgno, specs: specs), specs: specs, into: page)
+        }
+    }
+
+    /// `removeInPlace` from `old`, a page with this one's bytes that is not `page`.
+    private func remove(_ r: Int, reading old: ClusterLeaf, specs: [ColumnSpec], into page: UnsafeMutableRawPointer) {
         let n = count
         let m = n &- 1
-        try withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { buffer throws(StorageError) in
-            // Read from a copy: `page` may be this very page.
-            buffer.baseAddress!.copyMemory(from: base, byteCount: pageSize)
-            let old = try ClusterLeaf(UnsafeRawPointer(buffer.baseAddress!), pgno: pgno, specs: specs)
-            /// The n bits at `from` without bit r, as m bits at `to` (the rest of the last byte 0).
-            func moveBits(from: Int, to: Int) {
-                (page + to).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.bitmapBytes(m))
-                for k in 0..<m where old.bit(from, k < r ? k : k &+ 1) { ClusterLayout.storeBit(true, page, to, k) }
-            }
-            /// The n elements of `size` bytes at `from` without element r, as m elements at `to`.
-            func moveElements(from: Int, to: Int, size: Int) {
-                guard size > 0 else { return }
-                if r > 0 { (page + to).copyMemory(from: old.base + from, byteCount: r &* size) }
-                if m > r { (page + (to &+ r &* size)).copyMemory(from: old.base + (from &+ (r &+ 1) &* size), byteCount: (m &- r) &* size) }
-            }
-            // Keys (stepped): the base stays, and each later object, one place lower, has a
-            // delta one larger.
-            for k in r..<m {
-                ClusterLayout.storeDelta(old.key(k &+ 1) &- keyBase &- UInt64(k), width: keyWidth, page, at: keyDeltas &+ keyWidth &* k)
-            }
-            var garbage = old.u16(ClusterLayout.garbageOffset)
-            for j in 0..<columnCount {
-                let start = old.columnOffset(j)
-                let nulls = old.hasNullBitmap(j)
-                let from = old.valuesOffset(j)
-                let to = start &+ (nulls ? ClusterLayout.bitmapBytes(m) : 0)
-                if nulls { moveBits(from: start, to: start) }
-                switch specs[j].kind {
-                case .bool:
-                    moveBits(from: from, to: to)
-                case .int:
-                    (page + to).copyMemory(from: old.base + from, byteCount: 8)
-                    moveElements(from: from &+ 8, to: to &+ 8, size: Int(old.encoding(j) & 0x0F))
-                case .timestamp:
-                    moveElements(from: from, to: to, size: 8)
-                    moveElements(from: from &+ 8 &* n, to: to &+ 8 &* m, size: 4)
-                case .string, .binary, .mixed:
-                    garbage &+= old.heapBytes(j, r)
-                    moveElements(from: from, to: to, size: 4)
-                case let kind:
-                    moveElements(from: from, to: to, size: ClusterLayout.elementSize(kind))
-                }
-            }
-            page.storeBytes(of: UInt16(garbage).littleEndian, toByteOffset: ClusterLayout.garbageOffset, as: UInt16.self)
-            page.storeBytes(of: UInt16(m).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
+        /// The n bits at `from` without bit r, as m bits at `to` (the rest of the last byte 0).
+        func moveBits(from: Int, to: Int) {
+            (page + to).initializeMemory(as: UInt8.self, repeating: 0, count: ClusterLayout.bitmapBytes(m))
+            for k in 0..<m where old.bit(from, k < r ? k : k &+ 1) { ClusterLayout.storeBit(true, page, to, k) }
         }
+        /// The n elements of `size` bytes at `from` without element r, as m elements at `to`.
+        func moveElements(from: Int, to: Int, size: Int) {
+            guard size > 0 else { return }
+            if r > 0 { (page + to).copyMemory(from: old.base + from, byteCount: r &* size) }
+            if m > r { (page + (to &+ r &* size)).copyMemory(from: old.base + (from &+ (r &+ 1) &* size), byteCount: (m &- r) &* size) }
+        }
+        // Keys (stepped): the base stays, and each later object, one place lower, has a
+        // delta one larger.
+        for k in r..<m {
+            ClusterLayout.storeDelta(old.key(k &+ 1) &- keyBase &- UInt64(k), width: keyWidth, page, at: keyDeltas &+ keyWidth &* k)
+        }
+        var garbage = old.u16(ClusterLayout.garbageOffset)
+        for j in 0..<columnCount {
+            let start = old.columnOffset(j)
+            let nulls = old.hasNullBitmap(j)
+            let from = old.valuesOffset(j)
+            let to = start &+ (nulls ? ClusterLayout.bitmapBytes(m) : 0)
+            if nulls { moveBits(from: start, to: start) }
+            switch specs[j].kind {
+            case .bool:
+                moveBits(from: from, to: to)
+            case .int:
+                (page + to).copyMemory(from: old.base + from, byteCount: 8)
+                moveElements(from: from &+ 8, to: to &+ 8, size: Int(old.encoding(j) & 0x0F))
+            case .timestamp:
+                moveElements(from: from, to: to, size: 8)
+                moveElements(from: from &+ 8 &* n, to: to &+ 8 &* m, size: 4)
+            case .string, .binary, .mixed:
+                garbage &+= old.heapBytes(j, r)
+                moveElements(from: from, to: to, size: 4)
+            case let kind:
+                moveElements(from: from, to: to, size: ClusterLayout.elementSize(kind))
+            }
+        }
+        page.storeBytes(of: UInt16(garbage).littleEndian, toByteOffset: ClusterLayout.garbageOffset, as: UInt16.self)
+        page.storeBytes(of: UInt16(m).littleEndian, toByteOffset: PageHeader.countOffset, as: UInt16.self)
     }
 }
