@@ -303,6 +303,19 @@ final class ClusterTreeTests: XCTestCase {
             XCTAssertEqual(found != nil, present.contains(key), "key \(key)")
             if let found { XCTAssertEqual(try table.get(found, column: 0), .int(Int64(key))) }
         }
+        // Near the last location found: in key order (mostly the same cluster), and at random
+        // (mostly another), present and absent keys answer as a descent does.
+        var near: ClusterLocation?
+        let order = Array(0...(k + 2)) + (0..<20_000).map { _ in UInt64(rng.below(Int(k) + 3)) }
+        for key in order {
+            let found = try table.locate(key, near: near)
+            XCTAssertEqual(found != nil, present.contains(key), "key \(key) near \(near?.key ?? 0)")
+            if let found {
+                XCTAssertEqual(found.key, key)
+                XCTAssertEqual(try table.get(found, column: 0), .int(Int64(key)))
+                near = found
+            }
+        }
     }
 
     /// Keys are written stepped, at the narrowest delta width their gaps allow, and pages of

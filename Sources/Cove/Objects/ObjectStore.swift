@@ -361,11 +361,12 @@ final class ObjectStore {
         return try locate(t, objectKey) != nil
     }
 
-    /// Finds an object's row and keeps it as the table's last location; its columns start
-    /// loading at once, as reading one property of an object is mostly followed by others.
+    /// Finds an object's row (in the cluster of the last location first: objects are often read
+    /// in key order) and keeps it as the table's last location; its columns start loading at
+    /// once, as reading one property of an object is mostly followed by others.
     private func locate(_ t: Table, _ objectKey: Int64) throws(CoveError) -> ClusterLocation? {
         let found: ClusterLocation?
-        do { found = try t.clusters.pointee.locate(UInt64(objectKey)) } catch { throw CoveError(error) }
+        do { found = try t.clusters.pointee.locate(UInt64(objectKey), near: t.located) } catch { throw CoveError(error) }
         guard let found else { return nil }
         t.clusters.pointee.prefetchRow(found)
         t.located = found
