@@ -248,16 +248,30 @@ extension ClusterTree {
         let leaf = try self.leaf(ref)
         let (i, found) = leaf.lowerBound(key)
         guard found else { return false }
+        try remove(leaf, ref, i)
+        return true
+    }
+
+    /// Removes the object at `location`, which `locate` gave since the table was last edited:
+    /// `remove(_:)` without finding the object again.
+    /// - Throws: as `remove(_:)`.
+    public mutating func remove(at location: ClusterLocation) throws(StorageError) {
+        try remove(location.leaf, location.ref, location.index)
+    }
+
+    /// Removes object `i` of `leaf`, the page of cluster `ref`: in place when it can, else by
+    /// laying the cluster out again (rebalanced with a neighbour when it falls under a quarter
+    /// of a page).
+    private mutating func remove(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int) throws(StorageError) {
         if leaf.canRemoveInPlace(i, specs: specs) {
             try removeInPlace(leaf, ref, i)
-            return true
+            return
         }
         var rows = try ClusterRows(leaf, specs: specs)
         let row = rows.remove(at: i)
         try freeChains(row)
         try rewriteRebalancing(rows, ref)
         syncRoot(objectDelta: -1)
-        return true
     }
 
     /// Stores `value` in column `column` of object `key`: in place when the page's layout holds

@@ -79,13 +79,16 @@ struct ClusterRef {
 /// An object's place in a table (see `ClusterTree.locate`).
 public struct ClusterLocation {
     @usableFromInline let leaf: ClusterLeaf
+    /// The cluster's reference, as the table's tree files it (for an edit at the location).
+    @usableFromInline let ref: ClusterRef
     @usableFromInline let index: Int
     /// The object's key.
     public let key: UInt64
 
     @inlinable
-    init(leaf: ClusterLeaf, index: Int, key: UInt64) {
+    init(leaf: ClusterLeaf, ref: ClusterRef, index: Int, key: UInt64) {
         self.leaf = leaf
+        self.ref = ref
         self.index = index
         self.key = key
     }
@@ -257,8 +260,10 @@ extension ClusterTree {
     /// - Complexity: O(log n)
     @inlinable
     public func locate(_ key: UInt64) throws(StorageError) -> ClusterLocation? {
-        guard let (leaf, i) = try find(key) else { return nil }
-        return ClusterLocation(leaf: leaf, index: i, key: key)
+        guard let ref = try cluster(containing: key) else { return nil }
+        let leaf = try self.leaf(ref)
+        let (i, found) = leaf.lowerBound(key)
+        return found ? ClusterLocation(leaf: leaf, ref: ref, index: i, key: key) : nil
     }
 
     /// `locate(key)`, looked for first in the cluster of `near` (a location this table gave
@@ -269,9 +274,9 @@ extension ClusterTree {
     ///   another key of the cluster, else O(log n).
     @inlinable
     public func locate(_ key: UInt64, near: ClusterLocation?) throws(StorageError) -> ClusterLocation? {
-        if let leaf = near?.leaf, key >= leaf.key(0), key <= leaf.key(leaf.count &- 1) {
-            let (i, found) = leaf.lowerBound(key)
-            return found ? ClusterLocation(leaf: leaf, index: i, key: key) : nil
+        if let near, key >= near.leaf.key(0), key <= near.leaf.key(near.leaf.count &- 1) {
+            let (i, found) = near.leaf.lowerBound(key)
+            return found ? ClusterLocation(leaf: near.leaf, ref: near.ref, index: i, key: key) : nil
         }
         return try locate(key)
     }

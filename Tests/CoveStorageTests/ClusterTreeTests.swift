@@ -141,7 +141,13 @@ final class ClusterTreeTests: XCTestCase {
                     }
                 } else if roll < growth + 25 {
                     let key = keys.isEmpty || rng.below(5) == 0 ? UInt64(rng.below(universe)) : keys.randomElement(using: &rng)!
-                    XCTAssertEqual(try table.remove(key), model.rows.removeValue(forKey: key) != nil, "remove \(key) (\(context))", file: file, line: line)
+                    if rng.below(2) == 0, let location = try table.locate(key) {
+                        // Where `locate` found it (the table not edited since).
+                        try table.remove(at: location)
+                        XCTAssertNotNil(model.rows.removeValue(forKey: key), "remove(at:) \(key) (\(context))", file: file, line: line)
+                    } else {
+                        XCTAssertEqual(try table.remove(key), model.rows.removeValue(forKey: key) != nil, "remove \(key) (\(context))", file: file, line: line)
+                    }
                 } else if roll < 95 {
                     if let key = keys.randomElement(using: &rng) {
                         let j = rng.below(table.columns.count)

@@ -812,7 +812,16 @@ final class ObjectStore {
             try unindexPrimaryKey(cls, value)
         }
         try unindexRow(cls, objectKey)
-        do { _ = try t.tree.remove(UInt64(objectKey)) } catch { throw CoveError(error) }
+        do {
+            // Where `exists` found it, unless the table was edited since (which drops it).
+            if let located = t.located, located.key == UInt64(objectKey) {
+                try t.tree.remove(at: located)
+            } else {
+                _ = try t.tree.remove(UInt64(objectKey))
+            }
+        } catch {
+            throw CoveError(error)
+        }
         t.dirty = true
         changes.recordDelete(t.classKey, objectKey)
     }
