@@ -89,6 +89,13 @@ class Object:
         if name.startswith("_"):
             object.__setattr__(self, name, value)
             return
+        # A value of a plain type goes to the library from C (_speedups.c) before the property
+        # is looked up: the library refuses it, changing nothing, for a property that does not
+        # take it as it is (a collection, backlinks, an embedded object), and the general path
+        # then does what that property wants or raises the library's error.
+        addr = self.__dict__.get("_addr")
+        if addr is not None and set_value(addr, name.encode(), value) is not MISS:
+            return
         self._set(name, value)
 
     def __getitem__(self, name: str) -> Any:

@@ -524,3 +524,41 @@ def test_create_in_c_and_what_it_leaves_to_python(tmp_path: pathlib.Path) -> Non
             assert len(realm.objects("Thing")) == 3 and realm.find("Thing", 4) is None
     with pytest.raises(cove.ClosedError):
         realm.create("Thing", {"id": 5})
+
+
+def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
+    """`obj.name = value` hands a plain value to the library from C before looking the property
+    up; what the library refuses (a collection, an embedded object, a wrong type, a frozen
+    object, no write) takes the general path, which does what the property wants or raises."""
+    with realm.write():
+        realm.create("Thing", {"id": 1})
+        realm.create("Thing", {"id": 2})
+    a, b = list(realm.objects("Thing"))                  # made in C: they carry `_addr`
+    assert "_addr" in a.__dict__
+    with realm.write():
+        a.s = "text"
+        a.i = 7
+        a.any = 2.5
+        a.tags = ["x", "y"]                              # refused in C, assigned as a list
+        a.set = {3, 4}
+        a.map = {"k": "v"}
+        a.home = {"city": "Oslo"}                        # an embedded object from a dict
+        a.other = b
+        a.other = None                                   # a null link, from C
+        with pytest.raises(cove.WrongTypeError, match=re.escape("property 'i' of class 'Thing' is int?, got string")):
+            a.i = "seven"
+        with pytest.raises(cove.WrongTypeError):
+            a.other = 5
+        with pytest.raises(cove.NotFoundError, match="nope"):
+            a.nope = 1
+        with pytest.raises(cove.InvalidArgumentError, match="backlinks"):
+            a.fans = 1
+    assert (a.s, a.i, a.any, list(a.tags), sorted(a.set), dict(a.map)) == ("text", 7, 2.5, ["x", "y"], [3, 4], {"k": "v"})
+    assert a.home.city == "Oslo" and a.other is None
+    with pytest.raises(cove.TransactionError, match="outside a write"):
+        a.i = 8
+    frozen = a.freeze()
+    with pytest.raises(cove.FrozenError):
+        frozen.i = 9
+    assert a.i == 7
+    frozen.realm.close()
