@@ -244,25 +244,18 @@ extension ClusterTree {
     /// - Complexity: O(log n + c · b)
     @discardableResult
     public mutating func remove(_ key: UInt64) throws(StorageError) -> Bool {
-        guard let ref = try cluster(containing: key) else { return false }
-        let leaf = try self.leaf(ref)
-        let (i, found) = leaf.lowerBound(key)
-        guard found else { return false }
-        try remove(leaf, ref, i)
+        guard let at = try locate(key) else { return false }
+        try remove(at: at)
         return true
     }
 
-    /// Removes the object at `location`, which `locate` gave since the table was last edited:
-    /// `remove(_:)` without finding the object again.
+    /// Removes the object at `location`, which `locate` gave since the table was last edited
+    /// (`remove(_:)` without finding the object again): in place when it can, else by laying
+    /// the cluster out again (rebalanced with a neighbour when it falls under a quarter of a
+    /// page).
     /// - Throws: as `remove(_:)`.
     public mutating func remove(at location: ClusterLocation) throws(StorageError) {
-        try remove(location.leaf, location.ref, location.index)
-    }
-
-    /// Removes object `i` of `leaf`, the page of cluster `ref`: in place when it can, else by
-    /// laying the cluster out again (rebalanced with a neighbour when it falls under a quarter
-    /// of a page).
-    private mutating func remove(_ leaf: ClusterLeaf, _ ref: ClusterRef, _ i: Int) throws(StorageError) {
+        let leaf = location.leaf, ref = location.ref, i = location.index
         if leaf.canRemoveInPlace(i, specs: specs) {
             try removeInPlace(leaf, ref, i)
             return
@@ -283,10 +276,8 @@ extension ClusterTree {
     public mutating func set(_ key: UInt64, column: Int, _ value: CellValue) throws(StorageError) {
         try checkColumn(column)
         try validate(value, column: column)
-        guard let ref = try cluster(containing: key) else { throw missing(key) }
-        let leaf = try self.leaf(ref)
-        let (i, found) = leaf.lowerBound(key)
-        guard found else { throw missing(key) }
+        guard let at = try locate(key) else { throw missing(key) }
+        let leaf = at.leaf, ref = at.ref, i = at.index
         if try setInPlace(leaf, ref, i, column: column, value) { return }
         var rows = try ClusterRows(leaf, specs: specs)
         try freeChains(CollectionOfOne(rows.columns[column][i]))

@@ -187,16 +187,6 @@ extension ClusterTree {
         return leaf
     }
 
-    /// The leaf holding `key` and its index there, or nil if `key` is absent.
-    /// - Complexity: O(log n)
-    @inlinable
-    func find(_ key: UInt64) throws(StorageError) -> (leaf: ClusterLeaf, index: Int)? {
-        guard let ref = try cluster(containing: key) else { return nil }
-        let leaf = try self.leaf(ref)
-        let (i, found) = leaf.lowerBound(key)
-        return found ? (leaf, i) : nil
-    }
-
     @inlinable
     func checkColumn(_ column: Int) throws(StorageError) {
         guard column >= 0, column < specs.count else {
@@ -240,7 +230,7 @@ extension ClusterTree {
     /// - Complexity: O(log n)
     @inlinable
     public func contains(_ key: UInt64) throws(StorageError) -> Bool {
-        try find(key) != nil
+        try locate(key) != nil
     }
 
     /// The value of column `column` of object `key` (large strings are copied out of their
@@ -250,8 +240,8 @@ extension ClusterTree {
     @inlinable
     public func get(_ key: UInt64, column: Int) throws(StorageError) -> CellValue {
         try checkColumn(column)
-        guard let (leaf, i) = try find(key) else { throw missing(key) }
-        return try value(leaf, column, i)
+        guard let at = try locate(key) else { throw missing(key) }
+        return try value(at.leaf, column, at.index)
     }
 
     /// Where object `key` is, or nil if it is absent: for reading several of its columns with
@@ -299,10 +289,10 @@ extension ClusterTree {
     /// Every column of object `key`, or nil if it is absent.
     /// - Complexity: O(log n + c + m) for c columns and m bytes of values.
     public func getRow(_ key: UInt64) throws(StorageError) -> [CellValue]? {
-        guard let (leaf, i) = try find(key) else { return nil }
+        guard let at = try locate(key) else { return nil }
         var row: [CellValue] = []
         row.reserveCapacity(specs.count)
-        for j in 0..<specs.count { row.append(try value(leaf, j, i)) }
+        for j in 0..<specs.count { row.append(try value(at.leaf, j, at.index)) }
         return row
     }
 
@@ -319,7 +309,8 @@ extension ClusterTree {
         guard specs[column].kind.isBytes else {
             throw .invalidArgument("column \(column) is \(specs[column].kind), not a string, binary or mixed column")
         }
-        guard let (leaf, i) = try find(key) else { throw missing(key) }
+        guard let at = try locate(key) else { throw missing(key) }
+        let leaf = at.leaf, i = at.index
         if column >= leaf.columnCount {
             return try body(specs[column].nullable ? nil : UnsafeRawBufferPointer(start: leaf.base, count: 0))
         }

@@ -356,15 +356,17 @@ final class ObjectStore {
 
     func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
         guard objectKey >= 0 else { return false }
-        let t = try table(cls)
-        if let located = t.located, located.key == UInt64(objectKey) { return true }
-        return try locate(t, objectKey) != nil
+        return try locate(try table(cls), objectKey) != nil
     }
 
-    /// Finds an object's row (in the cluster of the last location first: objects are often read
-    /// in key order) and keeps it as the table's last location; its columns start loading at
-    /// once, as reading one property of an object is mostly followed by others.
+    /// Where an object's row is: the table's last location when it is the object's (the table
+    /// not edited since, which drops it), else found (in the cluster of the last location
+    /// first: objects are often read in key order) and kept as the last location, its columns
+    /// starting to load at once, as reading one property of an object is mostly followed by
+    /// others.
+    @inline(__always)
     private func locate(_ t: Table, _ objectKey: Int64) throws(CoveError) -> ClusterLocation? {
+        if let located = t.located, located.key == UInt64(objectKey) { return located }
         let found: ClusterLocation?
         do { found = try t.clusters.pointee.locate(UInt64(objectKey), near: t.located) } catch { throw CoveError(error) }
         guard let found else { return nil }
@@ -812,16 +814,9 @@ final class ObjectStore {
             try unindexPrimaryKey(cls, value)
         }
         try unindexRow(cls, objectKey)
-        do {
-            // Where `exists` found it, unless the table was edited since (which drops it).
-            if let located = t.located, located.key == UInt64(objectKey) {
-                try t.tree.remove(at: located)
-            } else {
-                _ = try t.tree.remove(UInt64(objectKey))
-            }
-        } catch {
-            throw CoveError(error)
-        }
+        // Where `exists` found it, unless the table was edited since.
+        guard let at = try locate(t, objectKey) else { throw invalidated(cls, objectKey) }
+        do { try t.tree.remove(at: at) } catch { throw CoveError(error) }
         t.dirty = true
         changes.recordDelete(t.classKey, objectKey)
     }
@@ -932,9 +927,6 @@ final class ObjectStore {
     /// Reading several columns of one object in a row descends the table once.
     func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
-        if let located = t.located, located.key == UInt64(objectKey) {
-            do { return try t.clusters.pointee.get(located, column: column) } catch { throw CoveError(error) }
-        }
         guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
         do { return try t.clusters.pointee.get(found, column: column) } catch { throw CoveError(error) }
     }
