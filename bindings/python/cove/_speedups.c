@@ -747,6 +747,12 @@ static int pack_link(PyObject *o, PyObject *realm, cove_value_t *v) {
     return cove_object_to_link((cove_object_t *)handle, v) == COVE_OK;
 }
 
+/* pack_value(), else pack_link() for `realm`: 1 packed, 0 left to the general path, -1 error. */
+static int pack_row_value(PyObject *o, PyObject *realm, cove_value_t *v) {
+    int packed = pack_value(o, v);
+    return packed == 0 ? pack_link(o, realm, v) : packed;
+}
+
 /* Fills `buffer` (writable, zeroed, room for len(rows) * n library values) row-major from
  * `rows`, a list of lists of n values each, and returns the list of the flat indices
  * (row * n + column) of the values it left for the general path, in order. Objects of
@@ -784,10 +790,7 @@ static PyObject *pack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
         for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *value = PyList_GET_ITEM(row, j);
-            int packed = pack_value(value, out + i * n + j);
-            if (packed == 0)
-                packed = pack_link(value, realm, out + i * n + j);
+            int packed = pack_row_value(PyList_GET_ITEM(row, j), realm, out + i * n + j);
             if (packed < 0) {
                 Py_CLEAR(left);
                 goto done;
@@ -842,10 +845,7 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
         return miss();
     cove_value_t values[CREATE_MAX_VALUES];
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *value = PyList_GET_ITEM(row, j);
-        int packed = pack_value(value, &values[j]);
-        if (packed == 0)
-            packed = pack_link(value, args[4], &values[j]);
+        int packed = pack_row_value(PyList_GET_ITEM(row, j), args[4], &values[j]);
         if (packed <= 0)
             return packed < 0 ? NULL : miss();
     }

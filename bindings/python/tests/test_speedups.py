@@ -518,7 +518,10 @@ def test_create_in_c_and_what_it_leaves_to_python(tmp_path: pathlib.Path) -> Non
             for values, error, text in (({"id": 1}, cove.DuplicateKeyError, "primary key 1"),
                                         ({"id": 4, "s": 5}, cove.WrongTypeError, "property 's' of class 'Thing' is string?, got int"),
                                         ({"id": 4, "nope": 1}, cove.NotFoundError, "nope"),
-                                        ({"id": 4, "s": "\ud800"}, cove.InvalidArgumentError, "not valid UTF-8")):
+                                        ({"id": 4, "s": "\ud800"}, cove.InvalidArgumentError, "not valid UTF-8"),
+                                        # carrying a realm and a handle, but not objects
+                                        ({"id": 4, "other": realm.objects("Thing")}, cove.WrongTypeError, "type Results"),
+                                        ({"id": 4, "other": realm}, cove.WrongTypeError, "type Realm")):
                 with pytest.raises(error, match=re.escape(text)):
                     realm.create("Thing", values)
             assert len(realm.objects("Thing")) == 3 and realm.find("Thing", 4) is None
