@@ -548,6 +548,10 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
         a.home = {"city": "Oslo"}                        # an embedded object from a dict
         a.other = b
         a.other = None                                   # a null link, from C
+        b["i"] = 11                                      # item syntax takes the same steps
+        b["tags"] = ["z"]
+        with pytest.raises(cove.WrongTypeError, match=re.escape("property 'i' of class 'Thing' is int?, got string")):
+            b["i"] = "eleven"
         with pytest.raises(cove.WrongTypeError, match=re.escape("property 'i' of class 'Thing' is int?, got string")):
             a.i = "seven"
         with pytest.raises(cove.WrongTypeError):
@@ -557,7 +561,7 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
         with pytest.raises(cove.InvalidArgumentError, match="backlinks"):
             a.fans = 1
     assert (a.s, a.i, a.any, list(a.tags), sorted(a.set), dict(a.map)) == ("text", 7, 2.5, ["x", "y"], [3, 4], {"k": "v"})
-    assert a.home.city == "Oslo" and a.other is None
+    assert a.home.city == "Oslo" and a.other is None and b.i == 11 and list(b.tags) == ["z"]
     with pytest.raises(cove.TransactionError, match="outside a write"):
         a.i = 8
     frozen = a.freeze()
