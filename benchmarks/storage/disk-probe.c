@@ -4,6 +4,11 @@
 //             consecutive pages, or scattered over the file (the old interleaved layout);
 //   folios  - one-page pwrites into a file first written in pieces of 4 KiB, 64 KiB, 256 KiB or
 //             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet);
+//   turns   - what one durable commit writes, four patterns taken in turns (one commit of each,
+//             in a new order every round) so that all meet the same moments of the machine
+//             (medians): Cove's (two pages, then a meta page at page 0 or 1: two places on the
+//             disk), three pages in one run, two pages in one run, and SQLite's WAL frame (4,120
+//             bytes at the next frame of a WAL that wraps);
 //   memory  - first writes into 32 MiB of fresh anonymous memory, in 4 KiB pages or asked for
 //             transparent huge pages (MADV_HUGEPAGE), and a second write over it: what a write
 //             transaction's new pages cost before they hold anything (PageBuffers.swift).
@@ -72,6 +77,70 @@ static double flush(const char *path, int k, int scattered, long span, int commi
     return per;
 }
 
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { TURN_PATTERNS = 4, TURN_FILE_PAGES = 1024 };
+static const char *turn_names[TURN_PATTERNS] = {
+    "2 pages + meta page at page 0 or 1 (two places)",
+    "3 pages in one run",
+    "2 pages in one run",
+    "a WAL frame of 4,120 bytes",
+};
+
+// One commit of pattern `kind` on `fd` (commit number `i`), fdatasync included; microseconds.
+static double turn(int kind, int fd, int i, const char *buffer) {
+    long run = (100 + (i & 1) * 10) * (long)PAGE;   // two places used in turn, as copy-on-write does
+    double start = now_us();
+    switch (kind) {
+    case 0:
+        write_all(fd, buffer, 2 * PAGE, run);
+        write_all(fd, buffer, PAGE, (long)(i & 1) * PAGE);
+        break;
+    case 1: write_all(fd, buffer, 3 * PAGE, run); break;
+    case 2: write_all(fd, buffer, 2 * PAGE, run); break;
+    default: write_all(fd, buffer, 4120, 32 + (long)(i % 500) * 4120); break;
+    }
+    fdatasync(fd);
+    return now_us() - start;
+}
+
+// The medians of `commits` commits of each pattern, taken in turns.
+static void turns(const char *path, int commits, const char *buffer, double *median) {
+    int fd[TURN_PATTERNS];
+    char name[4200];
+    for (int k = 0; k < TURN_PATTERNS; k++) {
+        snprintf(name, sizeof name, "%s.%d", path, k);
+        fd[k] = open_file(name, (long)TURN_FILE_PAGES * PAGE);
+        for (long p = 0; p < TURN_FILE_PAGES; p += 64) write_all(fd[k], buffer, 64 * PAGE, p * PAGE);
+        fdatasync(fd[k]);
+        unlink(name);
+    }
+    double *t = malloc(sizeof(double) * TURN_PATTERNS * commits);
+    int order[TURN_PATTERNS];
+    for (int k = 0; k < TURN_PATTERNS; k++) order[k] = k;
+    for (int i = 0; i < commits; i++) {
+        // A new order every round, so that no pattern always follows the same one.
+        for (int k = TURN_PATTERNS - 1; k > 0; k--) {
+            int r = (int)(next_random() % (unsigned long long)(k + 1)), x = order[k];
+            order[k] = order[r];
+            order[r] = x;
+        }
+        for (int j = 0; j < TURN_PATTERNS; j++) {
+            int k = order[j];
+            t[k * commits + i] = turn(k, fd[k], i, buffer);
+        }
+    }
+    for (int k = 0; k < TURN_PATTERNS; k++) {
+        qsort(t + k * commits, commits, sizeof(double), by_value);
+        median[k] = t[k * commits + commits / 2];
+        close(fd[k]);
+    }
+    free(t);
+}
+
 // One-page writes at random places of a 64 MiB file first written in pieces of `piece` bytes.
 static double folios(const char *path, long piece, int writes, const char *buffer) {
     long bytes = 64L << 20;
@@ -114,6 +183,10 @@ int main(int argc, char **argv) {
         if (k > 1) printf(" %.1f µs |\n", flush(path, k, 1, 1500, commits, buffer));
         else printf(" – |\n");
     }
+    double median[TURN_PATTERNS];
+    turns(path, 1500, buffer, median);
+    printf("\n| One commit's writes and fdatasync, four patterns in turns | Median |\n|---|--:|\n");
+    for (int k = 0; k < TURN_PATTERNS; k++) printf("| %s | %.1f µs |\n", turn_names[k], median[k]);
     printf("\n| File first written in pieces of | One-page pwrite after (per write) |\n|---|--:|\n");
     long pieces[] = {4096, 65536, 262144, 1 << 20};
     for (int i = 0; i < 4; i++) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the storage benchmark: Cove's storage engine, LMDB and SQLite, one workload,
 # one Markdown table on stdout (progress on stderr), then the disk-probe.c tables (what the
-# disk charges for scattered pages per flush and for writes into large folios). Needs root or
-# sudo only to install liblmdb-dev / libsqlite3-dev (and strace, optional) when they are
-# missing.
+# disk charges for scattered pages per flush, for a commit written in two places against one,
+# and for writes into large folios). Needs root or sudo only to install liblmdb-dev /
+# libsqlite3-dev (and strace, optional) when they are missing.
 #   BENCH_KEYS (1000000), BENCH_COMMITS (10000), BENCH_PAIRS (1000000) change the sizes.
 #   BENCH_STRACE=0 skips counting system calls per durable commit.
 set -euo pipefail
