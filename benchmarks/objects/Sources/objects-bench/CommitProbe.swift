@@ -8,7 +8,8 @@
 // either grows as the file does. With BENCH_COLD=1 it writes 64 MiB before each commit, which
 // leaves the caches and TLBs as cold as a wait for the disk leaves them on a busy host, and times
 // each commit's CPU (user and system) instead of the wall clock: the cost of the engine's
-// memory and code footprint, without the disk's noise.
+// memory and code footprint, without the disk's noise. `objects-bench commits interleaved`
+// (`interleavedCommits`) takes turns commit by commit instead, each commit timed alone.
 import Cove
 import CSQLite
 import Glibc
@@ -109,3 +110,50 @@ func evictCaches() {
     evictionRound &+= 1
     memset(evictionBuffer, Int32(evictionRound), 64 << 20)
 }
+
+/// `objects-bench commits interleaved`: BENCH_COMMITS durable commits of each engine (Cove
+/// `.full`, SQLite WAL with synchronous=FULL), one commit of each after the other in an order
+/// drawn anew every round, each commit timed alone: the engines meet the moments of a machine
+/// whose speed drifts alike, down to single commits, and no engine always follows the other.
+/// Prints, per engine, the median over the
+/// commits after the first third (by then SQLite's WAL file has stopped growing) and over the
+/// first third, and the mean of all.
+func interleavedCommits() throws {
+    let dir = try freshDirectory("commits")
+    defer { _ = system("rm -rf '\(dir)'") }
+    FileHandleErr.print("objects-bench commits interleaved: \(commits) single-object commits per engine in \(dir), one of each at a time")
+    let committers = [try coveCommitter("\(dir)/full.cove", "Cove, full", .full),
+                      try sqliteCommitter("\(dir)/full.db", "SQLite WAL, synchronous=FULL", synchronous: "FULL")]
+    defer { for c in committers { c.close() } }
+    var times: [[Double]] = Array(repeating: [], count: committers.count)
+    var order = Array(committers.indices)
+    var random = SystemRandomNumberGenerator()
+    var clock = timespec()
+    func now() -> Double {
+        clock_gettime(CLOCK_MONOTONIC, &clock)
+        return Double(clock.tv_sec) * 1e6 + Double(clock.tv_nsec) / 1e3
+    }
+    for i in 0..<commits {
+        order.shuffle(using: &random)
+        for c in order {
+            let start = now()
+            try committers[c].commit(i)
+            times[c].append(now() - start)
+        }
+    }
+    func median(_ xs: ArraySlice<Double>) -> Double {
+        let sorted = xs.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+    let third = commits / 3
+    print("| Engine | median, commits \(third + 1)-\(commits) | median, commits 1-\(third) | mean, all |")
+    print("|---|--:|--:|--:|")
+    for (c, t) in zip(committers, times) {
+        let mean = t.reduce(0, +) / Double(max(t.count, 1))
+        print("| \(c.label) | \(fixed(median(t[third...]), 1)) µs | \(fixed(median(t[..<third]), 1)) µs | \(fixed(mean, 1)) µs |")
+    }
+    let late = times.map { median($0[third...]) }
+    let all = times.map { $0.reduce(0, +) }
+    print("| Cove/SQLite | \(ratio(late[0], late[1])) | \(ratio(median(times[0][..<third]), median(times[1][..<third]))) | \(ratio(all[0], all[1])) |")
+}
+

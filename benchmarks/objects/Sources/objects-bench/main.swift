@@ -388,7 +388,11 @@ func loadProbe() throws {
 func ratio(_ a: Double, _ b: Double) -> String { b == 0 ? "–" : fixed(a / b, 2) + "×" }
 
 if CommandLine.arguments.dropFirst().first == "commits" {
-    try commitProbe()
+    if CommandLine.arguments.dropFirst(2).first == "interleaved" {
+        try interleavedCommits()
+    } else {
+        try commitProbe()
+    }
     exit(0)
 }
 
