@@ -39,14 +39,16 @@ func freshDirectory(_ tag: String) throws -> String {
     return String(cString: p)
 }
 
-/// Runs `total` operations for each of `parties` engines in turns: ten rounds of a tenth each,
-/// every engine once a round, the one going first rotating, so that all of them see the same
-/// moments of a machine whose speed drifts over seconds. `body(party, first, count)` runs
-/// operations `first ..< first + count` for one engine and returns what it measured; the result
-/// holds, for each engine, the measure of each round.
-func inTurns(total: Int, parties: Int, _ body: (_ party: Int, _ first: Int, _ count: Int) throws -> UInt64) rethrows -> [[UInt64]] {
+/// Runs `total` operations for each of `parties` engines in turns: `rounds` rounds (ten unless
+/// said otherwise) of an equal share each, every engine once a round, the one going first
+/// rotating, so that all of them see the same moments of a machine whose speed drifts over
+/// seconds (with `rounds: total`, one operation of each at a time). `body(party, first, count)`
+/// runs operations `first ..< first + count` for one engine and returns what it measured; the
+/// result holds, for each engine, the measure of each round.
+func inTurns(total: Int, parties: Int, rounds wanted: Int = 10,
+             _ body: (_ party: Int, _ first: Int, _ count: Int) throws -> UInt64) rethrows -> [[UInt64]] {
     var measures = [[UInt64]](repeating: [], count: parties)
-    let rounds = min(10, max(1, total))
+    let rounds = min(wanted, max(1, total))
     var next = 0
     for round in 0..<rounds {
         let count = total / rounds + (round < total % rounds ? 1 : 0)

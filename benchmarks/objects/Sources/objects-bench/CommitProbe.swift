@@ -46,12 +46,13 @@ func sqliteCommitter(_ path: String, _ label: String, synchronous: String) throw
     }, close: { sqlite3_finalize(insert) })
 }
 
-/// `count` commits of each committer in turns (see the top of this file); for each, the
+/// `count` commits of each committer in turns (see the top of this file), in `rounds` rounds
+/// (ten unless said otherwise; `count` for one commit of each at a time); for each, the
 /// nanoseconds of each round.
-func alternatingCommits(_ committers: [Committer], count: Int) throws -> [[UInt64]] {
+func alternatingCommits(_ committers: [Committer], count: Int, rounds: Int = 10) throws -> [[UInt64]] {
     let cold = envInt("BENCH_COLD", 0) != 0
     defer { for c in committers { c.close() } }
-    return try inTurns(total: count, parties: committers.count) { c, first, n in
+    return try inTurns(total: count, parties: committers.count, rounds: rounds) { c, first, n in
         if !cold { return try timed { for i in first..<(first + n) { try committers[c].commit(i) } } }
         // CPU time of the commits alone, each begun with cold caches.
         var cpu: UInt64 = 0

@@ -409,11 +409,12 @@ var cove = try runCove(dir)
 FileHandleErr.print("cove done")
 var sqlite = try runSQLite(dir)
 FileHandleErr.print("sqlite done")
-// Durable single-object commits on fresh files, the two engines in turns (CommitProbe.swift).
+// Durable single-object commits on fresh files, the two engines in turns one commit at a time
+// (CommitProbe.swift).
 let commitTimes = try alternatingCommits([
     try coveCommitter("\(dir)/commits.cove", "Cove", .full),
     try sqliteCommitter("\(dir)/commits.db", "SQLite", synchronous: "FULL"),
-], count: commits)
+], count: commits, rounds: commits)
 cove.commit = commitTimes[0].reduce(0, +)
 sqlite.commit = commitTimes[1].reduce(0, +)
 FileHandleErr.print("commits done")

@@ -484,10 +484,11 @@ func runAll<E: Engine>(_ type: E.Type, sequential: [UInt64], random: [UInt64], r
     return (r, e, dir2)
 }
 
-/// The durable single-key commits of every engine, taken in turns (`inTurns`); each engine's
+/// The durable single-key commits of every engine, taken in turns one commit at a time
+/// (`inTurns`), so that the engines' commits meet the machine's drift alike; each engine's
 /// total nanoseconds.
 func alternatingCommits(_ engines: [any Engine], first: UInt64, total: Int = commitCount) throws -> [UInt64] {
-    try inTurns(total: total, parties: engines.count) { i, from, count in
+    try inTurns(total: total, parties: engines.count, rounds: total) { i, from, count in
         try timed { try engines[i].durableCommits(first: first + UInt64(from), count: count) }
     }.map { $0.reduce(0, +) }
 }
