@@ -116,9 +116,8 @@ func evictCaches() {
 /// `.full`, SQLite WAL with synchronous=FULL), one commit of each after the other in an order
 /// drawn anew every round, each commit timed alone: the engines meet the moments of a machine
 /// whose speed drifts alike, down to single commits, and no engine always follows the other.
-/// Prints, per engine, the median over the
-/// commits after the first third (by then SQLite's WAL file has stopped growing) and over the
-/// first third, and the mean of all.
+/// Prints, per engine, the median over the commits after the first third (by then SQLite's WAL
+/// file has stopped growing) and over the first third, and the mean of all.
 func interleavedCommits() throws {
     let dir = try freshDirectory("commits")
     defer { _ = system("rm -rf '\(dir)'") }
@@ -129,17 +128,10 @@ func interleavedCommits() throws {
     var times: [[Double]] = Array(repeating: [], count: committers.count)
     var order = Array(committers.indices)
     var random = SystemRandomNumberGenerator()
-    var clock = timespec()
-    func now() -> Double {
-        clock_gettime(CLOCK_MONOTONIC, &clock)
-        return Double(clock.tv_sec) * 1e6 + Double(clock.tv_nsec) / 1e3
-    }
     for i in 0..<commits {
         order.shuffle(using: &random)
         for c in order {
-            let start = now()
-            try committers[c].commit(i)
-            times[c].append(now() - start)
+            times[c].append(Double(try timed { try committers[c].commit(i) }) / 1000)
         }
     }
     func median(_ xs: ArraySlice<Double>) -> Double {
