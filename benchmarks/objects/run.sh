@@ -3,7 +3,8 @@
 # Person objects, one Markdown table on stdout (progress on stderr), then the same through Python
 # (create_many against sqlite3's executemany). Needs root or sudo only to install
 # libsqlite3-dev when it is missing.
-#   BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000) change the sizes.
+#   BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_COMMITS (10000) change the sizes;
+#   BENCH_PASSES=1 runs each engine's workload once instead of twice (Cove, SQLite, SQLite, Cove).
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! dpkg -s libsqlite3-dev >/dev/null 2>&1; then
