@@ -64,11 +64,13 @@ static void flushed(int fd, double start, double end) {
         const char *w = getenv("COMMIT_WARMUP");
         warmup = w ? atol(w) : 0;
     }
+    double resumed = end;   /* where the next commit's work starts: after this bookkeeping's call */
     if (files[fd].flushes % 1024 == 0) {   /* the path again now and then: a closed descriptor's number is reused */
         char link[64];
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, files[fd].path, sizeof files[fd].path - 1);
         files[fd].path[n > 0 ? n : 0] = 0;
+        resumed = now_ns();
     }
     files[fd].flushes++;
     double work = files[fd].first_write - files[fd].last_flush_end;
@@ -82,7 +84,7 @@ static void flushed(int fd, double start, double end) {
     }
     files[fd].writes = 0;
     files[fd].bytes = 0;
-    files[fd].last_flush_end = end;
+    files[fd].last_flush_end = resumed;
 }
 
 static int timed_sync(int kind, const char *symbol, int (**real)(int), int fd) {

@@ -4,11 +4,12 @@
 //             consecutive pages, or scattered over the file (the old interleaved layout);
 //   folios  - one-page pwrites into a file first written in pieces of 4 KiB, 64 KiB, 256 KiB or
 //             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet);
-//   turns   - what one durable commit writes, four patterns taken in turns (one commit of each,
+//   turns   - what one durable commit writes, six patterns taken in turns (one commit of each,
 //             in a new order every round) so that all meet the same moments of the machine
 //             (medians): Cove's (two pages, then a meta page at page 0 or 1: two places on the
-//             disk), three pages in one run, two pages in one run, and SQLite's WAL frame (4,120
-//             bytes at the next frame of a WAL that wraps);
+//             disk), three pages in one run, two pages in one run, SQLite's WAL frame (4,120
+//             bytes at the next frame of a WAL that wraps), and Cove's again on a file mapped
+//             read-only, shared as Cove's readers map it, then private;
 //   memory  - first writes into 32 MiB of fresh anonymous memory, in 4 KiB pages or asked for
 //             transparent huge pages (MADV_HUGEPAGE), and a second write over it: what a write
 //             transaction's new pages cost before they hold anything (PageBuffers.swift).
@@ -82,12 +83,14 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-enum { TURN_PATTERNS = 4, TURN_FILE_PAGES = 1024 };
+enum { TURN_PATTERNS = 6, TURN_FILE_PAGES = 1024 };
 static const char *turn_names[TURN_PATTERNS] = {
     "2 pages + meta page at page 0 or 1 (two places)",
     "3 pages in one run",
     "2 pages in one run",
     "a WAL frame of 4,120 bytes",
+    "the first, the file mapped MAP_SHARED read-only (as Cove maps it)",
+    "the first, the file mapped MAP_PRIVATE read-only",
 };
 
 // One commit of pattern `kind` on `fd` (commit number `i`), fdatasync included; microseconds.
@@ -96,12 +99,14 @@ static double turn(int kind, int fd, int i, const char *buffer) {
     double start = now_us();
     switch (kind) {
     case 0:
+    case 4:
+    case 5:
         write_all(fd, buffer, 2 * PAGE, run);
         write_all(fd, buffer, PAGE, (long)(i & 1) * PAGE);
         break;
     case 1: write_all(fd, buffer, 3 * PAGE, run); break;
     case 2: write_all(fd, buffer, 2 * PAGE, run); break;
-    default: write_all(fd, buffer, 4120, 32 + (long)(i % 500) * 4120); break;
+    case 3: write_all(fd, buffer, 4120, 32 + (long)(i % 500) * 4120); break;
     }
     fdatasync(fd);
     return now_us() - start;
@@ -118,6 +123,15 @@ static void turns(const char *path, int commits, const char *buffer, double *med
         fdatasync(fd[k]);
         unlink(name);
     }
+    // The mapped patterns' files, mapped for the whole run with every page faulted in.
+    void *maps[2];
+    volatile char sink = 0;
+    for (int m = 0; m < 2; m++) {
+        maps[m] = mmap(NULL, (long)TURN_FILE_PAGES * PAGE, PROT_READ, m == 0 ? MAP_SHARED : MAP_PRIVATE, fd[4 + m], 0);
+        if (maps[m] == MAP_FAILED) { perror("mmap"); exit(1); }
+        for (long p = 0; p < TURN_FILE_PAGES; p++) sink += ((const char *)maps[m])[p * PAGE];
+    }
+    (void)sink;
     double *t = malloc(sizeof(double) * TURN_PATTERNS * commits);
     int order[TURN_PATTERNS];
     for (int k = 0; k < TURN_PATTERNS; k++) order[k] = k;
@@ -136,8 +150,9 @@ static void turns(const char *path, int commits, const char *buffer, double *med
     for (int k = 0; k < TURN_PATTERNS; k++) {
         qsort(t + k * commits, commits, sizeof(double), by_value);
         median[k] = t[k * commits + commits / 2];
-        close(fd[k]);
     }
+    for (int m = 0; m < 2; m++) munmap(maps[m], (long)TURN_FILE_PAGES * PAGE);
+    for (int k = 0; k < TURN_PATTERNS; k++) close(fd[k]);
     free(t);
 }
 
@@ -185,7 +200,7 @@ int main(int argc, char **argv) {
     }
     double median[TURN_PATTERNS];
     turns(path, 1500, buffer, median);
-    printf("\n| One commit's writes and fdatasync, four patterns in turns | Median |\n|---|--:|\n");
+    printf("\n| One commit's writes and fdatasync, six patterns in turns | Median |\n|---|--:|\n");
     for (int k = 0; k < TURN_PATTERNS; k++) printf("| %s | %.1f µs |\n", turn_names[k], median[k]);
     printf("\n| File first written in pieces of | One-page pwrite after (per write) |\n|---|--:|\n");
     long pieces[] = {4096, 65536, 262144, 1 << 20};

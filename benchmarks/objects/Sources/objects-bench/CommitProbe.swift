@@ -113,27 +113,19 @@ func evictCaches() {
 }
 
 /// `objects-bench commits interleaved`: BENCH_COMMITS durable commits of each engine (Cove
-/// `.full`, SQLite WAL with synchronous=FULL), one commit of each after the other in an order
-/// drawn anew every round, each commit timed alone: the engines meet the moments of a machine
-/// whose speed drifts alike, down to single commits, and no engine always follows the other.
-/// Prints, per engine, the median over the commits after the first third (by then SQLite's WAL
-/// file has stopped growing) and over the first third, and the mean of all.
+/// `.full`, SQLite WAL with synchronous=FULL) taken in turns one commit at a time, the engine
+/// going first alternating, each commit timed alone: the engines meet the moments of a machine
+/// whose speed drifts alike, down to single commits. Prints, per engine, the median over the
+/// commits after the first third (by then SQLite's WAL file has stopped growing) and over the
+/// first third, and the mean of all.
 func interleavedCommits() throws {
     let dir = try freshDirectory("commits")
     defer { _ = system("rm -rf '\(dir)'") }
     FileHandleErr.print("objects-bench commits interleaved: \(commits) single-object commits per engine in \(dir), one of each at a time")
     let committers = [try coveCommitter("\(dir)/full.cove", "Cove, full", .full),
                       try sqliteCommitter("\(dir)/full.db", "SQLite WAL, synchronous=FULL", synchronous: "FULL")]
-    defer { for c in committers { c.close() } }
-    var times: [[Double]] = Array(repeating: [], count: committers.count)
-    var order = Array(committers.indices)
-    var random = SystemRandomNumberGenerator()
-    for i in 0..<commits {
-        order.shuffle(using: &random)
-        for c in order {
-            times[c].append(Double(try timed { try committers[c].commit(i) }) / 1000)
-        }
-    }
+    // One round per commit: each round's time is one commit's.
+    let times = try alternatingCommits(committers, count: commits, rounds: commits).map { $0.map { Double($0) / 1000 } }
     func median(_ xs: ArraySlice<Double>) -> Double {
         let sorted = xs.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
@@ -149,4 +141,3 @@ func interleavedCommits() throws {
     let all = times.map { $0.reduce(0, +) }
     print("| Cove/SQLite | \(ratio(late[0], late[1])) | \(ratio(median(times[0][..<third]), median(times[1][..<third]))) | \(ratio(all[0], all[1])) |")
 }
-

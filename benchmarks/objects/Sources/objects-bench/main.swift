@@ -430,8 +430,8 @@ var cove: Results
 var sqlite: Results
 if envInt("BENCH_PASSES", 2) >= 2 {
     // Cove, SQLite, SQLite, Cove: each engine's mean sits at the same moment of a drift.
-    for pass in ["1", "2"] where mkdir("\(dir)/\(pass)", 0o755) != 0 {
-        throw BenchError(description: "cannot create \(dir)/\(pass)")
+    for pass in ["1", "2"] {
+        guard mkdir("\(dir)/\(pass)", 0o755) == 0 else { throw BenchError(description: "cannot create \(dir)/\(pass)") }
     }
     let cove1 = try runCove("\(dir)/1")
     FileHandleErr.print("cove done (first pass)")
