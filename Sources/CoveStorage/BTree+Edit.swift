@@ -370,11 +370,15 @@ extension BTree {
         }
 
         var pool = reusablePages(second.map { [first, $0] } ?? [first])
-        let (leftPgno, leftPage) = try takePage(from: &pool)
+        // An append's split: later appends leave the full left half alone, so it goes to a new
+        // page, and the right half, which they rewrite, keeps the page of the node (which may
+        // lie in the commit's slot area, docs/FORMAT.md "Slot areas").
+        let apart = bias == .packLeft && cut < n && pool.count == 1
+        let (leftPgno, leftPage) = apart ? try store.allocate() : try takePage(from: &pool, replacing: first)
         let leftCount = writeNode(list, 0..<cut, level: level, into: leftPage)
         var outcome = NodeOutcome(ref: freshRef(leftPgno), count: leftCount, sibling: nil, underflow: false)
         if cut < n {
-            let (rightPgno, rightPage) = try takePage(from: &pool)
+            let (rightPgno, rightPage) = try takePage(from: &pool, replacing: apart ? first : second)
             let rightCount = writeNode(list, cut..<n, level: level, into: rightPage)
             outcome.sibling = SplitSibling(ref: freshRef(rightPgno), count: rightCount,
                                            separator: separator(in: list, before: cut, level: level))
@@ -397,8 +401,13 @@ extension BTree {
 
     /// The first page of `pool`, or a fresh one when it is empty. Pages left in the pool after
     /// the last take are the caller's to free.
-    func takePage(from pool: inout [PageNumber]) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        if pool.isEmpty { return try store.allocate() }
+    /// `replacing`: the committed page whose contents the new page takes over, if any (the
+    /// store may place the page by it, `PageStore.allocate(replacing:)`).
+    func takePage(from pool: inout [PageNumber], replacing old: PageRef? = nil) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        if pool.isEmpty {
+            if let old { return try store.allocate(replacing: old) }
+            return try store.allocate()
+        }
         let pgno = pool.removeFirst()
         return (pgno, store.writablePage(pgno))
     }

@@ -69,7 +69,8 @@ extension BTree {
 
     /// Checks one reference to a page: not seen before, and the page's version agrees.
     private func checkReference(_ ref: PageRef, seen: inout Set<PageNumber>) throws(StorageError) {
-        guard ref.pgno >= 2 else { throw .corrupt("B+tree reference to page \(ref.pgno), a meta slot") }
+        // Page 0 is a meta slot in every file; reading the page refuses the other slot's.
+        guard ref.pgno != 0 else { throw .corrupt("B+tree reference to page 0, a meta slot") }
         guard seen.insert(ref.pgno).inserted else { throw BTreeNode.fault(ref.pgno, "referenced twice") }
         guard ref.version <= store.version else {
             throw BTreeNode.fault(ref.pgno, "referenced as version \(ref.version), after the store's \(store.version)")

@@ -55,12 +55,20 @@ extension ClusterTree {
         }
         var written: [ClusterRef] = []
         if rows.count > 0 {
-            for range in rows.plan(specs: specs, packLeft: packLeft) {
+            let plan = rows.plan(specs: specs, packLeft: packLeft)
+            for (k, range) in plan.enumerated() {
                 let pgno: PageNumber
                 let page: UnsafeMutableRawPointer
-                if let reused = reusable.popLast() {
+                if packLeft && k < plan.count - 1 {
+                    // The full clusters of an append: later appends leave them alone, so they
+                    // are placed as new pages; the last one, which they rewrite, takes the place
+                    // of the old.
+                    (pgno, page) = try store.allocateForOverwrite()
+                } else if let reused = reusable.popLast() {
                     pgno = reused
                     page = store.writablePage(reused)
+                } else if let replaced = old.last {
+                    (pgno, page) = try store.allocateForOverwrite(replacing: replaced.page)
                 } else {
                     (pgno, page) = try store.allocateForOverwrite()
                 }
@@ -225,7 +233,7 @@ extension ClusterTree {
             // A committed page is replaced: lay the new one out where it goes. A page refused
             // goes back at once (this transaction's own pages are reusable at once).
             let page: UnsafeMutableRawPointer
-            (pgno, page) = try store.allocateForOverwrite()
+            (pgno, page) = try store.allocateForOverwrite(replacing: ref.page)
             guard leaf.appending(rows, specs: specs, into: page) else {
                 store.free(pgno)
                 return false

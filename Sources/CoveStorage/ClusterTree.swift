@@ -63,7 +63,7 @@ struct ClusterRef {
         page = PageRef(pgno: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
                        version: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         count = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
-        guard page.pgno >= 2, count >= 1, count <= UInt64(ClusterLayout.maxObjects) else {
+        guard page.pgno != 0, count >= 1, count <= UInt64(ClusterLayout.maxObjects) else {
             throw .corrupt("table: the cluster at key \(key) names page \(page.pgno) with \(count) objects")
         }
     }

@@ -18,6 +18,13 @@ struct FreeRuns {
     private(set) var runs: [Run] = []
     /// The pages left in every run.
     private(set) var pageCount = 0
+    /// Pages below this one are kept for the slot areas (docs/FORMAT.md, "Slot areas"): no run
+    /// crosses it, and `firstRun` and `longestRun` leave the runs below it alone.
+    let floor: PageNumber
+
+    init(floor: PageNumber = 0) {
+        self.floor = floor
+    }
 
     var isEmpty: Bool { pageCount == 0 }
 
@@ -45,13 +52,13 @@ struct FreeRuns {
         var i = 0
         for r in runs where r.count > 0 {
             while i < pages.count && pages[i] < r.start {
-                FreeRuns.append(&merged, pages[i], 1)
+                append(&merged, pages[i], 1)
                 i += 1
             }
-            FreeRuns.append(&merged, r.start, r.count)
+            append(&merged, r.start, r.count)
         }
         while i < pages.count {
-            FreeRuns.append(&merged, pages[i], 1)
+            append(&merged, pages[i], 1)
             i += 1
         }
         runs = merged
@@ -61,8 +68,8 @@ struct FreeRuns {
     /// Appends `count` pages from `start` to ascending runs, extending the last run when they
     /// follow it.
     @inline(__always)
-    private static func append(_ merged: inout [Run], _ start: PageNumber, _ count: Int) {
-        if let last = merged.last, last.start + UInt64(last.count) == start {
+    private func append(_ merged: inout [Run], _ start: PageNumber, _ count: Int) {
+        if let last = merged.last, last.start + UInt64(last.count) == start, start != floor {
             merged[merged.count - 1].count += count
         } else {
             merged.append(Run(start: start, count: count))
@@ -91,15 +98,16 @@ struct FreeRuns {
         return out
     }
 
-    /// The index of the lowest run with at least `length` pages left.
+    /// The index of the lowest run from `floor` on with at least `length` pages left.
     func firstRun(atLeast length: Int) -> Int? {
-        runs.firstIndex { $0.count >= length }
+        runs.firstIndex { $0.count >= length && $0.start >= floor }
     }
 
-    /// The index of the run with the most pages left (the lowest of equals); nil when empty.
+    /// The index of the run from `floor` on with the most pages left (the lowest of equals);
+    /// nil when there is none.
     func longestRun() -> Int? {
         var best: Int?
-        for (i, r) in runs.enumerated() where r.count > 0 && (best == nil || r.count > runs[best!].count) {
+        for (i, r) in runs.enumerated() where r.count > 0 && r.start >= floor && (best == nil || r.count > runs[best!].count) {
             best = i
         }
         return best

@@ -43,17 +43,18 @@ enum LEB128 {
     }
 
     /// Reads `count` ascending page numbers stored as distances (the first from 0), appending
-    /// them to `pages`; each must be in `2..<pageCount` and differ from the one before.
+    /// them to `pages`; each must be below `pageCount`, not a meta slot (page 0 or
+    /// `secondSlot`), and differ from the one before.
     /// `what` names the list in errors ("free-space record 7").
     static func readPages(_ bytes: UnsafeRawBufferPointer, at: inout Int, count: Int, pageCount: UInt64,
-                          into pages: inout [PageNumber], _ what: String) throws(StorageError) {
+                          secondSlot: PageNumber, into pages: inout [PageNumber], _ what: String) throws(StorageError) {
         pages.reserveCapacity(pages.count + count)
         var previous: UInt64 = 0
         for i in 0..<count {
             let delta = try read(bytes, at: &at, "\(what) is malformed")
             let (pgno, overflow) = previous.addingReportingOverflow(delta)
-            guard !overflow, pgno >= 2, pgno < pageCount, i == 0 || delta != 0 else {
-                throw .corrupt("\(what) lists page \(pgno), outside 2..<\(pageCount) or repeated")
+            guard !overflow, MetaSlot.holdsData(pgno, secondSlot: secondSlot, pageCount: pageCount), i == 0 || delta != 0 else {
+                throw .corrupt("\(what) lists page \(pgno), a meta slot, outside the file's \(pageCount) pages or repeated")
             }
             pages.append(pgno)
             previous = pgno

@@ -1,12 +1,13 @@
-// The two meta slots (pages 0 and 1) that name a version of the database, and the list of pages
-// each commit wrote, with their checksums, by which recovery tells a complete commit from a torn
-// one. docs/FORMAT.md is the byte-by-byte reference.
+// The two meta slots (page 0, and page 8 or, in files made before format 5, page 1) that name a
+// version of the database, and the list of pages each commit wrote, with their checksums, by
+// which recovery tells a complete commit from a torn one. docs/FORMAT.md is the byte-by-byte
+// reference.
 
 /// The contents of a meta slot: everything a reader needs to see one committed version.
 ///
 ///     offset size field
 ///     0      8    magic "COVEDB\0\0"
-///     8      4    format version (4)
+///     8      4    format version (5)
 ///     12     4    page size (4096)
 ///     16     8    commit version
 ///     24     8    file id (random, made when the file was created)
@@ -22,7 +23,8 @@
 ///     140    4    bytes of the recently freed pages, held right after the inline list
 ///     144    4    bytes of the recent history records, held right after the freed pages
 ///     148    4    bytes of the catalog's root leaf held here (0: none), right after the records
-///     152    104  zero
+///     152    8    the page of the second meta slot: 8, or 1 in a file made before format 5
+///     160    96   zero
 ///     256    3836 written-page list, inline part, then the recently freed pages, then the
 ///                 recent history records, then the catalog's root leaf
 ///     4092   4    CRC32C of bytes [0, 4092)
@@ -35,9 +37,21 @@ struct MetaSlot: Equatable, Sendable {
     /// (`recentHistory`) instead of the free-space and history trees.
     /// 4: the slot may hold the catalog's root leaf (`inlineCatalog`), and the object layer's
     /// table entries the open range of a primary-key index (docs/FORMAT-objects.md).
-    /// Files of formats 1 to 3 (formats 1 and 2 with bytes 140..<148 zero) are read as they
-    /// are, and written as format 4 from their next commit.
-    static let formatVersion: UInt32 = 4
+    /// 5: the slot names the page of the second slot (`secondSlot`): files made from format 5
+    /// on keep it at page 8, with seven pages after each slot where that slot's commits write
+    /// the pages they rewrite again and again, in one run with the slot (docs/FORMAT.md,
+    /// "Slot areas").
+    /// Files of formats 1 to 4 (formats 1 and 2 with bytes 140..<148 zero) are read as they
+    /// are (their second slot at page 1), and written as format 5 from their next commit,
+    /// keeping their second slot where it is.
+    static let formatVersion: UInt32 = 5
+
+    /// The second slot's page in files made from format 5 on.
+    static let spreadSecondSlot: PageNumber = 8
+    /// Pages right after a slot that commits writing that slot may take for the pages they
+    /// rewrite again and again (fewer when the other slot comes first: none after slot 0 in a
+    /// file whose second slot is page 1).
+    static let areaPages: UInt64 = 7
 
     static let versionOffset = 16
     static let listOffset = 256
@@ -73,14 +87,52 @@ struct MetaSlot: Equatable, Sendable {
     /// names the page number it owns, which nothing reads from the file).
     var inlineCatalog: InlinePage? = nil
 
+    /// The page of the second meta slot: `spreadSecondSlot`, or 1 in a file made before format 5.
+    /// The same in every version of a file.
+    var secondSlot: PageNumber = MetaSlot.spreadSecondSlot
+
     /// The page number of `inlineCatalog` (0: none).
     var inlineCatalogPage: PageNumber { inlineCatalog == nil ? 0 : catalog.page.pgno }
 
-    /// An empty database at `version`.
+    /// The page of meta slot `slot` (0 or 1).
+    @inline(__always)
+    func slotPage(_ slot: Int) -> PageNumber { slot == 0 ? 0 : secondSlot }
+
+    /// Whether `pgno` may hold a page of the database (not a meta slot) in a file of `pageCount`.
+    @inline(__always)
+    func holdsData(_ pgno: PageNumber) -> Bool {
+        MetaSlot.holdsData(pgno, secondSlot: secondSlot, pageCount: pageCount)
+    }
+
+    @inline(__always)
+    static func holdsData(_ pgno: PageNumber, secondSlot: PageNumber, pageCount: UInt64) -> Bool {
+        pgno != 0 && pgno != secondSlot && pgno < pageCount
+    }
+
+    /// The pages of slot `slot`'s area (docs/FORMAT.md, "Slot areas").
+    func area(_ slot: Int) -> Range<PageNumber> {
+        let first = slotPage(slot) + 1
+        let end = first + MetaSlot.areaPages
+        // The second slot may come right after the first: slot 0 then has no area.
+        if slot == 0 && secondSlot >= first && secondSlot < end { return first..<secondSlot }
+        return first..<end
+    }
+
+    /// The first page past both slots' areas: where pages for any use begin.
+    var areasEnd: PageNumber { secondSlot + 1 + MetaSlot.areaPages }
+
+    /// The pages of a new, empty file: both slots and their areas.
+    static let newFilePages: UInt64 = spreadSecondSlot + 1 + areaPages
+
+    /// An empty database at `version`, in a new file: its areas' pages are free, listed as
+    /// freed by version 0.
     static func empty(version: UInt64, fileId: UInt64) -> MetaSlot {
-        MetaSlot(version: version, fileId: fileId, pageCount: 2, catalog: .empty, freeSpace: .empty,
-                 history: .empty, freePageCount: 0, listHead: 0, listHeadChecksum: 0,
-                 listEntries: 0, listInlineBytes: 0, recentFree: [], recentHistory: [])
+        var areas = Array(PageNumber(1)..<spreadSecondSlot)
+        areas += Array((spreadSecondSlot + 1)..<newFilePages)
+        return MetaSlot(version: version, fileId: fileId, pageCount: newFilePages, catalog: .empty, freeSpace: .empty,
+                        history: .empty, freePageCount: UInt64(areas.count), listHead: 0, listHeadChecksum: 0,
+                        listEntries: 0, listInlineBytes: 0, recentFree: [FreedPages(version: 0, pages: areas)],
+                        recentHistory: [])
     }
 
     /// Writes the fields, the freed pages, the history records and the checksum into a zeroed
@@ -110,6 +162,7 @@ struct MetaSlot: Equatable, Sendable {
         p.storeBytes(of: listHeadChecksum.littleEndian, toByteOffset: 128, as: UInt32.self)
         p.storeBytes(of: listEntries.littleEndian, toByteOffset: 132, as: UInt32.self)
         p.storeBytes(of: listInlineBytes.littleEndian, toByteOffset: 136, as: UInt32.self)
+        p.storeBytes(of: secondSlot.littleEndian, toByteOffset: 152, as: UInt64.self)
         let crc = crc32c(UnsafeRawBufferPointer(start: p, count: MetaSlot.crcOffset))
         p.storeBytes(of: crc.littleEndian, toByteOffset: MetaSlot.crcOffset, as: UInt32.self)
     }
@@ -142,15 +195,19 @@ struct MetaSlot: Equatable, Sendable {
         guard format >= 1 else { return .damaged("format version 0") }
         let size = u32(12)
         guard size == UInt32(pageSize) else { return .unsupported("page size \(size) (this build uses \(pageSize))") }
-        let meta = MetaSlot(version: u64(16), fileId: u64(24), pageCount: u64(32),
+        var meta = MetaSlot(version: u64(16), fileId: u64(24), pageCount: u64(32),
                             catalog: TreeRoot.decode(from: p + 40), freeSpace: TreeRoot.decode(from: p + 64),
                             history: TreeRoot.decode(from: p + 88), freePageCount: u64(112),
                             listHead: u64(120), listHeadChecksum: u32(128), listEntries: u32(132),
                             listInlineBytes: u32(136), recentFree: [], recentHistory: [])
+        meta.secondSlot = format >= 5 ? u64(152) : 1
+        guard meta.secondSlot == 1 || meta.secondSlot == spreadSecondSlot else {
+            return .damaged("the second meta slot is at page \(meta.secondSlot), neither 1 nor \(spreadSecondSlot)")
+        }
         let freeBytes = Int(u32(140))
         let historyBytes = Int(u32(144))
         let catalogBytes = Int(u32(148))
-        guard meta.pageCount >= 2, Int(meta.listInlineBytes) <= inlineListCapacity,
+        guard meta.pageCount > meta.secondSlot, Int(meta.listInlineBytes) <= inlineListCapacity,
               freeBytes <= recentFreeCapacity, historyBytes <= recentHistoryCapacity, catalogBytes <= InlinePage.capacity,
               Int(meta.listInlineBytes) + freeBytes + historyBytes + catalogBytes <= inlineListCapacity else {
             return .damaged("page count \(meta.pageCount), list length \(meta.listInlineBytes), \(freeBytes) bytes of freed pages, \(historyBytes) of history or \(catalogBytes) of the catalog out of range")
@@ -159,7 +216,8 @@ struct MetaSlot: Equatable, Sendable {
         do throws(StorageError) {
             let freeAt = p + listOffset + Int(meta.listInlineBytes)
             decoded.recentFree = try FreedPages.decode(UnsafeRawBufferPointer(start: freeAt, count: freeBytes),
-                                                      version: meta.version, pageCount: meta.pageCount)
+                                                      version: meta.version, pageCount: meta.pageCount,
+                                                      secondSlot: meta.secondSlot)
             decoded.recentHistory = try HistoryEntry.decode(UnsafeRawBufferPointer(start: freeAt + freeBytes, count: historyBytes),
                                                            version: meta.version)
             if catalogBytes > 0 {
@@ -171,7 +229,7 @@ struct MetaSlot: Equatable, Sendable {
             return .damaged(error.message)
         }
         for root in [meta.catalog, meta.freeSpace, meta.history] where !root.page.isNone {
-            guard root.page.pgno >= 2, root.page.pgno < meta.pageCount, root.page.version <= meta.version else {
+            guard meta.holdsData(root.page.pgno), root.page.version <= meta.version else {
                 return .damaged("a root names page \(root.page.pgno) at version \(root.page.version)")
             }
         }
@@ -285,9 +343,10 @@ struct FreedPages: Equatable, Sendable {
     }
 
     /// Decodes and checks the groups of a slot of `version` and `pageCount` pages: versions
-    /// ascending and at most the slot's, pages distinct and in `2..<pageCount`, ascending within
-    /// each group.
-    static func decode(_ bytes: UnsafeRawBufferPointer, version: UInt64, pageCount: UInt64) throws(StorageError) -> [FreedPages] {
+    /// ascending and at most the slot's, pages distinct and below `pageCount`, none a meta slot
+    /// (page 0 or `secondSlot`), ascending within each group.
+    static func decode(_ bytes: UnsafeRawBufferPointer, version: UInt64, pageCount: UInt64,
+                       secondSlot: PageNumber) throws(StorageError) -> [FreedPages] {
         var groups: [FreedPages] = []
         var at = 0
         let what = "the freed-page list of meta version \(version)"
@@ -300,7 +359,8 @@ struct FreedPages: Equatable, Sendable {
                 throw .corrupt("\(what) list version \(freedBy) (\(count) pages) out of order")
             }
             var pages: [PageNumber] = []
-            try LEB128.readPages(bytes, at: &at, count: Int(count), pageCount: pageCount, into: &pages, what)
+            try LEB128.readPages(bytes, at: &at, count: Int(count), pageCount: pageCount, secondSlot: secondSlot,
+                                 into: &pages, what)
             all += pages
             groups.append(FreedPages(version: freedBy, pages: pages))
         }
@@ -389,7 +449,7 @@ enum WrittenPageList {
         var hops: UInt64 = 0
         while next != 0 {
             hops += 1
-            guard next >= 2, next < meta.pageCount, hops <= meta.pageCount else {
+            guard meta.holdsData(next), hops <= meta.pageCount else {
                 throw .corrupt("the written-page list of version \(meta.version) names page \(next), outside the file")
             }
             let p = try page(next)

@@ -34,6 +34,13 @@ final class PageFile: @unchecked Sendable {
 
     /// The largest number of pages the reservation can hold.
     var maxPages: UInt64 { UInt64(reservedBytes / pageSize) }
+    /// The page of the second meta slot (`MetaSlot.secondSlot`): set once, when the file's
+    /// layout is known, before the file is shared.
+    var secondSlot: PageNumber = MetaSlot.spreadSecondSlot
+
+    /// The page of meta slot `slot` (0 or 1).
+    @inline(__always)
+    func slotPage(_ slot: Int) -> PageNumber { slot == 0 ? 0 : secondSlot }
 
     /// Reserves `reservation` bytes of address space (rounded up to whole pages, and at least
     /// twice the current file size) without mapping anything yet. Where the process may not
@@ -168,7 +175,7 @@ final class PageFile: @unchecked Sendable {
     /// `limit` pages (nothing for a number outside it).
     @inline(__always)
     func prefetch(_ pgno: PageNumber, lines: Int, limit: UInt64) {
-        guard pgno >= 2, pgno < limit else { return }
+        guard MetaSlot.holdsData(pgno, secondSlot: secondSlot, pageCount: limit) else { return }
         prefetchPage(pointer(pgno), lines: lines)
     }
 
@@ -178,7 +185,7 @@ final class PageFile: @unchecked Sendable {
     /// - Throws: `.corrupt` naming the page.
     @inline(__always)
     func checkedPage(_ pgno: PageNumber, limit: UInt64, maxVersion: UInt64) throws(StorageError) -> UnsafeRawPointer {
-        guard pgno >= 2, pgno < limit else { throw outOfRange(pgno, limit: limit) }
+        guard MetaSlot.holdsData(pgno, secondSlot: secondSlot, pageCount: limit) else { throw outOfRange(pgno, limit: limit) }
         let p = pointer(pgno)
         let v = PageHeader.version(p)
         if checked[Int(truncatingIfNeeded: pgno)].load(ordering: .relaxed) == UInt32(truncatingIfNeeded: v),
@@ -191,7 +198,7 @@ final class PageFile: @unchecked Sendable {
 
     @inline(never)
     private func outOfRange(_ pgno: PageNumber, limit: UInt64) -> StorageError {
-        .corrupt("'\(io.path)': page \(pgno) is outside the file's \(limit) pages")
+        .corrupt("'\(io.path)': page \(pgno) is a meta slot or outside the file's \(limit) pages")
     }
 
     @inline(never)

@@ -45,6 +45,15 @@ public protocol PageStore: AnyObject {
     /// - Throws: as `allocate`.
     func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
 
+    /// A page as `allocate`'s, for the new contents of the committed page `old` refers to
+    /// (placed as `allocateForOverwrite(replacing:)` places it).
+    func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+
+    /// A page as `allocateForOverwrite`'s, for the new contents of the committed page `old`
+    /// refers to: a store may place it by how recently `old` was written (a page the last
+    /// commit wrote is likely written by the next one too).
+    func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+
     /// Gives up `pgno`, which this version no longer references. A page allocated by this same
     /// transaction is reusable at once; a committed one only once no reader can see it.
     func free(_ pgno: PageNumber)
@@ -70,6 +79,16 @@ extension PageStore {
     /// A zeroed page: zeroing is a store's choice to skip.
     public func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try allocate()
+    }
+
+    /// Any zeroed page: where it lies is a store's choice.
+    public func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate()
+    }
+
+    /// Any page: where it lies is a store's choice.
+    public func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocateForOverwrite()
     }
 
     /// Every committed page may be read from the file: none is adopted.

@@ -1,6 +1,7 @@
 // Commit: the history record, the free-space records, then one batch of writes (every new page
 // but a catalog leaf the meta slot holds, the continuation pages of the written-page list, the
-// meta slot not holding the base version) and one flush. docs/FORMAT.md argues why a crash at any point leaves either this version or the
+// meta slot not holding the base version, in one run with the pages right after it) and one
+// flush. docs/FORMAT.md argues why a crash at any point leaves either this version or the
 // one before it, complete.
 import Glibc
 
@@ -44,13 +45,20 @@ extension WriteTransaction {
             storage.writerLock.release()
         }
         let targetSlot = 1 - baseSlot
+        let slotPage = base.slotPage(targetSlot)
+        // The slot leads the first run of pages when that run starts right after it (in the
+        // slot's area, docs/FORMAT.md "Slot areas"): one write, one place on the disk.
+        let leads = prepared.pages.first == slotPage + 1
         var metaWritten = false
         do throws(StorageError) {
             try file.reserveFile(pages: pageCount)
-            try writePages(prepared.pages)
-            metaWritten = true
-            try file.io.write(UnsafeRawBufferPointer(start: prepared.metaPage, count: pageSize),
-                              at: UInt64(targetSlot * pageSize))
+            metaWritten = leads
+            try writePages(prepared.pages, leadingSlot: leads ? (slotPage, prepared.metaPage) : nil)
+            if !leads {
+                metaWritten = true
+                try file.io.write(UnsafeRawBufferPointer(start: prepared.metaPage, count: pageSize),
+                                  at: slotPage * UInt64(pageSize))
+            }
             if storage.options.durability == .full {
                 try file.io.sync()
             }
@@ -60,7 +68,7 @@ extension WriteTransaction {
                 // note the version in the lock file (in case blanking fails too), so that a
                 // later open cannot pick a version whose commit reported failure. The base
                 // version's slot and pages were not touched.
-                scrubSlot(targetSlot)
+                scrub(page: slotPage)
                 storage.lock.abandon(version: version)
             }
             storage.poison(error)
@@ -70,6 +78,7 @@ extension WriteTransaction {
             file.markChecked(pgno, version: version)
         }
         storage.pagesLastWritten.store(prepared.pages.count, ordering: .relaxed)
+        if leads { storage.oneRunCommits.add(1, ordering: .relaxed) }
         storage.published(prepared.meta, slot: targetSlot)
         return version
     }
@@ -195,7 +204,8 @@ extension WriteTransaction {
                             freeSpace: freeSpace, history: history, freePageCount: freePages,
                             listHead: nextPage, listHeadChecksum: nextChecksum,
                             listEntries: UInt32(written.count), listInlineBytes: UInt32(inlineBytes),
-                            recentFree: recentFree, recentHistory: recentHistory, inlineCatalog: inlineCatalog)
+                            recentFree: recentFree, recentHistory: recentHistory, inlineCatalog: inlineCatalog,
+                            secondSlot: base.secondSlot)
         meta.encode(into: metaPage)
         if continuation.isEmpty { return PreparedCommit(meta: meta, metaPage: metaPage, pages: written) }
         var all = written + continuation
@@ -204,24 +214,31 @@ extension WriteTransaction {
     }
 
     /// Writes the pages in ascending order, each run of consecutive numbers in one call of at
-    /// most 16 pages, gathered from where the pages lie in memory. Longer calls gained nothing
-    /// measurable on a bulk load, and they leave the file cached in larger folios, into which
-    /// every later one-page write costs more (ext4 walks the blocks of the whole folio): with
-    /// at most 16, a commit of 100 objects over 100,000 took 0.31 ms instead of 0.38 ms.
-    private func writePages(_ pages: [PageNumber]) throws(StorageError) {
+    /// most 16 pages, gathered from where the pages lie in memory; `leadingSlot` (the slot's
+    /// page and the meta) goes first, in the first run, which starts right after it. Longer
+    /// calls gained nothing measurable on a bulk load, and they leave the file cached in larger
+    /// folios, into which every later one-page write costs more (ext4 walks the blocks of the
+    /// whole folio): with at most 16, a commit of 100 objects over 100,000 took 0.31 ms instead
+    /// of 0.38 ms.
+    private func writePages(_ pages: [PageNumber], leadingSlot: (PageNumber, UnsafeMutableRawPointer)?) throws(StorageError) {
         let maxRun = 16
+        let lead = leadingSlot == nil ? 0 : 1
+        let count = pages.count + lead
+        // Entry k: the slot first when it leads, then the pages.
+        func number(_ k: Int) -> PageNumber { k < lead ? leadingSlot!.0 : pages[k - lead] }
+        func bytes(_ k: Int) -> UnsafeRawPointer { k < lead ? UnsafeRawPointer(leadingSlot!.1) : UnsafeRawPointer(dirty[pages[k - lead]]!) }
         // The run's page addresses live on the stack.
         let result = withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: maxRun) { run in
             Result { () throws(StorageError) in
                 var i = 0
-                while i < pages.count {
+                while i < count {
                     var j = i + 1
-                    while j < pages.count && j - i < maxRun && pages[j] == pages[j - 1] + 1 { j += 1 }
-                    let at = pages[i] * UInt64(pageSize)
+                    while j < count && j - i < maxRun && number(j) == number(j - 1) + 1 { j += 1 }
+                    let at = number(i) * UInt64(pageSize)
                     if j - i == 1 {
-                        try file.io.write(UnsafeRawBufferPointer(start: dirty[pages[i]]!, count: pageSize), at: at)
+                        try file.io.write(UnsafeRawBufferPointer(start: bytes(i), count: pageSize), at: at)
                     } else {
-                        for k in i..<j { run[k - i] = UnsafeRawPointer(dirty[pages[k]]!) }
+                        for k in i..<j { run[k - i] = bytes(k) }
                         try file.io.writePages(UnsafeBufferPointer(rebasing: run[0..<(j - i)]), at: at)
                     }
                     i = j
@@ -231,12 +248,12 @@ extension WriteTransaction {
         try result.get()
     }
 
-    /// Best effort: zeroes a meta slot whose commit failed.
-    private func scrubSlot(_ slot: Int) {
+    /// Best effort: zeroes the meta slot (at page `page`) whose commit failed.
+    private func scrub(page: PageNumber) {
         let zero = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
         defer { zero.deallocate() }
         memset(zero, 0, pageSize)
-        try? file.io.write(UnsafeRawBufferPointer(start: zero, count: pageSize), at: UInt64(slot * pageSize))
+        try? file.io.write(UnsafeRawBufferPointer(start: zero, count: pageSize), at: page * UInt64(pageSize))
     }
 }
 

@@ -54,17 +54,19 @@ enum FreeSpaceRecord {
         return records
     }
 
-    /// Appends the pages of a record to `pages`, checking each is in `2..<pageCount`.
+    /// Appends the pages of a record to `pages`, checking each is below `pageCount` and not a
+    /// meta slot (page 0 or `secondSlot`).
     /// - Returns: the number of pages appended.
     @discardableResult
-    static func decode(_ value: UnsafeRawBufferPointer, key: UInt64, pageCount: UInt64,
+    static func decode(_ value: UnsafeRawBufferPointer, key: UInt64, pageCount: UInt64, secondSlot: PageNumber,
                        into pages: inout [PageNumber]) throws(StorageError) -> Int {
         guard value.count == valueSize else {
             throw .corrupt("free-space record \(key) is \(value.count) bytes, not \(valueSize)")
         }
         let count = Int(value[0]) | Int(value[1]) << 8
         var at = 2
-        try LEB128.readPages(value, at: &at, count: count, pageCount: pageCount, into: &pages, "free-space record \(key)")
+        try LEB128.readPages(value, at: &at, count: count, pageCount: pageCount, secondSlot: secondSlot, into: &pages,
+                             "free-space record \(key)")
         return count
     }
 }
@@ -123,7 +125,7 @@ extension WriteTransaction {
             key, value throws(StorageError) -> Bool in
             found = key
             if FreeSpaceRecord.version(ofKey: key) <= limit {
-                try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, into: &pages)
+                try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, secondSlot: base.secondSlot, into: &pages)
             }
             return false
         }
@@ -191,7 +193,13 @@ extension WriteTransaction {
         for _ in 0..<256 {
             let allocationsBefore = allocations
             let freesBefore = frees
-            let leftover = reusable.pages(mergedWith: localFree.sorted())
+            var leftover = reusable.pages(mergedWith: localFree.sorted())
+            // Reusable pages of the slot areas stay listed in the slot (few, and general
+            // allocation leaves them alone: in a record, every commit looking for a run would
+            // take them out of the tree and put them back).
+            let areaLeftover = Array(leftover.prefix { $0 < reusable.floor })
+            if !areaLeftover.isEmpty { leftover.removeFirst(areaLeftover.count) }
+            let areaGroup = areaLeftover.isEmpty ? [] : [FreedPages(version: oldestPinned, pages: areaLeftover)]
             var pending = pendingFree
             pending.sort()
             let leftoverRecords = FreeSpaceRecord.encode(leftover)
@@ -214,8 +222,8 @@ extension WriteTransaction {
             // that moves the group to the tree may write over them.
             let pendingGroup = [FreedPages(version: version, pages: pending)]
             let pendingInline = !pending.isEmpty && leftoverRecords.count <= usedConsumedKeys
-                && FreedPages.encodedSize(pendingGroup) <= MetaSlot.recentFreeCapacity
-            recentFree = pendingInline ? pendingGroup : []
+                && FreedPages.encodedSize(areaGroup + pendingGroup) <= MetaSlot.recentFreeCapacity
+            recentFree = areaGroup + (pendingInline ? pendingGroup : [])
             let pendingRecords = pendingInline ? [] : FreeSpaceRecord.encode(pending)
             // Pages this version freed (unless the slot lists them), and leftovers beyond the
             // consumed keys, under this version (the leftovers are thus kept back longer than
@@ -240,7 +248,7 @@ extension WriteTransaction {
             if allocations == allocationsBefore && frees == freesBefore {
                 freeSpace = tree.root
                 continuation.sort()
-                let free = base.freePageCount - consumedPages + UInt64(leftover.count) + UInt64(pending.count)
+                let free = base.freePageCount - consumedPages + UInt64(leftover.count + areaLeftover.count) + UInt64(pending.count)
                 return (continuation, free, written)
             }
         }

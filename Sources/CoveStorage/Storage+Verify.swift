@@ -46,14 +46,15 @@ extension Storage {
         let version = snapshot.version
         let pageCount = snapshot.pageCount
         let where_ = "\(name) at version \(version)"
+        let meta = snapshot.meta
         var marks = [UInt8](repeating: 0, count: Int(pageCount)) // 0 unseen, 1 live, 2 free
         marks[0] = 1
-        marks[1] = 1
+        marks[Int(meta.secondSlot)] = 1
         var live: UInt64 = 0
 
         func markLive(_ pgno: PageNumber, _ owner: String) throws(StorageError) {
-            guard pgno >= 2, pgno < pageCount else {
-                throw .corrupt("\(where_): \(owner) references page \(pgno), outside 2..<\(pageCount)")
+            guard meta.holdsData(pgno) else {
+                throw .corrupt("\(where_): \(owner) references page \(pgno), a meta slot or outside the file's \(pageCount) pages")
             }
             guard marks[Int(pgno)] == 0 else {
                 throw .corrupt("\(where_): page \(pgno) of \(owner) is also \(marks[Int(pgno)] == 1 ? "reachable elsewhere" : "listed free")")
@@ -123,7 +124,7 @@ extension Storage {
                 throw .corrupt("\(where_): free-space record \(key) was freed by version \(freedBy), newer than the file")
             }
             pages.removeAll(keepingCapacity: true)
-            try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, into: &pages)
+            try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, secondSlot: meta.secondSlot, into: &pages)
             for pgno in pages { try markFree(pgno, "record \(key)") }
             return true
         }

@@ -107,6 +107,15 @@ public final class Storage: @unchecked Sendable {
     /// How many pages this handle's last commit wrote (0 before the first): the next write
     /// transaction looks for free runs about that long (WriteTransaction.wantedRun).
     let pagesLastWritten = Atomic<Int>(0)
+    /// How many of this handle's commits wrote their meta slot in one run with their pages
+    /// (docs/FORMAT.md, "Slot areas").
+    let oneRunCommits = Atomic<Int>(0)
+
+    /// How many of this handle's commits wrote their meta slot in one run with their pages, one
+    /// place on the disk (docs/FORMAT.md, "Slot areas"): for tests and benchmarks.
+    public func commitsInOneRun() -> Int {
+        oneRunCommits.load(ordering: .relaxed)
+    }
     /// The page memory of the last write transaction, kept for the next one (`PageBuffers`).
     let pageBuffers = Mutex<PageBuffers?>(nil)
 
@@ -170,7 +179,8 @@ public final class Storage: @unchecked Sendable {
         }
         // Join the session of the handles already open: the latest version is the one they
         // published.
-        try file.ensureMapped(pages: 2)
+        file.secondSlot = try secondSlotPage(file)
+        try file.ensureMapped(pages: file.secondSlot + 1)
         for _ in 0..<1000 {
             let v = lock.latestVersion
             if let (meta, slot) = try readMeta(file, version: v, fileId: lock.fileId) {
@@ -195,8 +205,9 @@ public final class Storage: @unchecked Sendable {
         let fileId = UInt64.random(in: 1...UInt64.max)
         try writeNewFile(io, fileId: fileId, sync: false)
         let file = try PageFile(io: io, reservation: options.maxFileSize)
-        try file.ensureMapped(pages: 2)
+        try file.ensureMapped(pages: MetaSlot.newFilePages)
         let meta = MetaSlot.empty(version: 1, fileId: fileId)
+        file.secondSlot = meta.secondSlot
         let lock = try LockFile.inMemory(description: "a memory-only database", fileId: fileId)
         lock.initialize(fileId: fileId, latestVersion: 1, latestSlot: 1)
         return Storage(path: nil, options: options, file: file, lock: lock, meta: meta, slot: 1)
@@ -209,21 +220,23 @@ public final class Storage: @unchecked Sendable {
         if size == 0 { return }
         let head = try readBytes(io, count: 8, at: 0)
         let head2 = try readBytes(io, count: 8, at: UInt64(pageSize))
+        let head8 = try readBytes(io, count: 8, at: MetaSlot.spreadSecondSlot * UInt64(pageSize))
         let magic = withUnsafeBytes(of: MetaSlot.magic.littleEndian) { Array($0) }
-        if head == magic || head2 == magic { return }
+        if head == magic || head2 == magic || head8 == magic { return }
         if head.count == 8 && head.allSatisfy({ $0 == 0 }) { return }
         throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)")
     }
 
-    /// Writes the two meta slots of a new, empty database: version 0 in slot 0 and version 1
-    /// in slot 1, so that both slots are valid from the start.
+    /// Writes a new, empty database: version 0 in slot 0 (page 0), version 1 in slot 1 (page
+    /// 8), so that both slots are valid from the start, and the slots' areas zeroed and free.
     static func writeNewFile(_ io: any FileIO, fileId: UInt64, sync: Bool) throws(StorageError) {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2 * pageSize, alignment: pageSize)
+        let bytes = Int(MetaSlot.newFilePages) * pageSize
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: pageSize)
         defer { buffer.deallocate() }
-        memset(buffer, 0, 2 * pageSize)
+        memset(buffer, 0, bytes)
         MetaSlot.empty(version: 0, fileId: fileId).encode(into: buffer)
-        MetaSlot.empty(version: 1, fileId: fileId).encode(into: buffer + pageSize)
-        try io.write(UnsafeRawBufferPointer(start: buffer, count: 2 * pageSize), at: 0)
+        MetaSlot.empty(version: 1, fileId: fileId).encode(into: buffer + Int(MetaSlot.spreadSecondSlot) * pageSize)
+        try io.write(UnsafeRawBufferPointer(start: buffer, count: bytes), at: 0)
         if sync {
             try io.sync()
             syncDirectory(of: io.path)
@@ -251,7 +264,8 @@ public final class Storage: @unchecked Sendable {
     static func recover(_ file: PageFile, readOnly: Bool, durability: Durability, skipping abandoned: UInt64 = 0) throws(StorageError) -> (MetaSlot, Int) {
         let io = file.io
         var size = try io.size()
-        let unfinished = size <= UInt64(2 * pageSize) ? try readBytes(io, count: Int(size), at: 0).allSatisfy { $0 == 0 } : false
+        let newFileBytes = MetaSlot.newFilePages * UInt64(pageSize)
+        let unfinished = size <= newFileBytes ? try readBytes(io, count: Int(size), at: 0).allSatisfy { $0 == 0 } : false
         if unfinished {
             // Empty, or a creation that crashed before its meta slots were written.
             if readOnly {
@@ -267,59 +281,72 @@ public final class Storage: @unchecked Sendable {
         if size >= UInt64(2 * pageSize) { try file.ensureMapped(pages: size / UInt64(pageSize)) }
         let filePages = size / UInt64(pageSize)
 
-        var decoded: [MetaSlot.Decoded] = []
-        var copies: [[UInt8]] = []
-        for slot in 0..<2 {
-            var copy = [UInt8](repeating: 0, count: pageSize)
-            if UInt64(slot) < filePages {
-                copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(UInt64(slot)), count: pageSize)) }
-            }
-            decoded.append(copy.withUnsafeBytes { MetaSlot.decode($0.baseAddress!) })
-            copies.append(copy)
-        }
+        // Slot 0 is page 0; slot 1 is page 8, or page 1 in a file made before format 5. Each
+        // slot names the page of the second, so a meta found on the other candidate page (a
+        // page of data in this file's layout never decodes as one) does not count.
         var reasons: [String] = []
-        var candidates: [(MetaSlot, Int)] = []
+        var candidates: [(meta: MetaSlot, slot: Int, copy: [UInt8])] = []
         var anyCove = false
-        for slot in 0..<2 {
-            switch decoded[slot] {
+        for (pgno, slot) in [(PageNumber(0), 0), (1, 1), (MetaSlot.spreadSecondSlot, 1)] {
+            guard pgno < filePages else { continue }
+            var copy = [UInt8](repeating: 0, count: pageSize)
+            copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(pgno), count: pageSize)) }
+            let place = "slot \(slot) (page \(pgno))"
+            switch copy.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) {
             case .notCove:
-                reasons.append("slot \(slot) has no Cove header")
+                if pgno == 0 { reasons.append("\(place) has no Cove header") }
             case .damaged(let why):
                 anyCove = true
-                reasons.append("slot \(slot): \(why)")
+                reasons.append("\(place): \(why)")
             case .unsupported(let why):
-                throw .format("'\(io.path)' was written by a newer Cove: meta slot \(slot) has \(why)")
+                throw .format("'\(io.path)' was written by a newer Cove: meta \(place) has \(why)")
             case .valid(let meta):
                 anyCove = true
-                if abandoned != 0 && meta.version == abandoned {
-                    reasons.append("slot \(slot) holds version \(abandoned), whose commit failed")
+                if meta.slotPage(slot) != pgno {
+                    reasons.append("\(place) holds a meta slot of a file whose slot \(slot) is page \(meta.slotPage(slot))")
+                } else if abandoned != 0 && meta.version == abandoned {
+                    reasons.append("\(place) holds version \(abandoned), whose commit failed")
                 } else if meta.pageCount > filePages {
-                    reasons.append("slot \(slot) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)")
+                    reasons.append("\(place) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)")
                 } else {
-                    candidates.append((meta, slot))
+                    candidates.append((meta, slot, copy))
                 }
             }
         }
         guard anyCove else { throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)") }
-        candidates.sort { $0.0.version > $1.0.version }
-        for (meta, slot) in candidates {
+        candidates.sort { $0.meta.version > $1.meta.version }
+        for c in candidates {
             do throws(StorageError) {
                 let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
                 defer { page.deallocate() }
-                copies[slot].withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
-                try checkWrittenPages(file, meta: meta, metaPage: page)
-                return (meta, slot)
+                c.copy.withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
+                try checkWrittenPages(file, meta: c.meta, metaPage: page)
+                file.secondSlot = c.meta.secondSlot
+                return (c.meta, c.slot)
             } catch {
-                reasons.append("slot \(slot) (version \(meta.version)) is a torn commit: \(error.message)")
+                reasons.append("slot \(c.slot) (page \(c.meta.slotPage(c.slot)), version \(c.meta.version)) is a torn commit: \(error.message)")
             }
         }
         throw .corrupt("the meta slots of '\(io.path)' are damaged: " + reasons.joined(separator: "; "))
     }
 
+    /// The page of the second meta slot of a file other handles have open (and recovered): as
+    /// slot 0 names it, else as a slot at page 1 does (a file made before format 5), else 8.
+    private static func secondSlotPage(_ file: PageFile) throws(StorageError) -> PageNumber {
+        for pgno in [PageNumber(0), 1] {
+            let bytes = try readBytes(file.io, count: pageSize, at: pgno * UInt64(pageSize))
+            guard bytes.count == pageSize,
+                  case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }),
+                  pgno == 0 || meta.secondSlot == 1 else { continue }
+            return meta.secondSlot
+        }
+        return MetaSlot.spreadSecondSlot
+    }
+
     /// The file id in either meta slot that holds together, if any.
     private static func peekFileId(_ file: PageFile) throws(StorageError) -> UInt64? {
-        for slot in 0..<2 {
-            let bytes = try readBytes(file.io, count: pageSize, at: UInt64(slot * pageSize))
+        for pgno in [0, 1, MetaSlot.spreadSecondSlot] {
+            let bytes = try readBytes(file.io, count: pageSize, at: pgno * UInt64(pageSize))
             guard bytes.count == pageSize else { continue }
             if case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) { return meta.fileId }
         }
@@ -339,8 +366,8 @@ public final class Storage: @unchecked Sendable {
     static func checkWrittenPages(_ file: PageFile, meta: MetaSlot, metaPage: UnsafeRawPointer) throws(StorageError) {
         try WrittenPageList.forEach(meta: meta, metaPage: metaPage, page: { pgno throws(StorageError) in file.pointer(pgno) }) {
             (pgno, crc) throws(StorageError) in
-            guard pgno >= 2, pgno < meta.pageCount else {
-                throw .corrupt("the written-page list names page \(pgno), outside the file")
+            guard meta.holdsData(pgno) else {
+                throw .corrupt("the written-page list names page \(pgno), a meta slot or outside the file")
             }
             let p = file.pointer(pgno)
             let computed = PageHeader.computeChecksum(p)
@@ -356,7 +383,7 @@ public final class Storage: @unchecked Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { buffer.deallocate() }
         for slot in 0..<2 {
-            buffer.copyMemory(from: file.pointer(UInt64(slot)), byteCount: pageSize)
+            buffer.copyMemory(from: file.pointer(file.slotPage(slot)), byteCount: pageSize)
             guard case .valid(let meta) = MetaSlot.decode(buffer), meta.version == version else { continue }
             guard meta.fileId == fileId else {
                 throw .io("'\(file.io.path)' is not the database its lock file belongs to (file id \(meta.fileId), lock file \(fileId))")

@@ -74,6 +74,14 @@ public final class WriteTransaction: PageStore {
     /// The last page allocation took from `reusable`: the next is the page after it while
     /// that one is reusable.
     var lastReused: PageNumber?
+    /// The pages of this commit's slot area (docs/FORMAT.md, "Slot areas"): pages the base
+    /// commit wrote are copied here, in order from the first, while each next one is free, so
+    /// that the commit writes them in one run with its meta slot, which comes right before.
+    let area: Range<PageNumber>
+    /// The next page of `area` to take; past its end (or `areaClosed`) nothing more is taken.
+    var areaNext: PageNumber
+    /// Set once a page of the area was found in use: the run cannot go on.
+    var areaClosed = false
     /// How long a run of reusable pages allocation looks for before it settles for a shorter
     /// one or grows the file: about as many pages as this handle's last commit wrote.
     let wantedRun: Int
@@ -113,6 +121,9 @@ public final class WriteTransaction: PageStore {
         history = base.history
         freeSpace = base.freeSpace
         pageCount = base.pageCount
+        area = base.area(1 - baseSlot)
+        areaNext = area.lowerBound
+        reusable = FreeRuns(floor: base.areasEnd)
         let last = storage.pagesLastWritten.load(ordering: .relaxed)
         wantedRun = last == 0 ? 8 : min(last, 16)
         mayGrow = base.freePageCount < max(1024, base.pageCount / 8)
@@ -236,19 +247,34 @@ public final class WriteTransaction: PageStore {
     }
 
     /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
-    /// every byte but the checksum and version, which commit seals).
+    /// every byte but the checksum and version, which commit seals). The copy of a page the
+    /// base commit wrote goes in this commit's slot area while it has room (`areaPage`).
     public func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         let source = try page(pgno)
-        let (copy, buffer) = try allocate(zeroed: false)
+        let (copy, buffer) = try allocate(zeroed: false, recent: PageHeader.version(source) == baseVersion)
         copyPageBody(from: source, to: buffer)
         return (copy, buffer)
     }
 
-    private func allocate(zeroed: Bool) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    /// Placed as `allocateCopy` places a copy: in the slot area when the base commit wrote `old`.
+    public func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(zeroed: true, recent: old.version == baseVersion)
+    }
+
+    /// Placed as `allocateCopy` places a copy: in the slot area when the base commit wrote `old`.
+    public func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(zeroed: false, recent: old.version == baseVersion)
+    }
+
+    /// `recent`: the page replaces one the base commit wrote, so the next commits will likely
+    /// write it again: it goes in the slot area if it can.
+    private func allocate(zeroed: Bool, recent: Bool = false) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         let buffers = try pageMemory()
         let buffer = try buffers.take(zeroed: zeroed)
         let pgno: PageNumber
-        do { pgno = try nextPageNumber() } catch {
+        do throws(StorageError) {
+            if recent, let p = try areaPage() { pgno = p } else { pgno = try nextPageNumber() }
+        } catch {
             buffers.give(buffer)
             throw error
         }
@@ -263,10 +289,37 @@ public final class WriteTransaction: PageStore {
         return buffers
     }
 
+    /// The next page of the slot area, if it is free (reusable now, freed by this transaction,
+    /// or the file's next page): the pages taken are then the area's first ones, one run right
+    /// after the slot. A page in use ends the run for this transaction: taking pages after it
+    /// would split the run. A page this transaction took from the area and freed again is
+    /// taken back first, so that no gap is left.
+    private func areaPage() throws(StorageError) -> PageNumber? {
+        if let i = localFree.firstIndex(where: { $0 >= area.lowerBound && $0 < areaNext }) {
+            return localFree.remove(at: i)
+        }
+        guard !areaClosed, areaNext < area.upperBound else { return nil }
+        let p = areaNext
+        if let r = reusable.run(startingAt: p) {
+            _ = reusable.take(fromRun: r)
+        } else if let i = localFree.firstIndex(of: p) {
+            localFree.remove(at: i)
+        } else if p == pageCount, pageCount < file.maxPages {
+            pageCount += 1
+        } else {
+            areaClosed = true
+            return nil
+        }
+        areaNext += 1
+        return p
+    }
+
     /// The page number of the next allocation: one this transaction freed, a reusable one, or
     /// a new one at the end of the file.
     private func nextPageNumber() throws(StorageError) -> PageNumber {
-        if let p = localFree.popLast() { return p }
+        // A page of the slot area this transaction freed is kept for `areaPage`.
+        if let p = localFree.last, !area.contains(p) { return localFree.removeLast() }
+        if let i = localFree.lastIndex(where: { !area.contains($0) }) { return localFree.remove(at: i) }
         if let p = try takeReusablePage() { return p }
         guard pageCount < file.maxPages else {
             throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (\(PageFile.sizeLimit))")

@@ -55,9 +55,9 @@ func writeScratch(_ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
-/// `bytes` with the checksum of every whole page recomputed (each meta slot's over its first
-/// 4092 bytes, every other page's over its bytes after the checksum field), or nil when none
-/// changes. The written-page list of the newest slot still records the pages' old checksums, so
+/// `bytes` with the checksum of every whole page recomputed (a meta slot's, any page that starts
+/// with the Cove magic, over its first 4092 bytes; every other page's over its bytes after the
+/// checksum field), or nil when none changes. The written-page list of the newest slot still records the pages' old checksums, so
 /// its commit is discarded and the one before opened, whose pages reach the decoders.
 func withChecksumsRepaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
     var copy = Array(bytes)
@@ -65,8 +65,9 @@ func withChecksumsRepaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
     copy.withUnsafeMutableBytes { b in
         for i in 0..<(b.count / pageSize) {
             let page = b.baseAddress! + i * pageSize
-            let at = i < 2 ? pageSize - 4 : PageHeader.checksumOffset
-            let crc = i < 2 ? crc32c(UnsafeRawBufferPointer(start: page, count: pageSize - 4)) : PageHeader.computeChecksum(page)
+            let meta = page.loadUnaligned(as: UInt64.self) == UInt64(littleEndian: 0x0000_4244_4556_4F43) // "COVEDB\0\0"
+            let at = meta ? pageSize - 4 : PageHeader.checksumOffset
+            let crc = meta ? crc32c(UnsafeRawBufferPointer(start: page, count: pageSize - 4)) : PageHeader.computeChecksum(page)
             if page.loadUnaligned(fromByteOffset: at, as: UInt32.self) != crc.littleEndian {
                 page.storeBytes(of: crc.littleEndian, toByteOffset: at, as: UInt32.self)
                 changed = true

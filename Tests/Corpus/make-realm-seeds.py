@@ -59,9 +59,11 @@ def write_seed(path: pathlib.Path) -> None:
 
 def used_bytes(path: pathlib.Path) -> int:
     """The bytes of the pages the newest meta slot counts (the file grows in larger steps): the
-    slot with the higher version (offset 16) gives the page count (offset 32)."""
+    slot with the higher version (offset 16) gives the page count (offset 32). The slots are
+    pages 0 and 8 (pages 0 and 1 in files made before format 5)."""
     data = path.read_bytes()
-    slots = [data[0:4096], data[4096:8192]]
+    slots = [data[page * 4096:(page + 1) * 4096] for page in (0, 1, 8)]
+    slots = [slot for slot in slots if slot[:8] == b"COVEDB\0\0"]
     newest = max(slots, key=lambda slot: int.from_bytes(slot[16:24], "little"))
     return int.from_bytes(newest[32:40], "little") * 4096
 

@@ -195,6 +195,32 @@ enum MetaSlotTesting {
         return MetaSlot.decode(page)
     }
 
+    /// Writes a new, empty file as builds before format 5 made it: two pages, the slots at
+    /// pages 0 and 1, in format `format` (1 to 4; bytes 152.. zero, as those formats had them).
+    static func writeLegacyFile(_ path: String, format: UInt32) throws {
+        let fileId = UInt64.random(in: 1...UInt64.max)
+        var bytes = [UInt8](repeating: 0, count: 2 * pageSize)
+        bytes.withUnsafeMutableBytes { b in
+            for version in 0..<2 {
+                let p = b.baseAddress! + version * pageSize
+                var meta = MetaSlot.empty(version: UInt64(version), fileId: fileId)
+                meta.pageCount = 2
+                meta.freePageCount = 0
+                meta.recentFree = []
+                meta.secondSlot = 1
+                meta.encode(into: p)
+                p.storeBytes(of: format.littleEndian, toByteOffset: 8, as: UInt32.self)
+                p.storeBytes(of: UInt64(0), toByteOffset: 152, as: UInt64.self)
+                let crc = crc32c(UnsafeRawBufferPointer(start: p, count: MetaSlot.crcOffset))
+                p.storeBytes(of: crc.littleEndian, toByteOffset: MetaSlot.crcOffset, as: UInt32.self)
+            }
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+    }
+
     static func assertDamaged(_ d: MetaSlot.Decoded, _ why: String, file: StaticString = #filePath, line: UInt = #line) {
         if case .damaged = d { return }
         XCTFail("\(why): \(d)", file: file, line: line)

@@ -87,6 +87,14 @@ final class TransactionPages: PageStore {
         try writer().allocateForOverwrite()
     }
 
+    func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try writer().allocate(replacing: old)
+    }
+
+    func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try writer().allocateForOverwrite(replacing: old)
+    }
+
     /// The write transaction's own copy, which does not zero the page it then fills.
     func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocateCopy(of: pgno)
