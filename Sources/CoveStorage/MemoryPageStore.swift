@@ -6,7 +6,8 @@
 
 /// An in-memory `PageStore` with commits, rollback and snapshot pins.
 ///
-/// Page numbers start at 2 (0 and 1 are the meta slots of a file and are never handed out).
+/// Page numbers start at 2, as in files made before format 5, whose meta slots are pages 0 and 1
+/// (a memory store has no slots; 0 means "no page").
 /// `version` is the version being written: one more than the last commit. Pages freed by a
 /// committed transaction are "retired" until every pinned snapshot is at least as new as the
 /// commit that freed them; pages freed by the transaction that allocated them are reusable at

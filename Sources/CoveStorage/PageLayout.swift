@@ -2,8 +2,9 @@
 // by which one page points at another. A reference carries the version that wrote the page, so
 // recovery can walk exactly the pages of the last commit and check them (see Storage commit).
 
-/// A page's number: its byte offset in the file divided by `pageSize`. Pages 0 and 1 are the meta
-/// slots; 0 is never a valid reference to a tree page and marks "no page".
+/// A page's number: its byte offset in the file divided by `pageSize`. Pages 0 and 8 are the meta
+/// slots (0 and 1 in files made before format 5); 0 is never a valid reference to a tree page and
+/// marks "no page".
 public typealias PageNumber = UInt64
 
 /// The fixed page size of every Cove file.

@@ -39,13 +39,13 @@ def test_not_a_cove_file_is_corrupt(tmp_path: pathlib.Path) -> None:
 
 
 def test_newer_format_is_refused(tmp_path: pathlib.Path) -> None:
-    """A file whose meta slots (pages 0 and 1) carry a newer format version (bytes 8..12) is
+    """A file whose meta slots (pages 0 and 8) carry a newer format version (bytes 8..12) is
     refused with COVE_ERR_FORMAT and left as it was."""
     path = tmp_path / "newer.cove"
     cove.open(path).close()
     data = bytearray(path.read_bytes())
-    for slot in range(2):
-        data[slot * 4096 + 8:slot * 4096 + 12] = (99).to_bytes(4, "little")
+    for page in (0, 8):
+        data[page * 4096 + 8:page * 4096 + 12] = (99).to_bytes(4, "little")
     path.write_bytes(bytes(data))
     with pytest.raises(cove.StorageError) as info:
         cove.open(path)
