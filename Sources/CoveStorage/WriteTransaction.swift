@@ -82,6 +82,9 @@ public final class WriteTransaction: PageStore {
     var areaNext: PageNumber
     /// Set once a page of the area was found in use: the run cannot go on.
     var areaClosed = false
+    /// How many pages of `area` `localFree` holds (kept for `areaPage`; when none, neither
+    /// allocation path looks through `localFree` for them).
+    var areaPagesFreed = 0
     /// How long a run of reusable pages allocation looks for before it settles for a shorter
     /// one or grows the file: about as many pages as this handle's last commit wrote.
     let wantedRun: Int
@@ -295,14 +298,16 @@ public final class WriteTransaction: PageStore {
     /// would split the run. A page this transaction took from the area and freed again is
     /// taken back first, so that no gap is left.
     private func areaPage() throws(StorageError) -> PageNumber? {
-        if let i = localFree.firstIndex(where: { $0 >= area.lowerBound && $0 < areaNext }) {
+        if areaPagesFreed > 0, let i = localFree.firstIndex(where: { $0 >= area.lowerBound && $0 < areaNext }) {
+            areaPagesFreed -= 1
             return localFree.remove(at: i)
         }
         guard !areaClosed, areaNext < area.upperBound else { return nil }
         let p = areaNext
         if let r = reusable.run(startingAt: p) {
             _ = reusable.take(fromRun: r)
-        } else if let i = localFree.firstIndex(of: p) {
+        } else if areaPagesFreed > 0, let i = localFree.firstIndex(of: p) {
+            areaPagesFreed -= 1
             localFree.remove(at: i)
         } else if p == pageCount, pageCount < file.maxPages {
             pageCount += 1
@@ -318,8 +323,11 @@ public final class WriteTransaction: PageStore {
     /// a new one at the end of the file.
     private func nextPageNumber() throws(StorageError) -> PageNumber {
         // A page of the slot area this transaction freed is kept for `areaPage`.
-        if let p = localFree.last, !area.contains(p) { return localFree.removeLast() }
-        if let i = localFree.lastIndex(where: { !area.contains($0) }) { return localFree.remove(at: i) }
+        if areaPagesFreed == 0 || localFree.last.map({ !area.contains($0) }) == true {
+            if let p = localFree.popLast() { return p }
+        } else if let i = localFree.lastIndex(where: { !area.contains($0) }) {
+            return localFree.remove(at: i)
+        }
         if let p = try takeReusablePage() { return p }
         guard pageCount < file.maxPages else {
             throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (\(PageFile.sizeLimit))")
@@ -335,6 +343,7 @@ public final class WriteTransaction: PageStore {
         if let b = dirtyTable.pointee.remove(pgno) {
             buffers?.give(b)
             localFree.append(pgno)
+            if area.contains(pgno) { areaPagesFreed += 1 }
         } else {
             pendingFree.append(pgno)
         }
