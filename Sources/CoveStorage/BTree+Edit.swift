@@ -404,10 +404,7 @@ extension BTree {
     /// `replacing`: the committed page whose contents the new page takes over, if any (the
     /// store may place the page by it, `PageStore.allocate(replacing:)`).
     func takePage(from pool: inout [PageNumber], replacing old: PageRef? = nil) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        if pool.isEmpty {
-            if let old { return try store.allocate(replacing: old) }
-            return try store.allocate()
-        }
+        if pool.isEmpty { return try store.allocate(replacing: old) }
         let pgno = pool.removeFirst()
         return (pgno, store.writablePage(pgno))
     }

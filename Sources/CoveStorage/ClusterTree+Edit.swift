@@ -59,18 +59,14 @@ extension ClusterTree {
             for (k, range) in plan.enumerated() {
                 let pgno: PageNumber
                 let page: UnsafeMutableRawPointer
-                if packLeft && k < plan.count - 1 {
-                    // The full clusters of an append: later appends leave them alone, so they
-                    // are placed as new pages; the last one, which they rewrite, takes the place
-                    // of the old.
-                    (pgno, page) = try store.allocateForOverwrite()
-                } else if let reused = reusable.popLast() {
+                // The full clusters of an append: later appends leave them alone, so they are
+                // placed as new pages; the last one, which they rewrite, takes the place of the old.
+                let full = packLeft && k < plan.count - 1
+                if !full, let reused = reusable.popLast() {
                     pgno = reused
                     page = store.writablePage(reused)
-                } else if let replaced = old.last {
-                    (pgno, page) = try store.allocateForOverwrite(replacing: replaced.page)
                 } else {
-                    (pgno, page) = try store.allocateForOverwrite()
+                    (pgno, page) = try store.allocateForOverwrite(replacing: full ? nil : old.last?.page)
                 }
                 try rows.encode(range, specs: specs, into: page)
                 written.append(ClusterRef(key: rows.keys[range.lowerBound], page: PageRef(pgno: pgno, version: store.version),

@@ -141,8 +141,9 @@ public final class MemoryPageStore: PageStore {
         return e.pointee.page
     }
 
+    /// Places a page without regard to `old`.
     /// - Complexity: O(1) amortized (O(page size) to zero the page).
-    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    public func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         let pgno: PageNumber
         if let reused = reusable.popLast() {
             pgno = reused

@@ -48,6 +48,9 @@ struct MetaSlot: Equatable, Sendable {
 
     /// The second slot's page in files made from format 5 on.
     static let spreadSecondSlot: PageNumber = 8
+    /// The pages a slot may be at, in either layout, and which slot each would be: what open
+    /// reads before it knows the file's layout.
+    static let candidatePages: [(pgno: PageNumber, slot: Int)] = [(0, 0), (1, 1), (spreadSecondSlot, 1)]
     /// Pages right after a slot that commits writing that slot may take for the pages they
     /// rewrite again and again (fewer when the other slot comes first: none after slot 0 in a
     /// file whose second slot is page 1).

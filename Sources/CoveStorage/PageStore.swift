@@ -35,24 +35,19 @@ public protocol PageStore: AnyObject {
     /// - Throws: as `page` and `allocate`.
     func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
 
-    /// A fresh zeroed page owned by this transaction.
+    /// A fresh zeroed page owned by this transaction. `old`, when given, is the committed page
+    /// whose contents the new page takes over: a store may place the page by how recently `old`
+    /// was written (a page the last commit wrote is likely written by the next one too).
+    /// Every store states its placement: a wrapper that forwarded `allocate()` alone would drop
+    /// the hint without a word. `allocate()` is this with no `old`.
     /// - Throws: `.invalidArgument` on a read-only store, `.noSpace`/`.io` if the file cannot grow.
-    func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+    func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
 
-    /// A fresh page owned by this transaction whose every byte the caller then writes (an
-    /// encoder that lays out a whole page): its memory need not be zeroed first, and may hold
-    /// anything until it is written.
+    /// A page as `allocate(replacing:)`'s whose every byte the caller then writes (an encoder
+    /// that lays out a whole page): its memory need not be zeroed first, and may hold anything
+    /// until it is written. `allocateForOverwrite()` is this with no `old`.
     /// - Throws: as `allocate`.
-    func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
-
-    /// A page as `allocate`'s, for the new contents of the committed page `old` refers to
-    /// (placed as `allocateForOverwrite(replacing:)` places it).
-    func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
-
-    /// A page as `allocateForOverwrite`'s, for the new contents of the committed page `old`
-    /// refers to: a store may place it by how recently `old` was written (a page the last
-    /// commit wrote is likely written by the next one too).
-    func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
+    func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer)
 
     /// Gives up `pgno`, which this version no longer references. A page allocated by this same
     /// transaction is reusable at once; a committed one only once no reader can see it.
@@ -76,19 +71,22 @@ extension PageStore {
         return (copy, page)
     }
 
-    /// A zeroed page: zeroing is a store's choice to skip.
+    /// A zeroed page placed as `allocate(replacing:)` places it: zeroing is a store's choice
+    /// to skip.
+    public func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(replacing: old)
+    }
+
+    /// A fresh zeroed page, for contents that replace no committed page.
+    @inline(__always)
+    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(replacing: nil)
+    }
+
+    /// A fresh page for a whole-page encoder, for contents that replace no committed page.
+    @inline(__always)
     public func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate()
-    }
-
-    /// Any zeroed page: where it lies is a store's choice.
-    public func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate()
-    }
-
-    /// Any page: where it lies is a store's choice.
-    public func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocateForOverwrite()
+        try allocateForOverwrite(replacing: nil)
     }
 
     /// Every committed page may be read from the file: none is adopted.

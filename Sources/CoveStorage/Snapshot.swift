@@ -100,7 +100,7 @@ public final class Snapshot: PageStore, @unchecked Sendable {
     }
 
     /// - Throws: `.invalidArgument`: a snapshot is read-only.
-    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    public func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         throw .invalidArgument("a snapshot is read-only: changes need a write transaction")
     }
 

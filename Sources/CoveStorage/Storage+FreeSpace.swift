@@ -150,7 +150,7 @@ extension WriteTransaction {
     /// loop rewrites the records from the current lists until a pass allocates and frees
     /// nothing; then the records written in that pass are exact. It stops because:
     /// - allocation during the loop never reads the tree: it takes pages stocked beforehand in
-    ///   `reusable` or `localFree`, else extends the file;
+    ///   `reusable`, `localFree` or `areaFree`, else extends the file;
     /// - record values have a fixed size, so rewriting one in a page this transaction already
     ///   owns changes nothing of the tree's shape;
     /// - the set of keys only grows within the loop (a record no longer needed is written
@@ -171,7 +171,7 @@ extension WriteTransaction {
         }
         if let settled = settleInMetaSlot() { return settled }
         // Stock pages for the edits below, which may not read the tree while editing it.
-        while reusable.pageCount + localFree.count < 64, try consumeFreeRecord() {}
+        while reusable.pageCount + ownFree.count < 64, try consumeFreeRecord() {}
 
         settlingFreeSpace = true
         defer { settlingFreeSpace = false }
@@ -193,7 +193,7 @@ extension WriteTransaction {
         for _ in 0..<256 {
             let allocationsBefore = allocations
             let freesBefore = frees
-            var leftover = reusable.pages(mergedWith: localFree.sorted())
+            var leftover = reusable.pages(mergedWith: ownFree.sorted())
             // Reusable pages of the slot areas stay listed in the slot (few, and general
             // allocation leaves them alone: in a record, every commit looking for a run would
             // take them out of the tree and put them back).
@@ -268,13 +268,13 @@ extension WriteTransaction {
     /// next commit may take them), the groups still held, and the pages this version freed.
     /// A small commit thus writes no free-space page. nil when the tree must be edited.
     private func settleInMetaSlot() -> (continuation: [PageNumber], freePages: UInt64, written: [PageNumber])? {
-        guard consumedKeys.isEmpty, reusable.pageCount + localFree.count <= WriteTransaction.leftoverLimitInMetaSlot else { return nil }
+        let freed = ownFree.sorted()
+        guard consumedKeys.isEmpty, reusable.pageCount + freed.count <= WriteTransaction.leftoverLimitInMetaSlot else { return nil }
         let written = writtenPages(excluding: [])
         guard let listBytes = inlineListBytes(for: written) else { return nil }
         // Sorted in place: nothing allocates or frees once the free space settles.
-        localFree.sort()
         pendingFree.sort()
-        let leftover = reusable.pages(mergedWith: localFree)
+        let leftover = reusable.pages(mergedWith: freed)
         let pending = pendingFree
         var groups: [FreedPages] = []
         if !leftover.isEmpty { groups.append(FreedPages(version: oldestPinned, pages: leftover)) }

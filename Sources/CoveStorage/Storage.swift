@@ -107,13 +107,11 @@ public final class Storage: @unchecked Sendable {
     /// How many pages this handle's last commit wrote (0 before the first): the next write
     /// transaction looks for free runs about that long (WriteTransaction.wantedRun).
     let pagesLastWritten = Atomic<Int>(0)
-    /// How many of this handle's commits wrote their meta slot in one run with their pages
-    /// (docs/FORMAT.md, "Slot areas").
+    /// How many of this handle's commits wrote their meta slot in one run with their pages, one
+    /// place on the disk (docs/FORMAT.md, "Slot areas"): what the tests check of placement.
     let oneRunCommits = Atomic<Int>(0)
 
-    /// How many of this handle's commits wrote their meta slot in one run with their pages, one
-    /// place on the disk (docs/FORMAT.md, "Slot areas"): for tests and benchmarks.
-    public func commitsInOneRun() -> Int {
+    func commitsInOneRun() -> Int {
         oneRunCommits.load(ordering: .relaxed)
     }
     /// The page memory of the last write transaction, kept for the next one (`PageBuffers`).
@@ -218,11 +216,11 @@ public final class Storage: @unchecked Sendable {
     private static func refuseForeignFile(_ io: any FileIO) throws(StorageError) {
         let size = try io.size()
         if size == 0 { return }
-        let head = try readBytes(io, count: 8, at: 0)
-        let head2 = try readBytes(io, count: 8, at: UInt64(pageSize))
-        let head8 = try readBytes(io, count: 8, at: MetaSlot.spreadSecondSlot * UInt64(pageSize))
         let magic = withUnsafeBytes(of: MetaSlot.magic.littleEndian) { Array($0) }
-        if head == magic || head2 == magic || head8 == magic { return }
+        for (pgno, _) in MetaSlot.candidatePages where try readBytes(io, count: 8, at: pgno * UInt64(pageSize)) == magic {
+            return
+        }
+        let head = try readBytes(io, count: 8, at: 0)
         if head.count == 8 && head.allSatisfy({ $0 == 0 }) { return }
         throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)")
     }
@@ -287,7 +285,7 @@ public final class Storage: @unchecked Sendable {
         var reasons: [String] = []
         var candidates: [(meta: MetaSlot, slot: Int, copy: [UInt8])] = []
         var anyCove = false
-        for (pgno, slot) in [(PageNumber(0), 0), (1, 1), (MetaSlot.spreadSecondSlot, 1)] {
+        for (pgno, slot) in MetaSlot.candidatePages {
             guard pgno < filePages else { continue }
             var copy = [UInt8](repeating: 0, count: pageSize)
             copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(pgno), count: pageSize)) }
@@ -345,7 +343,7 @@ public final class Storage: @unchecked Sendable {
 
     /// The file id in either meta slot that holds together, if any.
     private static func peekFileId(_ file: PageFile) throws(StorageError) -> UInt64? {
-        for pgno in [0, 1, MetaSlot.spreadSecondSlot] {
+        for (pgno, _) in MetaSlot.candidatePages {
             let bytes = try readBytes(file.io, count: pageSize, at: pgno * UInt64(pageSize))
             guard bytes.count == pageSize else { continue }
             if case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) { return meta.fileId }

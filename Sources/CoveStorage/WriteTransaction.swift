@@ -69,6 +69,8 @@ public final class WriteTransaction: PageStore {
     var freeSpace: TreeRoot
     /// Pages allocated by this transaction and freed again: reusable at once.
     var localFree: [PageNumber] = []
+    /// Every page this transaction allocated and freed again, its slot area's (`areaFree`) too.
+    var ownFree: [PageNumber] { areaFree.isEmpty ? localFree : localFree + areaFree }
     /// Pages taken from free-space records this transaction consumed, not yet allocated.
     var reusable = FreeRuns()
     /// The last page allocation took from `reusable`: the next is the page after it while
@@ -82,9 +84,9 @@ public final class WriteTransaction: PageStore {
     var areaNext: PageNumber
     /// Set once a page of the area was found in use: the run cannot go on.
     var areaClosed = false
-    /// How many pages of `area` `localFree` holds (kept for `areaPage`; when none, neither
-    /// allocation path looks through `localFree` for them).
-    var areaPagesFreed = 0
+    /// Pages of `area` this transaction allocated and freed again: kept for `areaPage`, so that
+    /// no gap is left in the run (`localFree` holds the others).
+    var areaFree: [PageNumber] = []
     /// How long a run of reusable pages allocation looks for before it settles for a shorter
     /// one or grows the file: about as many pages as this handle's last commit wrote.
     let wantedRun: Int
@@ -236,17 +238,18 @@ public final class WriteTransaction: PageStore {
         return buffer
     }
 
-    /// A zeroed page: one this transaction freed, else a page freed long enough ago that no
+    /// A zeroed page: in this commit's slot area when it replaces a page the base commit wrote
+    /// (`areaPage`), else one this transaction freed, else a page freed long enough ago that no
     /// reader can see it, else a new page at the end of the file.
     /// - Throws: `.invalidArgument` after commit or cancel; `.noSpace` beyond the file's size
     ///   limit; `.corrupt` if the free-space tree does not decode.
-    public func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate(zeroed: true)
+    public func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(zeroed: true, recent: old?.version == baseVersion)
     }
 
-    /// A page like `allocate`'s, its buffer not zeroed: the caller writes all of it.
-    public func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate(zeroed: false)
+    /// A page like `allocate(replacing:)`'s, its buffer not zeroed: the caller writes all of it.
+    public func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+        try allocate(zeroed: false, recent: old?.version == baseVersion)
     }
 
     /// A copy of page `pgno` in a page of its own, its buffer not zeroed first (the copy writes
@@ -259,19 +262,9 @@ public final class WriteTransaction: PageStore {
         return (copy, buffer)
     }
 
-    /// Placed as `allocateCopy` places a copy: in the slot area when the base commit wrote `old`.
-    public func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate(zeroed: true, recent: old.version == baseVersion)
-    }
-
-    /// Placed as `allocateCopy` places a copy: in the slot area when the base commit wrote `old`.
-    public func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try allocate(zeroed: false, recent: old.version == baseVersion)
-    }
-
     /// `recent`: the page replaces one the base commit wrote, so the next commits will likely
     /// write it again: it goes in the slot area if it can.
-    private func allocate(zeroed: Bool, recent: Bool = false) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    private func allocate(zeroed: Bool, recent: Bool) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         let buffers = try pageMemory()
         let buffer = try buffers.take(zeroed: zeroed)
         let pgno: PageNumber
@@ -298,17 +291,13 @@ public final class WriteTransaction: PageStore {
     /// would split the run. A page this transaction took from the area and freed again is
     /// taken back first, so that no gap is left.
     private func areaPage() throws(StorageError) -> PageNumber? {
-        if areaPagesFreed > 0, let i = localFree.firstIndex(where: { $0 >= area.lowerBound && $0 < areaNext }) {
-            areaPagesFreed -= 1
-            return localFree.remove(at: i)
-        }
+        if let i = areaFree.firstIndex(where: { $0 < areaNext }) { return areaFree.remove(at: i) }
         guard !areaClosed, areaNext < area.upperBound else { return nil }
         let p = areaNext
         if let r = reusable.run(startingAt: p) {
             _ = reusable.take(fromRun: r)
-        } else if areaPagesFreed > 0, let i = localFree.firstIndex(of: p) {
-            areaPagesFreed -= 1
-            localFree.remove(at: i)
+        } else if let i = areaFree.firstIndex(of: p) {
+            areaFree.remove(at: i)
         } else if p == pageCount, pageCount < file.maxPages {
             pageCount += 1
         } else {
@@ -322,12 +311,7 @@ public final class WriteTransaction: PageStore {
     /// The page number of the next allocation: one this transaction freed, a reusable one, or
     /// a new one at the end of the file.
     private func nextPageNumber() throws(StorageError) -> PageNumber {
-        // A page of the slot area this transaction freed is kept for `areaPage`.
-        if areaPagesFreed == 0 || localFree.last.map({ !area.contains($0) }) == true {
-            if let p = localFree.popLast() { return p }
-        } else if let i = localFree.lastIndex(where: { !area.contains($0) }) {
-            return localFree.remove(at: i)
-        }
+        if let p = localFree.popLast() { return p }
         if let p = try takeReusablePage() { return p }
         guard pageCount < file.maxPages else {
             throw .noSpace("\(storage.name) has reached its size limit of \(file.maxPages) pages (\(PageFile.sizeLimit))")
@@ -342,8 +326,7 @@ public final class WriteTransaction: PageStore {
         frees += 1
         if let b = dirtyTable.pointee.remove(pgno) {
             buffers?.give(b)
-            localFree.append(pgno)
-            if area.contains(pgno) { areaPagesFreed += 1 }
+            if area.contains(pgno) { areaFree.append(pgno) } else { localFree.append(pgno) }
         } else {
             pendingFree.append(pgno)
         }

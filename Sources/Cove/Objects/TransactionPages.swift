@@ -79,19 +79,11 @@ final class TransactionPages: PageStore {
         return w
     }
 
-    func allocate() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try writer().allocate()
-    }
-
-    func allocateForOverwrite() throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
-        try writer().allocateForOverwrite()
-    }
-
-    func allocate(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocate(replacing: old)
     }
 
-    func allocateForOverwrite(replacing old: PageRef) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocateForOverwrite(replacing: old)
     }
 
