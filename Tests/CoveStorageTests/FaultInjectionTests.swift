@@ -45,27 +45,10 @@ final class FileBox: Sendable {
 }
 
 final class FaultInjectionTests: StorageTestCase {
-    private func removeFile(_ path: String) {
-        unlink(path)
-        unlink(path + ".lock")
-    }
-
-    private func writeFile(_ path: String, _ bytes: [UInt8]) {
-        removeFile(path)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-    }
-
     /// (a) Power loss at every write point: the reopened file verifies, and holds exactly the
     /// last flushed version or the one being committed.
     func testPowerLossAtEveryWritePoint() throws {
-        let traced = dir.file("traced")
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(recordTrace: true, created: { box.add($0) })
-        let s = try Storage.open(path: traced, options: options)
-        let file = try XCTUnwrap(box.last)
+        let (s, file) = try openWatched("traced", recordTrace: true)
         var workload = ScriptedWorkload()
         // Per version: the trace length before its commit began and after it returned, and
         // the table it holds.
@@ -149,13 +132,8 @@ final class FaultInjectionTests: StorageTestCase {
     /// fine-grained timestamps an `fstat` before the writes makes the flush write the inode
     /// too, which cost a third of a durable commit. The file is still grown when it must be.
     func testCommitsAskForTheFileSizeOnlyToGrowIt() throws {
-        let path = dir.file("sizes")
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
-        let s = try Storage.open(path: path, options: options)
+        let (s, file) = try openWatched("sizes")
         defer { s.close() }
-        let file = try XCTUnwrap(box.last)
         var workload = ScriptedWorkload()
         for i in 0..<40 {
             let w = try s.beginWrite()

@@ -10,12 +10,8 @@ final class PageAllocationTests: StorageTestCase {
     /// out in about one write besides the meta slot's. Taking the lowest free page each time
     /// left the pages of consecutive versions interleaved: three or four writes per commit.
     func testSmallCommitsWriteTheirPagesInOneRun() throws {
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
-        let s = try Storage.open(path: dir.file("runs"), options: options)
+        let (s, file) = try openWatched("runs")
         defer { s.close() }
-        let file = try XCTUnwrap(box.last)
         var w = try s.beginWrite()
         for k in 0..<5000 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 100)) }
         try w.commit()

@@ -39,12 +39,8 @@ final class SlotAreaTests: StorageTestCase {
     /// in one call (the slot's area holds the leaf and the root the commit before wrote too),
     /// and the file grows by the pages the table gains, not by pages the areas hold back.
     func testAppendingCommitsWriteTheirSlotAndPagesInOneCall() throws {
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
-        let s = try Storage.open(path: dir.file("appends"), options: options)
+        let (s, file) = try openWatched("appends")
         defer { s.close() }
-        let file = try XCTUnwrap(box.last)
         let table = try AppendedTable(s, keys: 2000)
         for _ in 0..<20 { try table.append() }
         let before = file.counts
@@ -102,12 +98,8 @@ final class SlotAreaTests: StorageTestCase {
     /// would without areas (the pages in a run of their own, the slot apart), never worse;
     /// every version verifies, and the file does not grow for it.
     func testAWorkloadThatChangesLeavesTheAreasConsistent() throws {
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(created: { box.add($0) })
-        let s = try Storage.open(path: dir.file("mixed"), options: options)
+        let (s, file) = try openWatched("mixed")
         defer { s.close() }
-        let file = try XCTUnwrap(box.last)
         var w = try s.beginWrite()
         for k in 0..<3000 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 100)) }
         try w.commit()
@@ -150,12 +142,7 @@ final class SlotAreaTests: StorageTestCase {
     /// the slot's sectors but not all the pages', or the pages' but not the slot's, opens the
     /// version before; one that kept all of it opens the commit. Every image verifies.
     func testATornOneCallCommitFallsBackToTheVersionBefore() throws {
-        let box = FileBox()
-        var options = TestTables.options(.full)
-        options.fileFactory = FaultInjectingFile.factory(recordTrace: true, created: { box.add($0) })
-        let traced = dir.file("traced")
-        let s = try Storage.open(path: traced, options: options)
-        let file = try XCTUnwrap(box.last)
+        let (s, file) = try openWatched("traced", recordTrace: true)
         var models: [UInt64: [UInt64: [UInt8]]] = [1: [:]]
         var model: [UInt64: [UInt8]] = [:]
         // Per commit: where its trace entries end, its version, and whether its one write led
@@ -191,10 +178,7 @@ final class SlotAreaTests: StorageTestCase {
                                      (.lost, c.version - 1),
                                      (.kept, c.version)] {
                 let image = FaultInjectingFile.crashImage(trace: trace, at: c.end - 1, fate: { _, _ in fate })
-                removeFiles(crash)
-                let fd = open(crash, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                _ = image.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                close(fd)
+                writeFile(crash, image)
                 let reopened = try Storage.open(path: crash, options: TestTables.options(.full))
                 XCTAssertEqual(reopened.latestVersion(), expected, "version \(c.version), \(fate)")
                 _ = try reopened.verify()
@@ -230,10 +214,5 @@ final class SlotAreaTests: StorageTestCase {
             check(w)
             try w.commit()
         }
-    }
-
-    private func removeFiles(_ path: String) {
-        unlink(path)
-        unlink(path + ".lock")
     }
 }

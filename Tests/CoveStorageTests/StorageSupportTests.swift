@@ -23,6 +23,30 @@ class StorageTestCase: XCTestCase {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
+    /// Opens `dir.file(name)` at full durability through a fault-injecting file (recording a
+    /// trace of its writes with `recordTrace`), for tests that count or replay what reached it.
+    func openWatched(_ name: String, recordTrace: Bool = false) throws -> (Storage, FaultInjectingFile) {
+        let box = FileBox()
+        var options = TestTables.options(.full)
+        options.fileFactory = FaultInjectingFile.factory(recordTrace: recordTrace, created: { box.add($0) })
+        let s = try Storage.open(path: dir.file(name), options: options)
+        return (s, try XCTUnwrap(box.last))
+    }
+
+    /// Removes a database file and its lock file.
+    func removeFile(_ path: String) {
+        unlink(path)
+        unlink(path + ".lock")
+    }
+
+    /// Replaces the database at `path` (its lock file removed) with `bytes`, a crash image.
+    func writeFile(_ path: String, _ bytes: [UInt8]) {
+        removeFile(path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
     /// Runs `body` on a new thread; join it with `pthread_join`.
     func spawn(_ body: @escaping () -> Void) -> pthread_t {
         var t = pthread_t()

@@ -1,8 +1,8 @@
 /* The first slice of the C API: versions, statuses and messages, configuration, opening and
  * reopening a file, the error cases of opening, transactions and versions, freezing, the
  * refusal of NULL and wrong-kind handles, the write lock across processes, and a process whose
- * address space is limited. Runs in an empty
- * working directory. */
+ * address space is limited, and a file of an older format. Runs in a working directory
+ * holding only that file (format4.cove). */
 #define _POSIX_C_SOURCE 200809L /* kill() under -std=c11 */
 #include <cove.h>
 #include <signal.h>
@@ -323,6 +323,62 @@ static void test_limited_address_space(void) {
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Whether page `page` of the file at `path` starts with the meta slots' magic. */
+static bool page_holds_meta_slot(const char* path, long page) {
+    FILE* f = fopen(path, "rb");
+    CHECK(f != NULL);
+    char head[8] = {0};
+    CHECK(fseek(f, page * 4096, SEEK_SET) == 0);
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, "COVEDB\0\0", 8) == 0;
+}
+
+static void test_file_of_an_older_format(void) {
+    /* format4.cove (run-tests.sh copies it here from the fuzzer's corpus) was written before
+     * format 5: its meta slots are pages 0 and 1. It opens and verifies; a commit keeps the
+     * layout (a new file's second slot is page 8), and what it wrote is there after a reopen. */
+    cove_config_t* config = NULL;
+    cove_realm_t* realm = NULL;
+    cove_object_t* counter = NULL;
+    char* report = NULL;
+    cove_value_t pk = {.type = COVE_TYPE_INT}, n = {.type = COVE_TYPE_INT}, out;
+    pk.u.integer = 1000;
+    n.u.integer = 7;
+    CHECK(page_holds_meta_slot("format4.cove", 1));
+    CHECK_OK(cove_config_new("format4.cove", &config));
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_OK(cove_verify(realm, &report));
+    cove_free(report);
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create_with_primary_key(realm, "Counter", &pk, &counter));
+    CHECK_OK(cove_object_set(counter, "n", &n));
+    CHECK_OK(cove_commit(realm));
+    cove_release(counter);
+    cove_release(realm);
+    CHECK(page_holds_meta_slot("format4.cove", 1));
+    CHECK(!page_holds_meta_slot("format4.cove", 8));
+
+    CHECK_OK(cove_open(config, &realm));
+    CHECK_OK(cove_object_find(realm, "Counter", &pk, &counter));
+    CHECK(counter != NULL);
+    CHECK_OK(cove_object_get(counter, "n", &out));
+    CHECK(out.type == COVE_TYPE_INT && out.u.integer == 7);
+    CHECK_OK(cove_verify(realm, &report));
+    cove_free(report);
+    cove_release(counter);
+    cove_release(realm);
+    cove_release(config);
+
+    /* A new file's slots are pages 0 and 8. */
+    CHECK_OK(cove_config_new("new.cove", &config));
+    CHECK_OK(cove_open(config, &realm));
+    cove_release(realm);
+    cove_release(config);
+    CHECK(page_holds_meta_slot("new.cove", 0) && page_holds_meta_slot("new.cove", 8));
+    CHECK(!page_holds_meta_slot("new.cove", 1));
+}
+
 int main(void) {
     test_limited_address_space();
     test_writer_killed_in_another_process();
@@ -332,5 +388,6 @@ int main(void) {
     test_open_errors();
     test_versions_freeze_and_read_only();
     test_in_memory();
+    test_file_of_an_older_format();
     return check_summary("test_realm");
 }

@@ -54,6 +54,38 @@ def test_newer_format_is_refused(tmp_path: pathlib.Path) -> None:
     assert path.read_bytes() == bytes(data)
 
 
+MAGIC = b"COVEDB\0\0"
+FORMAT4_REALM = pathlib.Path(__file__).resolve().parents[3] / "Tests/Corpus/file/realm-every-kind-format4.cove"
+
+
+def slot_pages(path: pathlib.Path) -> list[int]:
+    """The pages among 0, 1 and 8 that start with the meta slots' magic."""
+    data = path.read_bytes()
+    return [page for page in (0, 1, 8) if data[page * 4096:page * 4096 + 8] == MAGIC]
+
+
+def test_file_of_an_older_format(tmp_path: pathlib.Path) -> None:
+    """A realm written before format 5 (meta slots at pages 0 and 1) opens and verifies; its
+    commits keep that layout, and what they wrote is there after a reopen. A new file's slots
+    are pages 0 and 8."""
+    path = tmp_path / "format4.cove"
+    path.write_bytes(FORMAT4_REALM.read_bytes())
+    assert slot_pages(path) == [0, 1]
+    with cove.open(path) as realm:
+        realm.verify()
+        assert realm.find("Counter", 3).n == -1
+        with realm.write():
+            realm.create("Counter", {"id": 1000, "n": 7})
+    assert slot_pages(path) == [0, 1]
+    with cove.open(path) as realm:
+        assert realm.find("Counter", 1000).n == 7
+        realm.verify()
+
+    new = tmp_path / "new.cove"
+    cove.open(new).close()
+    assert slot_pages(new) == [0, 8]
+
+
 def test_missing_directory_is_io_error(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "no" / "such" / "dir" / "x.cove"
     with pytest.raises(cove.StorageError) as info:
