@@ -1432,9 +1432,10 @@ cove_status_t cove_results_observe(cove_results_t* results, const char* const* k
 /**
  * Observes a list: the initial call, then insertions, deletions and modifications (an element
  * replaced with cove_list_set(), or for a list of objects an object changed as the key paths
- * say), and moves (cove_list_move()) as moves: cove_changes_moves() gives old and new index
- * pairs, and a moved element is neither deleted nor inserted. cove_list_clear() sets
- * cove_changes_cleared() (and deletes every old index). When the list's owner is deleted the
+ * say), and moves (cove_list_move()): cove_changes_moves() gives old and new index pairs, and
+ * each moved element is also deleted at its old index and inserted at its new one (so the
+ * deletions and insertions alone turn the old list into the new), never modified.
+ * cove_list_clear() sets cove_changes_cleared() (and deletes every old index). When the list's owner is deleted the
  * callback gets every old index as deleted with cove_changes_root_deleted() true, once; no call
  * follows.
  * @param list a live list.
@@ -1536,14 +1537,21 @@ size_t cove_changes_modifications_old(const cove_collection_changes_t* changes, 
 
 /**
  * The elements a list moved (cove_list_move()): `out_from[i]` is an old index, `out_to[i]` the
- * new one, in ascending new index. Always none for results and sets.
+ * new one, in ascending new index. Each `out_from[i]` is also among the deletions and each
+ * `out_to[i]` among the insertions: a consumer that does not animate moves can ignore them.
+ * Always none for results and sets.
  * @param out_from, out_to receive the two arrays (NULL when there are none); either may be NULL.
  * @return the number of moves.
  */
 size_t cove_changes_moves(const cove_collection_changes_t* changes, const size_t** out_from,
                           const size_t** out_to);
 
-/** Whether a list or set was emptied by a clear in the merged commits. False for NULL. */
+/**
+ * Whether a list or set was emptied by a clear (cove_list_clear(), cove_set_clear()) in one of
+ * the merged commits: the deletions then name every old
+ * index, and the insertions every element it holds now, those added after the clear included
+ * (in the same commit or a later one); no element is a modification. False for NULL.
+ */
 bool cove_changes_cleared(const cove_collection_changes_t* changes);
 
 /**
@@ -1853,9 +1861,9 @@ cove_status_t cove_sectioned_observe(cove_sectioned_results_t* sectioned, const 
 
 /**
  * Observes one section by its key: the initial call, then the rows of that key deleted, inserted
- * and modified as index paths of section 0; when no row has the key any more,
- * cove_sectioned_changes_sections_to_delete() gives {0}, and when rows have it again,
- * cove_sectioned_changes_sections_to_insert() gives {0} (their rows are not listed).
+ * and modified as index paths of section 0. The section is always there for its observer: when
+ * no row has the key any more, its rows are deletions; when rows have it again, they are
+ * insertions (cove_sectioned_changes_sections_to_delete() and _to_insert() give none).
  * @param section a section of live sectioned results.
  * @param key_paths, n_key_paths, callback, userdata, free_userdata, out as
  *   cove_sectioned_observe().

@@ -290,9 +290,10 @@ final class NotificationTests: CoveTestCase {
             try list.remove(at: 3)                 // b x C a
         }
         try realm.refresh()
+        // The moved element is deleted at 0 and inserted at 3 as well as moved.
         let c = try XCTUnwrap(log.changes.last)
-        XCTAssertEqual(c.deletions, [3])
-        XCTAssertEqual(c.insertions, [1])
+        XCTAssertEqual(c.deletions, [0, 3])
+        XCTAssertEqual(c.insertions, [1, 3])
         XCTAssertEqual(c.modifications, [2])
         XCTAssertEqual(c.modificationsOld, [2])
         XCTAssertEqual(c.moves.map(\.from), [0])

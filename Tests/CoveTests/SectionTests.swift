@@ -61,7 +61,7 @@ final class SectionTests: CoveTestCase {
         try realm.write { try people[4].setValue(.int(20), forKey: "age") }
         try realm.deliver()
         XCTAssertEqual(keyed, 5, "one cut for the commit's delivery to four observers")
-        XCTAssertEqual(seen[.int(40)]?.last?.sectionsToDelete, [0])
+        XCTAssertEqual(seen[.int(40)]?.last?.deletions, [IndexPath(section: 0, row: 0)])
         XCTAssertEqual(seen[.int(20)]?.last?.insertions, [IndexPath(section: 0, row: 1)])
         for t in tokens { t.invalidate() }
     }
@@ -117,10 +117,13 @@ final class SectionTests: CoveTestCase {
             try people["Cid"]?.setValue(.int(31), forKey: "age")
         }
         try realm.deliver()
-        XCTAssertEqual(sectionChanges.last?.sectionsToDelete, [0])
+        // For its observer the section stays: its three rows are deleted, and come back as rows.
+        XCTAssertEqual(sectionChanges.last?.deletions, (0..<3).map { IndexPath(section: 0, row: $0) })
+        XCTAssertEqual(sectionChanges.last?.sectionsToDelete, [])
         try realm.write { try people["Cid"]?.setValue(.int(30), forKey: "age") }
         try realm.deliver()
-        XCTAssertEqual(sectionChanges.last?.sectionsToInsert, [0])
+        XCTAssertEqual(sectionChanges.last?.insertions, [IndexPath(section: 0, row: 0)])
+        XCTAssertEqual(sectionChanges.last?.sectionsToInsert, [])
         let frozen = try byAge.freeze()
         XCTAssertTrue(frozen.isFrozen)
         frozen.realm.close()

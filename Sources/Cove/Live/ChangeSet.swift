@@ -15,9 +15,15 @@ public struct CollectionChangeSet: Equatable, Sendable {
     public var modifications: [Int] = []
     /// The same rows' old indices, in the same order.
     public var modificationsOld: [Int] = []
-    /// Lists only: rows moved by the list's own move operations, as (old index, new index).
+    /// Lists only: elements moved by the list's own move operations, as (old index, new
+    /// index), ascending by new index. Each is also in `deletions` (its old index) and in
+    /// `insertions` (its new one), so a consumer that knows nothing of moves applies the change
+    /// set correctly; one that animates moves can use these pairs instead.
     public var moves: [(from: Int, to: Int)] = []
-    /// The collection was emptied by a clear.
+    /// The collection was emptied by a clear (`removeAll`) in one of the commits this change set
+    /// covers: then `deletions` hold every row it had at the previous delivery, and
+    /// `insertions` every row it holds now (those added after the clear, in the same commit or
+    /// a later one), and no row is a modification.
     public var cleared = false
     /// The object owning the collection was deleted.
     public var ownerDeleted = false
@@ -38,26 +44,37 @@ public struct CollectionChangeSet: Equatable, Sendable {
             && a.moves.map(\.to) == b.moves.map(\.to) && a.cleared == b.cleared && a.ownerDeleted == b.ownerDeleted
     }
 
-    /// The changes from `old` to `new` (each a sequence of distinct elements: object links, or
-    /// set values), with `modified(element)` telling which rows that stayed changed.
+    /// The changes from `old` to `new` (object links or values; a list's rows may repeat one),
+    /// with `modified(element)` telling which rows that stayed changed. Equal elements pair up
+    /// in order: the first occurrence in `new` with the first in `old`, and so on.
     /// - Complexity: O(n log n) in the number of rows.
     static func diff(old: [Value], new: [Value], modified: (Value) -> Bool) -> CollectionChangeSet {
         var result = CollectionChangeSet()
-        var oldIndex: [Value: Int] = [:]
-        oldIndex.reserveCapacity(old.count)
-        for (i, v) in old.enumerated() { oldIndex[v] = i }
+        // Each element's first old position not yet paired; the later ones of an element that
+        // occurs more than once wait in `repeats`, last first (rare: kept out of the common path).
+        var nextOld: [Value: Int] = [:]
+        var repeats: [Value: [Int]] = [:]
+        nextOld.reserveCapacity(old.count)
+        for (i, v) in old.enumerated().reversed() {
+            if let later = nextOld.updateValue(i, forKey: v) { repeats[v, default: []].append(later) }
+        }
         // The rows in both, in new order, with their old positions.
         var common: [(new: Int, old: Int)] = []
-        var inNew = Set<Int>()
+        var paired = [Bool](repeating: false, count: old.count)
         for (j, v) in new.enumerated() {
-            if let i = oldIndex[v] {
+            if let i = nextOld[v] {
+                if repeats.isEmpty {
+                    nextOld[v] = nil
+                } else {
+                    nextOld[v] = repeats[v]?.popLast()
+                }
                 common.append((j, i))
-                inNew.insert(i)
+                paired[i] = true
             } else {
                 result.insertions.append(j)
             }
         }
-        for i in old.indices where !inNew.contains(i) { result.deletions.append(i) }
+        for i in old.indices where !paired[i] { result.deletions.append(i) }
         // Those whose old positions do not increase along the new order moved: report them as
         // deleted and inserted, keeping the longest run that did not move.
         let keep = longestIncreasing(common.map(\.old))
@@ -101,18 +118,14 @@ public struct CollectionChangeSet: Equatable, Sendable {
         return out
     }
 
-    /// Applies the change set to `old`, with `new` supplying inserted and modified rows: what a
-    /// table view does with it (tests check that this gives exactly the new contents).
+    /// Applies the change set to `old`, with `new` supplying inserted and modified rows, as a
+    /// table view does: deletions (old indices), then insertions (new indices), then the
+    /// modified rows read again. Moves need nothing more: each is a deletion and an insertion
+    /// too. Tests check that this gives exactly the new contents.
     public static func apply<T>(_ changes: CollectionChangeSet, to old: [T], new: [T]) -> [T] {
-        var rows = old
-        let moved = changes.moves.map { (from: $0.from, item: old[$0.from]) }
-        var removals = Set(changes.deletions)
-        for m in changes.moves { removals.insert(m.from) }
-        rows = rows.enumerated().filter { !removals.contains($0.offset) }.map(\.element)
-        var inserts: [(at: Int, item: T)] = changes.insertions.map { ($0, new[$0]) }
-        for (k, m) in changes.moves.enumerated() { inserts.append((m.to, moved[k].item)) }
-        inserts.sort { $0.at < $1.at }
-        for (at, item) in inserts { rows.insert(item, at: at) }
+        let removals = Set(changes.deletions)
+        var rows = old.enumerated().filter { !removals.contains($0.offset) }.map(\.element)
+        for j in changes.insertions where j <= rows.count { rows.insert(new[j], at: j) }
         for j in changes.modifications where j < rows.count { rows[j] = new[j] }
         return rows
     }

@@ -1,7 +1,8 @@
 // Observing an object's list, set or map: the collection's operations in the change records
-// are replayed over its previous elements, so lists report moves as moves, sets and lists
-// their insertions and deletions by position, maps theirs by key; elements that are objects
-// are also modified when a linked object changes (as the key paths say).
+// are replayed over its previous elements, so lists report their moves (each also a deletion
+// and an insertion), sets and lists their insertions and deletions by position, maps theirs by
+// key; elements that are objects are also modified when a linked object changes (as the key
+// paths say).
 
 /// The changes of a map between two deliveries, by key.
 public struct MapChangeSet: Equatable, Sendable {
@@ -69,7 +70,7 @@ final class ElementsRegistration: NotifierRegistration {
             let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
             let touched = record.touchedClasses
             let target = collection.property.type.objectClassName.flatMap { store.schema[$0] }
-            if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
+            if ops.isEmpty && !touchesElements(target, touched, store) { return true }
             // Replay: the old index of what stands at each position now (nil: inserted).
             var origin: [Int?] = elements.indices.map { $0 }
             var written = Set<Int>()
@@ -104,7 +105,16 @@ final class ElementsRegistration: NotifierRegistration {
                     changes.insertions.append(j)
                     continue
                 }
-                if moved.contains(o) { changes.moves.append((from: o, to: j)) }
+                // A moved element is deleted at its old index and inserted at its new one (so
+                // deletions and insertions alone give the new order) and listed in `moves`;
+                // whatever else happened to it, it is not a modification. The elements no
+                // operation moved keep their relative order, so they need nothing more.
+                if moved.contains(o) {
+                    changes.deletions.append(o)
+                    changes.insertions.append(j)
+                    changes.moves.append((from: o, to: j))
+                    continue
+                }
                 var modified = written.contains(o)
                 if !modified, let target, case .link(let link) = new[j] {
                     modified = try filter.isModified(target, link.objectKey, record, store, touched)
@@ -114,6 +124,7 @@ final class ElementsRegistration: NotifierRegistration {
                     changes.modificationsOld.append(o)
                 }
             }
+            changes.deletions.sort()
             elements = new
             if !changes.isEmpty { callback(.update(changes)) }
             return true
@@ -162,7 +173,7 @@ final class MapRegistration: NotifierRegistration {
             let ops = record.collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: owner.objectKey, propertyKey: propertyKey)] ?? []
             let touched = record.touchedClasses
             let target = map.property.type.objectClassName.flatMap { store.schema[$0] }
-            if ops.isEmpty && (target?.classKey.map { !touched.contains($0) } ?? true) { return true }
+            if ops.isEmpty && !touchesElements(target, touched, store) { return true }
             var written = Set<String>()
             for op in ops {
                 switch op {
@@ -191,6 +202,13 @@ final class MapRegistration: NotifierRegistration {
             return false
         }
     }
+}
+
+/// Whether a commit that touched `touched` classes can have changed the objects of class
+/// `target` a collection holds, or objects they link to (nil: the collection holds values).
+private func touchesElements(_ target: ObjectSchema?, _ touched: Set<UInt32>, _ store: ObjectStore) -> Bool {
+    guard let target else { return false }
+    return !touched.isDisjoint(with: KeyPathFilter.reachableClasses(from: target, store.schema))
 }
 
 extension DynamicCollection {

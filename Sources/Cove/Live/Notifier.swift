@@ -208,6 +208,9 @@ final class RealmNotifier {
 
     var isEmpty: Bool { registrations.allSatisfy(\.isInvalidated) }
 
+    /// Whether a delivery is under way (a callback is running on this realm's thread).
+    var isDelivering: Bool { delivering }
+
     /// Delivers to every registration what happened up to the realm's current version.
     /// Registrations added during delivery wait for the next one; a callback may invalidate any
     /// token, its own included.
@@ -787,14 +790,21 @@ final class ObjectRegistration: NotifierRegistration {
 // MARK: - Registering
 
 extension Realm {
-    /// Delivers the notifications that are ready: what commits of any thread or process did up
-    /// to the realm's current version (call `refresh()` to move to the newest first). Never
-    /// inside a write.
+    /// Delivers the notifications that are ready: a live realm first advances to the newest
+    /// version (as Realm's autorefresh does when its run loop wakes), so that what commits of
+    /// any thread or process did is delivered once the notification descriptor is readable. A
+    /// frozen realm delivers nothing. Never inside a write; called from inside a callback, it
+    /// returns at once (the realm stays at the version being delivered).
     /// - Throws: `.inWrite`, `.closed`.
     public func deliver() throws(CoveError) {
         if isClosed { throw CoveError(.closed, "the realm is closed") }
         if isInWriteTransaction { throw CoveError(.inWrite, "notifications are not delivered inside a write") }
-        try notifier.deliver(self)
+        if notifier.isDelivering { return }
+        if isFrozen {
+            try notifier.deliver(self)
+        } else {
+            try refresh()
+        }
     }
 
     /// After a delivery: the notification descriptor is drained up to this version.
@@ -900,22 +910,30 @@ extension ResultsEngine {
     /// reachable from it through links and backlinks (up to the depth deep changes follow),
     /// and for a list or set its owner's class.
     func relevantClasses(_ store: ObjectStore) throws(CoveError) -> Set<UInt32> {
-        var out = Set<UInt32>()
-        var frontier: [ObjectSchema] = []
         switch source {
-        case .table(let name): frontier = [try store.objectSchema(name)]
-        case .list(let l): frontier = [l.owner.objectSchema]
-        case .set(let s): frontier = [s.owner.objectSchema]
+        case .table(let name): return KeyPathFilter.reachableClasses(from: try store.objectSchema(name), store.schema)
+        case .list(let l): return KeyPathFilter.reachableClasses(from: l.owner.objectSchema, store.schema)
+        case .set(let s): return KeyPathFilter.reachableClasses(from: s.owner.objectSchema, store.schema)
         }
+    }
+}
+
+extension KeyPathFilter {
+    /// The keys of `root`'s class and of every class reachable from it through links and
+    /// backlinks, up to the depth deep changes follow (and one more): a commit that touches
+    /// none of them changes nothing an observer of `root`'s objects sees.
+    static func reachableClasses(from root: ObjectSchema, _ schema: Schema) -> Set<UInt32> {
+        var out = Set<UInt32>()
+        var frontier = [root]
         var depth = 0
-        while !frontier.isEmpty && depth <= KeyPathFilter.maxDepth + 1 {
+        while !frontier.isEmpty && depth <= maxDepth + 1 {
             var next: [ObjectSchema] = []
             for cls in frontier {
                 guard let key = cls.classKey, out.insert(key).inserted else { continue }
                 for p in cls.properties {
                     switch p.type {
                     case .object(let name), .linkingObjects(let name, _):
-                        if let target = store.schema[name] { next.append(target) }
+                        if let target = schema[name] { next.append(target) }
                     default: break
                     }
                 }

@@ -253,8 +253,10 @@ public final class ResultsSection<Element: RealmCollectionValue> {
         return try Element._fromResultsValue(all[index], parent.realm)
     }
 
-    /// Calls `block` with the changes of this key's section only: its rows as (0, row) index
-    /// paths, its disappearance as `sectionsToDelete` [0] and its return as `sectionsToInsert` [0].
+    /// Calls `block` with the changes of this key's section only, its rows as (0, row) index
+    /// paths. The section follows its key and is always there for its observer: when no row
+    /// has the key any more its rows are deletions, when rows have it again they are
+    /// insertions (`sectionsToInsert` and `sectionsToDelete` stay empty).
     public func observe(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
                         _ block: @escaping (SectionedChange) -> Void) throws -> NotificationToken {
         var old: [Value]?
@@ -280,17 +282,13 @@ public final class ResultsSection<Element: RealmCollectionValue> {
                     old = now
                     block(.initial)
                 case .update:
+                    // The observer's one section is there while it has no rows too: a key
+                    // that goes away deletes its rows, one that comes back inserts them.
                     var c = SectionedResultsChange()
-                    switch (old, now) {
-                    case (nil, nil): break
-                    case (nil, .some): c.sectionsToInsert = [0]
-                    case (.some, nil): c.sectionsToDelete = [0]
-                    case (.some(let o), .some(let n)):
-                        let d = CollectionChangeSet.diff(old: o, new: n, modified: { modified.contains($0) })
-                        c.deletions = d.deletions.map { IndexPath(section: 0, row: $0) }
-                        c.insertions = d.insertions.map { IndexPath(section: 0, row: $0) }
-                        c.modifications = d.modifications.map { IndexPath(section: 0, row: $0) }
-                    }
+                    let d = CollectionChangeSet.diff(old: old ?? [], new: now ?? [], modified: { modified.contains($0) })
+                    c.deletions = d.deletions.map { IndexPath(section: 0, row: $0) }
+                    c.insertions = d.insertions.map { IndexPath(section: 0, row: $0) }
+                    c.modifications = d.modifications.map { IndexPath(section: 0, row: $0) }
                     old = now
                     if !c.isEmpty { block(.update(c)) }
                 case .error(let e):

@@ -64,9 +64,13 @@ class CollectionChange(_Change[int]):
     ``deletions`` are indices in the collection before the change; ``insertions`` and
     ``modifications`` indices after it; ``modifications_old`` the modified rows' indices before
     it, in the same order as ``modifications``; each ascending, ready for a table view's batch
-    update. ``moves`` are a list's ``(from, to)`` pairs (moved elements are neither deleted nor
-    inserted; results report a reorder as a deletion and an insertion). The first call of a
-    callback has ``is_initial`` and nothing else. ``cleared`` says a list or set was emptied;
+    update: deletions and insertions alone turn the old contents into the new. ``moves`` are a
+    list's ``(from, to)`` pairs for the elements its ``move`` moved; each is also a deletion (at
+    ``from``) and an insertion (at ``to``), and not a modification (results report a reorder as
+    a deletion and an insertion, without moves). The first call of a callback has
+    ``is_initial`` and nothing else. ``cleared`` says a list or set was emptied by a clear in
+    the commits the change covers (every old index is then deleted, and what it holds now
+    inserted, even values added back after the clear);
     ``root_deleted`` that its owner was deleted (every old index is then deleted, and no call
     follows); ``error`` is why the observation stopped (no call follows), else None.
     """
@@ -119,8 +123,9 @@ class SectionedChange:
     listed row by row. A row whose key changed moves between sections as a deletion plus an
     insertion. Apply a change as a table view does: delete rows (from the end, old paths),
     delete sections, insert sections whole, insert rows (new paths), reload the modified rows.
-    For one observed section every path has section 0, and its disappearance and return are
-    ``sections_to_delete == [0]`` and ``sections_to_insert == [0]``. The first call has
+    For one observed section every path has section 0 and no section is inserted or deleted:
+    when its key goes away its rows are deletions, when it comes back they are insertions. The
+    first call has
     ``is_initial`` and nothing else; ``error`` is why the observation stopped (no call follows),
     else None.
     """

@@ -192,9 +192,10 @@ class ResultsSection(typing.Sequence[_T]):
                 key_paths: Optional[Sequence[str]] = None) -> "NotificationToken":
         """Calls ``callback(change)`` with a ``cove.SectionedChange`` of this key's rows only:
         the initial call, then their deletions, insertions and modifications as ``(0, row)``
-        paths; ``sections_to_delete == [0]`` when no row has the key any more and
-        ``sections_to_insert == [0]`` when rows have it again. ``key_paths`` and errors as
-        ``SectionedResults.observe``."""
+        paths. The section is always there for its observer: when no row has the key any more
+        its rows are deletions, when rows have it again they are insertions
+        (``sections_to_delete`` and ``sections_to_insert`` stay empty). ``key_paths`` and errors
+        as ``SectionedResults.observe``."""
         from ._notifications import observe
 
         return observe("cove_section_observe", self._handle, self._parent.realm, self, callback, key_paths)

@@ -249,8 +249,8 @@ def test_list_moves_and_clear(realm: cove.Realm, other: cove.Realm) -> None:
     realm.refresh()
     assert list(tags) == ["b", "x", "C", "a"]
     assert seen.last.moves == [(0, 3)]
-    assert seen.last.deletions == [3]
-    assert seen.last.insertions == [1]
+    assert seen.last.deletions == [0, 3]                        # the moved element too
+    assert seen.last.insertions == [1, 3]
     assert seen.last.modifications == [2] and seen.last.modifications_old == [2]
     assert not seen.last.cleared
 

@@ -100,3 +100,32 @@ def test_a_process_with_limited_address_space_opens_and_writes(tmp_path: pathlib
     process.start()
     process.join(60)
     assert process.exitcode == 0
+
+
+def test_a_commit_of_another_process_is_delivered_when_the_descriptor_wakes(tmp_path: pathlib.Path) -> None:
+    """The descriptor becomes readable after another process commits, and deliver() then calls
+    back with that commit's changes (the realm advances first, as Realm's autorefresh does)."""
+    import select
+
+    path = str(tmp_path / "n.cove")
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
+        items = realm.objects("Item").sorted("id")
+        seen = []
+        token = items.observe(seen.append)
+        realm.deliver()
+        assert len(seen) == 1 and seen[0].is_initial
+        fd = realm.notification_fd()
+        child = _context().Process(target=_writer, args=(path, 7, 3))
+        child.start()
+        child.join(60)
+        assert child.exitcode == 0
+        deadline = time.monotonic() + 30
+        while len(seen) == 1 and time.monotonic() < deadline:
+            readable, _, _ = select.select([fd], [], [], 1.0)
+            if readable:
+                realm.deliver()
+        assert len(seen) == 2, "the other process's commits were delivered"
+        assert seen[1].insertions == [0, 1, 2] and seen[1].deletions == []
+        assert [item.id for item in items] == [700_000, 700_001, 700_002]
+        assert select.select([fd], [], [], 0)[1:] == ([], []) and not select.select([fd], [], [], 0)[0]
+        token.invalidate()
