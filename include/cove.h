@@ -1338,9 +1338,8 @@ cove_status_t cove_results_explain(cove_results_t* results, char** out_text);
  *
  * - Delivery: callbacks run only inside cove_deliver(), cove_refresh() and cove_begin_write()
  *   (which delivers before its write starts, when the realm has observers), on the thread that
- *   calls them, never inside a write. They describe what happened up to the realm's version:
- *   cove_deliver() does not advance the realm, cove_refresh() advances to the newest version and
- *   then delivers. The commits since a callback's last call are merged into one change; a
+ *   calls them, never inside a write. cove_deliver() and cove_refresh() both advance the realm
+ *   to the newest version and then deliver what happened up to it. The commits since a callback's last call are merged into one change; a
  *   commit that changes nothing a callback observes calls nothing, nor does a net no-op.
  * - The first call: a results, list, set or map callback is called once with the initial state
  *   (cove_changes_is_initial() true, nothing else set) at the first delivery after it was
@@ -1635,8 +1634,7 @@ const char* cove_object_changes_error(const cove_object_changes_t* changes);
  * thread or in any process, this one included) made a version newer than the one the realm last
  * delivered, and the realm's notification thread has computed its results observers' change
  * sets for it: give it to poll, epoll, select or an event loop (asyncio's add_reader, libuv),
- * then call cove_refresh(), which advances, delivers and drains it (after cove_deliver() it
- * stays readable while a version newer than the realm's exists). Only wait for it to be
+ * then call cove_deliver() (or cove_refresh()), which advances, delivers and drains it. Only wait for it to be
  * readable; never read, write or close it. The first call (or the first results observer)
  * starts the notification thread; later calls return the same descriptor. It belongs to the
  * realm and is closed with it (cove_close() or the last cove_release()).
@@ -1648,9 +1646,10 @@ const char* cove_object_changes_error(const cove_object_changes_t* changes);
 cove_status_t cove_notification_fd(cove_realm_t* realm, int* out_fd);
 
 /**
- * Calls the callbacks that have something to report up to the realm's current version (without
- * advancing it: cove_refresh() advances, then delivers): initial calls due, and the changes of
- * the commits the realm has seen since each callback's last call. Strings and binaries handed out
+ * Advances the realm to the newest version (as Realm's autorefresh does when its run loop wakes:
+ * the same as cove_refresh()), then calls the callbacks that have something to report: initial
+ * calls due, and the changes of the commits since each callback's last call, whichever thread
+ * or process made them. Strings and binaries handed out
  * earlier by this realm's handles are invalidated (as the rule of #cove_value_t says). Called
  * from inside a callback, it returns at once.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write (nothing is

@@ -183,9 +183,10 @@ class Realm:
         return bool(out[0])
 
     def deliver(self) -> None:
-        """Calls the notification callbacks that have something to report up to the realm's
-        current version, without advancing it (``refresh()`` advances, then delivers): initial
-        calls due and the changes of commits the realm has seen. Raises TransactionError inside
+        """Advances the realm to the newest version (as Realm's autorefresh does; the same as
+        ``refresh()``), then calls the notification callbacks that have something to report:
+        initial calls due and the changes of the commits of any thread or process since each
+        callback's last call. Raises TransactionError inside
         a write; an exception a callback raised is raised here, the first one if several did.
         Called from inside a callback, it does nothing."""
         handle = self._h()
