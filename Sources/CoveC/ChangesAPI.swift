@@ -5,6 +5,7 @@
 // memory.
 import CCove
 import Cove
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,7 +119,7 @@ final class CollectionChangesHandle: LentChanges {
     private(set) var movesFrom = LentArray<Int>.empty
     private(set) var movesTo = LentArray<Int>.empty
 
-    init(_ change: RealmCollectionChange) {
+    init(_ change: CollectionChange) {
         super.init()
         switch change {
         case .initial:
@@ -202,7 +203,7 @@ final class ObjectChangesHandle: LentChanges {
     private(set) var entries: [Entry] = []
 
     /// The changes of an object's own properties.
-    convenience init(_ change: ObjectChange, of object: DynamicObject) {
+    convenience init<T>(_ change: ObjectChange<T>, of object: DynamicObject) {
         let cls = object.objectSchema
         self.init(change) { name in
             let kind = cls[property: name].map { $0.collection.rawValue } ?? "collection"
@@ -212,18 +213,18 @@ final class ObjectChangesHandle: LentChanges {
 
     /// Changes under names of the caller's choosing (a projection's); `withoutValues` tells, for a
     /// name whose change carries no values, why.
-    init(_ change: ObjectChange, withoutValues: (String) -> String) {
+    init<T>(_ change: ObjectChange<T>, withoutValues: (String) -> String) {
         super.init()
         switch change {
-        case .change(let properties):
+        case .change(_, let properties):
             entries = properties.map { p in
                 Entry(name: memory.cString(p.name), withoutValues: withoutValues(p.name),
-                      old: p.oldValue.map(lend), new: p.newValue.map(lend))
+                      old: p.storedOldValue.map(lend), new: p.storedNewValue.map(lend))
             }
         case .deleted:
             isDeleted = true
         case .error(let e):
-            record(e)
+            record(e as? CoveError ?? CoveError(.internal, "\(e)"))
         }
     }
 

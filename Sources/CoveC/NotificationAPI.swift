@@ -93,7 +93,7 @@ private final class CallbackAndKept {
 
 /// Calls a collection callback with a change object lent for the call. The callback itself is
 /// kept alive until the call returns, whatever the call releases.
-private func callBack(_ box: NotificationCallback<cove_collection_cb>, _ change: RealmCollectionChange) {
+private func callBack(_ box: NotificationCallback<cove_collection_cb>, _ change: CollectionChange) {
     let changes = CollectionChangesHandle(change)
     withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }
     changes.end()
@@ -105,7 +105,7 @@ private func callBack(_ box: NotificationCallback<cove_map_cb>, _ change: RealmM
     changes.end()
 }
 
-private func callBack(_ box: NotificationCallback<cove_object_cb>, _ change: ObjectChange, _ object: DynamicObject) {
+private func callBack(_ box: NotificationCallback<cove_object_cb>, _ change: ObjectChange<DynamicObject>, _ object: DynamicObject) {
     let changes = ObjectChangesHandle(change, of: object)
     withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }
     changes.end()
@@ -132,14 +132,14 @@ public func cove_results_observe(_ results: OpaquePointer?, _ keyPathsArray: Uns
             throw invalidArgument(function, "the results hold \(r.elementsLabel): key paths name properties of objects")
         }
         let box = NotificationCallback(callback, userdata, freeUserdata)
-        let block: (RealmCollectionChange) -> Void = { [weak box] change in
+        let block: (CollectionChange) -> Void = { [weak box] change in
             if let box { callBack(box, change) }
         }
         try register(box, of: r.realmHandle, to: out) { () throws(CoveError) in
             try r.lock.locked { () throws(CoveError) in
                 switch r.contents {
-                case .objects(let results): try results.observe(keyPaths: paths, block)
-                case .elements(let results): try results.observe(keyPaths: paths, block)
+                case .objects(let results): try results.observeChanges(keyPaths: paths, block)
+                case .elements(let results): try results.observeChanges(keyPaths: paths, block)
                 }
             }
         }
@@ -159,7 +159,7 @@ public func cove_list_observe(_ list: OpaquePointer?, _ keyPathsArray: UnsafePoi
         try requireObservable(l.list.realm, "list", in: function)
         let box = NotificationCallback(callback, userdata, freeUserdata)
         try register(box, of: l.realmHandle, to: out) { () throws(CoveError) in
-            try l.list.observe(keyPaths: paths) { [weak box] change in
+            try l.list.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
             }
         }
@@ -179,7 +179,7 @@ public func cove_set_observe(_ set: OpaquePointer?, _ keyPathsArray: UnsafePoint
         try requireObservable(s.set.realm, "set", in: function)
         let box = NotificationCallback(callback, userdata, freeUserdata)
         try register(box, of: s.realmHandle, to: out) { () throws(CoveError) in
-            try s.set.observe(keyPaths: paths) { [weak box] change in
+            try s.set.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
             }
         }
@@ -199,7 +199,7 @@ public func cove_map_observe(_ map: OpaquePointer?, _ keyPathsArray: UnsafePoint
         try requireObservable(m.map.realm, "map", in: function)
         let box = NotificationCallback(callback, userdata, freeUserdata)
         try register(box, of: m.realmHandle, to: out) { () throws(CoveError) in
-            try m.map.observe(keyPaths: paths) { [weak box] change in
+            try m.map.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
             }
         }
@@ -223,7 +223,7 @@ public func cove_object_observe(_ object: OpaquePointer?, _ keyPathsArray: Unsaf
         }
         let box = NotificationCallback(callback, userdata, freeUserdata)
         try register(box, of: o.realmHandle, to: out) { () throws(CoveError) in
-            try observed.observe(keyPaths: paths) { [weak box] change in
+            try observed.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change, observed) }
             }
         }

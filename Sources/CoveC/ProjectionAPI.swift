@@ -185,7 +185,7 @@ public func cove_projection_observe(_ projection: OpaquePointer?, _ namesArray: 
         let engineProjection = p.projection
         // The engine's projection holds itself weakly in its observer: the token keeps it.
         try register(box, of: p.realmHandle, to: out, keeping: engineProjection) { () throws(CoveError) in
-            try engineProjection.observe(names: names) { [weak box] change in
+            try engineProjection.observeChanges(names: names) { [weak box] change in
                 guard let box else { return }
                 let changes = ObjectChangesHandle(change) { withoutValues[$0] ?? "projected name '\($0)' carries no values" }
                 withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }

@@ -46,40 +46,46 @@ private func optionalString(_ pointer: UnsafePointer<CChar>?, _ name: StaticStri
     return try string(pointer, name, in: function)
 }
 
+/// `results`, or the error it was made with (the C functions report it when they make them).
+private func checked<E>(_ results: Results<E>) throws(CoveError) -> Results<E> {
+    if let failure = results.queryError { throw failure }
+    return results
+}
+
 /// What the engine operations need, whichever Swift type the results have.
 extension ResultsHandle.Contents {
     var realm: Realm {
         switch self {
-        case .objects(let r): r.realm
-        case .elements(let r): r.realm
+        case .objects(let r): r.sourceRealm
+        case .elements(let r): r.sourceRealm
         }
     }
 
     func count() throws(CoveError) -> Int {
         switch self {
-        case .objects(let r): try r.count()
-        case .elements(let r): try r.count()
+        case .objects(let r): try r.checkedCount()
+        case .elements(let r): try r.checkedCount()
         }
     }
 
     func filter(_ query: String, _ arguments: [QueryArgument]) throws(CoveError) -> Self {
         switch self {
-        case .objects(let r): .objects(try r.filter(query, arguments))
-        case .elements(let r): .elements(try r.filter(query, arguments))
+        case .objects(let r): .objects(try r.filter(query, arguments: arguments))
+        case .elements(let r): .elements(try r.filter(query, arguments: arguments))
         }
     }
 
     func sorted(_ keyPath: String, ascending: Bool) throws(CoveError) -> Self {
         switch self {
-        case .objects(let r): .objects(try r.sorted(byKeyPath: keyPath, ascending: ascending))
-        case .elements(let r): .elements(try r.sorted(byKeyPath: keyPath, ascending: ascending))
+        case .objects(let r): .objects(try checked(r.sorted(byKeyPath: keyPath, ascending: ascending)))
+        case .elements(let r): .elements(try checked(r.sorted(byKeyPath: keyPath, ascending: ascending)))
         }
     }
 
     func distinct(_ keyPath: String) throws(CoveError) -> Self {
         switch self {
-        case .objects(let r): .objects(try r.distinct(by: [keyPath]))
-        case .elements(let r): .elements(try r.distinct(by: [keyPath]))
+        case .objects(let r): .objects(try checked(r.distinct(by: [keyPath])))
+        case .elements(let r): .elements(try checked(r.distinct(by: [keyPath])))
         }
     }
 
@@ -142,8 +148,8 @@ extension ResultsHandle.Contents {
 
     func freeze() throws(CoveError) -> Self {
         switch self {
-        case .objects(let r): .objects(try r.freeze())
-        case .elements(let r): .elements(try r.freeze())
+        case .objects(let r): .objects(try r.checkedFreeze())
+        case .elements(let r): .elements(try r.checkedFreeze())
         }
     }
 
@@ -192,7 +198,7 @@ public func cove_query(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar
         let text = try string(rql, "rql", in: function)
         let arguments = try queryArguments(args, nArgs, in: function)
         try requireOpen(h.realm, in: function)
-        let results = try call { () throws(CoveError) in try h.realm.objects(name).filter(text, arguments) }
+        let results = try call { () throws(CoveError) in try h.realm.objects(name).filter(text, arguments: arguments) }
         try handOut(.objects(results), of: h, source: nil, to: out)
     }
 }
@@ -491,7 +497,7 @@ public func cove_object_get_backlinks(_ object: OpaquePointer?, _ property: Unsa
         // the query language reads as a keyword ("and", "sort") still works.
         let query = via.collection == .none ? "$K1 == $0" : "ANY $K1 == $0"
         let arguments: [QueryArgument] = [.value(.link(o.object.link)), .value(.string(sourceName))]
-        let results = try call { () throws(CoveError) in try realm.objects(sourceClass).filter(query, arguments) }
+        let results = try call { () throws(CoveError) in try realm.objects(sourceClass).filter(query, arguments: arguments) }
         try handOut(.objects(results), of: o.realmHandle, source: nil, to: out)
     }
 }

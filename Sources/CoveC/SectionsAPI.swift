@@ -368,8 +368,8 @@ public func cove_sectioned_observe(_ sectioned: OpaquePointer?, _ keyPathsArray:
         try register(box, of: s.realmHandle, to: out, keeping: s.keyCallback) { () throws(CoveError) in
             try engineCall { () throws -> NotificationToken in
                 switch s.contents {
-                case .objects(let x): try x.observe(keyPaths: paths, block)
-                case .elements(let x): try x.observe(keyPaths: paths, block)
+                case .objects(let x): try x.observeChanges(keyPaths: paths, block)
+                case .elements(let x): try x.observeChanges(keyPaths: paths, block)
                 }
             }
         }
@@ -392,8 +392,8 @@ public func cove_section_observe(_ section: OpaquePointer?, _ keyPathsArray: Uns
         try register(box, of: s.realmHandle, to: out, keeping: s.parent.keyCallback) { () throws(CoveError) in
             try engineCall { () throws -> NotificationToken in
                 switch s.contents {
-                case .objects(let x): try x.observe(keyPaths: paths, block)
-                case .elements(let x): try x.observe(keyPaths: paths, block)
+                case .objects(let x): try x.observeChanges(keyPaths: paths, block)
+                case .elements(let x): try x.observeChanges(keyPaths: paths, block)
                 }
             }
         }

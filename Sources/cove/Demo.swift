@@ -107,7 +107,7 @@ struct Demo: ParsableCommand {
         // refresh delivers the change set a table view would apply.
         let over30 = try reader.objects("Person").filter("age > 30").sorted(byKeyPath: "name")
         print("7. A live query on the reader: Person where age > 30, sorted by name.")
-        let token = try over30.observe { change in
+        let token = try over30.observeChanges { change in
             switch change {
             case .initial:
                 print("   initial: \(names(over30))")

@@ -32,7 +32,7 @@ struct QueryCommand: ParsableCommand {
                 return
             }
             if count {
-                print(try results.count())
+                print(try results.checkedCount())
                 return
             }
             for object in try results.elements() {

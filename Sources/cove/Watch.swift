@@ -2,6 +2,7 @@
 // one JSON line per delivery, until interrupted (or after --changes deliveries, or --seconds).
 import ArgumentParser
 import Cove
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,10 +39,10 @@ struct Watch: ParsableCommand {
             let paths = keyPaths.map { $0.split(separator: ",").map { String($0).trimmingSpaces() } }
             if let sectionBy {
                 let sections = try results.sectioned(by: sectionBy)
-                let token = try sections.observe(keyPaths: paths) { change in
+                let token = try sections.observeChanges(keyPaths: paths) { change in
                     switch change {
                     case .initial:
-                        let keys = ((try? sections.allKeys()) ?? []).map { JSONValue.string($0.description) }
+                        let keys = ((try? sections.checkedAllKeys()) ?? []).map { JSONValue.string($0.description) }
                         print(JSONValue.object([JSONMember("initialSections", .array(keys))]).serialized())
                     case .update(let c):
                         state.delivered += 1
@@ -61,10 +62,10 @@ struct Watch: ParsableCommand {
                 try loop(realm, state)
                 return
             }
-            let token = try results.observe(keyPaths: paths) { change in
+            let token = try results.observeChanges(keyPaths: paths) { change in
                 switch change {
                 case .initial:
-                    print(#"{"initial":"# + String((try? results.count()) ?? 0) + "}")
+                    print(#"{"initial":"# + String((try? results.checkedCount()) ?? 0) + "}")
                 case .update(let c):
                     state.delivered += 1
                     var line = #"{"deletions":\#(c.deletions),"insertions":\#(c.insertions),"modifications":\#(c.modifications)"#

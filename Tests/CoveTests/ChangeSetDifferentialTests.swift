@@ -37,7 +37,7 @@ final class ChangeSetDifferentialTests: CoveTestCase {
     /// One observer: what it last saw and what it was told since.
     final class Observed {
         let name: String
-        var calls: [RealmCollectionChange] = []
+        var calls: [CollectionChange] = []
         var old: [Value] = []
         var oldIDs: [Int] = []
         init(_ name: String) { self.name = name }
@@ -87,27 +87,27 @@ final class ChangeSetDifferentialTests: CoveTestCase {
         ]
         var tokens: [NotificationToken] = []
         for (observed, r, keyPaths) in results {
-            tokens.append(try r.observe(keyPaths: keyPaths) { observed.calls.append($0) })
+            tokens.append(try r.observeChanges(keyPaths: keyPaths) { observed.calls.append($0) })
         }
         let listObserved = Observed("list of objects")
-        tokens.append(try items.observe { listObserved.calls.append($0) })
+        tokens.append(try items.observeChanges { listObserved.calls.append($0) })
         let wordsObserved = Observed("list of values")
-        tokens.append(try words.observe { wordsObserved.calls.append($0) })
+        tokens.append(try words.observeChanges { wordsObserved.calls.append($0) })
         let sortedList = try items.asResults().sorted(byKeyPath: "score")
         let sortedListObserved = Observed("sorted view of the list")
-        tokens.append(try sortedList.observe { sortedListObserved.calls.append($0) })
+        tokens.append(try sortedList.observeChanges { sortedListObserved.calls.append($0) })
         let setObserved = Observed("set of objects")
-        tokens.append(try itemSet.observe { setObserved.calls.append($0) })
+        tokens.append(try itemSet.observeChanges { setObserved.calls.append($0) })
         let numsObserved = Observed("set of values")
-        tokens.append(try nums.observe { numsObserved.calls.append($0) })
+        tokens.append(try nums.observeChanges { numsObserved.calls.append($0) })
         var mapCalls: [RealmMapChange] = []
-        tokens.append(try itemMap.observe { mapCalls.append($0) })
+        tokens.append(try itemMap.observeChanges { mapCalls.append($0) })
         let sectioned = try all.sectioned(by: "name")
         var sectionedCalls: [SectionedChange] = []
-        tokens.append(try sectioned.observe { sectionedCalls.append($0) })
+        tokens.append(try sectioned.observeChanges { sectionedCalls.append($0) })
         let sectionB = ResultsSection(parent: sectioned, key: .string("b"))
         var sectionBCalls: [SectionedChange] = []
-        tokens.append(try sectionB.observe { sectionBCalls.append($0) })
+        tokens.append(try sectionB.observeChanges { sectionBCalls.append($0) })
         defer { for t in tokens { t.invalidate() } }
 
         try realm.deliver()
@@ -345,7 +345,7 @@ final class ChangeSetDifferentialTests: CoveTestCase {
             // Sectioned results, applied as a sectioned table view applies them.
             let newSections = try sectioned.sectionRows()
             XCTAssertLessThanOrEqual(sectionedCalls.count, 1, context)
-            var sc = SectionedResultsChange()
+            var sc = SectionedChangeSet()
             if case .update(let c)? = sectionedCalls.last { sc = c }
             var rows = oldSections.map(\.rows)
             for p in sc.deletions.sorted(by: >) { rows[p.section].remove(at: p.row) }
@@ -355,7 +355,7 @@ final class ChangeSetDifferentialTests: CoveTestCase {
             XCTAssertEqual(rows, newSections.map(\.rows), "\(context): sectioned: \(sc)")
             let insertedPaths = Set(sc.insertions)
             let newSectionSet = Set(sc.sectionsToInsert)
-            var expectedPaths: [Cove.IndexPath] = []
+            var expectedPaths: [IndexPath] = []
             // A row that stayed in its section and changed (sections by name: a name written
             // moves the row; a score written modifies it).
             let oldPosition = Dictionary(uniqueKeysWithValues: oldSections.enumerated().map { ($1.key, $0) })
@@ -363,9 +363,9 @@ final class ChangeSetDifferentialTests: CoveTestCase {
                 guard let was = oldPosition[section.key] else { continue }
                 let deletedRows = Set(sc.deletions.filter { $0.section == was }.map(\.row))
                 let stayedOld = oldSections[was].rows.indices.filter { !deletedRows.contains($0) }
-                let stayedNew = section.rows.indices.filter { !insertedPaths.contains(Cove.IndexPath(section: s, row: $0)) }
+                let stayedNew = section.rows.indices.filter { !insertedPaths.contains(IndexPath(row: $0, section: s)) }
                 XCTAssertEqual(stayedOld.map { oldSections[was].rows[$0] }, stayedNew.map { section.rows[$0] }, context)
-                for j in stayedNew where try modified(section.rows[j], nil) { expectedPaths.append(Cove.IndexPath(section: s, row: j)) }
+                for j in stayedNew where try modified(section.rows[j], nil) { expectedPaths.append(IndexPath(row: j, section: s)) }
             }
             XCTAssertEqual(sc.modifications, expectedPaths, "\(context): sectioned modifications")
             oldSections = newSections
@@ -373,7 +373,7 @@ final class ChangeSetDifferentialTests: CoveTestCase {
 
             // One section followed by its key: rows only, the section itself always there.
             let newB = try sectioned.rows(ofKey: .string("b")) ?? []
-            var bc = SectionedResultsChange()
+            var bc = SectionedChangeSet()
             if case .update(let c)? = sectionBCalls.last { bc = c }
             XCTAssertTrue(bc.sectionsToInsert.isEmpty && bc.sectionsToDelete.isEmpty, context)
             var bRows = oldSectionB

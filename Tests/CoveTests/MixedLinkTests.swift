@@ -28,8 +28,8 @@ final class MixedLinkTests: CoveTestCase {
 
     private func watch(_ box: DynamicObject) throws -> Written {
         let written = Written()
-        written.token = try box.observe(keyPaths: ["any", "many", "bag", "named"]) { [written] change in
-            if case .change(let properties) = change { written.names += properties.map(\.name) }
+        written.token = try box.observeChanges(keyPaths: ["any", "many", "bag", "named"]) { [written] change in
+            if case .change(_, let properties) = change { written.names += properties.map(\.name) }
         }
         return written
     }

@@ -34,7 +34,7 @@ final class NotificationTests: CoveTestCase {
         var initial = 0
         var changes: [CollectionChangeSet] = []
         var errors: [CoveError] = []
-        func record(_ change: RealmCollectionChange) {
+        func record(_ change: CollectionChange) {
             switch change {
             case .initial: initial += 1
             case .update(let c): changes.append(c)
@@ -53,7 +53,7 @@ final class NotificationTests: CoveTestCase {
         }
         let adults = try realm.objects("Person").filter("age > 25").sorted(byKeyPath: "age")
         let log = Log()
-        let token = try adults.observe { log.record($0) }
+        let token = try adults.observeChanges { log.record($0) }
         XCTAssertEqual(log.initial, 0, "no call before a delivery")
         try realm.deliver()
         XCTAssertEqual(log.initial, 1)
@@ -116,10 +116,10 @@ final class NotificationTests: CoveTestCase {
         }
         let people = try realm.objects("Person")
         let all = Log(), ages = Log(), none = Log(), dogNames = Log()
-        let t1 = try people.observe { all.record($0) }
-        let t2 = try people.observe(keyPaths: ["age"]) { ages.record($0) }
-        let t3 = try people.observe(keyPaths: []) { none.record($0) }
-        let t4 = try people.observe(keyPaths: ["dog.name"]) { dogNames.record($0) }
+        let t1 = try people.observeChanges { all.record($0) }
+        let t2 = try people.observeChanges(keyPaths: ["age"]) { ages.record($0) }
+        let t3 = try people.observeChanges(keyPaths: []) { none.record($0) }
+        let t4 = try people.observeChanges(keyPaths: ["dog.name"]) { dogNames.record($0) }
         try realm.deliver()
         try realm.write { try ann.setValue(.string("Anna"), forKey: "name") }
         try realm.deliver()
@@ -140,7 +140,7 @@ final class NotificationTests: CoveTestCase {
         try realm.deliver()
         XCTAssertEqual(none.changes.map(\.insertions), [[1]], "an empty key path list still sees insertions")
         assertThrows(.invalidArgument, containing: "class 'Dog' has no property 'nope'") {
-            _ = try people.observe(keyPaths: ["dog.nope"]) { _ in }
+            _ = try people.observeChanges(keyPaths: ["dog.nope"]) { _ in }
         }
         withExtendedLifetime([t1, t2, t3, t4]) {}
     }
@@ -152,10 +152,10 @@ final class NotificationTests: CoveTestCase {
             let ann = try realm.dynamicCreate("Person", values: [("name", .string("Ann")), ("age", .int(30)), ("dog", .link(rex.link))])
             return (ann, rex)
         }
-        var changes: [ObjectChange] = []
-        let token = try ann.observe { changes.append($0) }
-        var ageOnly: [ObjectChange] = []
-        let token2 = try ann.observe(keyPaths: ["age"]) { ageOnly.append($0) }
+        var changes: [ObjectChange<DynamicObject>] = []
+        let token = try ann.observeChanges { changes.append($0) }
+        var ageOnly: [ObjectChange<DynamicObject>] = []
+        let token2 = try ann.observeChanges(keyPaths: ["age"]) { ageOnly.append($0) }
         try realm.deliver()
         XCTAssertTrue(changes.isEmpty, "no initial call")
         try realm.write {
@@ -164,16 +164,16 @@ final class NotificationTests: CoveTestCase {
             try ann.dynamicList("tags").append(.string("x"))
         }
         try realm.deliver()
-        guard case .change(let props)? = changes.last else { return XCTFail("no change") }
+        guard case .change(_, let props)? = changes.last else { return XCTFail("no change") }
         XCTAssertEqual(props.map(\.name), ["name", "age", "tags"])
-        XCTAssertEqual(props[1].oldValue, .int(30))
-        XCTAssertEqual(props[1].newValue, .int(31))
-        XCTAssertEqual(props[0].oldValue, props[0].newValue)
-        guard case .change(let onlyAge)? = ageOnly.last else { return XCTFail("no change") }
+        XCTAssertEqual(props[1].storedOldValue, .int(30))
+        XCTAssertEqual(props[1].storedNewValue, .int(31))
+        XCTAssertEqual(props[0].storedOldValue, props[0].storedNewValue)
+        guard case .change(_, let onlyAge)? = ageOnly.last else { return XCTFail("no change") }
         XCTAssertEqual(onlyAge.map(\.name), ["age"])
         try realm.write { try rex.setValue(.string("Max"), forKey: "name") }
         try realm.deliver()
-        guard case .change(let viaLink)? = changes.last else { return XCTFail("no change") }
+        guard case .change(_, let viaLink)? = changes.last else { return XCTFail("no change") }
         XCTAssertEqual(viaLink.map(\.name), ["dog"], "a change along the link is a change of the link")
         XCTAssertEqual(ageOnly.count, 1)
         try realm.write { try realm.delete(ann) }
@@ -195,14 +195,14 @@ final class NotificationTests: CoveTestCase {
         var tokens: [NotificationToken] = []
         var inner: Log?
         var selfToken: NotificationToken?
-        selfToken = try people.observe { change in
+        selfToken = try people.observeChanges { change in
             log.record(change)
             if case .update = change {
                 // A callback may release its own token and register another.
                 selfToken?.invalidate()
                 let l = Log()
                 inner = l
-                if let t = try? people.observe({ l.record($0) }) { tokens.append(t) }
+                if let t = try? people.observeChanges({ l.record($0) }) { tokens.append(t) }
             }
         }
         try realm.deliver()
@@ -219,11 +219,11 @@ final class NotificationTests: CoveTestCase {
         XCTAssertEqual(log.changes.count, 1, "the released token heard nothing more")
 
         assertThrows(.inWrite, containing: "inside a write") {
-            try realm.write { _ = try people.observe { _ in } }
+            try realm.write { _ = try people.observeChanges { _ in } }
         }
-        let frozen = try people.freeze()
-        assertThrows(.frozen, containing: "cannot be observed") { _ = try frozen.observe { _ in } }
-        frozen.realm.close()
+        let frozen = try people.checkedFreeze()
+        assertThrows(.frozen, containing: "cannot be observed") { _ = try frozen.observeChanges { _ in } }
+        frozen.sourceRealm.close()
         withExtendedLifetime(tokens) {}
     }
 
@@ -243,7 +243,7 @@ final class NotificationTests: CoveTestCase {
         let token: NotificationToken = try {
             let h = Held()
             held = h
-            return try people.observe { change in withExtendedLifetime(h) { log.record(change) } }
+            return try people.observeChanges { change in withExtendedLifetime(h) { log.record(change) } }
         }()
         try realm.deliver()
         XCTAssertEqual(log.initial, 1)
@@ -275,7 +275,7 @@ final class NotificationTests: CoveTestCase {
         _ = rex
         let tags = try ann.dynamicList("tags")
         let log = Log()
-        let token = try tags.observe { log.record($0) }
+        let token = try tags.observeChanges { log.record($0) }
         try realm.deliver()
         XCTAssertEqual(log.initial, 1)
         let before = try tags.values()
@@ -311,10 +311,10 @@ final class NotificationTests: CoveTestCase {
             try scores.setValue(.double(1), forKey: "a")
             try scores.setValue(.double(2), forKey: "b")
         }
-        let mapToken = try scores.observe { if case .update(let c) = $0 { mapChanges.append(c) } }
+        let mapToken = try scores.observeChanges { if case .update(let c) = $0 { mapChanges.append(c) } }
         let setLog = Log()
         let nums = try ann.dynamicMutableSet("nums")
-        let setToken = try nums.observe { setLog.record($0) }
+        let setToken = try nums.observeChanges { setLog.record($0) }
         try realm.deliver()
         try realm.write {
             try scores.setValue(.double(3), forKey: "c")
@@ -379,7 +379,7 @@ final class NotificationTests: CoveTestCase {
         // The same on a dispatch queue.
         let delivered = expectation(description: "delivered on the queue")
         let queue = DispatchQueue(label: "observer")
-        let token = try realm.objects("Person").observe(on: queue) { change in
+        let token = realm.objects("Person").observe(on: queue) { change in
             if case .initial = change { delivered.fulfill() }
         }
         try realm.deliver()
@@ -402,7 +402,7 @@ final class NotificationTests: CoveTestCase {
         }
         let results = try realm.objects("Person").filter("age > 50 OR name == 'x'")
         let log = Log()
-        let token = try results.observe { log.record($0) }
+        let token = try results.observeChanges { log.record($0) }
         try realm.deliver()
         XCTAssertEqual(try names(results), ["b"])
         // The second property the filter reads brings c in.
@@ -443,7 +443,7 @@ final class NotificationTests: CoveTestCase {
         }
         let owned = try realm.objects("Pet").filter("owner == obj('Owner', 7)")
         let log = Log()
-        let token = try owned.observe { log.record($0) }
+        let token = try owned.observeChanges { log.record($0) }
         try realm.deliver()
         // A change set while owner 7 does not exist yet, then owner 7, then a pet of it.
         try realm.write { try pets[0].setValue(.string("p2"), forKey: "name") }
@@ -452,7 +452,7 @@ final class NotificationTests: CoveTestCase {
         try realm.deliver()
         try realm.write { try pets[1].setValue(.link(owner.link), forKey: "owner") }
         try realm.deliver()
-        XCTAssertEqual(try owned.count(), 1)
+        XCTAssertEqual(try owned.checkedCount(), 1)
         XCTAssertEqual(log.changes.last?.insertions, [0])
         token.invalidate()
         realm.close()
@@ -498,7 +498,7 @@ final class NotificationTests: CoveTestCase {
         var ageWritten = Set<Int64>()
         var tokens: [NotificationToken] = []
         for (q, results) in queries.enumerated() {
-            tokens.append(try results.observe(keyPaths: ["age"]) { change in
+            tokens.append(try results.observeChanges(keyPaths: ["age"]) { change in
                 if case .update(let c) = change { received[q].append(c) }
             })
         }

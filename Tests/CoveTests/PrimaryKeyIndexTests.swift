@@ -38,7 +38,7 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         for id in absent where model[id] == nil {
             XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(id)), "\(context): id \(id) found")
         }
-        XCTAssertEqual(try realm.objects("Item").count(), model.count, context)
+        XCTAssertEqual(try realm.objects("Item").checkedCount(), model.count, context)
         _ = try realm.verify()
     }
 
@@ -176,7 +176,7 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         _ = try realm.verify()
         realm.close()
         realm = try open()
-        XCTAssertEqual(try realm.objects("Item").count(), 61)
+        XCTAssertEqual(try realm.objects("Item").checkedCount(), 61)
         _ = try realm.verify()
         realm.close()
     }
@@ -320,7 +320,7 @@ final class PrimaryKeyIndexTests: CoveTestCase {
         try realm.write { try realm.delete(realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.max))!) }
         XCTAssertNil(try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int(.max)))
         XCTAssertEqual(try n(realm, .int(.max - 1)), .int((.max - 1) / 2))
-        XCTAssertEqual(try realm.objects("Item").filter("id IN {-1, 1, 9223372036854775807}").count(), 2)
+        XCTAssertEqual(try realm.objects("Item").filter("id IN {-1, 1, 9223372036854775807}").checkedCount(), 2)
         _ = try realm.verify()
         realm.close()
     }

@@ -179,7 +179,7 @@ final class QueryTests: CoveTestCase {
         XCTAssertEqual(dogs, [.string("Rex")])
         let annsDogs = try realm.objects("Dog").filter("ANY owners.name == 'Ann'").elements().map { try $0["name"] }
         XCTAssertEqual(annsDogs, [.string("Rex"), .string("Fido")])
-        let viaLinks = try realm.objects("Dog").filter("@links.Person.dogs.@count == 0").count()
+        let viaLinks = try realm.objects("Dog").filter("@links.Person.dogs.@count == 0").checkedCount()
         XCTAssertEqual(viaLinks, 0)
     }
 
@@ -201,21 +201,21 @@ final class QueryTests: CoveTestCase {
 
     func testResultsAreLazyLiveAndChainable() throws {
         let adults = try realm.objects("Person").filter("age > 30").sorted(byKeyPath: "age", ascending: false)
-        XCTAssertEqual(try adults.count(), 4)
+        XCTAssertEqual(try adults.checkedCount(), 4)
         let chained = try adults.filter("name != 'Юрий'").distinct(by: ["active"])
         XCTAssertEqual(try chained.elements().map { try $0["name"] }, [.string("Όμηρος"), .string("Ann")])
         try realm.write {
             try realm.dynamicCreate("Person", values: [("name", .string("Zed")), ("age", .int(99))])
             // A write in progress is visible to Results on its thread.
-            XCTAssertEqual(try adults.count(), 5)
+            XCTAssertEqual(try adults.checkedCount(), 5)
             XCTAssertEqual(try adults[0]["name"], .string("Zed"))
             try realm.cancelWrite()
         }
-        XCTAssertEqual(try adults.count(), 4)
+        XCTAssertEqual(try adults.checkedCount(), 4)
         // A later write starts from scratch: nothing of the cancelled one shows.
         try realm.beginWrite()
         try realm.dynamicCreate("Person", values: [("name", .string("Young")), ("age", .int(10))])
-        XCTAssertEqual(try adults.count(), 4)
+        XCTAssertEqual(try adults.checkedCount(), 4)
         try realm.cancelWrite()
         // Iteration walks the matches as they were when it began.
         var seen = 0
@@ -229,18 +229,18 @@ final class QueryTests: CoveTestCase {
         assertThrows(.wrongType, containing: "string has no min") {
             _ = try self.realm.objects("Person").filter("age > 100").min(ofProperty: "name")
         }
-        let frozen = try adults.freeze()
+        let frozen = try adults.checkedFreeze()
         try realm.write { try realm.delete(try realm.objects("Person").filter("name == 'Ann'")[0]) }
-        XCTAssertEqual(try adults.count(), 3)
-        XCTAssertEqual(try frozen.count(), 4)
+        XCTAssertEqual(try adults.checkedCount(), 3)
+        XCTAssertEqual(try frozen.checkedCount(), 4)
         XCTAssertTrue(frozen.isFrozen)
-        frozen.realm.close()
+        frozen.sourceRealm.close()
     }
 
     func testResultsOverListsAndSets() throws {
         let ann = try realm.objects("Person").filter("name == 'Ann'")[0]
         let dogs = try ann.dynamicList("dogs").asResults().filter("age > 4")
-        XCTAssertEqual(try dogs.count(), 1)
+        XCTAssertEqual(try dogs.checkedCount(), 1)
         let tags = try ann.dynamicList("tags").asResults().filter("self BEGINSWITH 'a'")
         XCTAssertEqual(try tags.elements(), [.string("admin")])
         XCTAssertEqual(try ann.dynamicList("tags").asResults().sorted(byKeyPath: "self").elements(), [.string("admin"), .string("dev")])
@@ -248,7 +248,7 @@ final class QueryTests: CoveTestCase {
 
     func testIndexesAndLongQueries() throws {
         let byAge = try realm.objects("Person").filter("age == 25 AND name BEGINSWITH 'd'")
-        XCTAssertEqual(try byAge.count(), 1)
+        XCTAssertEqual(try byAge.checkedCount(), 1)
         let plan = try byAge.explain()
         XCTAssertTrue(plan.contains("secondary index on Person.age"), plan)
         XCTAssertTrue(try realm.objects("Dog").filter("name == 'Max'").explain().contains("primary-key index"))
@@ -257,7 +257,7 @@ final class QueryTests: CoveTestCase {
         // column scan; an index that does not answer it all is checked row by row.
         for (cls, query) in [("Person", "age == 25"), ("Dog", "name == 'Max'"), ("Person", "age IN {25, 31, 40}"),
                              ("Person", "age == 25 AND name BEGINSWITH 'd'"), ("Person", "score > 1"), ("Person", "age > 30")] {
-            let counted = try realm.objects(cls).filter(query).count()
+            let counted = try realm.objects(cls).filter(query).checkedCount()
             XCTAssertEqual(counted, try realm.objects(cls).filter(query).objectKeys().count, "\(cls): \(query)")
         }
         // 10,000 OR terms, and IN with 40,000 values through a hash set.
@@ -271,7 +271,7 @@ final class QueryTests: CoveTestCase {
     func testErrors() {
         func fails(_ query: String, _ code: CoveError.Code, _ text: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) {
             assertThrows(code, containing: text, file: file, line: line) {
-                _ = try self.realm.objects("Person").filter(query, args).count()
+                _ = try self.realm.objects("Person").filter(query, args).checkedCount()
             }
         }
         fails("nope > 1", .invalidArgument, "no property 'nope'")
@@ -289,7 +289,7 @@ final class QueryTests: CoveTestCase {
         fails("age >", .querySyntax, "expected a value at position 6")
         fails("age > 3 SORT(", .querySyntax, "expected a key path")
         assertThrows(.invalidArgument, containing: "cannot sort on 'tags'") {
-            _ = try self.realm.objects("Person").sorted(byKeyPath: "tags").count()
+            _ = try self.realm.objects("Person").sorted(byKeyPath: "tags").checkedCount()
         }
         assertThrows(.notFound, containing: "no class 'Nope'") { _ = try self.realm.objects("Nope") }
     }
@@ -323,7 +323,7 @@ final class QueryTests: CoveTestCase {
                 }
             }
             let query = String(text)
-            let outcome = Result { () throws(CoveError) -> Int in try people.filter(query, [.value(.int(3))]).count() }
+            let outcome = Result { () throws(CoveError) -> Int in try people.filter(query, arguments: [.value(.int(3))]).checkedCount() }
             switch outcome {
             case .success: parsed += 1
             case .failure(let error):
@@ -384,7 +384,7 @@ final class QueryTests: CoveTestCase {
             let slow = try items.objects("Item").filter("(\(query)) AND tags.@count >= 0")
             let expected = try slow.objectKeys()
             // A count on fresh results runs over the columns without collecting the keys.
-            XCTAssertEqual(try items.objects("Item").filter(query).count(), expected.count, query)
+            XCTAssertEqual(try items.objects("Item").filter(query).checkedCount(), expected.count, query)
             XCTAssertEqual(try fast.objectKeys(), expected, query)
             if try fast.explain().contains("column scan") { scanned += 1 }
             XCTAssertFalse(try slow.explain().contains("column scan"))

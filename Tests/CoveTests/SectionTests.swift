@@ -35,34 +35,34 @@ final class SectionTests: CoveTestCase {
             keyed += 1
             return try object["age"]
         }
-        XCTAssertEqual(try byAge.count(), 3)
-        XCTAssertEqual(try byAge.allKeys(), [.int(20), .int(30), .int(40)])
-        XCTAssertEqual(try byAge.section(at: 1).count(), 2)
+        XCTAssertEqual(try byAge.checkedCount(), 3)
+        XCTAssertEqual(try byAge.checkedAllKeys(), [.int(20), .int(30), .int(40)])
+        XCTAssertEqual(try byAge.section(at: 1).checkedCount(), 2)
         XCTAssertEqual(keyed, 5, "one cut serves every read at one version")
 
-        var tokens = [try byAge.observe { _ in }]
-        var seen: [Value: [SectionedResultsChange]] = [:]
+        var tokens = [try byAge.observeChanges { _ in }]
+        var seen: [Value: [SectionedChangeSet]] = [:]
         for i in 0..<3 {
             let section = try byAge.section(at: i)
-            tokens.append(try section.observe { if case .update(let c) = $0 { seen[section.key, default: []].append(c) } })
+            tokens.append(try section.observeChanges { if case .update(let c) = $0 { seen[section.key, default: []].append(c) } })
         }
         try realm.deliver()
         keyed = 0
         try realm.write { try people[1].setValue(.int(30), forKey: "age") }
         XCTAssertEqual(keyed, 0, "nothing is cut until read")
-        XCTAssertEqual(try byAge.section(at: 1).count(), 3, "a write in progress shows at once")
+        XCTAssertEqual(try byAge.section(at: 1).checkedCount(), 3, "a write in progress shows at once")
         XCTAssertEqual(keyed, 5)
         try realm.deliver()
         XCTAssertEqual(keyed, 5, "the cut read inside the write serves the commit's delivery")
-        XCTAssertEqual(seen[.int(20)]?.last?.deletions, [IndexPath(section: 0, row: 1)])
-        XCTAssertEqual(seen[.int(30)]?.last?.insertions, [IndexPath(section: 0, row: 1)])
+        XCTAssertEqual(seen[.int(20)]?.last?.deletions, [IndexPath(row: 1, section: 0)])
+        XCTAssertEqual(seen[.int(30)]?.last?.insertions, [IndexPath(row: 1, section: 0)])
         XCTAssertNil(seen[.int(40)])
         keyed = 0
         try realm.write { try people[4].setValue(.int(20), forKey: "age") }
         try realm.deliver()
         XCTAssertEqual(keyed, 5, "one cut for the commit's delivery to four observers")
-        XCTAssertEqual(seen[.int(40)]?.last?.deletions, [IndexPath(section: 0, row: 0)])
-        XCTAssertEqual(seen[.int(20)]?.last?.insertions, [IndexPath(section: 0, row: 1)])
+        XCTAssertEqual(seen[.int(40)]?.last?.deletions, [IndexPath(row: 0, section: 0)])
+        XCTAssertEqual(seen[.int(20)]?.last?.insertions, [IndexPath(row: 1, section: 0)])
         for t in tokens { t.invalidate() }
     }
 
@@ -76,20 +76,20 @@ final class SectionTests: CoveTestCase {
         }
         let results = try realm.objects("Person")
         let byAge = try results.sectioned(by: "age")
-        XCTAssertEqual(try byAge.allKeys(), [.int(20), .int(30), .int(40)])
+        XCTAssertEqual(try byAge.checkedAllKeys(), [.int(20), .int(30), .int(40)])
         XCTAssertEqual(try names(byAge.sections()[0].elements), ["Bob", "Amy"])
         let byLetter = try results.sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")], SectionKey.firstLetter("firstName"))
-        XCTAssertEqual(try byLetter.allKeys(), [.string("A"), .string("B"), .string("C")])
+        XCTAssertEqual(try byLetter.checkedAllKeys(), [.string("A"), .string("B"), .string("C")])
         XCTAssertEqual(try names(byLetter.section(at: 0).elements()), ["Amy", "Ann"])
         let descending = try results.sectioned(by: "age", ascending: false)
-        XCTAssertEqual(try descending.allKeys(), [.int(40), .int(30), .int(20)])
+        XCTAssertEqual(try descending.checkedAllKeys(), [.int(40), .int(30), .int(20)])
 
-        var changes: [SectionedResultsChange] = []
-        let token = try byAge.observe(keyPaths: ["firstName"]) { if case .update(let c) = $0 { changes.append(c) } }
-        var sectionChanges: [SectionedResultsChange] = []
+        var changes: [SectionedChangeSet] = []
+        let token = try byAge.observeChanges(keyPaths: ["firstName"]) { if case .update(let c) = $0 { changes.append(c) } }
+        var sectionChanges: [SectionedChangeSet] = []
         let thirty = try byAge.section(at: 1)
         XCTAssertEqual(thirty.key, .int(30))
-        let sectionToken = try thirty.observe { if case .update(let c) = $0 { sectionChanges.append(c) } }
+        let sectionToken = try thirty.observeChanges { if case .update(let c) = $0 { sectionChanges.append(c) } }
         try realm.deliver()
         // Bob moves from 20 to 30 (a change of the section key always notifies); Bea's section
         // goes away; a new section 50 comes; Ann is modified in place.
@@ -103,13 +103,13 @@ final class SectionTests: CoveTestCase {
         let c = try XCTUnwrap(changes.last)
         XCTAssertEqual(c.sectionsToDelete, [2])
         XCTAssertEqual(c.sectionsToInsert, [2])
-        XCTAssertEqual(c.deletions, [IndexPath(section: 0, row: 0)])
-        XCTAssertEqual(c.insertions, [IndexPath(section: 1, row: 1)])
-        XCTAssertEqual(c.modifications, [IndexPath(section: 1, row: 0)])
+        XCTAssertEqual(c.deletions, [IndexPath(row: 0, section: 0)])
+        XCTAssertEqual(c.insertions, [IndexPath(row: 1, section: 1)])
+        XCTAssertEqual(c.modifications, [IndexPath(row: 0, section: 1)])
         // The section of 30 saw Bob arrive and Ann change.
         let s = try XCTUnwrap(sectionChanges.last)
-        XCTAssertEqual(s.insertions, [IndexPath(section: 0, row: 1)])
-        XCTAssertEqual(s.modifications, [IndexPath(section: 0, row: 0)])
+        XCTAssertEqual(s.insertions, [IndexPath(row: 1, section: 0)])
+        XCTAssertEqual(s.modifications, [IndexPath(row: 0, section: 0)])
         // The section disappears and comes back.
         try realm.write {
             try people["Ann"]?.setValue(.int(31), forKey: "age")
@@ -118,22 +118,22 @@ final class SectionTests: CoveTestCase {
         }
         try realm.deliver()
         // For its observer the section stays: its three rows are deleted, and come back as rows.
-        XCTAssertEqual(sectionChanges.last?.deletions, (0..<3).map { IndexPath(section: 0, row: $0) })
+        XCTAssertEqual(sectionChanges.last?.deletions, (0..<3).map { IndexPath(row: $0, section: 0) })
         XCTAssertEqual(sectionChanges.last?.sectionsToDelete, [])
         try realm.write { try people["Cid"]?.setValue(.int(30), forKey: "age") }
         try realm.deliver()
-        XCTAssertEqual(sectionChanges.last?.insertions, [IndexPath(section: 0, row: 0)])
+        XCTAssertEqual(sectionChanges.last?.insertions, [IndexPath(row: 0, section: 0)])
         XCTAssertEqual(sectionChanges.last?.sectionsToInsert, [])
-        let frozen = try byAge.freeze()
+        let frozen = try byAge.checkedFreeze()
         XCTAssertTrue(frozen.isFrozen)
-        frozen.realm.close()
+        frozen.sourceRealm.close()
         withExtendedLifetime([token, sectionToken]) {}
     }
 
     /// Applies a sectioned change set to the old sections as a table view would: rows deleted
     /// (old paths, from the end), sections deleted, sections inserted (whole, from `new`), rows
     /// inserted (new paths), rows reloaded.
-    private func apply(_ c: SectionedResultsChange, to old: [[Int64]], new: [[Int64]]) -> [[Int64]] {
+    private func apply(_ c: SectionedChangeSet, to old: [[Int64]], new: [[Int64]]) -> [[Int64]] {
         var sections = old
         for p in c.deletions.sorted(by: >) { sections[p.section].remove(at: p.row) }
         for i in c.sectionsToDelete.sorted(by: >) { sections.remove(at: i) }
@@ -160,8 +160,8 @@ final class SectionTests: CoveTestCase {
             try sectioned.sections().map { $0.elements.map(\.objectKey) }
         }
         var current = try keys()
-        var received: [SectionedResultsChange] = []
-        let token = try sectioned.observe { if case .update(let c) = $0 { received.append(c) } }
+        var received: [SectionedChangeSet] = []
+        let token = try sectioned.observeChanges { if case .update(let c) = $0 { received.append(c) } }
         try realm.deliver()
         try writer.refresh()
         for round in 0..<80 {
@@ -217,7 +217,7 @@ final class SectionTests: CoveTestCase {
         let view = try DynamicProjection(root: ann, fields: [.init("name", "firstName"), .init("friendNames", "friends.firstName"),
                                                       .init("last", "lastName"), .init("friendLasts", "friends.lastName")])
         var reported: [Set<String>] = []
-        let token = try view.observe { if case .change(let p) = $0 { reported.append(Set(p.map(\.name))) } }
+        let token = try view.observeChanges { if case .change(_, let p) = $0 { reported.append(Set(p.map(\.name))) } }
         try realm.deliver()
         try writer.refresh()
         for round in 0..<60 {
@@ -274,12 +274,12 @@ final class SectionTests: CoveTestCase {
             return (c, b)
         }
         let sections = try realm.objects("Person").sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")]) { o in try o["age"] }
-        var changes: [SectionedResultsChange] = []
-        let token = try sections.observe { if case .update(let x) = $0 { changes.append(x) } }
+        var changes: [SectionedChangeSet] = []
+        let token = try sections.observeChanges { if case .update(let x) = $0 { changes.append(x) } }
         try realm.deliver()
         try realm.write { try c.setValue(.string("a0"), forKey: "firstName") }
         try realm.deliver()
-        XCTAssertEqual(changes.last?.modifications, [IndexPath(section: 0, row: 1)])
+        XCTAssertEqual(changes.last?.modifications, [IndexPath(row: 1, section: 0)])
         XCTAssertEqual(changes.last?.insertions, [])
         withExtendedLifetime(token) {}
     }
@@ -293,14 +293,14 @@ final class SectionTests: CoveTestCase {
             return b
         }
         let sections = try realm.objects("Person").sectioned(sortDescriptors: [SortDescriptor(keyPath: "firstName")]) { o in try o["age"] }
-        var changes: [SectionedResultsChange] = []
-        let token = try sections.observe { if case .update(let x) = $0 { changes.append(x) } }
+        var changes: [SectionedChangeSet] = []
+        let token = try sections.observeChanges { if case .update(let x) = $0 { changes.append(x) } }
         try realm.deliver()
         // a c d(b): the results keep a and b in place and move c, which did not change.
         try realm.write { try b.setValue(.string("d"), forKey: "firstName") }
         try realm.deliver()
         XCTAssertEqual(changes.count, 1)
-        XCTAssertEqual(changes.last?.modifications, [IndexPath(section: 1, row: 0)])
+        XCTAssertEqual(changes.last?.modifications, [IndexPath(row: 0, section: 1)])
         XCTAssertEqual(changes.last?.insertions, [])
         XCTAssertEqual(changes.last?.deletions, [])
         withExtendedLifetime(token) {}
@@ -331,9 +331,9 @@ final class SectionTests: CoveTestCase {
 
         var changes: [[PropertyChange]] = []
         var deleted = 0
-        let token = try view.observe { change in
+        let token = try view.observeChanges { change in
             switch change {
-            case .change(let p): changes.append(p)
+            case .change(_, let p): changes.append(p)
             case .deleted: deleted += 1
             case .error: break
             }
@@ -347,8 +347,8 @@ final class SectionTests: CoveTestCase {
         try realm.write { try ann.setValue(.string("Kim"), forKey: "lastName") }
         try realm.deliver()
         XCTAssertEqual(changes.last?.map(\.name), ["lastCaps"])
-        XCTAssertEqual(changes.last?.first?.oldValue, .string("LEE"))
-        XCTAssertEqual(changes.last?.first?.newValue, .string("KIM"))
+        XCTAssertEqual(changes.last?.first?.storedOldValue, .string("LEE"))
+        XCTAssertEqual(changes.last?.first?.storedNewValue, .string("KIM"))
         try realm.write { try realm.delete(ann) }
         try realm.deliver()
         XCTAssertEqual(deleted, 1)

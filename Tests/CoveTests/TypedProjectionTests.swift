@@ -93,15 +93,15 @@ final class TypedProjectionTests: CoveTestCase {
         let unmanaged = ViewPerson()
         unmanaged.firstName = "Dee"
         XCTAssertEqual(PersonView(projecting: unmanaged).name, "Dee")
-        assertThrows(.invalidArgument, containing: "unmanaged") { _ = try PersonView(projecting: unmanaged).observe { _ in } }
+        assertThrows(.invalidArgument, containing: "unmanaged") { _ = try PersonView(projecting: unmanaged).observeChanges { _ in } }
     }
 
     func testObserveReportsProjectedNamesExactly() throws {
         let realm = try open()
         let (ann, bob, cid) = try people(realm)
         let view = PersonView(projecting: ann)
-        var changes: [ObjectChange] = []
-        let token = try view.observe { changes.append($0) }
+        var changes: [ObjectChange<Projection<ViewPerson>>] = []
+        let token = try view.observeChanges { changes.append($0) }
         defer { token.invalidate() }
 
         try realm.write { ann.lastName = "Avery" }
@@ -118,20 +118,20 @@ final class TypedProjectionTests: CoveTestCase {
 
         try realm.write { bob.firstName = "Rob" }
         try realm.refresh()
-        guard case .change(let props)? = changes.popLast() else { return XCTFail("no change") }
+        guard case .change(_, let props)? = changes.popLast() else { return XCTFail("no change") }
         XCTAssertEqual(props.map(\.name), ["bestFriendName", "friendNames"])
-        XCTAssertEqual(props[0].oldValue, .string("Bob"))
-        XCTAssertEqual(props[0].newValue, .string("Rob"))
+        XCTAssertEqual(props[0].storedOldValue, .string("Bob"))
+        XCTAssertEqual(props[0].storedNewValue, .string("Rob"))
 
         try realm.write { ann.age = 40 }
         try realm.refresh()
-        guard case .change(let aged)? = changes.popLast() else { return XCTFail("no change") }
+        guard case .change(_, let aged)? = changes.popLast() else { return XCTFail("no change") }
         XCTAssertEqual(aged.map(\.name), ["ageText"])
-        XCTAssertEqual(aged[0].oldValue, .string("31 years"))
-        XCTAssertEqual(aged[0].newValue, .string("40 years"))
+        XCTAssertEqual(aged[0].storedOldValue, .string("31 years"))
+        XCTAssertEqual(aged[0].storedNewValue, .string("40 years"))
 
-        var only: [ObjectChange] = []
-        let nameToken = try view.observe(keyPaths: ["name"]) { only.append($0) }
+        var only: [ObjectChange<Projection<ViewPerson>>] = []
+        let nameToken = try view.observeChanges(keyPaths: ["name"]) { only.append($0) }
         defer { nameToken.invalidate() }
         try realm.write { ann.age = 41 }
         try realm.refresh()
@@ -139,7 +139,7 @@ final class TypedProjectionTests: CoveTestCase {
         try realm.write { ann.firstName = "Anna" }
         try realm.refresh()
         XCTAssertEqual(names(only.popLast()), ["name"])
-        assertThrows(.invalidArgument, containing: "'nope'") { _ = try view.observe(keyPaths: ["nope"]) { _ in } }
+        assertThrows(.invalidArgument, containing: "'nope'") { _ = try view.observeChanges(keyPaths: ["nope"]) { _ in } }
 
         changes.removeAll()
         try realm.write { try realm.delete(ann) }
@@ -156,11 +156,11 @@ final class TypedProjectionTests: CoveTestCase {
         try realm.write { ann.firstName = "Anna" }
         XCTAssertEqual(frozen.name, "Ann")
         XCTAssertEqual(try frozen.thaw(in: realm)?.name, "Anna")
-        assertThrows(.frozen, containing: "frozen") { _ = try frozen.observe { _ in } }
+        assertThrows(.frozen, containing: "frozen") { _ = try frozen.observeChanges { _ in } }
     }
 
-    private func names(_ change: ObjectChange?) -> [String] {
-        guard case .change(let props)? = change else { return [] }
+    private func names(_ change: ObjectChange<Projection<ViewPerson>>?) -> [String] {
+        guard case .change(_, let props)? = change else { return [] }
         return props.map(\.name)
     }
 }

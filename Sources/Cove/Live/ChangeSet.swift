@@ -3,6 +3,7 @@
 // the cleared and owner-deleted flags; and how one is computed from two versions of a
 // collection's elements: rows in both whose relative order holds (a longest increasing run of
 // their old positions) stay, the others are deleted and inserted again.
+import FoundationEssentials
 
 /// The changes of a collection between two deliveries, ready for a table view's batch update:
 /// delete `deletions` (old indices), insert `insertions`, reload `modifications` (new indices).
@@ -131,29 +132,94 @@ public struct CollectionChangeSet: Equatable, Sendable {
     }
 }
 
-/// The changes of one object between two deliveries: the properties written (with their values
-/// before and after), or its deletion.
-public enum ObjectChange: Sendable {
-    /// Properties were written (a value written equal to the old one is listed too).
-    case change([PropertyChange])
+/// What an object observer receives (realm-swift's `ObjectChange<T>`): the properties written
+/// since the previous call, with their old and new values, or the object's deletion. `T` is what
+/// was observed: the object (`ObjectChange<Dog>`, `ObjectChange<DynamicObject>`) or a projection.
+public enum ObjectChange<T> {
+    /// Properties of `T` were written (a value written equal to the old one is listed too).
+    case change(T, [PropertyChange])
     /// The object was deleted; nothing more is delivered.
     case deleted
-    /// Computing the changes failed; the observation stopped.
-    case error(CoveError)
+    /// Computing the changes failed, or the observation could not start; nothing more is
+    /// delivered. The error is a `CoveError`.
+    case error(Error)
+
+    /// The same change about another observed value (a projection of the object, say).
+    func map<U>(_ transform: (T) -> U) -> ObjectChange<U> {
+        switch self {
+        case .change(let t, let properties): .change(transform(t), properties)
+        case .deleted: .deleted
+        case .error(let e): .error(e)
+        }
+    }
 }
 
 /// One written property of an object notification.
-public struct PropertyChange: Sendable, Equatable {
-    /// The property's name.
-    public var name: String
-    /// Its value at the previous delivery (nil for a collection property).
-    public var oldValue: Value?
-    /// Its value now (nil for a collection property).
-    public var newValue: Value?
+public struct PropertyChange {
+    /// The property's name (for a projection, the projected name).
+    public let name: String
+    /// Its value at the previous delivery as a Swift value (`Int`, `String`, `Date`, `Data`,
+    /// `Double`, an object for a link...), nil for null and for a collection property.
+    public let oldValue: Any?
+    /// Its value now, as `oldValue`.
+    public let newValue: Any?
+    /// The old value as stored (nil for a collection property).
+    public let storedOldValue: Value?
+    /// The new value as stored (nil for a collection property).
+    public let storedNewValue: Value?
+
+    /// A change of `name` from `old` to `new`, the links among them resolved in `realm`.
+    init(name: String, old: Value?, new: Value?, realm: Realm?) {
+        self.name = name
+        storedOldValue = old
+        storedNewValue = new
+        oldValue = old.flatMap { $0.swiftValue(in: realm) }
+        newValue = new.flatMap { $0.swiftValue(in: realm) }
+    }
 }
 
-/// What a collection observer receives (realm-swift's RealmCollectionChange).
-public enum RealmCollectionChange: Sendable {
+extension Value {
+    /// The value as the Swift type a model property of its type holds (nil for null; a link
+    /// as the object, of its model class when one is declared, nil when it is gone).
+    func swiftValue(in realm: Realm?) -> Any? {
+        switch self {
+        case .null: return nil
+        case .bool(let b): return b
+        case .int(let i): return Int(truncatingIfNeeded: i)
+        case .float(let f): return f
+        case .double(let d): return d
+        case .string(let s): return s
+        case .data(let bytes): return Data(bytes)
+        case .timestamp(let t): return t.date
+        case .decimal128(let d): return d
+        case .objectId(let o): return o
+        case .uuid(let u): return u
+        case .link(let link):
+            guard let realm, let object = try? realm.object(for: link) else { return nil }
+            return ModelRegistry.make(object)
+        }
+    }
+}
+
+/// What a collection observer of realm-swift's shape receives (`Results`, `List`, `MutableSet`
+/// and `observe(keyPaths:on:_:)`): the collection itself at the first call, then with the
+/// indices of each change, ready for a table view's batch update (deletions in the old
+/// collection, insertions and modifications in the new one, each ascending; a moved row is a
+/// deletion and an insertion). `CollectionChange` is the same with Cove's full change set.
+@frozen
+public enum RealmCollectionChange<CollectionType> {
+    /// The query ran and the collection can be read without blocking.
+    case initial(CollectionType)
+    /// A commit changed the collection or objects in it.
+    case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+    /// Computing the changes failed, or the observation could not start; no call follows. The
+    /// error is a `CoveError`.
+    case error(Error)
+}
+
+/// What a collection observer registered with `observeChanges` receives: Cove's full change
+/// set, with moves, the modified rows' old indices and the cleared and owner-deleted flags.
+public enum CollectionChange: Sendable {
     /// The first delivery, with the collection as it is.
     case initial
     /// A later delivery.

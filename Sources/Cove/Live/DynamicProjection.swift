@@ -89,14 +89,14 @@ public final class DynamicProjection {
     /// have none); the root's deletion is reported once. No initial call. Each name is checked
     /// against its own key path, so a change of `friends[i].lastName` does not report a field
     /// projected from `friends.firstName`.
-    public func observe(names: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(names: [String]? = nil, _ block: @escaping (ObjectChange<DynamicProjection>) -> Void) throws(CoveError) -> NotificationToken {
         var watched: [ProjectionRegistration.Watched] = []
         for name in names ?? fields.map(\.name) {
             let (f, path) = try field(name)
             watched.append(.init(name: name, keyPath: f.keyPath,
                                  read: path.isMultiple ? nil : { () throws(CoveError) in try self.value(name) }))
         }
-        return try ProjectionRegistration.observe(root, watched, block)
+        return try ProjectionRegistration.observeChanges(root, watched) { block($0.map { _ in self }) }
     }
 }
 
@@ -113,14 +113,14 @@ final class ProjectionRegistration: NotifierRegistration {
     let root: DynamicObject
     let watched: [(field: Watched, filter: KeyPathFilter)]
     var values: [String: Value]
-    let callback: (ObjectChange) -> Void
+    let callback: (ObjectChange<DynamicObject>) -> Void
 
     /// Registers `watched` names of a projection of `root`, taking their values now as the old
     /// values of the first change.
     /// - Throws: `.frozen`, `.inWrite`, `.invalidated` (the root was deleted), `.invalidArgument`
     ///   (a key path the root's class does not have).
-    static func observe(_ root: DynamicObject, _ watched: [Watched],
-                        _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+    static func observeChanges(_ root: DynamicObject, _ watched: [Watched],
+                               _ block: @escaping (ObjectChange<DynamicObject>) -> Void) throws(CoveError) -> NotificationToken {
         let realm = root.realm
         try realm.requireObservable("projection")
         if root.isInvalidated { throw CoveError(.invalidated, "the projected \(root.objectSchema.className) object was deleted") }
@@ -134,7 +134,7 @@ final class ProjectionRegistration: NotifierRegistration {
     }
 
     private init(root: DynamicObject, watched: [(field: Watched, filter: KeyPathFilter)], version: UInt64,
-                 callback: @escaping (ObjectChange) -> Void) throws(CoveError) {
+                 callback: @escaping (ObjectChange<DynamicObject>) -> Void) throws(CoveError) {
         var old: [String: Value] = [:]
         for w in watched { if let read = w.field.read { old[w.field.name] = try read() } }
         (self.root, self.watched, self.values, self.callback) = (root, watched, old, callback)
@@ -155,14 +155,14 @@ final class ProjectionRegistration: NotifierRegistration {
             var out: [PropertyChange] = []
             for w in watched where try w.filter.isModified(cls, root.objectKey, record, store, touched) {
                 guard let read = w.field.read else {
-                    out.append(PropertyChange(name: w.field.name, oldValue: nil, newValue: nil))
+                    out.append(PropertyChange(name: w.field.name, old: nil, new: nil, realm: nil))
                     continue
                 }
                 let new = try read()
-                out.append(PropertyChange(name: w.field.name, oldValue: values[w.field.name] ?? .null, newValue: new))
+                out.append(PropertyChange(name: w.field.name, old: values[w.field.name] ?? .null, new: new, realm: root.realm))
                 values[w.field.name] = new
             }
-            if !out.isEmpty { callback(.change(out)) }
+            if !out.isEmpty { callback(.change(root, out)) }
             return true
         } catch {
             callback(.error(error))

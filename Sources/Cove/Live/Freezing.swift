@@ -75,50 +75,19 @@ extension Object {
     }
 
     /// Calls `block` after each commit that wrote the object's properties (see
-    /// `DynamicObject.observe`).
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+    /// `DynamicObject.observeChanges`), with this object in `.change`.
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Object>) -> Void) throws(CoveError) -> NotificationToken {
         guard let dynamicObject else { throw CoveError(.invalidArgument, "an unmanaged \(Self.className) cannot be observed") }
-        return try dynamicObject.observe(keyPaths: keyPaths, block)
+        return try dynamicObject.observeChanges(keyPaths: keyPaths) { block($0.map { _ in self }) }
     }
 }
 
 extension Results {
     /// The changes as an AsyncSequence: `.initial`, then each change set, as the realm delivers
     /// them (its `refresh()` or `deliver()`). Ends when the stream is dropped.
-    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<RealmCollectionChange> {
-        let (stream, continuation) = AsyncStream<RealmCollectionChange>.makeStream()
-        let token = try observe(keyPaths: keyPaths) { continuation.yield($0) }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
-    }
-}
-
-import Dispatch
-
-extension Results {
-    /// `observe`, with the block called on `queue` (asynchronously, after the realm's thread
-    /// delivered): the change sets are values, safe to hand to another queue.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
-                        _ block: @escaping @Sendable (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
-        try observe(keyPaths: keyPaths) { change in queue.async { block(change) } }
-    }
-}
-
-extension DynamicObject {
-    /// `observe`, with the block called on `queue`.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue,
-                        _ block: @escaping @Sendable (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
-        try observe(keyPaths: keyPaths) { change in queue.async { block(change) } }
-    }
-
-    /// The object's changes as an AsyncSequence, as the realm delivers them; ends after the
-    /// deletion.
-    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<ObjectChange> {
-        let (stream, continuation) = AsyncStream<ObjectChange>.makeStream()
-        let token = try observe(keyPaths: keyPaths) { change in
-            continuation.yield(change)
-            if case .deleted = change { continuation.finish() }
-        }
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
+        let (stream, continuation) = AsyncStream<CollectionChange>.makeStream()
+        let token = try observeChanges(keyPaths: keyPaths) { continuation.yield($0) }
         continuation.onTermination = { _ in token.invalidate() }
         return stream
     }

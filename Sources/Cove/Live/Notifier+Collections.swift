@@ -31,10 +31,10 @@ public enum RealmMapChange: Sendable {
 final class ElementsRegistration: NotifierRegistration {
     let collection: DynamicCollection
     let filter: KeyPathFilter
-    let callback: (RealmCollectionChange) -> Void
+    let callback: (CollectionChange) -> Void
     var elements: [Value] = []
 
-    init(collection: DynamicCollection, filter: KeyPathFilter, version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
+    init(collection: DynamicCollection, filter: KeyPathFilter, version: UInt64, callback: @escaping (CollectionChange) -> Void) {
         self.collection = collection
         self.filter = filter
         self.callback = callback
@@ -234,7 +234,7 @@ extension DynamicCollection {
 extension DynamicList {
     /// Calls `block` with `.initial` at the next delivery, then with the list's changes after
     /// each commit that changed it or (for a list of objects) its objects: moves are moves.
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         let store = try prepareObservation()
         let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
         try realm.register(registration)
@@ -245,7 +245,7 @@ extension DynamicList {
 extension DynamicSet {
     /// Calls `block` with `.initial` at the next delivery, then with the set's changes (by
     /// position in the set's order).
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         let store = try prepareObservation()
         let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
         try realm.register(registration)
@@ -255,7 +255,7 @@ extension DynamicSet {
 
 extension DynamicMap {
     /// Calls `block` with `.initial` at the next delivery, then with the map's changes by key.
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange) -> Void) throws(CoveError) -> NotificationToken {
         let store = try prepareObservation()
         let registration = MapRegistration(map: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
         try realm.register(registration)

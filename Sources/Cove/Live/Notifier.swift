@@ -353,7 +353,7 @@ struct CollectionDiffer {
 /// and delivery takes it when it describes exactly this delivery's versions.
 final class CollectionRegistration: NotifierRegistration {
     let differ: CollectionDiffer
-    let callback: (RealmCollectionChange) -> Void
+    let callback: (CollectionChange) -> Void
     var rows: [Value]
     /// The worker's side of this observer (nil: every change set is computed here).
     var job: CollectionJob?
@@ -362,7 +362,7 @@ final class CollectionRegistration: NotifierRegistration {
     /// set before the token is handed out).
     override func didInvalidate() { job?.cancel() }
 
-    init(differ: CollectionDiffer, version: UInt64, callback: @escaping (RealmCollectionChange) -> Void) {
+    init(differ: CollectionDiffer, version: UInt64, callback: @escaping (CollectionChange) -> Void) {
         self.differ = differ
         self.rows = []
         self.callback = callback
@@ -725,11 +725,11 @@ extension BoundExpression {
 final class ObjectRegistration: NotifierRegistration {
     let object: DynamicObject
     let filter: KeyPathFilter
-    let callback: (ObjectChange) -> Void
+    let callback: (ObjectChange<DynamicObject>) -> Void
     var values: [String: Value]
 
     init(object: DynamicObject, filter: KeyPathFilter, values: [String: Value], version: UInt64,
-         callback: @escaping (ObjectChange) -> Void) {
+         callback: @escaping (ObjectChange<DynamicObject>) -> Void) {
         self.object = object
         self.filter = filter
         self.values = values
@@ -772,13 +772,13 @@ final class ObjectRegistration: NotifierRegistration {
                 if !changed { continue }
                 if p.collection == .none {
                     let new = try object.value(forKey: p.name)
-                    changes.append(PropertyChange(name: p.name, oldValue: values[p.name] ?? .null, newValue: new))
+                    changes.append(PropertyChange(name: p.name, old: values[p.name] ?? .null, new: new, realm: object.realm))
                     values[p.name] = new
                 } else {
-                    changes.append(PropertyChange(name: p.name, oldValue: nil, newValue: nil))
+                    changes.append(PropertyChange(name: p.name, old: nil, new: nil, realm: nil))
                 }
             }
-            if !changes.isEmpty { callback(.change(changes)) }
+            if !changes.isEmpty { callback(.change(object, changes)) }
             return true
         } catch {
             callback(.error(error))
@@ -833,7 +833,7 @@ extension Results {
     /// count: `["name", "toys.brand"]`; `[]` means insertions and deletions only; nil, every
     /// property and linked objects' up to four levels).
     /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property).
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         let realm = engine.realm
         try realm.requireObservable("results")
         let store = try realm.objectStore()
@@ -858,9 +858,9 @@ extension Results {
 extension ResultsEngine {
     /// Observes these results and hands each change with the rows (links or values) whose
     /// objects were modified, for the layers built on results (sections, projections).
-    func observeRaw(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
+    func observeRaw(keyPaths: [String]?, _ block: @escaping (CollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
         let results = Results<Value>(engine: self)
-        return try results.observe(keyPaths: keyPaths) { [weak self] change in
+        return try results.observeChanges(keyPaths: keyPaths) { [weak self] change in
             var modified = Set<Value>()
             if case .update(let c) = change {
                 let rows = (try? self?.elements()) ?? []
@@ -884,7 +884,7 @@ extension DynamicObject {
     /// paths, of the objects it links to), with old and new values, and once when it is
     /// deleted. No initial call.
     /// - Throws: `.frozen`, `.inWrite`, `.invalidated`, `.invalidArgument` (an unknown key path).
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<DynamicObject>) -> Void) throws(CoveError) -> NotificationToken {
         try realm.requireObservable("object")
         if isInvalidated { throw CoveError(.invalidated, "the \(objectSchema.className) object \(objectKey) was deleted: it cannot be observed") }
         let store = try realm.objectStore()

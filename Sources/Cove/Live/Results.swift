@@ -54,27 +54,63 @@ public struct SortDescriptor: Sendable, Equatable {
     }
 }
 
-/// The selected objects or values, lazily evaluated and always current.
+/// The selected objects or values, lazily evaluated and always current: a random-access
+/// collection, as realm-swift's `Results` is.
 ///
-/// Reads throw `CoveError`: `.invalidArgument`/`.querySyntax` for a bad query (found when it
-/// first runs), `.closed`, `.invalidated` when a list's owner was deleted. Iteration walks the
-/// matches as they were when it began.
-public final class Results<Element: RealmCollectionValue>: Sequence, CustomStringConvertible {
+/// Two ways to read them. The collection's own accessors (`count`, `results[i]`, `first`,
+/// `for x in results`) are realm-swift's: they cannot throw, so a failure (a bad query, a
+/// closed realm, a list whose owner was deleted) stops the program with its message, as
+/// realm-swift does. Their `checked` counterparts and the throwing reads (`checkedCount()`,
+/// `element(at:)`, `elements()`, the aggregates) throw the `CoveError` instead:
+/// `.querySyntax` or `.invalidArgument` for a bad query (a query is parsed when the results
+/// are made and bound when they first run; its error waits for the first read), `.closed`,
+/// `.invalidated`. Iteration walks the matches as they were when it began.
+public final class Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let engine: ResultsEngine
 
     init(engine: ResultsEngine) {
         self.engine = engine
     }
 
-    /// The realm the results read.
-    public var realm: Realm { engine.realm }
+    /// The realm the results read; nil once it was closed.
+    public var realm: Realm? { engine.realm.isClosed ? nil : engine.realm }
+
+    /// The realm the results read, open or closed (`realm` is nil once it was closed).
+    public var sourceRealm: Realm { engine.realm }
+
+    /// Whether the results can no longer be read: their realm was closed, or the list or set
+    /// they come from lost its owner.
+    public var isInvalidated: Bool {
+        if engine.realm.isClosed { return true }
+        switch engine.source {
+        case .table: return false
+        case .list(let l): return l.owner.isInvalidated
+        case .set(let s): return s.owner.isInvalidated
+        }
+    }
 
     /// Whether the results read a frozen realm.
     public var isFrozen: Bool { engine.realm.isFrozen }
 
+    /// The error these results were made with (a query that does not parse, a sort without
+    /// keys), which every read throws; nil when there is none. A query that parses but names
+    /// an unknown property is found when the results first run.
+    public var queryError: CoveError? { engine.failure }
+
     /// The number of matches.
     /// - Complexity: the query's cost the first time after a change, O(1) after.
-    public func count() throws(CoveError) -> Int { try engine.count() }
+    /// - Throws: what evaluating the query throws.
+    public func checkedCount() throws(CoveError) -> Int { try engine.count() }
+
+    /// The number of matches; stops the program on a failure (see `checkedCount()`).
+    public var count: Int {
+        do { return try engine.count() } catch { preconditionFailure("Results.count: \(error.message)") }
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of matches.
+    public var endIndex: Int { count }
 
     /// The match at `index`.
     /// - Throws: `.outOfRange`, and what evaluating the query throws.
@@ -86,10 +122,10 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
         return try Element._fromResultsValue(all[index], engine.realm)
     }
 
-    /// The match at `index`; traps on an error, as realm-swift's subscript does (use
+    /// The match at `position`; traps on an error, as realm-swift's subscript does (use
     /// `element(at:)` to handle it).
-    public subscript(index: Int) -> Element {
-        do { return try element(at: index) } catch { preconditionFailure("Results[\(index)]: \(error.message)") }
+    public subscript(position: Int) -> Element {
+        do { return try element(at: position) } catch { preconditionFailure("Results[\(position)]: \(error.message)") }
     }
 
     /// Every match, in order.
@@ -113,38 +149,57 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
         return keys
     }
 
-    /// Iterates over the matches as they are when iteration begins (an error ends it early; use
-    /// `elements()` to see it).
+    /// Iterates over the matches as they are when iteration begins; stops the program on a
+    /// failure, as realm-swift does (`elements()` throws it instead).
     public func makeIterator() -> IndexingIterator<[Element]> {
-        ((try? elements()) ?? []).makeIterator()
+        do { return try elements().makeIterator() } catch { preconditionFailure("Results iteration: \(error.message)") }
     }
 
     // MARK: Chaining (lazy)
 
-    /// The matches that also satisfy `query` (RQL, see QUERY.md), with `$0...` bound to
-    /// `arguments`. The query is parsed now (a syntax error throws here) and bound when it runs.
-    public func filter(_ query: String, _ arguments: [QueryArgument] = []) throws(CoveError) -> Results<Element> {
+    /// The matches that also satisfy `query` (RQL, docs/query-language.md), with `$0...` bound
+    /// to `arguments`; a syntax error throws here, a query that names an unknown property
+    /// throws at the first read.
+    public func filter(_ query: String, arguments: [QueryArgument]) throws(CoveError) -> Results<Element> {
         Results(engine: try engine.adding(.query(try QueryParser.parse(query, argumentCount: arguments.count), arguments, query)))
     }
 
-    /// `filter` with plain values as arguments.
-    public func filter(_ query: String, _ arguments: Value...) throws(CoveError) -> Results<Element> {
-        try filter(query, arguments.map { QueryArgument.value($0) })
+    /// The matches that also satisfy `query`, as realm-swift calls it (`filter("age > $0", 3)`):
+    /// it does not throw, and a query that does not parse makes results whose reads throw (or,
+    /// through the non-throwing accessors, stop the program) and whose observers receive
+    /// `.error`; `queryError` tells at once.
+    public func filter(_ query: String, _ arguments: Value...) -> Results<Element> {
+        deferring { () throws(CoveError) in try filter(query, arguments: arguments.map { QueryArgument.value($0) }) }
     }
 
-    /// Sorted by `keyPath` (through to-one links), stably.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws(CoveError) -> Results<Element> {
-        try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    /// `filter` with Swift values as arguments (`Int`, `Double`, `String`, `Bool`, `Date`,
+    /// `Data`, objects, `ObjectId`, `UUID`, `Decimal128`, and arrays of them for `IN`).
+    @_disfavoredOverload
+    public func filter(_ query: String, _ arguments: Any...) -> Results<Element> {
+        deferring { () throws(CoveError) in
+            try filter(query, arguments: try arguments.map { (a) throws(CoveError) in try QueryArgument(swiftValue: a) })
+        }
+    }
+
+    /// Sorted by `keyPath` (through to-one links), stably. An unknown key path is an error of
+    /// the results' reads, as with `filter`.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
     }
 
     /// Sorted by several keys, the first one primary.
-    public func sorted(by descriptors: [SortDescriptor]) throws(CoveError) -> Results<Element> {
-        Results(engine: try engine.adding(.sort(descriptors)))
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        deferring { () throws(CoveError) in Results(engine: try engine.adding(.sort(Array(descriptors)))) }
     }
 
     /// The first match of each distinct combination of the key paths' values, in order.
-    public func distinct(by keyPaths: [String]) throws(CoveError) -> Results<Element> {
-        Results(engine: try engine.adding(.distinct(keyPaths)))
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        deferring { () throws(CoveError) in Results(engine: try engine.adding(.distinct(Array(keyPaths)))) }
+    }
+
+    /// The results `make` makes, or results that carry its error.
+    private func deferring(_ make: () throws(CoveError) -> Results<Element>) -> Results<Element> {
+        do { return try make() } catch { return Results(engine: engine.failing(error)) }
     }
 
     // MARK: Aggregates
@@ -186,7 +241,8 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
     public func explain() throws(CoveError) -> String { try engine.explain() }
 
     /// The same results over a frozen copy of the realm at its current version.
-    public func freeze() throws(CoveError) -> Results<Element> {
+    /// - Throws: `.inWrite` (inside a write), `.closed`, `.invalidated`.
+    public func checkedFreeze() throws(CoveError) -> Results<Element> {
         if isFrozen { return self }
         return Results(engine: try engine.moved(to: try engine.realm.freeze()))
     }
@@ -196,9 +252,24 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
         Results(engine: try engine.moved(to: live))
     }
 
+    /// A description of the results: their element type, how many they are and how they are
+    /// made (`Results<Dog> (3) Dog filter(age > 2)`).
     public var description: String {
-        guard let count = try? count() else { return "Results<\(Element.self)>(invalid)" }
+        guard let count = try? checkedCount() else { return "Results<\(Element.self)>(invalid)" }
         return "Results<\(Element.self)> (\(count)) \(engine.summary)"
+    }
+
+    /// Whether two values are the same results (the same source, stages and realm, made once).
+    public static func == (lhs: Results<Element>, rhs: Results<Element>) -> Bool { lhs.engine === rhs.engine }
+}
+
+extension Results: Equatable {}
+
+extension Results: Encodable where Element: Encodable {
+    /// The matches, in order, as an unkeyed container.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in try elements() { try container.encode(element) }
     }
 }
 
@@ -220,18 +291,28 @@ final class ResultsEngine {
     let realm: Realm
     let source: Source
     let stages: [Stage]
+    /// Why these results cannot be read (a query that did not parse, a sort without keys):
+    /// every evaluation throws it.
+    let failure: CoveError?
     /// The last evaluation, with the realm generation and write count it was made at. Frozen
     /// results are read by many threads at once, so the cache sits behind a lock (evaluation
     /// itself runs outside it).
     private let cache = Mutex<(generation: UInt64, edits: Int, elements: [Value], plan: String)?>(nil)
 
-    init(realm: Realm, source: Source, stages: [Stage] = []) {
+    init(realm: Realm, source: Source, stages: [Stage] = [], failure: CoveError? = nil) {
         self.realm = realm
         self.source = source
         self.stages = stages
+        self.failure = failure
+    }
+
+    /// The same results, failing with `error` (or their own earlier failure).
+    func failing(_ error: CoveError) -> ResultsEngine {
+        ResultsEngine(realm: realm, source: source, stages: stages, failure: failure ?? error)
     }
 
     func adding(_ stage: Stage) throws(CoveError) -> ResultsEngine {
+        if let failure { throw failure }
         if case .sort(let keys) = stage, keys.isEmpty { throw CoveError(.invalidArgument, "sorted(by:) needs at least one key") }
         if case .distinct(let keys) = stage, keys.isEmpty { throw CoveError(.invalidArgument, "distinct(by:) needs at least one key path") }
         return ResultsEngine(realm: realm, source: source, stages: stages + [stage])
@@ -253,7 +334,7 @@ final class ResultsEngine {
             }
             moved = .set(try owner.dynamicMutableSet(s.property.name))
         }
-        return ResultsEngine(realm: other, source: moved, stages: stages)
+        return ResultsEngine(realm: other, source: moved, stages: stages, failure: failure)
     }
 
     var summary: String {
@@ -290,6 +371,7 @@ final class ResultsEngine {
 
     /// The matches: links for objects, values for a collection of values.
     func elements() throws(CoveError) -> [Value] {
+        if let failure { throw failure }
         let store = try realm.objectStore()
         let generation = realm.generation
         let edits = store.editCount
@@ -577,6 +659,7 @@ final class ResultsEngine {
     /// that runs over the columns, counted without collecting the matches; otherwise by
     /// evaluating.
     func count() throws(CoveError) -> Int {
+        if let failure { throw failure }
         let store = try realm.objectStore()
         let generation = realm.generation
         let edits = store.editCount
@@ -712,7 +795,7 @@ extension Realm {
 
     /// The objects of `className` that `query` selects (RQL).
     public func objects(_ className: String, where query: String, _ arguments: Value...) throws(CoveError) -> Results<DynamicObject> {
-        try objects(className).filter(query, arguments.map { QueryArgument.value($0) })
+        try objects(className).filter(query, arguments: arguments.map { QueryArgument.value($0) })
     }
 }
 
@@ -728,5 +811,30 @@ extension DynamicSet {
     /// The set's elements as Results.
     public func asResults() -> Results<Value> {
         Results(engine: ResultsEngine(realm: realm, source: .set(self)))
+    }
+}
+
+extension QueryArgument {
+    /// The argument for a Swift value, as realm-swift's `filter` takes them: the types a model
+    /// property holds (`Int`, `String`, `Double`, `Bool`, `Date`, `Data`, `ObjectId`, `UUID`,
+    /// `Decimal128`, objects, optionals of them), a `Value`, or an array of them for `IN`.
+    /// - Throws: `.invalidArgument` for a value of another type.
+    public init(swiftValue: Any) throws(CoveError) {
+        if let list = swiftValue as? [Any] {
+            self = .list(try list.map { (v) throws(CoveError) -> Value in
+                guard case .value(let value) = try QueryArgument(swiftValue: v) else {
+                    throw CoveError(.invalidArgument, "a query argument's array holds an array")
+                }
+                return value
+            })
+        } else if let value = swiftValue as? Value {
+            self = .value(value)
+        } else if let object = swiftValue as? DynamicObject {
+            self = .value(.link(object.link))
+        } else if let persistable = swiftValue as? any _PersistableValue {
+            self = .value(try persistable._coveWrite(nil))
+        } else {
+            throw CoveError(.invalidArgument, "a query argument of type \(type(of: swiftValue)) is not a value Cove stores")
+        }
     }
 }

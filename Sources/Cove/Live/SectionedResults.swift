@@ -2,24 +2,32 @@
 // key function says), sections ordered by key, rows within a section in the results' order.
 // Changes come as index paths (section, row) plus sections inserted and deleted; a row whose
 // key changes leaves its section and enters the other; observing one section follows its key.
+import FoundationEssentials
 import Synchronization
 
-/// An index path in sectioned results.
-public struct IndexPath: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var section: Int
-    public var row: Int
-
-    public init(section: Int, row: Int) {
-        self.section = section
-        self.row = row
+/// Index paths of sectioned results are Foundation's `IndexPath`s of two indices, section then
+/// row, made and read as UIKit makes and reads them (Linux has no UIKit to add these).
+extension IndexPath {
+    /// The index path of `row` in `section`.
+    public init(row: Int, section: Int) {
+        self.init(indexes: [section, row])
     }
 
-    public static func < (a: IndexPath, b: IndexPath) -> Bool { (a.section, a.row) < (b.section, b.row) }
-    public var description: String { "[\(section), \(row)]" }
+    /// The section index (the first index).
+    public var section: Int {
+        get { self[0] }
+        set { self[0] = newValue }
+    }
+
+    /// The row index within the section (the second index).
+    public var row: Int {
+        get { self[1] }
+        set { self[1] = newValue }
+    }
 }
 
 /// The changes of sectioned results between two deliveries.
-public struct SectionedResultsChange: Equatable, Sendable {
+public struct SectionedChangeSet: Equatable, Sendable {
     /// Rows that went away (old index paths), rows of deleted sections excluded.
     public var deletions: [IndexPath] = []
     /// Rows that came (new index paths), rows of inserted sections excluded.
@@ -41,12 +49,15 @@ public struct SectionedResultsChange: Equatable, Sendable {
 /// What a sectioned-results observer receives.
 public enum SectionedChange: Sendable {
     case initial
-    case update(SectionedResultsChange)
+    case update(SectionedChangeSet)
     case error(CoveError)
 }
 
-/// Results grouped into sections.
-public final class SectionedResults<Element: RealmCollectionValue>: CustomStringConvertible {
+/// Results grouped into sections: a random-access collection of sections, each a live
+/// collection of elements, as realm-swift's `SectionedResults`. As with `Results`, the
+/// collection's accessors (`count`, `sections[i]`, `allKeys`) stop the program on a failure
+/// (a closed realm, a key function that threw) and their `checked` counterparts throw.
+public final class SectionedResults<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     /// The results the sections are cut from (sorted by the key first when sectioned by a key
     /// path).
     public let results: Results<Element>
@@ -77,7 +88,7 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
 
     /// The sections now as stored rows (links or values), ordered by key.
     func currentGrouping() throws -> Grouping {
-        let realm = results.realm
+        let realm = results.engine.realm
         let generation = realm.generation
         let edits = try realm.objectStore().editCount
         if let hit = grouping.withLock({ g -> Grouping? in
@@ -111,16 +122,18 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
         return g.position[key].map { g.sections[$0].rows }
     }
 
-    /// The realm.
-    public var realm: Realm { results.realm }
+    /// The realm; nil once it was closed.
+    public var realm: Realm? { results.realm }
+    /// The realm the sections read, open or closed (`realm` is nil once it was closed).
+    public var sourceRealm: Realm { results.engine.realm }
     /// Whether the results read a frozen realm.
     public var isFrozen: Bool { results.isFrozen }
-    /// Whether the realm was closed.
-    public var isInvalidated: Bool { results.realm.isClosed }
+    /// Whether the sections can no longer be read (their realm was closed).
+    public var isInvalidated: Bool { results.isInvalidated }
 
     /// The sections now: key and elements, ordered by key.
     public func sections() throws -> [(key: Value, elements: [Element])] {
-        let realm = results.realm
+        let realm = results.engine.realm
         return try currentGrouping().sections.map { s in
             (s.key, try s.rows.map { try Element._fromResultsValue($0, realm) })
         }
@@ -131,10 +144,50 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
     }
 
     /// The number of sections.
-    public func count() throws -> Int { try currentGrouping().sections.count }
+    public func checkedCount() throws -> Int { try currentGrouping().sections.count }
+
+    /// The number of sections; stops the program on a failure (see `checkedCount()`).
+    public var count: Int { Self.orStop("count") { try checkedCount() } }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of sections.
+    public var endIndex: Int { count }
 
     /// The section keys, in order.
-    public func allKeys() throws -> [Value] { try currentGrouping().sections.map(\.key) }
+    public func checkedAllKeys() throws -> [Value] { try currentGrouping().sections.map(\.key) }
+
+    /// The section keys, in order; stops the program on a failure.
+    public var allKeys: [Value] { Self.orStop("allKeys") { try checkedAllKeys() } }
+
+    /// The section at `position`, live (it follows its key); stops the program when there is
+    /// none (`section(at:)` throws instead).
+    public subscript(position: Int) -> ResultsSection<Element> {
+        Self.orStop("[\(position)]") { try section(at: position) }
+    }
+
+    /// The element at `indexPath` (section, row); stops the program when there is none.
+    public subscript(indexPath: IndexPath) -> Element {
+        Self.orStop("[\(indexPath)]") {
+            let sections = try currentGrouping().sections
+            guard indexPath.count == 2, indexPath.section >= 0, indexPath.section < sections.count else {
+                throw CoveError(.outOfRange, "index path \(indexPath) is out of range for \(sections.count) sections")
+            }
+            let rows = sections[indexPath.section].rows
+            guard indexPath.row >= 0, indexPath.row < rows.count else {
+                throw CoveError(.outOfRange, "row \(indexPath.row) is out of range for a section of \(rows.count)")
+            }
+            return try Element._fromResultsValue(rows[indexPath.row], results.engine.realm)
+        }
+    }
+
+    /// What `read` returns; a failure stops the program with its message, as realm-swift's
+    /// accessors do.
+    static func orStop<T>(_ what: String, _ read: () throws -> T) -> T {
+        do { return try read() } catch {
+            preconditionFailure("SectionedResults.\(what): \((error as? CoveError)?.message ?? "\(error)")")
+        }
+    }
 
     /// The section at `index`, live: it follows its key.
     public func section(at index: Int) throws -> ResultsSection<Element> {
@@ -145,9 +198,21 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
         return ResultsSection(parent: self, key: all[index].key)
     }
 
-    /// A frozen copy.
-    public func freeze() throws -> SectionedResults<Element> {
-        SectionedResults(results: try results.freeze(), ascending: ascending, keyPath: keyPath, key: key)
+    /// A frozen copy, readable from any thread.
+    /// - Throws: `.inWrite` (inside a write), `.closed`.
+    public func checkedFreeze() throws -> SectionedResults<Element> {
+        SectionedResults(results: try results.checkedFreeze(), ascending: ascending, keyPath: keyPath, key: key)
+    }
+
+    /// A frozen copy; stops the program on a failure (inside a write), as realm-swift does.
+    public func freeze() -> SectionedResults<Element> { Self.orStop("freeze()") { try checkedFreeze() } }
+
+    /// The same sectioning in the live realm this frozen copy was made from (itself when it is
+    /// live); nil when that realm was closed. `thaw(in:)` names another live realm.
+    public func thaw() -> SectionedResults<Element>? {
+        if !isFrozen { return self }
+        guard let live = sourceRealm.liveSource, !live.isClosed else { return nil }
+        return try? thaw(in: live)
     }
 
     /// The same sectioning in a live realm.
@@ -157,7 +222,7 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
 
     /// Calls `block` with `.initial` at the next delivery, then with the changes by index path.
     /// A change of a row's section key always notifies, whatever the key paths.
-    public func observe(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
+    public func observeChanges(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
                         _ block: @escaping (SectionedChange) -> Void) throws -> NotificationToken {
         var paths = keyPaths
         if var p = paths, let sectionKeyPath = sectionKeyPath ?? keyPath, !p.contains(sectionKeyPath) {
@@ -199,8 +264,8 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
     /// Index-path changes from `old` to `new` sections; `modified` says which rows' objects
     /// changed.
     static func diff(_ old: [(key: Value, rows: [Value])], _ new: [(key: Value, rows: [Value])],
-                     _ modified: Set<Value>) -> SectionedResultsChange {
-        var result = SectionedResultsChange()
+                     _ modified: Set<Value>) -> SectionedChangeSet {
+        var result = SectionedChangeSet()
         let oldIndex = Dictionary(uniqueKeysWithValues: old.enumerated().map { ($1.key, $0) })
         let newIndex = Dictionary(uniqueKeysWithValues: new.enumerated().map { ($1.key, $0) })
         for (i, s) in old.enumerated() where newIndex[s.key] == nil { result.sectionsToDelete.append(i) }
@@ -208,9 +273,9 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
         for (j, s) in new.enumerated() {
             guard let i = oldIndex[s.key] else { continue }
             let c = CollectionChangeSet.diff(old: old[i].rows, new: s.rows, modified: { modified.contains($0) })
-            result.deletions += c.deletions.map { IndexPath(section: i, row: $0) }
-            result.insertions += c.insertions.map { IndexPath(section: j, row: $0) }
-            result.modifications += c.modifications.map { IndexPath(section: j, row: $0) }
+            result.deletions += c.deletions.map { IndexPath(row: $0, section: i) }
+            result.insertions += c.insertions.map { IndexPath(row: $0, section: j) }
+            result.modifications += c.modifications.map { IndexPath(row: $0, section: j) }
         }
         result.deletions.sort()
         result.insertions.sort()
@@ -218,14 +283,18 @@ public final class SectionedResults<Element: RealmCollectionValue>: CustomString
         return result
     }
 
+    /// Whether both are the same sectioned results.
+    public static func == (lhs: SectionedResults, rhs: SectionedResults) -> Bool { lhs === rhs }
+
     public var description: String {
-        guard let keys = try? allKeys() else { return "SectionedResults(invalid)" }
+        guard let keys = try? checkedAllKeys() else { return "SectionedResults(invalid)" }
         return "SectionedResults (\(keys.count) sections: \(keys.map(\.description).joined(separator: ", ")))"
     }
 }
 
-/// One section of sectioned results: the rows whose key is `key`, live.
-public final class ResultsSection<Element: RealmCollectionValue> {
+/// One section of sectioned results: the rows whose key is `key`, live (a random-access
+/// collection of elements, as realm-swift's `ResultsSection`).
+public final class ResultsSection<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let parent: SectionedResults<Element>
     /// The section's key.
     public let key: Value
@@ -237,12 +306,44 @@ public final class ResultsSection<Element: RealmCollectionValue> {
 
     /// The section's elements now (empty when no row has the key any more).
     public func elements() throws -> [Element] {
-        let realm = parent.realm
+        let realm = parent.sourceRealm
         return try (parent.rows(ofKey: key) ?? []).map { try Element._fromResultsValue($0, realm) }
     }
 
     /// The number of rows.
-    public func count() throws -> Int { try parent.rows(ofKey: key)?.count ?? 0 }
+    public func checkedCount() throws -> Int { try parent.rows(ofKey: key)?.count ?? 0 }
+
+    /// The number of rows; stops the program on a failure (see `checkedCount()`).
+    public var count: Int { SectionedResults<Element>.orStop("section count") { try checkedCount() } }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of rows.
+    public var endIndex: Int { count }
+
+    /// The row at `position`; stops the program when there is none (`element(at:)` throws).
+    public subscript(position: Int) -> Element {
+        SectionedResults<Element>.orStop("section[\(position)]") { try element(at: position) }
+    }
+
+    /// The realm; nil once it was closed.
+    public var realm: Realm? { parent.realm }
+    /// Whether the section reads a frozen realm.
+    public var isFrozen: Bool { parent.isFrozen }
+    /// Whether the section can no longer be read.
+    public var isInvalidated: Bool { parent.isInvalidated }
+
+    /// The same section of a frozen copy of the sectioned results.
+    public func freeze() -> ResultsSection<Element> { ResultsSection(parent: parent.freeze(), key: key) }
+
+    /// The same section in the live realm the frozen copy was made from; nil when that realm
+    /// was closed.
+    public func thaw() -> ResultsSection<Element>? { parent.thaw().map { ResultsSection(parent: $0, key: key) } }
+
+    /// Whether both are the section of the same key of the same sectioned results.
+    public static func == (lhs: ResultsSection, rhs: ResultsSection) -> Bool { lhs.parent === rhs.parent && lhs.key == rhs.key }
+
+    public var description: String { "ResultsSection(\(key): \((try? checkedCount()) ?? 0) rows)" }
 
     /// The row at `index`.
     public func element(at index: Int) throws -> Element {
@@ -250,14 +351,14 @@ public final class ResultsSection<Element: RealmCollectionValue> {
         guard index >= 0 && index < all.count else {
             throw CoveError(.outOfRange, "row \(index) is out of range for a section of \(all.count)")
         }
-        return try Element._fromResultsValue(all[index], parent.realm)
+        return try Element._fromResultsValue(all[index], parent.sourceRealm)
     }
 
     /// Calls `block` with the changes of this key's section only, its rows as (0, row) index
     /// paths. The section follows its key and is always there for its observer: when no row
     /// has the key any more its rows are deletions, when rows have it again they are
     /// insertions (`sectionsToInsert` and `sectionsToDelete` stay empty).
-    public func observe(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
+    public func observeChanges(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
                         _ block: @escaping (SectionedChange) -> Void) throws -> NotificationToken {
         var old: [Value]?
         let key = self.key
@@ -284,11 +385,11 @@ public final class ResultsSection<Element: RealmCollectionValue> {
                 case .update:
                     // The observer's one section is there while it has no rows too: a key
                     // that goes away deletes its rows, one that comes back inserts them.
-                    var c = SectionedResultsChange()
+                    var c = SectionedChangeSet()
                     let d = CollectionChangeSet.diff(old: old ?? [], new: now ?? [], modified: { modified.contains($0) })
-                    c.deletions = d.deletions.map { IndexPath(section: 0, row: $0) }
-                    c.insertions = d.insertions.map { IndexPath(section: 0, row: $0) }
-                    c.modifications = d.modifications.map { IndexPath(section: 0, row: $0) }
+                    c.deletions = d.deletions.map { IndexPath(row: $0, section: 0) }
+                    c.insertions = d.insertions.map { IndexPath(row: $0, section: 0) }
+                    c.modifications = d.modifications.map { IndexPath(row: $0, section: 0) }
                     old = now
                     if !c.isEmpty { block(.update(c)) }
                 case .error(let e):
@@ -305,14 +406,15 @@ extension Results {
     /// Sections by the value of `keyPath` (through to-one links), ordered ascending or
     /// descending by key; rows within a section keep the results' order.
     public func sectioned(by keyPath: String, ascending: Bool = true) throws(CoveError) -> SectionedResults<Element> {
-        let sorted = try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
-        let store = try realm.objectStore()
+        let sorted = sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+        if let failure = sorted.queryError { throw failure }
+        let store = try self.engine.realm.objectStore()
         let engine = sorted.engine
         let cls = try engine.rootClass(store)
         let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: [], text: keyPath)
         let path = try binder.bindPath(QueryKeyPath(head: keyPath, steps: []))
         if path.isMultiple { throw CoveError(.invalidArgument, "cannot section on '\(keyPath)': it is a collection") }
-        let realm = self.realm
+        let realm = engine.realm
         return SectionedResults(results: sorted, ascending: ascending, keyPath: keyPath) { (element: Element) throws -> Value in
             // The element's own realm: a frozen copy's keys come from its frozen version.
             let own = (element as? DynamicObject)?.realm ?? realm

@@ -65,7 +65,7 @@ open class Projection<Root: Object>: CustomStringConvertible {
     /// one); the root's deletion is reported once. No initial call.
     /// - Throws: `.invalidArgument` (an unmanaged root, or a name this projection does not
     ///   declare), `.frozen`, `.inWrite`, `.invalidated`.
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange) -> Void) throws(CoveError) -> NotificationToken {
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Projection<Root>>) -> Void) throws(CoveError) -> NotificationToken {
         guard let root = rootObject.dynamicObject else {
             throw CoveError(.invalidArgument, "a projection of an unmanaged \(Root.className) cannot be observed")
         }
@@ -79,7 +79,7 @@ open class Projection<Root: Object>: CustomStringConvertible {
             watched.append(.init(name: name, keyPath: f.keyPath,
                                  read: f.isCollection ? nil : { () throws(CoveError) in f.value(rootObject) ?? .null }))
         }
-        return try ProjectionRegistration.observe(root, watched, block)
+        return try ProjectionRegistration.observeChanges(root, watched) { block($0.map { _ in self }) }
     }
 
     /// A frozen projection of the frozen root object.

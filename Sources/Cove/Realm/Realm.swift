@@ -38,6 +38,9 @@ public final class Realm {
     let notifier = RealmNotifier()
     /// The thread behind `notificationFileDescriptor()`, made when first asked for.
     var watcher: CommitWatcher?
+    /// For a frozen realm made by `freeze()`: the live realm it was frozen from, where the
+    /// `thaw()` of its objects and collections resolves them.
+    weak var liveSource: Realm?
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -279,6 +282,7 @@ public final class Realm {
         }
         let frozen = Realm(configuration: configuration, file: file, frozen: true, snapshot: pinned,
                            schema: schema, schemaRecordBytes: schemaRecordBytes)
+        frozen.liveSource = self
         return frozen
     }
 
