@@ -379,8 +379,9 @@ final class NotificationTests: CoveTestCase {
         // The same on a dispatch queue.
         let delivered = expectation(description: "delivered on the queue")
         let queue = DispatchQueue(label: "observer")
-        let token = realm.objects("Person").observe(on: queue) { change in
-            if case .initial = change { delivered.fulfill() }
+        let token = try realm.objects("Person").observe(on: queue) { change in
+            // On the queue, the results are a frozen copy, readable there.
+            if case .initial(let people) = change, people.isFrozen, people.count == 1 { delivered.fulfill() }
         }
         try realm.deliver()
         await fulfillment(of: [delivered], timeout: 5)

@@ -54,7 +54,7 @@ final class QueryTests: CoveTestCase {
 
     private func names(_ query: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) -> [String] {
         do {
-            return try realm.objects("Person").filter(query, args).elements().map { object -> String in
+            return try realm.objects("Person").filter(query, arguments: args).elements().map { object -> String in
                 guard case .string(let s) = try object["name"] else { return "?" }
                 return s
             }
@@ -271,7 +271,7 @@ final class QueryTests: CoveTestCase {
     func testErrors() {
         func fails(_ query: String, _ code: CoveError.Code, _ text: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) {
             assertThrows(code, containing: text, file: file, line: line) {
-                _ = try self.realm.objects("Person").filter(query, args).checkedCount()
+                _ = try self.realm.objects("Person").filter(query, arguments: args).checkedCount()
             }
         }
         fails("nope > 1", .invalidArgument, "no property 'nope'")

@@ -18,7 +18,8 @@ public final class NotificationToken: @unchecked Sendable {
     // thread. The reference is never written after `init`, so threads may share the token.
     private weak var registration: NotifierRegistration?
 
-    init(_ registration: NotifierRegistration) {
+    /// A token of `registration`; of none, for an observation that could not start.
+    init(_ registration: NotifierRegistration?) {
         self.registration = registration
     }
 
@@ -832,8 +833,10 @@ extension Results {
     /// commit that changed the matches or their objects (key paths narrow which properties
     /// count: `["name", "toys.brand"]`; `[]` means insertions and deletions only; nil, every
     /// property and linked objects' up to four levels).
-    /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property).
+    /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property),
+    ///   and the error the results were made with (`queryError`).
     public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        if let failure = engine.failure { throw failure }
         let realm = engine.realm
         try realm.requireObservable("results")
         let store = try realm.objectStore()

@@ -169,7 +169,12 @@ public final class Results<Element: RealmCollectionValue>: RandomAccessCollectio
     /// through the non-throwing accessors, stop the program) and whose observers receive
     /// `.error`; `queryError` tells at once.
     public func filter(_ query: String, _ arguments: Value...) -> Results<Element> {
-        deferring { () throws(CoveError) in try filter(query, arguments: arguments.map { QueryArgument.value($0) }) }
+        filter(deferring: query, arguments.map { QueryArgument.value($0) })
+    }
+
+    /// `filter(_:arguments:)` whose error the results carry instead of throwing it.
+    func filter(deferring query: String, _ arguments: [QueryArgument]) -> Results<Element> {
+        deferring { () throws(CoveError) in try filter(query, arguments: arguments) }
     }
 
     /// `filter` with Swift values as arguments (`Int`, `Double`, `String`, `Bool`, `Date`,
@@ -827,6 +832,8 @@ extension QueryArgument {
                 }
                 return value
             })
+        } else if let argument = swiftValue as? QueryArgument {
+            self = argument
         } else if let value = swiftValue as? Value {
             self = .value(value)
         } else if let object = swiftValue as? DynamicObject {

@@ -120,7 +120,7 @@ extension List: _PersistableProperty {
 }
 
 /// A set of distinct values or objects: `@Persisted var tags: MutableSet<String>`.
-public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, CustomStringConvertible {
+public final class MutableSet<Element: _PersistableValue & Hashable>: RandomAccessCollection, CustomStringConvertible {
     var unmanaged: Set<Element> = []
     var managed: DynamicSet?
     /// Set on the set a recording object reads (Projection.swift).
@@ -144,6 +144,14 @@ public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, 
     }
 
     public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of elements.
+    public var endIndex: Int { count }
+
+    /// The element at `position` in the set's order (value order when managed).
+    public subscript(position: Int) -> Element { element(at: position) }
 
     /// The element at `index` in the set's order (value order when managed).
     func element(at index: Int) -> Element {
@@ -175,16 +183,26 @@ public final class MutableSet<Element: _PersistableValue & Hashable>: Sequence, 
         do { try managed.removeAll() } catch { managedFailure("MutableSet.removeAll", error) }
     }
 
-    /// Adds every element of `other`.
-    public func union(_ other: MutableSet<Element>) { for e in other.elements { insert(e) } }
-    /// Keeps the elements also in `other`.
-    public func intersect(_ other: MutableSet<Element>) { for e in elements where !other.contains(e) { remove(e) } }
-    /// Removes the elements of `other`.
+    /// Adds every element of `objects`.
+    public func insert<S: Sequence>(objectsIn objects: S) where S.Element == Element { for e in objects { insert(e) } }
+    /// Adds every element of `other` (realm-swift's `formUnion`, RLMSet's `union`).
+    public func formUnion(_ other: MutableSet<Element>) { for e in other.elements { insert(e) } }
+    /// Keeps the elements also in `other` (RLMSet's `intersect`).
+    public func formIntersection(_ other: MutableSet<Element>) { for e in elements where !other.contains(e) { remove(e) } }
+    /// Removes the elements of `other` (RLMSet's `minus`).
     public func subtract(_ other: MutableSet<Element>) { for e in other.elements { remove(e) } }
+    /// Makes the set hold exactly the elements of `other` (RLMSet's `setSet`).
+    public func setSet(_ other: MutableSet<Element>) {
+        let wanted = other.elements
+        for e in elements where !wanted.contains(e) { remove(e) }
+        for e in wanted { insert(e) }
+    }
     /// Whether the sets share an element.
     public func intersects(_ other: MutableSet<Element>) -> Bool { elements.contains { other.contains($0) } }
     /// Whether every element is in `other`.
     public func isSubset(of other: MutableSet<Element>) -> Bool { elements.allSatisfy { other.contains($0) } }
+    /// Whether both sets hold the same elements (RLMSet's `isEqual(to:)`).
+    public func isEqual(to other: MutableSet<Element>) -> Bool { count == other.count && isSubset(of: other) }
 
     /// The smallest element (numbers and dates); nil when empty.
     public func min() -> Element? { extreme(largest: false) }

@@ -84,7 +84,7 @@ open class Projection<Root: Object>: CustomStringConvertible {
 
     /// A frozen projection of the frozen root object.
     /// - Throws: what `Object.freeze()` throws.
-    public func freeze() throws(CoveError) -> Self {
+    public func checkedFreeze() throws(CoveError) -> Self {
         Self(projecting: try rootObject.freeze())
     }
 

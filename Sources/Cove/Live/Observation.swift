@@ -1,0 +1,365 @@
+// realm-swift's way to observe and to move between threads: `observe(keyPaths:on:_:)` on
+// results, lists, sets, objects and projections, delivering `RealmCollectionChange<Self>` and
+// `ObjectChange<Self>`, and the `ThreadConfined` protocol (`realm`, `isFrozen`, `freeze()`,
+// `thaw()`). These calls do not throw: a registration that cannot be made (a frozen
+// collection, inside a write, a key path that names no property) is reported through the
+// block's `.error` case before `observe` returns, and its token observes nothing.
+// `observeChanges` is Cove's own registration, which throws and delivers the full change set.
+import Dispatch
+
+/// A value that belongs to the thread of its realm, with a frozen copy readable from any thread
+/// (realm-swift's `ThreadConfined`).
+public protocol ThreadConfined {
+    /// The realm that manages the value; nil when it has none (unmanaged) or it was closed.
+    var realm: Realm? { get }
+    /// Whether the value can no longer be read (its realm closed, its object deleted).
+    var isInvalidated: Bool { get }
+    /// Whether the value belongs to a frozen realm.
+    var isFrozen: Bool { get }
+    /// A frozen (immutable) copy at the realm's current version, readable from any thread;
+    /// itself when already frozen. Stops the program inside a write, as realm-swift does.
+    func freeze() -> Self
+    /// The live value this frozen copy was made from, at that realm's current version (itself
+    /// when live); nil when it is gone.
+    func thaw() -> Self?
+}
+
+/// A change on its way to a dispatch queue. `@unchecked Sendable`: it is made on the realm's
+/// thread for the queue alone and never touched there again, and what it carries is a frozen
+/// collection or object (readable from any thread), index arrays and the block to call.
+struct QueueHandoff<Change>: @unchecked Sendable {
+    let change: Change
+    let block: (Change) -> Void
+}
+
+/// `block`, called directly (on the realm's thread, at its delivery) when there is no queue, or
+/// on `queue` asynchronously.
+func delivering<Change>(on queue: DispatchQueue?, _ block: @escaping (Change) -> Void) -> (Change) -> Void {
+    guard let queue else { return block }
+    return { change in
+        let handoff = QueueHandoff(change: change, block: block)
+        queue.async { handoff.block(handoff.change) }
+    }
+}
+
+extension NotificationToken {
+    /// The token of an observation that could not start: it observes nothing.
+    static func inert() -> NotificationToken { NotificationToken(nil) }
+}
+
+extension RealmCollectionChange {
+    /// The realm-swift form of a Cove change set, about `collection`.
+    init(_ change: CollectionChange, _ collection: CollectionType) {
+        switch change {
+        case .initial: self = .initial(collection)
+        case .update(let c): self = .update(collection, deletions: c.deletions, insertions: c.insertions, modifications: c.modifications)
+        case .error(let e): self = .error(e)
+        }
+    }
+}
+
+extension Object {
+    /// The property names of Swift key paths on this class (`\Dog.name`, `\Dog.owner.name`).
+    /// - Throws: `.invalidArgument` for a key path that reads no @Persisted property.
+    static func keyPathNames<Root: Object>(_ keyPaths: [PartialKeyPath<Root>], of root: Root.Type) throws(CoveError) -> [String] {
+        try keyPaths.map { (keyPath) throws(CoveError) -> String in
+            guard let name = _KeyPathRecorder.path(of: { _ = $0[keyPath: keyPath] }, from: root) else {
+                throw CoveError(.invalidArgument, "key path \(keyPath) of \(Root.className) reads no persisted property")
+            }
+            return name
+        }
+    }
+}
+
+// MARK: - Results
+
+extension Results: ThreadConfined {
+    /// A frozen copy at the realm's current version; stops the program on a failure (inside a
+    /// write), as realm-swift does (`checkedFreeze()` throws instead).
+    public func freeze() -> Results<Element> {
+        do { return try checkedFreeze() } catch { preconditionFailure("Results.freeze(): \(error.message)") }
+    }
+
+    /// The same results in the live realm this frozen copy was made from; itself when live;
+    /// nil when that realm was closed or the results' list or set lost its owner since.
+    /// `thaw(in:)` names another live realm.
+    public func thaw() -> Results<Element>? {
+        if !isFrozen { return self }
+        guard let live = engine.realm.liveSource, !live.isClosed else { return nil }
+        return try? thaw(in: live)
+    }
+
+    /// Calls `block` with `.initial(results)` at the realm's next delivery, then with
+    /// `.update(results, deletions:insertions:modifications:)` after each commit that changed
+    /// the matches or their objects (key paths as for `observeChanges`). With a `queue`, the
+    /// block runs on it with a frozen copy of the results at the delivered version. A
+    /// registration that cannot be made is `.error` before this returns.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        let send = delivering(on: queue, block)
+        do {
+            return try observeChanges(keyPaths: keyPaths) { [self] change in
+                send(RealmCollectionChange(change, queue == nil ? self : ((try? checkedFreeze()) ?? self)))
+            }
+        } catch {
+            send(.error(error))
+            return .inert()
+        }
+    }
+}
+
+extension Results where Element: Object {
+    /// `observe` with Swift key paths (`[\Dog.name, \Dog.owner.name]`).
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        do {
+            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Element.self), on: queue, block)
+        } catch {
+            delivering(on: queue, block)(.error(error))
+            return .inert()
+        }
+    }
+}
+
+// MARK: - Objects
+
+extension ObjectChange {
+    /// The realm-swift form of an object change about `object`.
+    fileprivate func about<U>(_ object: U) -> ObjectChange<U> { map { _ in object } }
+}
+
+/// What lets an object's `observe` name its own class in `ObjectChange<Self>` (every `Object`
+/// is one).
+public protocol ObjectObservable: AnyObject {}
+
+extension Object: ObjectObservable {}
+
+extension ObjectObservable where Self: Object {
+    /// Calls `block` after each commit that wrote the object's properties (or, without key
+    /// paths, those of the objects it links to) with `.change(object, properties)`, and once
+    /// with `.deleted`. No initial call. With a `queue`, the block runs on it with a frozen
+    /// copy of the object. A registration that cannot be made (an unmanaged or deleted object,
+    /// a frozen one, inside a write) is `.error` before this returns.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        let send = delivering(on: queue, block)
+        do {
+            return try observeChanges(keyPaths: keyPaths) { [self] change in
+                send(change.about(queue == nil ? self : ((try? freeze()) ?? self)))
+            }
+        } catch {
+            send(.error(error))
+            return .inert()
+        }
+    }
+
+    /// `observe` with Swift key paths (`[\Dog.name]`).
+    public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        do {
+            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Self.self), on: queue, block)
+        } catch {
+            delivering(on: queue, block)(.error(error))
+            return .inert()
+        }
+    }
+}
+
+// MARK: - Projections
+
+extension Projection: ThreadConfined {
+    /// A projection of the frozen root object; stops the program on a failure (an unmanaged
+    /// root, inside a write). `checkedFreeze()` throws instead.
+    public func freeze() -> Self {
+        do { return try checkedFreeze() } catch { preconditionFailure("\(type(of: self)).freeze(): \(error.message)") }
+    }
+
+    /// The projection of the root object in the live realm it was frozen from (itself when
+    /// live); nil when it was deleted since or that realm was closed.
+    public func thaw() -> Self? {
+        if !isFrozen { return self }
+        guard let live = rootObject.realm?.liveSource, !live.isClosed else { return nil }
+        return try? thaw(in: live)
+    }
+}
+
+/// A projection, as realm-swift's `ProjectionObservable`: its root object and the observation
+/// of its projected properties (every `Projection` subclass is one).
+public protocol ProjectionObservable: AnyObject, ThreadConfined {
+    /// The class of the projected object.
+    associatedtype Root: Object
+    /// The projected object.
+    var rootObject: Root { get }
+}
+
+extension Projection: ProjectionObservable {}
+
+extension ProjectionObservable {
+    /// This projection as its base class, whose registration the methods below use.
+    private var projection: Projection<Root> {
+        guard let p = self as AnyObject as? Projection<Root> else {
+            preconditionFailure("\(Self.self) is not a Projection of \(Root.className)")
+        }
+        return p
+    }
+
+    /// Calls `block` after each commit that changed what a projected property reads (with
+    /// `keyPaths`, those projected properties only) with `.change(projection, properties)` in
+    /// projected names, and once with `.deleted`. No initial call. With a `queue`, the block
+    /// runs on it with a frozen copy. A registration that cannot be made is `.error` before
+    /// this returns.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        let send = delivering(on: queue, block)
+        do {
+            return try projection.observeChanges(keyPaths: keyPaths) { [self] change in
+                send(change.about(queue == nil ? self : freeze()))
+            }
+        } catch {
+            send(.error(error))
+            return .inert()
+        }
+    }
+
+    /// `observe` with key paths of the projection (`[\PersonView.name]`).
+    public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        do {
+            let fields = try ProjectionFields.of(type(of: projection))
+            let names = try keyPaths.map { (keyPath) throws(CoveError) -> String in
+                // The projected property is found by what it reads: the key path is read on a
+                // projection of a recording root, whose properties note their names.
+                let recorder = _KeyPathRecorder()
+                guard let recording = Root._coveRecording(recorder),
+                      let probe = type(of: projection).init(projecting: recording) as AnyObject as? Self else {
+                    throw CoveError(.internal, "\(Root.className) cannot record key paths")
+                }
+                _ = probe[keyPath: keyPath]
+                let path = recorder.names.joined(separator: ".")
+                guard let field = fields.first(where: { $0.keyPath == path }) else {
+                    throw CoveError(.invalidArgument, "key path \(keyPath) names no @Projected property of \(Self.self)")
+                }
+                return field.name
+            }
+            return observe(keyPaths: names, on: queue, block)
+        } catch {
+            delivering(on: queue, block)(.error(error))
+            return .inert()
+        }
+    }
+
+    /// `observe`, with the block isolated to `actor`: each change is handed to the actor with a
+    /// frozen copy of the projection (readable there). Returns once the observation is
+    /// registered; `.error` comes first when it cannot be.
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
+        let hop: (ObjectChange<Self>) -> Void = { change in
+            let handoff = QueueHandoff(change: change, block: { _ in })
+            Task { await actor.run { isolated in block(isolated, handoff.change) } }
+        }
+        do {
+            return try projection.observeChanges(keyPaths: keyPaths) { [self] change in
+                hop(change.about(freeze()))
+            }
+        } catch {
+            hop(.error(error))
+            return .inert()
+        }
+    }
+}
+
+extension Actor {
+    /// Runs `body` isolated to this actor.
+    fileprivate func run(_ body: @Sendable (isolated Self) -> Void) {
+        body(self)
+    }
+}
+
+// MARK: - Lists and sets of model classes
+
+extension List: ThreadConfined {
+    /// Whether the list can no longer be read (its owner was deleted or its realm closed).
+    public var isInvalidated: Bool { managed.map { $0.owner.isInvalidated || $0.realm.isClosed } ?? false }
+
+    /// Whether the list belongs to a frozen realm.
+    public var isFrozen: Bool { managed?.realm.isFrozen ?? false }
+
+    /// A frozen copy of a managed list (an unmanaged list is itself); stops the program on a
+    /// failure (inside a write).
+    public func freeze() -> List<Element> {
+        guard let managed, !managed.realm.isFrozen else { return self }
+        do { return List(managed: try managed.freeze()) } catch { managedFailure("List.freeze()", error) }
+    }
+
+    /// The live list this frozen copy was made from; nil when its owner was deleted since.
+    public func thaw() -> List<Element>? {
+        guard let managed, managed.realm.isFrozen else { return self }
+        guard let live = managed.realm.liveSource, !live.isClosed else { return nil }
+        return (try? managed.thaw(in: live)).flatMap { $0.map { List(managed: $0) } }
+    }
+
+    /// Calls `block` with `.initial(list)` at the realm's next delivery, then with the list's
+    /// changes (a move is a deletion and an insertion). A registration that cannot be made (an
+    /// unmanaged list, a frozen one, inside a write) is `.error` before this returns.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        let send = delivering(on: queue, block)
+        guard let managed else {
+            send(.error(CoveError(.invalidArgument, "an unmanaged List cannot be observed")))
+            return .inert()
+        }
+        do {
+            return try managed.observeChanges(keyPaths: keyPaths) { [self] change in
+                send(RealmCollectionChange(change, queue == nil ? self : freeze()))
+            }
+        } catch {
+            send(.error(error))
+            return .inert()
+        }
+    }
+}
+
+extension MutableSet: ThreadConfined {
+    /// The realm of a managed set.
+    public var realm: Realm? { managed?.realm }
+
+    /// Whether the set can no longer be read (its owner was deleted or its realm closed).
+    public var isInvalidated: Bool { managed.map { $0.owner.isInvalidated || $0.realm.isClosed } ?? false }
+
+    /// Whether the set belongs to a frozen realm.
+    public var isFrozen: Bool { managed?.realm.isFrozen ?? false }
+
+    /// A frozen copy of a managed set (an unmanaged set is itself); stops the program on a
+    /// failure (inside a write).
+    public func freeze() -> MutableSet<Element> {
+        guard let managed, !managed.realm.isFrozen else { return self }
+        do { return MutableSet(managed: try managed.freeze()) } catch { managedFailure("MutableSet.freeze()", error) }
+    }
+
+    /// The live set this frozen copy was made from; nil when its owner was deleted since.
+    public func thaw() -> MutableSet<Element>? {
+        guard let managed, managed.realm.isFrozen else { return self }
+        guard let live = managed.realm.liveSource, !live.isClosed else { return nil }
+        return (try? managed.thaw(in: live)).flatMap { $0.map { MutableSet(managed: $0) } }
+    }
+
+    /// Calls `block` with `.initial(set)` at the realm's next delivery, then with the set's
+    /// changes by position in its order. A registration that cannot be made is `.error`
+    /// before this returns.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        let send = delivering(on: queue, block)
+        guard let managed else {
+            send(.error(CoveError(.invalidArgument, "an unmanaged MutableSet cannot be observed")))
+            return .inert()
+        }
+        do {
+            return try managed.observeChanges(keyPaths: keyPaths) { [self] change in
+                send(RealmCollectionChange(change, queue == nil ? self : freeze()))
+            }
+        } catch {
+            send(.error(error))
+            return .inert()
+        }
+    }
+}
