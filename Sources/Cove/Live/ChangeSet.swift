@@ -38,21 +38,35 @@ public struct CollectionChangeSet: Equatable, Sendable {
             && a.moves.map(\.to) == b.moves.map(\.to) && a.cleared == b.cleared && a.ownerDeleted == b.ownerDeleted
     }
 
-    /// The changes from `old` to `new` (each a sequence of distinct elements: object links, or
-    /// set values), with `modified(element)` telling which rows that stayed changed.
+    /// The changes from `old` to `new` (object links, or set values), with `modified(element)`
+    /// telling which rows that stayed changed. An element may be there several times (an
+    /// object linking twice to the target of backlinks): its n-th occurrence in `new` is its
+    /// n-th in `old`.
     /// - Complexity: O(n log n) in the number of rows.
     static func diff(old: [Value], new: [Value], modified: (Value) -> Bool) -> CollectionChangeSet {
         var result = CollectionChangeSet()
         var oldIndex: [Value: Int] = [:]
         oldIndex.reserveCapacity(old.count)
-        for (i, v) in old.enumerated() { oldIndex[v] = i }
+        for (i, v) in old.enumerated() where oldIndex[v] == nil { oldIndex[v] = i }
+        // With repeated elements, the old positions of each element's occurrences, in order.
+        var repeats: [Value: [Int]] = [:]
+        var used: [Value: Int] = [:]
+        if oldIndex.count < old.count {
+            for (i, v) in old.enumerated() { repeats[v, default: []].append(i) }
+        }
         // The rows in both, in new order, with their old positions.
         var common: [(new: Int, old: Int)] = []
         var inNew = Set<Int>()
         for (j, v) in new.enumerated() {
-            if let i = oldIndex[v] {
+            var found = oldIndex[v]
+            if found != nil, let positions = repeats[v] {
+                let n = used[v, default: 0]
+                used[v] = n + 1
+                found = n < positions.count ? positions[n] : nil
+            }
+            // An old row matches one new row; a further occurrence is an insertion.
+            if let i = found, inNew.insert(i).inserted {
                 common.append((j, i))
-                inNew.insert(i)
             } else {
                 result.insertions.append(j)
             }

@@ -893,6 +893,9 @@ extension ResultsEngine {
         case .table(let name): return try store.objectSchema(name)
         case .list(let l): return l.property.type.objectClassName.flatMap { store.schema[$0] }
         case .set(let s): return s.property.type.objectClassName.flatMap { store.schema[$0] }
+        case .backlinks(let target, let name):
+            guard case .linkingObjects(let source, _)? = target.objectSchema[property: name]?.type else { return nil }
+            return store.schema[source]
         }
     }
 
@@ -906,6 +909,7 @@ extension ResultsEngine {
         case .table(let name): frontier = [try store.objectSchema(name)]
         case .list(let l): frontier = [l.owner.objectSchema]
         case .set(let s): frontier = [s.owner.objectSchema]
+        case .backlinks(let target, _): frontier = [target.objectSchema]
         }
         var depth = 0
         while !frontier.isEmpty && depth <= KeyPathFilter.maxDepth + 1 {

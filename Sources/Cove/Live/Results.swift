@@ -209,6 +209,8 @@ final class ResultsEngine {
         case table(className: String)
         case list(DynamicList)
         case set(DynamicSet)
+        /// The objects linking to an object through its backlinks property, one per link.
+        case backlinks(DynamicObject, property: String)
     }
 
     enum Stage {
@@ -252,6 +254,12 @@ final class ResultsEngine {
                 throw CoveError(.invalidated, "the set's owner was deleted")
             }
             moved = .set(try owner.dynamicMutableSet(s.property.name))
+        case .backlinks(let target, let name):
+            // Not refused when the object is gone there: nothing links to it, no rows.
+            let store = try other.objectStore()
+            let cls = try store.objectSchema(target.objectSchema.className)
+            moved = .backlinks(DynamicObject(realm: other, objectSchema: cls, classKey: try store.classKey(of: cls),
+                                             objectKey: target.objectKey), property: name)
         }
         return ResultsEngine(realm: other, source: moved, stages: stages)
     }
@@ -262,6 +270,7 @@ final class ResultsEngine {
         case .table(let name): parts.append(name)
         case .list(let l): parts.append("\(l.owner.objectSchema.className).\(l.property.name)")
         case .set(let s): parts.append("\(s.owner.objectSchema.className).\(s.property.name)")
+        case .backlinks(let target, let name): parts.append("\(target.objectSchema.className).\(name)")
         }
         for stage in stages {
             switch stage {
@@ -283,6 +292,11 @@ final class ResultsEngine {
         case .set(let s):
             if let target = s.property.type.objectClassName { return (try store.objectSchema(target), nil) }
             return (nil, s.property)
+        case .backlinks(let target, let name):
+            guard case .linkingObjects(let source, _)? = target.objectSchema[property: name]?.type else {
+                throw CoveError(.wrongType, "property '\(name)' of class '\(target.objectSchema.className)' is not backlinks")
+            }
+            return (try store.objectSchema(source), nil)
         }
     }
 
@@ -336,6 +350,11 @@ final class ResultsEngine {
         case .set(let s):
             current = try s.values()
             plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
+        case .backlinks(let target, let name):
+            // The object's deletion leaves nothing linking to it: no rows, not an error.
+            let (_, classKey, keys) = try target.linkingKeys(name, requireExisting: false)
+            current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+            plan.append("the \(current.count) links of \(target.objectSchema.className).\(name)")
         }
         if let firstFiltered {
             current = try applyAll(firstFiltered.descriptors, current, store, &plan)
@@ -721,6 +740,17 @@ extension DynamicList {
     /// list order; filter, sort and distinct them like any Results.
     public func asResults() -> Results<Value> {
         Results(engine: ResultsEngine(realm: realm, source: .list(self)))
+    }
+}
+
+extension DynamicObject {
+    /// The objects linking here through backlinks property `name`, as live Results of their
+    /// class: one row per link (a list holding this object twice gives its owner twice), in
+    /// object-key order; empty once this object is deleted.
+    /// - Throws: `.notFound` (no such property), `.wrongType` (not backlinks), `.closed`.
+    public func linkingObjectsResults(_ name: String) throws(CoveError) -> Results<DynamicObject> {
+        _ = try linkingKeys(name, requireExisting: false)
+        return Results(engine: ResultsEngine(realm: realm, source: .backlinks(self, property: name)))
     }
 }
 

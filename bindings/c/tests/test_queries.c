@@ -622,6 +622,41 @@ static void test_frozen_threads(void) {
     cove_release(realm);
 }
 
+/* Eve's list holds Rex twice: taking one out leaves one backlink, a move keeps both, and
+ * clearing the list takes both. */
+static void test_backlinks_of_eve(cove_realm_t* realm, cove_object_t* rex, cove_results_t* owners) {
+    cove_object_t* eve = find_person(realm, "Eve");
+    cove_list_t* dogs = NULL;
+    cove_results_t* r = NULL;
+    cove_value_t v = link_to(rex);
+    CHECK_OK(cove_object_get_list(eve, "dogs", &dogs));
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_list_erase(dogs, 1));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve") == 0);
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_list_move(dogs, 0, 1));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
+    r = query(realm, "Dog", "@links.Person.dogs.@count == 5");
+    CHECK(strcmp(names(r), "Rex") == 0);
+    cove_release(r);
+    CHECK_OK(cove_list_clear(dogs));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee") == 0);
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_commit(realm));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
+    /* Deleting the owner takes both of its links. */
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_delete(eve));
+    CHECK_OK(cove_commit(realm));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee") == 0);
+    r = query(realm, "Dog", "owners.@count == 3");
+    CHECK(strcmp(names(r), "Rex") == 0);
+    cove_release(r);
+    cove_release(dogs);
+    cove_release(eve);
+}
+
 static void test_backlinks(void) {
     cove_realm_t* realm = open_with_data(NULL);
     cove_value_t pk = string_value("Rex"), v;
@@ -630,11 +665,14 @@ static void test_backlinks(void) {
     cove_list_t* dogs = NULL;
 
     CHECK_OK(cove_object_find(realm, "Dog", &pk, &rex));
-    /* A list of links: each owner once (Eve holds Rex twice). */
+    /* A list of links: each link counts, so Eve, whose list holds Rex twice, is there twice. */
     CHECK_OK(cove_object_get_backlinks(rex, "owners", &owners));
-    CHECK(strcmp(names(owners), "Ann,Dee,Eve") == 0);
+    CHECK(strcmp(names(owners), "Ann,Dee,Eve,Eve") == 0);
     CHECK_OK(cove_results_filter(owners, "age > 30", NULL, 0, &f));
-    CHECK(strcmp(names(f), "Ann,Eve") == 0);
+    CHECK(strcmp(names(f), "Ann,Eve,Eve") == 0);
+    cove_release(f);
+    f = query(realm, "Dog", "owners.@count == 4 AND @links.Person.dogs.@count == 4");
+    CHECK(strcmp(names(f), "Rex") == 0);
     cove_release(f);
     /* A single link. */
     CHECK_OK(cove_object_get_backlinks(rex, "fans", &fans));
@@ -651,9 +689,10 @@ static void test_backlinks(void) {
     CHECK_OK(cove_begin_write(realm));
     v = link_to(rex);
     CHECK_OK(cove_list_insert(dogs, 0, &v));
-    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve") == 0);
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
     CHECK_OK(cove_commit(realm));
-    CHECK(count_of(owners) == 4);
+    CHECK(count_of(owners) == 5);
+    test_backlinks_of_eve(realm, rex, owners);
 
     CHECK_FAILS(cove_object_get_backlinks(rex, "name", &f), COVE_ERR_WRONG_TYPE, "property 'name' of class 'Dog' is string, not backlinks");
     CHECK_FAILS(cove_object_get_backlinks(rex, "nope", &f), COVE_ERR_NOT_FOUND, "class 'Dog' has no property 'nope'");
