@@ -1092,8 +1092,12 @@ cove_status_t cove_object_create_embedded(cove_object_t* parent, const char* pro
  * - Errors of a query: #COVE_ERR_QUERY_SYNTAX for text that does not parse, the message naming
  *   the query, the position, what was expected and what was found (e.g. "expected a value at
  *   position 6"); #COVE_ERR_INVALID_ARGUMENT for a query that parses but names an unknown
- *   property, compares values of types that do not compare (a string with an int), misuses an
- *   operator, or uses an argument that is missing (`$2` with two arguments) or of the wrong type.
+ *   property, compares values of types that do not compare (a string with an int, a list of
+ *   objects or backlinks with null, a collection with another collection), takes an aggregate of
+ *   what has none (`tags.@sum` of strings, `dogs.@avg` without a property of the objects), uses
+ *   `.@type` on a value that is not mixed or with an unknown type name (names: `'int'`,
+ *   `'numeric'`, `'string'`...), misuses an operator, or uses an argument that is missing (`$2`
+ *   with two arguments) or of the wrong type.
  * - Arguments: `args` holds `n_args` values bound to `$0` ... `$(n_args-1)` (also `%@` in order,
  *   and `$Kn` when the value is a string naming a key path). Each is checked as a value passed to
  *   cove_object_set() is (type tag, UTF-8, timestamp): #COVE_ERR_INVALID_ARGUMENT naming
