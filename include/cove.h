@@ -1092,8 +1092,12 @@ cove_status_t cove_object_create_embedded(cove_object_t* parent, const char* pro
  * - Errors of a query: #COVE_ERR_QUERY_SYNTAX for text that does not parse, the message naming
  *   the query, the position, what was expected and what was found (e.g. "expected a value at
  *   position 6"); #COVE_ERR_INVALID_ARGUMENT for a query that parses but names an unknown
- *   property, compares values of types that do not compare (a string with an int), misuses an
- *   operator, or uses an argument that is missing (`$2` with two arguments) or of the wrong type.
+ *   property, compares values of types that do not compare (a string with an int, a list of
+ *   objects or backlinks with null, a collection with another collection), takes an aggregate of
+ *   what has none (`tags.@sum` of strings, `dogs.@avg` without a property of the objects), uses
+ *   `.@type` on a value that is not mixed or with an unknown type name (names: `'int'`,
+ *   `'numeric'`, `'string'`...), misuses an operator, or uses an argument that is missing (`$2`
+ *   with two arguments) or of the wrong type.
  * - Arguments: `args` holds `n_args` values bound to `$0` ... `$(n_args-1)` (also `%@` in order,
  *   and `$Kn` when the value is a string naming a key path). Each is checked as a value passed to
  *   cove_object_set() is (type tag, UTF-8, timestamp): #COVE_ERR_INVALID_ARGUMENT naming
@@ -1188,16 +1192,17 @@ cove_status_t cove_set_as_results(cove_set_t* set, cove_results_t** out);
 /**
  * The objects of another class that link to an object through a backlinks property
  * ("@links(Person.dogs)": the Person objects whose `dogs` holds this object), as results of that
- * class, in object-key (creation) order; filter, sort and read them like any results. An object
- * that links to it twice (a list holding it twice) is there once. Once the object is deleted,
- * nothing links to it and the results are empty.
+ * class, in object-key (creation) order; filter, sort and read them like any results. Each link
+ * counts, as in Realm: an object whose list holds this one twice is there twice (one after the
+ * other), and once after one of the two links is removed. Once the object is deleted, nothing
+ * links to it and the results are empty.
  * @param object the object linked to.
  * @param property NUL-terminated UTF-8: a backlinks property of the object's class.
  * @param out receives the results (+1).
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8);
  *   #COVE_ERR_NOT_FOUND (no such property); #COVE_ERR_WRONG_TYPE (not a backlinks property);
  *   #COVE_ERR_INVALIDATED (the object was deleted); #COVE_ERR_CLOSED.
- * Complexity: O(n) in the linking class's objects at each evaluation.
+ * Complexity: O(k log n) for k linking objects at each evaluation, before any filter.
  */
 cove_status_t cove_object_get_backlinks(cove_object_t* object, const char* property, cove_results_t** out);
 

@@ -490,14 +490,11 @@ public func cove_object_get_backlinks(_ object: OpaquePointer?, _ property: Unsa
         if o.object.isInvalidated {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the \(cls.className) object \(o.object.objectKey) was deleted")
         }
-        guard let via = realm.schema[sourceClass]?[property: sourceName] else {
+        guard realm.schema[sourceClass]?[property: sourceName] != nil else {
             throw failure(Int32(COVE_ERR_INTERNAL), "\(function): backlinks '\(name)' of class '\(cls.className)' come from '\(sourceClass).\(sourceName)', which the schema lacks")
         }
-        // The property is spliced in as $K1 rather than written into the text, so that a name
-        // the query language reads as a keyword ("and", "sort") still works.
-        let query = via.collection == .none ? "$K1 == $0" : "ANY $K1 == $0"
-        let arguments: [QueryArgument] = [.value(.link(o.object.link)), .value(.string(sourceName))]
-        let results = try call { () throws(CoveError) in try realm.objects(sourceClass).filter(query, arguments: arguments) }
+        // One row per link: an object whose list holds this one twice is there twice.
+        let results = try call { () throws(CoveError) in try o.object.linkingObjectsResults(name) }
         try handOut(.objects(results), of: o.realmHandle, source: nil, to: out)
     }
 }

@@ -116,7 +116,7 @@ final class MixedLinkTests: CoveTestCase {
             XCTAssertEqual(mixed.map(\.name).sorted(), ["any", "bag", "many", "named"])
             func entries() throws -> [Int64] {
                 try mixed.flatMap { p in
-                    try store.backlinks(to: rex.link, from: boxClass, via: p) + store.backlinks(to: box.link, from: boxClass, via: p)
+                    try store.linkingSources(of: rex.link, from: boxClass, via: p) + store.linkingSources(of: box.link, from: boxClass, via: p)
                 }
             }
             XCTAssertEqual(try entries().count, 4, "the list, the set, the map hold Rex; 'any' the box")

@@ -53,15 +53,7 @@ final class QueryTests: CoveTestCase {
     }
 
     private func names(_ query: String, _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) -> [String] {
-        do {
-            return try realm.objects("Person").filter(query, arguments: args).elements().map { object -> String in
-                guard case .string(let s) = try object["name"] else { return "?" }
-                return s
-            }
-        } catch {
-            XCTFail("\(query): \(error)", file: file, line: line)
-            return []
-        }
+        names(in: realm, "Person", query, args, file: file, line: line)
     }
 
     private func check(_ query: String, _ expected: [String], _ args: [QueryArgument] = [], file: StaticString = #filePath, line: UInt = #line) {

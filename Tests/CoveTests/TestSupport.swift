@@ -1,5 +1,6 @@
 // What the Cove tests share: a fresh folder per test, the check that a call fails with a given
-// code and message, and plain file access without Foundation.
+// code and message, the names of the objects a query selects, and plain file access without
+// Foundation.
 import XCTest
 import Cove
 #if canImport(Glibc)
@@ -29,6 +30,21 @@ class CoveTestCase: XCTestCase {
             XCTAssertTrue(error.message.contains(text), "message: \(error.message)", file: file, line: line)
         } catch {
             XCTFail("unexpected \(error)", file: file, line: line)
+        }
+    }
+
+    /// The `name` of each object of `className` that `query` selects, in order; a failure
+    /// (and no names) when the query fails.
+    func names(in realm: Realm, _ className: String, _ query: String, _ args: [QueryArgument] = [],
+               file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        do {
+            return try realm.objects(className).filter(query, arguments: args).elements().map { object -> String in
+                guard case .string(let s) = try object["name"] else { return "?" }
+                return s
+            }
+        } catch {
+            XCTFail("\(query): \(error)", file: file, line: line)
+            return []
         }
     }
 }

@@ -906,6 +906,9 @@ extension ResultsEngine {
         case .table(let name): return try store.objectSchema(name)
         case .list(let l): return l.property.type.objectClassName.flatMap { store.schema[$0] }
         case .set(let s): return s.property.type.objectClassName.flatMap { store.schema[$0] }
+        case .backlinks(let target, let name):
+            guard case .linkingObjects(let source, _)? = target.objectSchema[property: name]?.type else { return nil }
+            return store.schema[source]
         }
     }
 
@@ -917,6 +920,7 @@ extension ResultsEngine {
         case .table(let name): return KeyPathFilter.reachableClasses(from: try store.objectSchema(name), store.schema)
         case .list(let l): return KeyPathFilter.reachableClasses(from: l.owner.objectSchema, store.schema)
         case .set(let s): return KeyPathFilter.reachableClasses(from: s.owner.objectSchema, store.schema)
+        case .backlinks(let target, _): return KeyPathFilter.reachableClasses(from: target.objectSchema, store.schema)
         }
     }
 }

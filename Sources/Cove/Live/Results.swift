@@ -86,6 +86,7 @@ public final class Results<Element: RealmCollectionValue>: RandomAccessCollectio
         case .table: return false
         case .list(let l): return l.owner.isInvalidated
         case .set(let s): return s.owner.isInvalidated
+        case .backlinks: return false
         }
     }
 
@@ -285,6 +286,8 @@ final class ResultsEngine {
         case table(className: String)
         case list(DynamicList)
         case set(DynamicSet)
+        /// The objects linking to an object through its backlinks property, one per link.
+        case backlinks(DynamicObject, property: String)
     }
 
     enum Stage {
@@ -338,6 +341,12 @@ final class ResultsEngine {
                 throw CoveError(.invalidated, "the set's owner was deleted")
             }
             moved = .set(try owner.dynamicMutableSet(s.property.name))
+        case .backlinks(let target, let name):
+            // Not refused when the object is gone there: nothing links to it, no rows.
+            let store = try other.objectStore()
+            let cls = try store.objectSchema(target.objectSchema.className)
+            moved = .backlinks(DynamicObject(realm: other, objectSchema: cls, classKey: try store.classKey(of: cls),
+                                             objectKey: target.objectKey), property: name)
         }
         return ResultsEngine(realm: other, source: moved, stages: stages, failure: failure)
     }
@@ -348,6 +357,7 @@ final class ResultsEngine {
         case .table(let name): parts.append(name)
         case .list(let l): parts.append("\(l.owner.objectSchema.className).\(l.property.name)")
         case .set(let s): parts.append("\(s.owner.objectSchema.className).\(s.property.name)")
+        case .backlinks(let target, let name): parts.append("\(target.objectSchema.className).\(name)")
         }
         for stage in stages {
             switch stage {
@@ -369,6 +379,11 @@ final class ResultsEngine {
         case .set(let s):
             if let target = s.property.type.objectClassName { return (try store.objectSchema(target), nil) }
             return (nil, s.property)
+        case .backlinks(let target, let name):
+            guard case .linkingObjects(let source, _)? = target.objectSchema[property: name]?.type else {
+                throw CoveError(.wrongType, "property '\(name)' of class '\(target.objectSchema.className)' is not backlinks")
+            }
+            return (try store.objectSchema(source), nil)
         }
     }
 
@@ -423,6 +438,11 @@ final class ResultsEngine {
         case .set(let s):
             current = try s.values()
             plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
+        case .backlinks(let target, let name):
+            // The object's deletion leaves nothing linking to it: no rows, not an error.
+            let (_, classKey, keys) = try target.linkingKeys(name, requireExisting: false)
+            current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+            plan.append("the \(current.count) links of \(target.objectSchema.className).\(name)")
         }
         if let firstFiltered {
             current = try applyAll(firstFiltered.descriptors, current, store, &plan)
@@ -809,6 +829,17 @@ extension DynamicList {
     /// list order; filter, sort and distinct them like any Results.
     public func asResults() -> Results<Value> {
         Results(engine: ResultsEngine(realm: realm, source: .list(self)))
+    }
+}
+
+extension DynamicObject {
+    /// The objects linking here through backlinks property `name`, as live Results of their
+    /// class: one row per link (a list holding this object twice gives its owner twice), in
+    /// object-key order; empty once this object is deleted.
+    /// - Throws: `.notFound` (no such property), `.wrongType` (not backlinks), `.closed`.
+    public func linkingObjectsResults(_ name: String) throws(CoveError) -> Results<DynamicObject> {
+        _ = try linkingKeys(name, requireExisting: false)
+        return Results(engine: ResultsEngine(realm: realm, source: .backlinks(self, property: name)))
     }
 }
 

@@ -351,7 +351,8 @@ extension Map: _PersistableProperty {
 }
 
 /// Backlinks: `@Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>`, the objects
-/// of `Origin` whose property links to this object. Computed; empty while unmanaged.
+/// of `Origin` whose property links to this object, one per link (an object whose list holds
+/// this one twice is there twice), as Realm counts them. Computed; empty while unmanaged.
 public final class LinkingObjects<Origin: Object>: RandomAccessCollection {
     let originProperty: String
     var owner: DynamicObject?

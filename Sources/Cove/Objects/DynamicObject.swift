@@ -62,8 +62,20 @@ public final class DynamicObject: CustomStringConvertible {
         return try realm.object(for: link)
     }
 
-    /// The objects whose backlinks property `name` (`@links(Person.dogs)`) points here.
+    /// The objects whose backlinks property `name` (`@links(Person.dogs)`) points here, one
+    /// per link as in Realm: a Person whose `dogs` holds this dog twice is there twice. In
+    /// object-key order of the linking objects.
+    /// - Throws: `.notFound` (no such property), `.wrongType` (not backlinks), `.invalidated`,
+    ///   `.closed`.
     public func linkingObjects(_ name: String) throws(CoveError) -> [DynamicObject] {
+        let (source, classKey, keys) = try linkingKeys(name, requireExisting: true)
+        return keys.map { DynamicObject(realm: realm, objectSchema: source, classKey: classKey, objectKey: $0) }
+    }
+
+    /// The class, class key and object keys of the objects linking here through backlinks
+    /// property `name`, one key per link; no keys when the object is gone and
+    /// `requireExisting` is false.
+    func linkingKeys(_ name: String, requireExisting: Bool) throws(CoveError) -> (ObjectSchema, UInt32, [Int64]) {
         let property = try ObjectStore.property(name, of: objectSchema)
         guard case .linkingObjects(let sourceName, let sourceProperty) = property.type else {
             throw CoveError(.wrongType, "property '\(name)' of class '\(objectSchema.className)' is not backlinks")
@@ -71,13 +83,12 @@ public final class DynamicObject: CustomStringConvertible {
         let store = try realm.objectStore()
         let source = try store.objectSchema(sourceName)
         let via = try ObjectStore.property(sourceProperty, of: source)
+        let key = try store.classKey(of: source)
         guard try store.exists(objectSchema, objectKey) else {
+            if !requireExisting { return (source, key, []) }
             throw CoveError(.invalidated, "the \(objectSchema.className) object \(objectKey) was deleted")
         }
-        let key = try store.classKey(of: source)
-        return try store.backlinks(to: objectKey, from: source, via: via).map {
-            DynamicObject(realm: realm, objectSchema: source, classKey: key, objectKey: $0)
-        }
+        return (source, key, try store.backlinks(to: objectKey, from: source, via: via))
     }
 
     public var description: String {

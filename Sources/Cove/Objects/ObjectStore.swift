@@ -424,24 +424,25 @@ final class ObjectStore {
         return try value(try storedCell(t, objectKey, column: c), of: p)
     }
 
-    /// The objects of `sourceClass` whose link `property` points at `objectKey`.
+    /// The objects of `sourceClass` whose link `property` points at `objectKey`, one per link:
+    /// a source whose list holds the target twice is there twice (as Realm counts backlinks).
+    /// In source-key order, a source's repeats together.
     func backlinks(to objectKey: Int64, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
-        try backlinkSources(CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8), from: sourceClass, via: property)
+        try backlinkEntries(CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8), from: sourceClass, via: property)
+            .flatMap { repeatElement($0.source, count: $0.count) }
     }
 
-    /// The objects of `sourceClass` whose link or mixed `property` holds `link`.
-    func backlinks(to link: ObjectLink, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
-        try backlinkSources(Self.backlinkPrefix(property, link), from: sourceClass, via: property)
-    }
-
-    /// The source keys of the backlink entries of `property` that start with `prefix`.
-    private func backlinkSources(_ prefix: [UInt8], from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
-        try backlinkEntries(prefix, from: sourceClass, via: property).map(\.source)
+    /// The objects of `sourceClass` whose link or mixed `property` holds `link`, each once
+    /// however many times it holds it.
+    func linkingSources(of link: ObjectLink, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+        try backlinkEntries(Self.backlinkPrefix(property, link), from: sourceClass, via: property).map(\.source)
     }
 
     /// The backlink entries of `property` that start with `prefix`: the object key of each
-    /// entry's target when the prefix stops before it (0 when it names it), and its source.
-    private func backlinkEntries(_ prefix: [UInt8], from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [(target: Int64, source: Int64)] {
+    /// entry's target when the prefix stops before it (0 when it names it), its source, and how
+    /// many times the source holds the target (a single link's entry carries no count: once).
+    private func backlinkEntries(_ prefix: [UInt8], from sourceClass: ObjectSchema,
+                                 via property: Property) throws(CoveError) -> [(target: Int64, source: Int64, count: Int)] {
         guard let propertyKey = property.key else { return [] }
         let t = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: sourceClass), property: propertyKey))
         let length = (property.type == .mixed ? 4 : 0) + 16
@@ -449,15 +450,28 @@ final class ObjectStore {
         func number(_ k: UnsafeRawBufferPointer, _ from: Int) -> Int64 {
             Int64(bitPattern: CatalogKey.number(bigEndian: k[from..<(from + 8)]))
         }
-        var entries: [(target: Int64, source: Int64)] = []
+        var entries: [(target: Int64, source: Int64, count: Int)] = []
+        var damaged = false
         do {
-            try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, _: UnsafeRawBufferPointer) -> Bool in
+            try t.forEach(from: prefix, reverse: false) { (k: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) -> Bool in
                 guard k.count == length, k.prefix(prefix.count).elementsEqual(prefix) else { return false }
-                entries.append((prefix.count > targetAt ? 0 : number(k, targetAt), number(k, length - 8)))
+                var count = 1
+                if v.count == 8 {
+                    let stored = Int64(littleEndian: v.loadUnaligned(as: Int64.self))
+                    guard stored > 0, stored <= Int64(Int32.max) else { damaged = true; return false }
+                    count = Int(stored)
+                } else if !v.isEmpty {
+                    damaged = true
+                    return false
+                }
+                entries.append((prefix.count > targetAt ? 0 : number(k, targetAt), number(k, length - 8), count))
                 return true
             }
         } catch {
             throw CoveError(error)
+        }
+        if damaged {
+            throw CoveError(.corrupt, "backlinks of '\(property.name)' of class '\(sourceClass.className)': an entry's count is damaged")
         }
         return entries
     }
@@ -827,7 +841,7 @@ final class ObjectStore {
     func unlinkEverywhere(_ target: ObjectLink, of cls: ObjectSchema) throws(CoveError) {
         for source in schema.classes {
             for p in source.properties where p.type == .mixed || (p.isLink && p.type.objectClassName == cls.className) {
-                for s in try backlinks(to: target, from: source, via: p) {
+                for s in try linkingSources(of: target, from: source, via: p) {
                     try unlink(target, from: source, s, p)
                 }
             }
@@ -841,7 +855,7 @@ final class ObjectStore {
         let prefix = CatalogKey.bigEndian(UInt64(classKey), bytes: 4)
         for source in schema.classes {
             for p in source.properties where p.type == .mixed {
-                for (target, s) in try backlinkEntries(prefix, from: source, via: p) {
+                for (target, s, _) in try backlinkEntries(prefix, from: source, via: p) {
                     try unlink(ObjectLink(classKey: classKey, objectKey: target), from: source, s, p)
                 }
             }

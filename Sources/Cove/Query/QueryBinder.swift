@@ -27,6 +27,9 @@ struct BoundComparison: Sendable {
     /// For `IN` a list of constants without [c]/[d]: its values, normalized, in a hash set, so
     /// a long list costs a lookup per value tested (Cove's decision 6).
     var lookup: Set<Value>?
+    /// Whether the comparison tests `@type`: both sides are then type sets
+    /// (`QueryTypeAttribute` raw values as ints), equal when they share a type.
+    var comparesTypes = false
 }
 
 indirect enum BoundExpression: Sendable {
@@ -41,6 +44,22 @@ indirect enum BoundExpression: Sendable {
         case .constant, .list: return true
         case .arithmetic(_, let a, let b): return a.isConstant && b.isConstant
         default: return false
+        }
+    }
+
+    /// Whether it is a key path ending in `.@type`.
+    var testsType: Bool {
+        if case .path(let p) = self { return p.kind == .postfixType }
+        return false
+    }
+
+    /// The expression for messages: a key path as written.
+    var label: String {
+        switch self {
+        case .path(let p): return "'\(p.text)'"
+        case .subquery(let p, _, _): return "a SUBQUERY of '\(p.text)'"
+        case .arithmetic: return "an arithmetic expression"
+        case .constant, .list: return "a constant"
         }
     }
 
@@ -98,6 +117,19 @@ struct BoundPath: Sendable {
 enum BoundPathKind: Sendable { case plain, postfixType }
 
 extension BoundPath {
+    /// What the path is when it ends in a list or set of objects or in backlinks (no postfix):
+    /// "a list of Dog objects"; nil otherwise.
+    var objectCollection: String? {
+        guard case .none = postfix, let last = steps.last else { return nil }
+        switch last {
+        case .backlinks(let source, let via): return "backlinks from \(source.className).\(via.name)"
+        case .property(_, let p) where p.collection == .list || p.collection == .set:
+            guard let target = p.type.objectClassName else { return nil }
+            return "a \(p.collection.rawValue) of \(target) objects"
+        default: return nil
+        }
+    }
+
     /// The class and property when the path is one single-valued property of the tested object
     /// itself (not backlinks; no postfix, no quantifier): its value is one read of one column.
     var ownProperty: (cls: ObjectSchema, property: Property)? {
@@ -196,6 +228,12 @@ struct QueryBinder {
         }
         var comparison = BoundComparison(left: left, op: c.op, options: c.options, right: right)
         try check(comparison)
+        if left.testsType || right.testsType {
+            comparison.left = try typeSets(left)
+            comparison.right = try typeSets(right)
+            comparison.comparesTypes = true
+            return comparison
+        }
         if c.op == .in, c.options.isEmpty, case .list(let values, let quantifier) = right, quantifier == nil || quantifier == .any,
            !values.contains(where: { if case .link = $0 { return true } else { return false } }) {
             comparison.lookup = Set(values.map(QueryEvaluator.normalized))
@@ -211,6 +249,21 @@ struct QueryBinder {
         for p in pathTypes where p.quantifier != nil && !p.isMultiple {
             throw error("\(p.quantifier.map { "\($0)".uppercased() } ?? "ANY") on '\(p.text)' needs a collection on the path")
         }
+        // Two collections: RQL compares a collection with a value or a list literal, never with
+        // another collection.
+        if !c.left.isConstant && !c.right.isConstant && c.left.isMultiple && c.right.isMultiple {
+            throw error("cannot compare two collections, \(c.left.label) and \(c.right.label): compare an element (ANY, ALL, NONE), @count or an aggregate of each")
+        }
+        if c.left.testsType || c.right.testsType {
+            try checkTypeComparison(c)
+            return
+        }
+        // A list or set of objects, or backlinks, holds no nulls: comparing it with null is an
+        // error, not a test that never holds.
+        for (path, other) in [(c.left, c.right), (c.right, c.left)] {
+            guard case .path(let p) = path, let kind = p.objectCollection, case .constant(let v) = other, v.isNull else { continue }
+            throw error("cannot compare '\(p.text)' (\(kind)) with null: it holds no nulls (test '\(p.text).@count == 0' for an empty one)")
+        }
         // String modifiers need strings.
         if !c.options.isEmpty {
             for p in pathTypes {
@@ -223,12 +276,11 @@ struct QueryBinder {
             default: throw error("[c]/[d] do not apply to \(c.op.rawValue)")
             }
         }
-        // Ordering on bools, links and @type is an error (Cove's decision 3 for bools).
+        // Ordering on bools and links is an error (Cove's decision 3 for bools).
         switch c.op {
         case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
             for p in pathTypes {
                 if p.type == .bool { throw error("'\(p.text)' is a bool: \(c.op.rawValue) does not order bools") }
-                if case .postfixType = p.kind { throw error("@type allows only == and !=") }
                 if let t = p.type, t.objectClassName != nil { throw error("'\(p.text)' is a link: only ==, != and IN compare links") }
             }
         default: break
@@ -243,12 +295,6 @@ struct QueryBinder {
             default: continue
             }
             for v in constants where !v.isNull {
-                if case .postfixType = p.kind {
-                    guard case .string(let name) = v, Self.typeNames.contains(name.lowercased()) else {
-                        throw error("@type compares with a type name such as 'int', 'string' or 'numeric', got \(v.typedDescription)")
-                    }
-                    continue
-                }
                 if !Self.comparable(t, v) {
                     throw error("cannot compare '\(p.text)' (\(t.name)) with \(v.typedDescription)")
                 }
@@ -272,9 +318,52 @@ struct QueryBinder {
         }
     }
 
-    static let typeNames: Set<String> = ["int", "double", "float", "string", "bool", "null", "numeric", "binary", "data",
-                                         "objectlink", "object", "link", "date", "timestamp", "uuid", "objectid",
-                                         "decimal", "decimal128", "list", "dictionary", "mixed"]
+    /// The checks of a comparison with `@type` on a side: == != IN only, no [c]/[d], and on
+    /// the other side type names (string constants or arguments) or another `@type`.
+    private func checkTypeComparison(_ c: BoundComparison) throws(CoveError) {
+        switch c.op {
+        case .equal, .notEqual, .in: break
+        default: throw error("@type compares with ==, != and IN only, not \(c.op.rawValue)")
+        }
+        if !c.options.isEmpty { throw error("[c]/[d] do not apply to @type") }
+        for (side, other) in [(c.left, c.right), (c.right, c.left)] where side.testsType {
+            guard case .path(let p) = side else { continue }
+            var names: [Value]
+            switch other {
+            case .constant(let v): names = [v]
+            case .list(let vs, _): names = vs
+            case .path(let q) where q.kind == .postfixType: names = []
+            case .path(let q): throw error("'\(p.text)' compares with type names, not with '\(q.text)'")
+            default: throw error("'\(p.text)' compares with type names such as 'int', 'string' or 'numeric'")
+            }
+            for v in names {
+                guard case .string(let name) = v else {
+                    throw error("'\(p.text)' compares with type names such as 'int', 'string' or 'numeric', got \(v.typedDescription)")
+                }
+                if QueryTypeAttribute.named(name) == nil {
+                    throw error("'\(p.text)': unknown type name '\(name)' (known: \(QueryTypeAttribute.knownNames))")
+                }
+            }
+        }
+    }
+
+    /// A side of a checked `@type` comparison with its type names as type sets.
+    private func typeSets(_ e: BoundExpression) throws(CoveError) -> BoundExpression {
+        func set(_ v: Value) throws(CoveError) -> Value {
+            guard case .string(let name) = v, let types = QueryTypeAttribute.named(name) else {
+                throw error("\(v.typedDescription) is not a type name")
+            }
+            return .int(types.rawValue)
+        }
+        switch e {
+        case .constant(let v): return .constant(try set(v))
+        case .list(let vs, let q):
+            var sets: [Value] = []
+            for v in vs { sets.append(try set(v)) }
+            return .list(sets, q)
+        default: return e
+        }
+    }
 
     /// Whether a constant may be compared with values of type `t`.
     static func comparable(_ t: PropertyType, _ v: Value) -> Bool {
@@ -537,6 +626,9 @@ struct QueryBinder {
             type = .int
             multiple = false
         case .type:
+            guard type == .mixed else {
+                throw error("@type applies to mixed values, but '\(text)' is \(type.map { $0.objectClassName != nil ? "a link to \($0.name)" : $0.name } ?? "not a value")")
+            }
             text += ".@type"
             postfix = .type
             kind = .postfixType
@@ -555,7 +647,7 @@ struct QueryBinder {
                 guard let target = current else { throw error("'\(text)': the elements are not objects") }
                 var cursor: ObjectSchema? = target
                 for s in property {
-                    guard case .property(let name) = s, let c = cursor, let p = c[property: name], p.collection == .none else {
+                    guard case .property(let name) = s, let c = cursor, let p = c[property: name], p.collection == .none, !p.isBacklinks else {
                         throw error("'\(text)': the property after \(aggregate.rawValue) must be a plain property")
                     }
                     text += "." + name
@@ -563,6 +655,9 @@ struct QueryBinder {
                     valueType = p.type
                     cursor = p.type.objectClassName.flatMap { schema[$0] }
                 }
+            }
+            if property.isEmpty, let target = valueType?.objectClassName {
+                throw error("\(aggregate.rawValue) over '\(text.dropLast(aggregate.rawValue.count + 1))' needs a property of the \(target) objects after it ('\(text).property')")
             }
             let numeric: Set<PropertyType> = [.int, .float, .double, .decimal128, .mixed]
             let ordered = numeric.union([.date])

@@ -53,6 +53,7 @@ struct QueryEvaluator {
     }
 
     mutating func compare(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool {
+        if c.comparesTypes { return try compareTypes(c, row) }
         if let single = try singleValueCompare(c, row) { return single }
         let left = try values(c.left, row)
         let leftQuantifier = Self.quantifier(c.left) ?? .any
@@ -89,6 +90,28 @@ struct QueryEvaluator {
             return Self.quantified(leftQuantifier, left) { l in
                 Self.quantified(rightQuantifier, right) { r in Self.test(l, op, r, options) }
             }
+        }
+    }
+
+    /// A comparison of `@type`: both sides give type sets, equal when they share a type
+    /// (`'numeric'` equals an int), with the same quantifier and list rules as values.
+    private mutating func compareTypes(_ c: BoundComparison, _ row: Value) throws(CoveError) -> Bool {
+        let left = try values(c.left, row), right = try values(c.right, row)
+        func same(_ l: Value, _ r: Value) -> Bool {
+            guard case .int(let a) = l, case .int(let b) = r else { return false }
+            return a & b != 0
+        }
+        let leftQuantifier = Self.quantifier(c.left) ?? .any
+        if c.op == .in {
+            return Self.quantified(leftQuantifier, left) { l in right.contains { same(l, $0) } }
+        }
+        if case .path(let p) = c.left, p.isMultiple, p.quantifier == nil, case .list(_, nil) = c.right, c.op == .equal {
+            return left.count == right.count && zip(left, right).allSatisfy { same($0, $1) }
+        }
+        let rightQuantifier = Self.quantifier(c.right) ?? .any
+        let equal = c.op == .equal
+        return Self.quantified(leftQuantifier, left) { l in
+            Self.quantified(rightQuantifier, right) { r in same(l, r) == equal }
         }
     }
 
@@ -242,7 +265,7 @@ struct QueryEvaluator {
         case .length:
             return current.map(Self.byteLength)
         case .type:
-            return current.map { .string(Self.typeName($0)) }
+            return current.map { .int(QueryTypeAttribute(of: $0).rawValue) }
         case .aggregate(let aggregate, let inner):
             var elements = current
             if !inner.isEmpty {
@@ -253,13 +276,30 @@ struct QueryEvaluator {
                 for element in elements { collected.append(contentsOf: try pathValues(innerPath, element)) }
                 elements = collected
             }
+            // The binder let only numbers (dates for min and max) or mixed values through. Of
+            // mixed values, as in Realm, sum and average take the numbers; min and max order
+            // all of them the way SORT does.
             switch aggregate {
-            case .min: return [try CollectionAggregates.extreme(elements, largest: false, of: path.text) ?? .null]
-            case .max: return [try CollectionAggregates.extreme(elements, largest: true, of: path.text) ?? .null]
-            case .sum: return [try CollectionAggregates.sum(elements, of: path.text)]
-            case .avg: return [try CollectionAggregates.average(elements, of: path.text) ?? .null]
+            case .min: return [Self.extreme(elements, largest: false)]
+            case .max: return [Self.extreme(elements, largest: true)]
+            case .sum: return [try CollectionAggregates.sum(elements.filter { Self.double($0) != nil }, of: path.text)]
+            case .avg: return [try CollectionAggregates.average(elements.filter { Self.double($0) != nil }, of: path.text) ?? .null]
             }
         }
+    }
+
+    /// The least (or greatest) non-null value in SORT's order; null when there is none.
+    static func extreme(_ values: [Value], largest: Bool) -> Value {
+        var best: Value?
+        for v in values where !v.isNull {
+            guard let b = best else {
+                best = v
+                continue
+            }
+            let c = sortOrder(v, b)
+            if largest ? c > 0 : c < 0 { best = v }
+        }
+        return best ?? .null
     }
 
     static func byteLength(_ v: Value) -> Value {
@@ -267,23 +307,6 @@ struct QueryEvaluator {
         case .string(let s): return .int(Int64(s.utf8.count))
         case .data(let d): return .int(Int64(d.count))
         default: return .null
-        }
-    }
-
-    static func typeName(_ v: Value) -> String {
-        switch v {
-        case .null: return "null"
-        case .bool: return "bool"
-        case .int: return "int"
-        case .float: return "float"
-        case .double: return "double"
-        case .string: return "string"
-        case .data: return "binary"
-        case .timestamp: return "date"
-        case .decimal128: return "decimal"
-        case .objectId: return "objectid"
-        case .uuid: return "uuid"
-        case .link: return "objectlink"
         }
     }
 

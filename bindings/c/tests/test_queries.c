@@ -158,6 +158,14 @@ static cove_results_t* query(cove_realm_t* realm, const char* class_name, const 
     return results;
 }
 
+/* Whether the query selects exactly the objects named `expected` (comma-separated, in order). */
+static int selects(cove_realm_t* realm, const char* class_name, const char* rql, const char* expected) {
+    cove_results_t* r = query(realm, class_name, rql);
+    int same = strcmp(names(r), expected) == 0;
+    cove_release(r);
+    return same;
+}
+
 static cove_object_t* find_person(cove_realm_t* realm, const char* name) {
     cove_value_t arg = string_value(name);
     cove_results_t* results = NULL;
@@ -622,6 +630,36 @@ static void test_frozen_threads(void) {
     cove_release(realm);
 }
 
+/* Eve's list holds Rex twice: taking one out leaves one backlink, a move keeps both, and
+ * clearing the list takes both. */
+static void test_backlinks_of_eve(cove_realm_t* realm, cove_object_t* rex, cove_results_t* owners) {
+    cove_object_t* eve = find_person(realm, "Eve");
+    cove_list_t* dogs = NULL;
+    cove_value_t v = link_to(rex);
+    CHECK_OK(cove_object_get_list(eve, "dogs", &dogs));
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_list_erase(dogs, 1));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve") == 0);
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_list_move(dogs, 0, 1));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
+    CHECK(selects(realm, "Dog", "@links.Person.dogs.@count == 5", "Rex"));
+    CHECK_OK(cove_list_clear(dogs));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee") == 0);
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_list_insert(dogs, 0, &v));
+    CHECK_OK(cove_commit(realm));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
+    /* Deleting the owner takes both of its links. */
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_delete(eve));
+    CHECK_OK(cove_commit(realm));
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee") == 0);
+    CHECK(selects(realm, "Dog", "owners.@count == 3", "Rex"));
+    cove_release(dogs);
+    cove_release(eve);
+}
+
 static void test_backlinks(void) {
     cove_realm_t* realm = open_with_data(NULL);
     cove_value_t pk = string_value("Rex"), v;
@@ -630,12 +668,13 @@ static void test_backlinks(void) {
     cove_list_t* dogs = NULL;
 
     CHECK_OK(cove_object_find(realm, "Dog", &pk, &rex));
-    /* A list of links: each owner once (Eve holds Rex twice). */
+    /* A list of links: each link counts, so Eve, whose list holds Rex twice, is there twice. */
     CHECK_OK(cove_object_get_backlinks(rex, "owners", &owners));
-    CHECK(strcmp(names(owners), "Ann,Dee,Eve") == 0);
+    CHECK(strcmp(names(owners), "Ann,Dee,Eve,Eve") == 0);
     CHECK_OK(cove_results_filter(owners, "age > 30", NULL, 0, &f));
-    CHECK(strcmp(names(f), "Ann,Eve") == 0);
+    CHECK(strcmp(names(f), "Ann,Eve,Eve") == 0);
     cove_release(f);
+    CHECK(selects(realm, "Dog", "owners.@count == 4 AND @links.Person.dogs.@count == 4", "Rex"));
     /* A single link. */
     CHECK_OK(cove_object_get_backlinks(rex, "fans", &fans));
     CHECK(strcmp(names(fans), "Bob") == 0);
@@ -651,9 +690,10 @@ static void test_backlinks(void) {
     CHECK_OK(cove_begin_write(realm));
     v = link_to(rex);
     CHECK_OK(cove_list_insert(dogs, 0, &v));
-    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve") == 0);
+    CHECK(strcmp(names(owners), "Ann,Bob,Dee,Eve,Eve") == 0);
     CHECK_OK(cove_commit(realm));
-    CHECK(count_of(owners) == 4);
+    CHECK(count_of(owners) == 5);
+    test_backlinks_of_eve(realm, rex, owners);
 
     CHECK_FAILS(cove_object_get_backlinks(rex, "name", &f), COVE_ERR_WRONG_TYPE, "property 'name' of class 'Dog' is string, not backlinks");
     CHECK_FAILS(cove_object_get_backlinks(rex, "nope", &f), COVE_ERR_NOT_FOUND, "class 'Dog' has no property 'nope'");
@@ -751,6 +791,81 @@ static void test_errors(void) {
     cove_release(realm);
 }
 
+/* `@type` on mixed values, and comparisons RQL calls type errors: COVE_ERR_INVALID_ARGUMENT
+ * naming the property and the problem, from the call that makes the results. */
+static void test_type_attribute_and_type_errors(void) {
+    static const char* const things =
+        "{\"Thing\": {\"properties\": {\"name\": \"string\", \"n\": \"int\", \"extra\": \"mixed\","
+        "   \"many\": \"mixed[]\", \"tags\": \"string[]\", \"tags2\": \"string[]\", \"dogs\": \"Dog[]\"}},"
+        " \"Dog\": {\"properties\": {\"name\": \"string\", \"age\": \"int\", \"owners\": \"@links(Thing.dogs)\"}}}";
+    cove_realm_t* realm = open_schema(NULL, things, 1);
+    cove_object_t *o = NULL, *rex = NULL;
+    cove_list_t* many = NULL;
+    cove_results_t *r = NULL, *out = NULL;
+    cove_value_t v, args[1];
+    const char* names_of[] = {"int", "double", "float", "string", "bool", "link", "null"};
+    static const struct { const char* class_name; const char* rql; const char* message; } bad[] = {
+        {"Thing", "extra.@type == 'nope'", "'extra.@type': unknown type name 'nope'"},
+        {"Thing", "n.@type == 'int'", "@type applies to mixed values, but 'n' is int"},
+        {"Thing", "extra.@type > 'int'", "@type compares with ==, != and IN only"},
+        {"Thing", "dogs == nil", "cannot compare 'dogs' (a list of Dog objects) with null"},
+        {"Dog", "owners != nil", "'owners' (backlinks from Thing.dogs)"},
+        {"Thing", "tags == tags2", "cannot compare two collections, 'tags' and 'tags2'"},
+        {"Thing", "dogs.age == many", "'dogs.age' and 'many'"},
+        {"Thing", "tags.@sum > 1", "@sum needs numbers, but 'tags.@sum' is string"},
+        {"Thing", "dogs.@avg > 1", "@avg over 'dogs' needs a property of the Dog objects"},
+        {"Thing", "dogs.@avg.name > 1", "'dogs.@avg.name' is string"},
+    };
+    size_t i;
+
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create(realm, "Dog", &rex));
+    for (i = 0; i < 7; i++) {
+        CHECK_OK(cove_object_create(realm, "Thing", &o));
+        v = string_value(names_of[i]);
+        CHECK_OK(cove_object_set(o, "name", &v));
+        switch (i) {
+        case 0: v = int_value(4); break;
+        case 1: v = double_value(2.5); break;
+        case 2: v = null_value(); v.type = COVE_TYPE_FLOAT; v.u.fnum = 1.5f; break;
+        case 3: v = string_value("s"); break;
+        case 4: v = null_value(); v.type = COVE_TYPE_BOOL; v.u.boolean = true; break;
+        case 5: v = link_to(rex); break;
+        default: v = null_value(); break;
+        }
+        CHECK_OK(cove_object_set(o, "extra", &v));
+        if (i == 0) {
+            CHECK_OK(cove_object_get_list(o, "many", &many));
+            v = string_value("a");
+            CHECK_OK(cove_list_insert(many, 0, &v));
+            cove_release(many);
+        }
+        cove_release(o);
+    }
+    CHECK_OK(cove_commit(realm));
+
+    CHECK(selects(realm, "Thing", "extra.@type == 'numeric'", "int,double,float"));
+    CHECK(selects(realm, "Thing", "extra.@type IN {'string', 'object', 'null'}", "string,link,null"));
+    CHECK(selects(realm, "Thing", "extra.@type != 'numeric' AND extra.@type != 'Bool'", "string,link,null"));
+    args[0] = string_value("float");
+    CHECK_OK(cove_query(realm, "Thing", "extra.@type == $0", args, 1, &r));
+    CHECK(strcmp(names(r), "float") == 0);
+    cove_release(r);
+    CHECK(selects(realm, "Thing", "ANY many.@type == 'string'", "int"));
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_FAILS(cove_query(realm, bad[i].class_name, bad[i].rql, NULL, 0, &out), COVE_ERR_INVALID_ARGUMENT, bad[i].message);
+    }
+    args[0] = int_value(1);
+    CHECK_FAILS(cove_query(realm, "Thing", "extra.@type == $0", args, 1, &out), COVE_ERR_INVALID_ARGUMENT, "got int 1");
+    CHECK(out == NULL);
+    /* A list of mixed sums its numbers. */
+    CHECK(selects(realm, "Thing", "many.@sum == 0 AND many.@count == 1", "int"));
+
+    cove_release(rex);
+    cove_release(realm);
+}
+
 static void test_deleted_owner(void) {
     cove_realm_t* realm = open_with_data(NULL);
     cove_object_t* ann = find_person(realm, "Ann");
@@ -809,6 +924,7 @@ int main(void) {
     test_frozen_threads();
     test_backlinks();
     test_errors();
+    test_type_attribute_and_type_errors();
     test_deleted_owner();
     return check_summary("test_queries");
 }

@@ -70,7 +70,8 @@ def Property(*, primary_key: bool = False, indexed: bool = False, fulltext: bool
 
 class LinkingObjects(Generic[_O]):
     """Backlinks of a declared class: ``owners = cove.LinkingObjects("Person", "dogs")`` lists the
-    Person objects whose ``dogs`` hold this object (the schema's ``@links(Person.dogs)``)."""
+    Person objects whose ``dogs`` hold this object (the schema's ``@links(Person.dogs)``), one per
+    link: a Person whose ``dogs`` holds it twice is there twice."""
 
     @typing.overload
     def __init__(self: "LinkingObjects[Any]", origin: str, property: str) -> None: ...

@@ -22,7 +22,8 @@ class Object:
     current version, assigning one (inside a write) writes it. A list, set or map property reads
     as a live ``cove.List``, ``cove.Set`` or ``cove.Map``, a backlinks property
     (``@links(Class.prop)``, ``cove.LinkingObjects``) as live ``cove.Results`` of the objects
-    linking to this one; assigning a list, set or dict replaces its contents, and assigning a
+    linking to this one, one per link (an object whose list holds this one twice is there
+    twice); assigning a list, set or dict replaces its contents, and assigning a
     dict to a link to an embedded class creates the embedded object with those values.
 
     Subclass it to declare a class::

@@ -511,19 +511,42 @@ def test_backlinks_properties_are_live_results(realm: cove.Realm) -> None:
     assert len(lonely.owners) == 0 and "Person" in repr(lonely.owners)
     with realm.write():
         realm.find("Person", "Cleo").dogs.append(rex)
-        realm.find("Person", "Cleo").dogs.append(rex)      # twice: still one owner
-        assert names(owners) == ["Ann", "Bob", "Cleo"]
+        realm.find("Person", "Cleo").dogs.append(rex)      # twice: each link counts, as in Realm
+        assert names(owners) == ["Ann", "Bob", "Cleo", "Cleo"] and len(rex.owners) == 4
         realm.find("Person", "Ann").dogs.clear()
-    assert names(owners) == ["Bob", "Cleo"]
+    assert names(owners) == ["Bob", "Cleo", "Cleo"]
     frozen = owners.freeze()
     with realm.write():
         realm.delete(rex)
-    assert len(owners) == 0 and names(frozen) == ["Bob", "Cleo"]
+    assert len(owners) == 0 and names(frozen) == ["Bob", "Cleo", "Cleo"]
     with pytest.raises(cove.InvalidatedError):
         rex.owners
     with pytest.raises(cove.InvalidArgumentError, match="computed"):
         with realm.write():
             lonely.owners = []
+
+
+def test_backlinks_count_each_link(realm: cove.Realm) -> None:
+    rex = realm.objects("Dog").filter("name == 'rex'")[0]
+    cleo = realm.find("Person", "Cleo")
+    with realm.write():
+        cleo.dogs.extend([rex, rex])
+    assert len(rex.owners) == 4 and names(rex.owners) == ["Ann", "Bob", "Cleo", "Cleo"]
+    assert names(rex.owners.filter("name == 'Cleo'")) == ["Cleo", "Cleo"]
+    assert names(realm.objects("Dog").filter("@links.Person.dogs.@count == 4")) == ["rex"]
+    assert names(realm.objects("Dog").filter("owners.@count == 4")) == ["rex"]
+    with realm.write():
+        cleo.dogs.pop()                                     # one of the two goes: one stays
+    assert len(rex.owners) == 3 and names(rex.owners) == ["Ann", "Bob", "Cleo"]
+    with realm.write():
+        cleo.dogs.append(rex)
+        cleo.dogs.clear()
+    assert len(rex.owners) == 2
+    with realm.write():
+        cleo.dogs.extend([rex, rex])
+        realm.delete(cleo)                                  # the owner takes both of its links
+    assert len(rex.owners) == 2 and names(realm.objects("Dog").filter("owners.@count == 2")) == ["rex", "fido"]
+    assert "backlink entries match their links" in realm.verify()
 
 
 def test_delete_all(realm: cove.Realm) -> None:
