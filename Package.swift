@@ -33,6 +33,9 @@ let package = Package(
         .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage", "Cove"]),
         .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
         .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveStorage"]),
+        // Programs written as realm-swift's reference pages write them, against `import Cove`
+        // alone: the pages' examples, realm-swift-style consumers, and declaration checks.
+        .testTarget(name: "RealmSwiftStyleTests", dependencies: ["Cove"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1342,7 +1342,9 @@ cove_status_t cove_results_explain(cove_results_t* results, char** out_text);
  * shared by every function of this section:
  *
  * - Delivery: callbacks run only inside cove_deliver(), cove_refresh() and cove_begin_write()
- *   (which delivers before its write starts, when the realm has observers), on the thread that
+ *   (which delivers the changes due before its write starts, when the realm has observers;
+ *   initial calls still due wait for the next cove_deliver() or cove_refresh(), so that they
+ *   show the state after the write), on the thread that
  *   calls them, never inside a write. cove_deliver() and cove_refresh() both advance the realm
  *   to the newest version and then deliver what happened up to it. The commits since a callback's last call are merged into one change; a
  *   commit that changes nothing a callback observes calls nothing, nor does a net no-op.

@@ -214,8 +214,11 @@ final class RealmNotifier {
 
     /// Delivers to every registration what happened up to the realm's current version.
     /// Registrations added during delivery wait for the next one; a callback may invalidate any
-    /// token, its own included.
-    func deliver(_ realm: Realm) throws(CoveError) {
+    /// token, its own included. Without `initialCalls` (the delivery that starts a write), the
+    /// observers still waiting for their initial call keep waiting for the next delivery, so
+    /// that it shows the state after the write (as realm-swift's initial call comes once the
+    /// query ran, after a write begun at once).
+    func deliver(_ realm: Realm, initialCalls: Bool = true) throws(CoveError) {
         if delivering { return }
         delivering = true
         defer {
@@ -238,6 +241,11 @@ final class RealmNotifier {
         var claimed = Set<ObjectIdentifier>()
         var oldest = current
         for registration in registrations where registration.version < current || registration.initialPending {
+            if registration.initialPending && !initialCalls {
+                // Its initial call reads the state when it comes: no record is needed for it.
+                registration.version = current
+                continue
+            }
             registration.target = current
             if registration.claimComputedChanges() {
                 claimed.insert(ObjectIdentifier(registration))
@@ -258,6 +266,7 @@ final class RealmNotifier {
             // A callback may have closed the realm: the others hear nothing more.
             if realm.isClosed { break }
             if registration.isInvalidated { continue }
+            if registration.initialPending && !initialCalls { continue }
             var merged: ChangeRecord?
             if claimed.contains(ObjectIdentifier(registration)) {
                 // Its change set is in hand: no record is needed.

@@ -869,6 +869,11 @@ extension QueryArgument {
             self = .value(value)
         } else if let object = swiftValue as? DynamicObject {
             self = .value(.link(object.link))
+        } else if let object = swiftValue as? Object {
+            guard let managed = object.dynamicObject else {
+                throw CoveError(.invalidArgument, "an unmanaged \(type(of: object).className) is not a query argument: add it to the realm first")
+            }
+            self = .value(.link(managed.link))
         } else if let persistable = swiftValue as? any _PersistableValue {
             self = .value(try persistable._coveWrite(nil))
         } else {

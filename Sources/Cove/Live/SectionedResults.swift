@@ -417,10 +417,11 @@ extension Results {
         let realm = engine.realm
         return SectionedResults(results: sorted, ascending: ascending, keyPath: keyPath) { (element: Element) throws -> Value in
             // The element's own realm: a frozen copy's keys come from its frozen version.
-            let own = (element as? DynamicObject)?.realm ?? realm
+            let object = (element as? DynamicObject) ?? (element as? Object)?.dynamicObject
+            let own = object?.realm ?? realm
             var evaluator = QueryEvaluator(store: try own.objectStore())
             let row: Value
-            if let object = element as? DynamicObject { row = .link(object.link) } else if let v = element as? Value { row = v } else { row = .null }
+            if let object { row = .link(object.link) } else if let v = element as? Value { row = v } else { row = .null }
             return try evaluator.pathValues(path, row).first ?? .null
         }
     }

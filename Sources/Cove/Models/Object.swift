@@ -141,7 +141,7 @@ extension Object: _PersistableValue {
             throw CoveError(.invalidArgument, "an embedded \(Self.className) is created in place through its parent")
         }
         guard let realm else { throw CoveError(.invalidArgument, "an unmanaged \(Self.className) can only be linked from a managed object") }
-        try realm.add(self)
+        try realm.checkedAdd(self)
         guard let dynamicObject else { throw CoveError(.internal, "the \(Self.className) object was not added") }
         return .link(dynamicObject.link)
     }

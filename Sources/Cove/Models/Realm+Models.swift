@@ -18,7 +18,7 @@ extension Realm {
     /// nothing.
     /// - Throws: `.notInWrite`, `.duplicateKey` (with `.error`), `.invalidArgument` (an embedded
     ///   object, or an object of another realm), `.notFound` (its class is not in the schema).
-    public func add(_ object: Object, update: UpdatePolicy = .error) throws(CoveError) {
+    public func checkedAdd(_ object: Object, update: UpdatePolicy = .error) throws(CoveError) {
         if let managed = object.dynamicObject {
             guard managed.realm === self else { throw CoveError(.invalidArgument, "the \(type(of: object).className) object belongs to another realm") }
             return
@@ -46,8 +46,20 @@ extension Realm {
     }
 
     /// Adds every object of `objects`.
-    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws(CoveError) where S.Element: Object {
-        for object in objects { try add(object, update: update) }
+    public func checkedAdd<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws(CoveError) where S.Element: Object {
+        for object in objects { try checkedAdd(object, update: update) }
+    }
+
+    /// Adds an unmanaged object as realm-swift's `add` does: without `try`, stopping the
+    /// program on a failure (outside a write, a duplicate primary key with `.error`); see
+    /// `checkedAdd`, which throws instead.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        do { try checkedAdd(object, update: update) } catch { managedFailure("Realm.add", error) }
+    }
+
+    /// Adds every object of `objects`, as `add(_:update:)`.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+        for object in objects { add(object, update: update) }
     }
 
     /// The object of type `T` with primary key `key`, or nil.
@@ -57,21 +69,40 @@ extension Realm {
         return ModelRegistry.make(found) as? T
     }
 
-    /// Every object of type `T`, as live, lazy Results (filter, sort and distinct them).
-    public func objects<T: Object>(_ type: T.Type) throws(CoveError) -> Results<T> {
-        guard try objectStore().schema[type.className] != nil else {
-            throw CoveError(.notFound, "no class '\(type.className)' in the schema")
+    /// Every object of type `T`, as live, lazy Results (filter, sort and distinct them). As in
+    /// realm-swift it does not throw: a class the schema lacks (`.notFound`), or a closed realm,
+    /// makes results whose reads throw (`queryError` tells at once).
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        let engine = ResultsEngine(realm: self, source: .table(className: type.className))
+        do throws(CoveError) {
+            guard try objectStore().schema[type.className] != nil else {
+                throw CoveError(.notFound, "no class '\(type.className)' in the schema")
+            }
+            return Results(engine: engine)
+        } catch {
+            return Results(engine: engine.failing(error))
         }
-        return Results(engine: ResultsEngine(realm: self, source: .table(className: type.className)))
     }
 
     /// Deletes a managed object inside a write (its embedded objects with it).
     /// - Throws: `.notInWrite`, `.invalidArgument` (unmanaged, or of another realm), `.invalidated`.
-    public func delete(_ object: Object) throws(CoveError) {
+    public func checkedDelete(_ object: Object) throws(CoveError) {
         guard let managed = object.dynamicObject else {
             throw CoveError(.invalidArgument, "the \(type(of: object).className) object is not managed by a realm")
         }
         try delete(managed)
+    }
+
+    /// Deletes a managed object as realm-swift's `delete` does: without `try`, stopping the
+    /// program on a failure (outside a write, an unmanaged object); see `checkedDelete`.
+    public func delete(_ object: Object) {
+        do { try checkedDelete(object) } catch { managedFailure("Realm.delete", error) }
+    }
+
+    /// Deletes every object of `objects` (a `Results`, a `List`, an array), as `delete(_:)`.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
+        // The objects are taken first: deleting them changes what a live collection holds.
+        for object in Array(objects) { delete(object) }
     }
 }
 

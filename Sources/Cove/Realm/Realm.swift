@@ -141,12 +141,12 @@ public final class Realm {
         if writeTransaction != nil { throw CoveError(.alreadyInWrite, "the realm is already in a write transaction") }
         if configuration.readOnly { throw CoveError(.readOnly, "the realm was opened read-only") }
         // Observers hear of everything up to the newest version before the write starts (and
-        // never inside it).
+        // never inside it); initial calls wait for the next delivery, after the write.
         if !notifier.isEmpty && !isMigrating {
             if let s = snapshot, s.version != file.storage.latestVersion() {
                 do { try repin() } catch { throw CoveError(error) }
             }
-            try notifier.deliver(self)
+            try notifier.deliver(self, initialCalls: false)
         }
         do {
             let w = try file.storage.beginWrite()
