@@ -59,7 +59,7 @@ def compare_key(value: Any) -> Any:
     if isinstance(value, _dt.datetime) and value.tzinfo is not None:
         return ("date", Timestamp.parts(value))
     if isinstance(value, Object):
-        return ("object", value._cove_link())
+        return ("object", value._identity())
     return (type(value).__name__, value)
 
 
