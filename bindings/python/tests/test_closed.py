@@ -112,6 +112,8 @@ CALLS: List[Tuple[str, Callable[[Handles], Any]]] = [
     ("set is_subset", lambda h: h.tags.is_subset(h.tags)),
     ("set ==", lambda h: h.tags == h.tags),
     ("set min", lambda h: h.tags.min()),
+    ("set of objects min", lambda h: h.pack.min("age")),
+    ("set of objects sum", lambda h: h.pack.sum("age")),
     ("set as_results", lambda h: h.tags.as_results()),
     ("set observe", lambda h: h.tags.observe(_noop)),
     ("map len", lambda h: len(h.scores)),
