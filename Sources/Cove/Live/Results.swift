@@ -187,6 +187,7 @@ public final class Results<Element: RealmCollectionValue>: Sequence, CustomStrin
 
     /// The same results over a frozen copy of the realm at its current version.
     public func freeze() throws(CoveError) -> Results<Element> {
+        try engine.realm.checkOpen()
         if isFrozen { return self }
         return Results(engine: try engine.moved(to: try engine.realm.freeze()))
     }
