@@ -33,8 +33,8 @@ func closedRealm(_ function: StaticString) -> CFailure {
     failure(Int32(COVE_ERR_CLOSED), "\(function): the realm is closed")
 }
 
-/// Refuses to work on a closed realm, for the checks made again after a handle was resolved (a
-/// callback may have closed the realm since).
+/// Refuses to work on a closed realm reached otherwise than as the handle just resolved: a
+/// collection's realm, or a realm a callback may have closed since the call began.
 func requireOpen(_ realm: Realm, in function: StaticString) throws(CFailure) {
     if realm.isClosed { throw closedRealm(function) }
 }
