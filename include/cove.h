@@ -27,6 +27,14 @@
  *   they may move between threads while idle. Frozen handles may be used by any number of
  *   threads at once.
  * - A process that forks must open its realms again in the child.
+ * - Closed realms: once cove_close() closed a realm, every function given that realm, or a handle
+ *   made from it (object, list, set, map, results, sectioned results, section, projection),
+ *   returns #COVE_ERR_CLOSED with a message naming the function, and hands nothing out; this is
+ *   checked before anything is read, so no answer comes from before the close. The exceptions
+ *   answer by design: cove_close() again (#COVE_OK), cove_object_is_valid() and
+ *   cove_results_is_valid() (#COVE_OK, false), cove_token_invalidate() (#COVE_OK), cove_retain()
+ *   and cove_release(). The change-set accessors that return a count, bool or string take no
+ *   realm: a change object is lent to a callback, and one kept past it reads as empty.
  *
  * Compiles as C99 and as C++. Under `COVE_CDEF` the header skips its system includes, so that
  * `cc -E -P -DCOVE_CDEF cove.h` produces declarations a foreign-function layer can read.
@@ -223,7 +231,8 @@ void cove_free(void* buffer);
  * Whether a handle is frozen (an immutable snapshot usable from any thread).
  * @param handle a realm, or an object, list, set, map or results (frozen when its realm is).
  * @param out receives the answer.
- * @return #COVE_OK, or #COVE_ERR_INVALID_ARGUMENT for NULL or a handle of a kind that cannot freeze.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT for NULL or a handle of a kind that cannot freeze;
+ *   #COVE_ERR_CLOSED once the handle's realm is closed.
  */
 cove_status_t cove_is_frozen(const void* handle, bool* out);
 
@@ -717,7 +726,11 @@ cove_status_t cove_object_get_object(cove_object_t* object, const char* property
  */
 cove_status_t cove_object_delete(cove_object_t* object);
 
-/** Whether the object still exists (false once deleted or its realm closed). */
+/**
+ * Whether the object still exists: false once deleted or its realm closed (this call answers
+ * for a closed realm rather than failing).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or not an object).
+ */
 cove_status_t cove_object_is_valid(cove_object_t* object, bool* out);
 
 /**
@@ -743,14 +756,18 @@ cove_status_t cove_object_thaw(cove_object_t* frozen, cove_realm_t* live, cove_o
  * object by its class key and object key, which mean something only within the object's file:
  * store it in realms of that file (any handle, frozen or live). Stored in a realm of another
  * file, it names whatever object has those keys there, or is refused when none has.
+ * @return #COVE_OK; #COVE_ERR_INVALIDATED when the object was deleted (no link to nothing is made);
+ *   #COVE_ERR_CLOSED; #COVE_ERR_INVALID_ARGUMENT (NULL or not an object).
  */
 cove_status_t cove_object_to_link(cove_object_t* object, cove_value_t* out_link);
 
 /**
  * The object a #COVE_TYPE_LINK value names.
- * @param out receives the object (+1), or NULL when it no longer exists.
+ * @param out receives the object (+1); untouched on failure.
  * @return #COVE_OK; #COVE_ERR_WRONG_TYPE when the value is not a link; #COVE_ERR_NOT_FOUND for an
- *   unknown class key.
+ *   unknown class key, and when no object of the class has the object key (it was deleted, or
+ *   never made: the old value of a link in a change set may name a deleted object);
+ *   #COVE_ERR_CLOSED.
  */
 cove_status_t cove_object_from_link(cove_realm_t* realm, const cove_value_t* link, cove_object_t** out);
 

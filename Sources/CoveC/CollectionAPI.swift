@@ -23,12 +23,6 @@ extension DynamicCollection {
     var label: String { "\(property.collection.rawValue) '\(property.name)' of class '\(owner.objectSchema.className)'" }
 }
 
-/// Refuses to work on a closed realm with the status the header promises (the engine would call
-/// its objects deleted).
-func requireOpen(_ realm: Realm, in function: StaticString) throws(CFailure) {
-    if realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "\(function): the realm is closed") }
-}
-
 /// Refuses a write through a closed or frozen realm, or outside a write transaction, before the
 /// engine runs: some engine paths write nothing (erasing an absent element or key, a union with
 /// an empty set) and would otherwise succeed outside a write, and a frozen realm can never write,
@@ -65,7 +59,6 @@ public func cove_object_get_list(_ object: OpaquePointer?, _ property: UnsafePoi
         let out = try required(out, "out", in: "cove_object_get_list")
         let o = try objectHandle(object, in: "cove_object_get_list")
         let name = try string(property, "property", in: "cove_object_get_list")
-        try requireOpen(o.object.realm, in: "cove_object_get_list")
         let list = try call { () throws(CoveError) in try o.object.dynamicList(name) }
         out.pointee = ListHandle(o.realmHandle, list).retainedPointer()
     }
@@ -161,7 +154,6 @@ public func cove_list_freeze(_ list: OpaquePointer?, _ outFrozen: UnsafeMutableP
         let out = try required(outFrozen, "out_frozen", in: "cove_list_freeze")
         let l = try listHandle(list, in: "cove_list_freeze")
         let live = l.list.realm
-        try requireOpen(live, in: "cove_list_freeze")
         if live.isFrozen {
             out.pointee = l.retainedPointer()
             return
@@ -192,7 +184,6 @@ public func cove_object_get_set(_ object: OpaquePointer?, _ property: UnsafePoin
         let out = try required(out, "out", in: "cove_object_get_set")
         let o = try objectHandle(object, in: "cove_object_get_set")
         let name = try string(property, "property", in: "cove_object_get_set")
-        try requireOpen(o.object.realm, in: "cove_object_get_set")
         let set = try call { () throws(CoveError) in try o.object.dynamicMutableSet(name) }
         out.pointee = SetHandle(o.realmHandle, set).retainedPointer()
     }
@@ -378,7 +369,6 @@ public func cove_object_get_map(_ object: OpaquePointer?, _ property: UnsafePoin
         let out = try required(out, "out", in: "cove_object_get_map")
         let o = try objectHandle(object, in: "cove_object_get_map")
         let name = try string(property, "property", in: "cove_object_get_map")
-        try requireOpen(o.object.realm, in: "cove_object_get_map")
         let map = try call { () throws(CoveError) in try o.object.dynamicMap(name) }
         out.pointee = MapHandle(o.realmHandle, map).retainedPointer()
     }

@@ -21,6 +21,22 @@ class Handle {
     final func borrowedPointer() -> OpaquePointer {
         OpaquePointer(Unmanaged.passUnretained(self).toOpaque())
     }
+
+    /// Refuses the handle of a closed realm, or one made from it, with `COVE_ERR_CLOSED` naming
+    /// `function`; `handle(_:_:_:in:)` asks every handle it resolves. Handles that belong to no
+    /// realm (configurations, migrations, tokens) always pass.
+    func requireOpen(in function: StaticString) throws(CFailure) {}
+}
+
+/// The failure of a call on a closed realm's handle.
+func closedRealm(_ function: StaticString) -> CFailure {
+    failure(Int32(COVE_ERR_CLOSED), "\(function): the realm is closed")
+}
+
+/// Refuses to work on a closed realm reached otherwise than as the handle just resolved: a
+/// collection's realm, or a realm a callback may have closed since the call began.
+func requireOpen(_ realm: Realm, in function: StaticString) throws(CFailure) {
+    if realm.isClosed { throw closedRealm(function) }
 }
 
 /// A `cove_config_t`.
@@ -56,6 +72,10 @@ final class RealmHandle: Handle {
     init(_ realm: Realm, ownsRealm: Bool = true) {
         self.realm = realm
         self.ownsRealm = ownsRealm
+    }
+
+    override func requireOpen(in function: StaticString) throws(CFailure) {
+        if realm.isClosed { throw closedRealm(function) }
     }
 
     deinit {
@@ -106,62 +126,66 @@ final class Lock {
 }
 
 /// A handle made from a realm handle, which it keeps alive: its strings and binaries go into that
-/// realm handle's scratch, and it is frozen when that realm is.
-protocol RealmChild: Handle {
-    var realmHandle: RealmHandle { get }
+/// realm handle's scratch, it is frozen when that realm is, and closed when it is.
+class RealmChild: Handle {
+    let realmHandle: RealmHandle
+
+    init(_ realmHandle: RealmHandle) {
+        self.realmHandle = realmHandle
+    }
+
+    override func requireOpen(in function: StaticString) throws(CFailure) {
+        if realmHandle.realm.isClosed { throw closedRealm(function) }
+    }
 }
 
 /// A `cove_object_t`: an object of a realm (its handle keeps the realm handle alive).
-final class ObjectHandle: Handle, RealmChild {
+final class ObjectHandle: RealmChild {
     override class var kindName: String { "cove_object_t" }
-    let realmHandle: RealmHandle
     let object: DynamicObject
 
     init(_ realmHandle: RealmHandle, _ object: DynamicObject) {
-        self.realmHandle = realmHandle
         self.object = object
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_list_t`: a list property of one object.
-final class ListHandle: Handle, RealmChild {
+final class ListHandle: RealmChild {
     override class var kindName: String { "cove_list_t" }
-    let realmHandle: RealmHandle
     let list: DynamicList
 
     init(_ realmHandle: RealmHandle, _ list: DynamicList) {
-        self.realmHandle = realmHandle
         self.list = list
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_set_t`: a set property of one object.
-final class SetHandle: Handle, RealmChild {
+final class SetHandle: RealmChild {
     override class var kindName: String { "cove_set_t" }
-    let realmHandle: RealmHandle
     let set: DynamicSet
 
     init(_ realmHandle: RealmHandle, _ set: DynamicSet) {
-        self.realmHandle = realmHandle
         self.set = set
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_map_t`: a map property of one object.
-final class MapHandle: Handle, RealmChild {
+final class MapHandle: RealmChild {
     override class var kindName: String { "cove_map_t" }
-    let realmHandle: RealmHandle
     let map: DynamicMap
 
     init(_ realmHandle: RealmHandle, _ map: DynamicMap) {
-        self.realmHandle = realmHandle
         self.map = map
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_results_t`: live, lazy results (Results.swift) of a query over a class, or the
 /// elements of a list or set, chained with filters, sorts and distincts.
-final class ResultsHandle: Handle, RealmChild {
+final class ResultsHandle: RealmChild {
     override class var kindName: String { "cove_results_t" }
 
     /// The engine's results: objects of a class and elements of a collection are different Swift
@@ -191,7 +215,6 @@ final class ResultsHandle: Handle, RealmChild {
         var label: String { "\(property.collection.rawValue) '\(property.name)' of class '\(ownerClass)'" }
     }
 
-    let realmHandle: RealmHandle
     let contents: Contents
     /// Nil for objects of a class.
     let source: CollectionSource?
@@ -200,9 +223,9 @@ final class ResultsHandle: Handle, RealmChild {
     let lock = Lock()
 
     init(_ realmHandle: RealmHandle, _ contents: Contents, source: CollectionSource?) {
-        self.realmHandle = realmHandle
         self.contents = contents
         self.source = source
+        super.init(realmHandle)
     }
 
     /// Whether the elements are objects: a class's objects, or a collection of links.
@@ -212,7 +235,7 @@ final class ResultsHandle: Handle, RealmChild {
 /// A `cove_sectioned_results_t`: results of objects cut into sections by a key path or by a C key
 /// callback (SectionsAPI.swift). It keeps the unsectioned results too, so that freezing cuts a
 /// frozen copy of them the same way.
-final class SectionedHandle: Handle, RealmChild {
+final class SectionedHandle: RealmChild {
     override class var kindName: String { "cove_sectioned_results_t" }
 
     /// The engine's sectioned results: objects of a class, or the links of a list or set.
@@ -230,22 +253,21 @@ final class SectionedHandle: Handle, RealmChild {
     /// The sections: keys in order, rows as links.
     typealias Sections = [(key: Value, rows: [Value])]
 
-    let realmHandle: RealmHandle
     let contents: Contents
     let base: ResultsHandle.Contents
     let sectioning: Sectioning
 
     init(_ realmHandle: RealmHandle, _ contents: Contents, base: ResultsHandle.Contents, sectioning: Sectioning) {
-        self.realmHandle = realmHandle
         self.contents = contents
         self.base = base
         self.sectioning = sectioning
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_section_t`: the rows of one key in sectioned results, following the key wherever its
 /// section moves (and empty while no row has it).
-final class SectionHandle: Handle, RealmChild {
+final class SectionHandle: RealmChild {
     override class var kindName: String { "cove_section_t" }
 
     /// The engine's section, for observing.
@@ -257,42 +279,43 @@ final class SectionHandle: Handle, RealmChild {
     let parent: SectionedHandle
     let key: Value
     let contents: Contents
-    var realmHandle: RealmHandle { parent.realmHandle }
 
     init(_ parent: SectionedHandle, key: Value, _ contents: Contents) {
         self.parent = parent
         self.key = key
         self.contents = contents
+        super.init(parent.realmHandle)
     }
 }
 
 /// A `cove_projection_t`: names mapped onto key paths of a root object (ProjectionAPI.swift).
-final class ProjectionHandle: Handle, RealmChild {
+final class ProjectionHandle: RealmChild {
     override class var kindName: String { "cove_projection_t" }
-    let realmHandle: RealmHandle
     let projection: DynamicProjection
 
     init(_ realmHandle: RealmHandle, _ projection: DynamicProjection) {
-        self.realmHandle = realmHandle
         self.projection = projection
+        super.init(realmHandle)
     }
 }
 
 /// A `cove_token_t`: one observation (NotificationAPI.swift). It holds the C callback and its
 /// user data; invalidating or releasing it stops the observation and lets the user data go.
-final class TokenHandle: Handle, RealmChild {
+final class TokenHandle: RealmChild {
     override class var kindName: String { "cove_token_t" }
-    let realmHandle: RealmHandle
     private var token: NotificationToken?
     /// The C callback (a NotificationCallback), of which this is the only lasting reference:
     /// dropping it frees the user data, at once or when a call in progress returns.
     private var callback: AnyObject?
 
     init(_ realmHandle: RealmHandle, _ token: NotificationToken, _ callback: AnyObject) {
-        self.realmHandle = realmHandle
         self.token = token
         self.callback = callback
+        super.init(realmHandle)
     }
+
+    /// Stopping an observation works on a closed realm too: it reads nothing of the realm.
+    override func requireOpen(in function: StaticString) throws(CFailure) {}
 
     /// Stops the observation and drops the callback; a second call does nothing.
     func invalidate() {
@@ -336,19 +359,25 @@ final class MigrationHandle: Handle {
     }
 }
 
-/// The handle behind `pointer`, which must be of kind `H`. A made-up pointer is undefined
-/// behaviour, as the header says; NULL and other kinds are refused.
+/// The handle behind `pointer`, which must be of kind `H` and, unless `closedAllowed`, not of a
+/// closed realm: this is where every call refuses a closed realm's handles with
+/// `COVE_ERR_CLOSED`, before it reads anything (the engine would report a closed realm's
+/// objects as deleted, and some answers, a section's key, are kept in the handle). Only the
+/// calls that answer for a closed realm by design (cove_close, the is_valid questions) pass
+/// `closedAllowed`. A made-up pointer is undefined behaviour, as the header says; NULL and
+/// other kinds are refused.
 func handle<H: Handle>(_ pointer: UnsafeRawPointer?, _ kind: H.Type, _ name: StaticString,
-                       in function: StaticString) throws(CFailure) -> H {
+                       in function: StaticString, closedAllowed: Bool = false) throws(CFailure) -> H {
     guard let pointer else { throw invalidArgument(function, "\(name) is NULL") }
     let object = Unmanaged<Handle>.fromOpaque(pointer).takeUnretainedValue()
     guard let typed = object as? H else {
         throw invalidArgument(function, "\(name) is a \(type(of: object).kindName), expected a \(H.kindName)")
     }
+    if !closedAllowed { try typed.requireOpen(in: function) }
     return typed
 }
 
 func handle<H: Handle>(_ pointer: OpaquePointer?, _ kind: H.Type, _ name: StaticString,
-                       in function: StaticString) throws(CFailure) -> H {
-    try handle(UnsafeRawPointer(pointer), kind, name, in: function)
+                       in function: StaticString, closedAllowed: Bool = false) throws(CFailure) -> H {
+    try handle(UnsafeRawPointer(pointer), kind, name, in: function, closedAllowed: closedAllowed)
 }

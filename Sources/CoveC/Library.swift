@@ -74,7 +74,9 @@ public func cove_is_frozen(_ pointer: UnsafeRawPointer?, _ out: UnsafeMutablePoi
         let h = try handle(pointer, Handle.self, "handle", in: "cove_is_frozen")
         if let r = h as? RealmHandle {
             out.pointee = r.realm.isFrozen
-        } else if let child = h as? any RealmChild {
+        } else if let child = h as? RealmChild {
+            // A token passes handle()'s check (it can be stopped after a close); its realm cannot.
+            try requireOpen(child.realmHandle.realm, in: "cove_is_frozen")
             out.pointee = child.realmHandle.realm.isFrozen
         } else {
             throw invalidArgument("cove_is_frozen", "handle is a \(type(of: h).kindName), which has no frozen state")

@@ -35,7 +35,6 @@ public func cove_schema_json(_ realm: OpaquePointer?, _ outJson: UnsafeMutablePo
     entry { () throws(CFailure) in
         let out = try required(outJson, "out_json", in: "cove_schema_json")
         let r = try realmHandle(realm, in: "cove_schema_json").realm
-        if r.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_schema_json: the realm is closed") }
         out.pointee = strdup(r.schema.jsonText())
     }
 }
@@ -124,7 +123,6 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
     if nProperties > 0 && propertyNames == nil {
         throw invalidArgument(function, "property_names is NULL with n_properties \(nProperties)")
     }
-    try requireOpen(h.realm, in: function)
     if h.realm.isFrozen {
         throw failure(Int32(COVE_ERR_FROZEN), "\(function): the realm is frozen and cannot be written")
     }
@@ -309,7 +307,8 @@ public func cove_object_delete(_ object: OpaquePointer?) -> cove_status_t {
 public func cove_object_is_valid(_ object: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(out, "out", in: "cove_object_is_valid")
-        out.pointee = !(try objectHandle(object, in: "cove_object_is_valid").object.isInvalidated)
+        let o = try handle(object, ObjectHandle.self, "object", in: "cove_object_is_valid", closedAllowed: true)
+        out.pointee = !o.object.isInvalidated
     }
 }
 
@@ -319,7 +318,6 @@ public func cove_object_freeze(_ object: OpaquePointer?, _ outFrozen: UnsafeMuta
         let out = try required(outFrozen, "out_frozen", in: "cove_object_freeze")
         let o = try objectHandle(object, in: "cove_object_freeze")
         let realm = o.object.realm
-        if realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_object_freeze: the realm is closed") }
         if realm.isFrozen {
             out.pointee = o.retainedPointer()
             return
@@ -337,7 +335,6 @@ public func cove_object_thaw(_ frozen: OpaquePointer?, _ live: OpaquePointer?, _
         let out = try required(out, "out", in: "cove_object_thaw")
         let o = try objectHandle(frozen, in: "cove_object_thaw")
         let l = try realmHandle(live, in: "cove_object_thaw")
-        if l.realm.isClosed { throw failure(Int32(COVE_ERR_CLOSED), "cove_object_thaw: the live realm is closed") }
         if l.realm.isFrozen { throw invalidArgument("cove_object_thaw", "live is a frozen realm") }
         let thawed = try call { () throws(CoveError) in try o.object.thaw(in: l.realm) }
         give(thawed, of: l, to: out)
@@ -349,6 +346,9 @@ public func cove_object_to_link(_ object: OpaquePointer?, _ outLink: UnsafeMutab
     entry { () throws(CFailure) in
         let out = try required(outLink, "out_link", in: "cove_object_to_link")
         let o = try objectHandle(object, in: "cove_object_to_link")
+        if o.object.isInvalidated {
+            throw failure(Int32(COVE_ERR_INVALIDATED), "cove_object_to_link: the \(o.object.objectSchema.className) object \(o.object.objectKey) was deleted")
+        }
         ValueBridge.write(.link(o.object.link), to: out, realm: o.realmHandle)
     }
 }
@@ -361,7 +361,16 @@ public func cove_object_from_link(_ realm: OpaquePointer?, _ link: UnsafePointer
         guard case .link(let l) = try ValueBridge.value(link, "link", in: "cove_object_from_link") else {
             throw failure(Int32(COVE_ERR_WRONG_TYPE), "cove_object_from_link: link is not a COVE_TYPE_LINK value")
         }
-        let object = try call { () throws(CoveError) in try h.realm.object(for: l) }
+        let object: DynamicObject?
+        do throws(CoveError) {
+            object = try h.realm.object(for: l)
+        } catch {
+            throw failure(error.code.rawValue, "cove_object_from_link: \(error.message)")
+        }
+        guard let object else {
+            let cls = h.realm.schema.objectSchema(forClassKey: l.classKey)?.className ?? "key \(l.classKey)"
+            throw failure(Int32(COVE_ERR_NOT_FOUND), "cove_object_from_link: no object of class '\(cls)' has key \(l.objectKey) (it was deleted, or never made)")
+        }
         give(object, of: h, to: out)
     }
 }

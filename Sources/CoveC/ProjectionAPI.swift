@@ -43,7 +43,7 @@ extension ProjectionHandle {
 
     /// Refuses a read once the realm is closed or the root deleted.
     func requireReadable(in function: StaticString) throws(CFailure) {
-        try requireOpen(realmHandle.realm, in: function)
+        try requireOpen(in: function)
         let root = projection.root
         if root.isInvalidated {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the projected \(root.objectSchema.className) object \(root.objectKey) was deleted")
@@ -63,7 +63,6 @@ public func cove_projection_new(_ root: OpaquePointer?, _ names: UnsafePointer<U
         let nameList = try strings(names, n, "names", count: "n", in: function) ?? []
         let pathList = try strings(keyPaths, n, "key_paths", count: "n", in: function) ?? []
         let object = o.object
-        try requireOpen(object.realm, in: function)
         if object.isInvalidated {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the \(object.objectSchema.className) object \(object.objectKey) was deleted")
         }

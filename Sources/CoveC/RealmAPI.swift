@@ -17,7 +17,7 @@ public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<Opaq
 @c @implementation
 public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
-        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close")
+        let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close", closedAllowed: true)
         try refuseDuringMigration(h, in: "cove_close")
         h.realm.close()
         h.clearScratch()

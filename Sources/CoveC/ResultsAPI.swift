@@ -197,7 +197,6 @@ public func cove_query(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar
         let name = try string(className, "class_name", in: function)
         let text = try string(rql, "rql", in: function)
         let arguments = try queryArguments(args, nArgs, in: function)
-        try requireOpen(h.realm, in: function)
         let results = try call { () throws(CoveError) in try h.realm.objects(name).filter(text, arguments: arguments) }
         try handOut(.objects(results), of: h, source: nil, to: out)
     }
@@ -392,7 +391,6 @@ public func cove_results_freeze(_ results: OpaquePointer?, _ out: UnsafeMutableP
     return entry { () throws(CFailure) in
         let out = try required(out, "out", in: function)
         let r = try resultsHandle(results, in: function)
-        try requireOpen(r.realmHandle.realm, in: function)
         if r.realmHandle.realm.isFrozen {
             out.pointee = r.retainedPointer()
             return
@@ -413,7 +411,6 @@ public func cove_results_thaw(_ frozen: OpaquePointer?, _ live: OpaquePointer?, 
         let out = try required(out, "out", in: function)
         let r = try resultsHandle(frozen, "frozen", in: function)
         let l = try handle(live, RealmHandle.self, "live", in: function)
-        try requireOpen(l.realm, in: function)
         if l.realm.isFrozen { throw invalidArgument(function, "live is a frozen realm: results thaw into a live one") }
         let thawed: ResultsHandle.Contents
         do throws(CoveError) {
@@ -434,7 +431,7 @@ public func cove_results_thaw(_ frozen: OpaquePointer?, _ live: OpaquePointer?, 
 public func cove_results_is_valid(_ results: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(out, "out", in: "cove_results_is_valid")
-        let r = try resultsHandle(results, in: "cove_results_is_valid")
+        let r = try handle(results, ResultsHandle.self, "results", in: "cove_results_is_valid", closedAllowed: true)
         let realm = r.realmHandle.realm
         if realm.isClosed {
             out.pointee = false
@@ -479,7 +476,6 @@ public func cove_object_get_backlinks(_ object: OpaquePointer?, _ property: Unsa
         let o = try objectHandle(object, in: function)
         let name = try string(property, "property", in: function)
         let realm = o.realmHandle.realm
-        try requireOpen(realm, in: function)
         let cls = o.object.objectSchema
         guard let p = cls[property: name] else {
             throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): class '\(cls.className)' has no property '\(name)'")

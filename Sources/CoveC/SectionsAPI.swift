@@ -157,7 +157,7 @@ extension SectionedHandle {
     /// checks every section read makes first.
     private func read<R>(in function: StaticString, _ body: (any SectionRowReading) throws -> R) throws(CFailure) -> R {
         try refuseInsideOwnKeyCallback(in: function)
-        try requireOpen(realmHandle.realm, in: function)
+        try requireOpen(in: function)
         let source: any SectionRowReading
         switch contents {
         case .objects(let s): source = s
@@ -187,7 +187,6 @@ private func sectionHandle(_ p: OpaquePointer?, in function: StaticString) throw
 
 /// Sections of `r` as `sectioning` says; refused for results of values (sections hold objects).
 private func sectioned(_ r: ResultsHandle, _ sectioning: SectionedHandle.Sectioning, in function: StaticString) throws(CFailure) -> SectionedHandle {
-    try requireOpen(r.realmHandle.realm, in: function)
     guard r.holdsObjects else {
         throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): the results hold \(r.elementsLabel): sections are cut from results of objects")
     }
@@ -334,7 +333,6 @@ public func cove_sectioned_freeze(_ sectioned: OpaquePointer?, _ out: UnsafeMuta
         let out = try required(out, "out", in: function)
         let s = try sectionedHandle(sectioned, in: function)
         let realm = s.realmHandle.realm
-        try requireOpen(realm, in: function)
         if realm.isFrozen {
             out.pointee = s.retainedPointer()
             return

@@ -118,7 +118,7 @@ final class ModelTests: CoveTestCase {
         let again = ModelDog()
         again.id = 1
         again.name = "Rex III"
-        XCTAssertThrowsError(try realm.write { try realm.add(again) }) { error in
+        XCTAssertThrowsError(try realm.write { try realm.checkedAdd(again) }) { error in
             XCTAssertEqual((error as? CoveError)?.code, .duplicateKey)
         }
         try realm.write { try realm.add(again, update: .all) }
@@ -140,10 +140,10 @@ final class ModelTests: CoveTestCase {
         XCTAssertEqual(unmanaged.sum(), 15)
         XCTAssertEqual(unmanaged.average(), 5)
         let embedded = ModelToy()
-        XCTAssertThrowsError(try realm.write { try realm.add(embedded) }) { error in
+        XCTAssertThrowsError(try realm.write { try realm.checkedAdd(embedded) }) { error in
             XCTAssertEqual((error as? CoveError)?.code, .invalidArgument)
         }
-        XCTAssertThrowsError(try realm.write { try realm.delete(ModelPerson()) }) { error in
+        XCTAssertThrowsError(try realm.write { try realm.checkedDelete(ModelPerson()) }) { error in
             XCTAssertEqual((error as? CoveError)?.code, .invalidArgument)
         }
     }

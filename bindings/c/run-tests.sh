@@ -17,6 +17,8 @@ for src in "$here"/tests/*.c "$here"/examples/*.c; do
   work=$(mktemp -d)
   # A realm of format 4 (meta slots at pages 0 and 1), for the tests of older files.
   cp "$here/../../Tests/Corpus/file/realm-every-kind-format4.cove" "$work/format4.cove"
+  # The exported functions, one a line, for the test that calls each on a closed realm.
+  cp "$here/../../Sources/CoveC/cove.exports" "$work/cove.exports"
   if (cd "$work" && env -i "$out/$name"); then
     passed=$((passed + 1)); echo "PASS $name"
   else

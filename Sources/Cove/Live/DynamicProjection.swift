@@ -68,6 +68,7 @@ public final class DynamicProjection {
     }
 
     private func read(_ path: BoundPath) throws(CoveError) -> [Value] {
+        try root.realm.checkOpen()
         if root.isInvalidated { throw CoveError(.invalidated, "the projected \(root.objectSchema.className) object was deleted") }
         var evaluator = QueryEvaluator(store: try root.realm.objectStore())
         return try evaluator.pathValues(path, .link(root.link))

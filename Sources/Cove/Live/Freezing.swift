@@ -6,6 +6,7 @@ extension DynamicObject {
     /// The object in a frozen copy of the realm at its current version.
     /// - Throws: `.inWrite` (freezing inside a write), `.invalidated`, `.closed`.
     public func freeze() throws(CoveError) -> DynamicObject {
+        try realm.checkOpen()
         if realm.isFrozen { return self }
         if isInvalidated { throw CoveError(.invalidated, "the \(objectSchema.className) object \(objectKey) was deleted: it cannot be frozen") }
         let frozen = try realm.freeze()

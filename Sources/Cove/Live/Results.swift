@@ -249,6 +249,7 @@ public final class Results<Element: RealmCollectionValue>: RandomAccessCollectio
     /// The same results over a frozen copy of the realm at its current version.
     /// - Throws: `.inWrite` (inside a write), `.closed`, `.invalidated`.
     public func checkedFreeze() throws(CoveError) -> Results<Element> {
+        try engine.realm.checkOpen()
         if isFrozen { return self }
         return Results(engine: try engine.moved(to: try engine.realm.freeze()))
     }

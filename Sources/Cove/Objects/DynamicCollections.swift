@@ -244,8 +244,10 @@ public final class DynamicSet: DynamicCollection, CustomStringConvertible {
         return try CollectionAggregates.average(try values(), of: name)
     }
 
-    /// Refuses an aggregate the element type has none of, whatever the set holds now.
+    /// Refuses an aggregate the element type has none of, whatever the set holds now (after
+    /// refusing a closed realm).
     private func requireElements(_ what: [String], dates: Bool) throws(CoveError) {
+        try realm.checkOpen()
         switch property.type {
         case .int, .float, .double, .decimal128, .mixed: return
         case .date where dates: return
@@ -327,6 +329,7 @@ public final class DynamicMap: DynamicCollection, CustomStringConvertible {
 
 extension DynamicObject {
     private func collectionProperty(_ name: String, _ kind: CollectionKind) throws(CoveError) -> Property {
+        try realm.checkOpen()
         let p = try ObjectStore.property(name, of: objectSchema)
         guard p.collection == kind, !p.isBacklinks else {
             throw CoveError(.wrongType, "property '\(name)' of class '\(objectSchema.className)' is \(p.typeNotation), not a \(kind.rawValue)")

@@ -482,7 +482,10 @@ public final class Realm {
         file.releaseUser()
     }
 
-    private func checkOpen() throws(CoveError) {
+    /// Throws `.closed` once the realm is closed: the first check of the calls that would
+    /// otherwise answer from what a handle remembers (a frozen object freezing to itself) or
+    /// call a closed realm's objects deleted.
+    func checkOpen() throws(CoveError) {
         if let reason = closedReason { throw CoveError(.closed, reason) }
     }
 

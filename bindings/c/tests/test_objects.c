@@ -182,7 +182,8 @@ static void test_primary_keys_links_delete(void) {
     CHECK_FAILS(cove_object_get(dog, "name", &out), COVE_ERR_INVALIDATED, "was deleted");
     CHECK_OK(cove_object_get(ann, "dog", &out));
     CHECK(out.type == COVE_TYPE_NULL); /* the link was nullified */
-    CHECK_OK(cove_object_from_link(realm, &link, &linked));
+    linked = NULL;
+    CHECK_FAILS(cove_object_from_link(realm, &link, &linked), COVE_ERR_NOT_FOUND, "no object of class 'Dog'");
     CHECK(linked == NULL);
     CHECK_OK(cove_commit(realm));
 

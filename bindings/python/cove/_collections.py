@@ -59,7 +59,7 @@ def compare_key(value: Any) -> Any:
     if isinstance(value, _dt.datetime) and value.tzinfo is not None:
         return ("date", Timestamp.parts(value))
     if isinstance(value, Object):
-        return ("object", value._cove_link())
+        return ("object", value._identity())
     return (type(value).__name__, value)
 
 
@@ -390,7 +390,8 @@ class Set(_Collection, typing.MutableSet[_T]):
     ``add``, ``discard``, ``remove`` (KeyError when missing), ``clear``, and Realm's in-place
     ``union``, ``intersect``, ``minus``, ``assign`` with another set of the realm or any
     iterable (also as ``|=``, ``&=``, ``-=``); ``is_subset``, ``intersects``; ``min()``, ``max()``,
-    ``sum()``, ``average()`` of numbers and dates.
+    ``sum()``, ``average()`` of numbers and dates, of a property of the objects for a set of
+    objects (``dog.pack.min("age")``), as ``Results`` take it.
     """
 
     __slots__ = ()
@@ -571,29 +572,53 @@ class Set(_Collection, typing.MutableSet[_T]):
 
     # -- aggregates ----------------------------------------------------------------------------
 
-    def _aggregate(self, fn: Any) -> Any:
+    def _of_objects(self, what: str, prop: Optional[str]) -> Optional["Results[Any]"]:
+        """The set's objects as results to aggregate `prop` of, or None for a set of values
+        (aggregated in place); InvalidArgumentError when `prop` is missing for objects or given
+        for values."""
+        if self._info.target is None:
+            if prop is not None:
+                raise InvalidArgumentError(1, f"{what} of {self._info.label}: a set of values takes no property "
+                                              f"name, got {prop!r}")
+            return None
+        if prop is None:
+            raise InvalidArgumentError(1, f"{what} of {self._info.label}: a set of {self._info.target} objects "
+                                          f"needs a property name, as in {what}(\"age\")")
+        return self.as_results()
+
+    def _aggregate(self, what: str, fn: Any, prop: Optional[str]) -> Any:
+        objects = self._of_objects(what, prop)
+        if objects is not None:
+            return getattr(objects, what)(prop)
         out = ffi.new("cove_value_t*")
         found = ffi.new("bool*")
         check(fn(self._handle, out, found))
         return self._read(out[0]) if found[0] else None
 
-    def min(self) -> Any:
-        """The smallest number or date (nulls skipped), or None for an empty set."""
-        return self._aggregate(lib.cove_set_min)
+    def min(self, prop: Optional[str] = None) -> Any:
+        """The smallest number or date (nulls skipped), or None for an empty set. For a set of
+        objects, of the numeric or date property ``prop`` of its objects (a key path, as
+        ``Results.min`` takes); a set of values takes none."""
+        return self._aggregate("min", lib.cove_set_min, prop)
 
-    def max(self) -> Any:
-        """The greatest number or date, or None for an empty set."""
-        return self._aggregate(lib.cove_set_max)
+    def max(self, prop: Optional[str] = None) -> Any:
+        """The greatest number or date, or None for an empty set; ``prop`` as for ``min``."""
+        return self._aggregate("max", lib.cove_set_max, prop)
 
-    def sum(self) -> Any:
-        """The sum of the numbers (zero of the element type for an empty set)."""
+    def sum(self, prop: Optional[str] = None) -> Any:
+        """The sum of the numbers (zero of the element type for an empty set); ``prop`` as for
+        ``min``, a numeric property."""
+        objects = self._of_objects("sum", prop)
+        if objects is not None:
+            return objects.sum(prop)
         out = ffi.new("cove_value_t*")
         check(lib.cove_set_sum(self._handle, out))
         return self._read(out[0])
 
-    def average(self) -> Any:
-        """The mean of the numbers (a float, or a Decimal for decimal128), or None when empty."""
-        return self._aggregate(lib.cove_set_average)
+    def average(self, prop: Optional[str] = None) -> Any:
+        """The mean of the numbers (a float, or a Decimal for decimal128), or None when empty;
+        ``prop`` as for ``min``, a numeric property."""
+        return self._aggregate("average", lib.cove_set_average, prop)
 
     def as_results(self) -> "Results[_T]":
         """The elements as live ``cove.Results``, in the set's order: objects for a set of

@@ -175,9 +175,19 @@ class Object:
             self._set(name, value, update)
 
     def _cove_link(self) -> Tuple[int, int]:
+        """The (class key, object key) a link to the object holds; InvalidatedError once it
+        was deleted (a link to nothing is never made), ClosedError once its realm closed."""
         out = ffi.new("cove_value_t*")
         check(lib.cove_object_to_link(self._handle, out))
         return int(out.u.link.class_key), int(out.u.link.object_key)
+
+    def _identity(self) -> Tuple[int, int]:
+        """The object's keys for equality and hashing, kept from the first time they are read:
+        an object hashed while it existed keeps its hash after it is deleted."""
+        key = self.__dict__.get("_cove_identity")
+        if key is None:
+            key = self.__dict__["_cove_identity"] = self._cove_link()
+        return key
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -275,12 +285,12 @@ class Object:
         if not isinstance(other, Object):
             return NotImplemented
         try:
-            return self._cove_link() == other._cove_link()
+            return self._identity() == other._identity()
         except Exception:
             return self is other
 
     def __hash__(self) -> int:
-        return hash(self._cove_link())
+        return hash(self._identity())
 
     def __repr__(self) -> str:
         kind = type(self)
@@ -290,7 +300,7 @@ class Object:
             prefix = kind.__qualname__
         if not self.is_valid:
             return f"<{prefix} (deleted)>"
-        return f"<{prefix} {self._cove_link()[1]}>"
+        return f"<{prefix} {self._identity()[1]}>"
 
 
 class EmbeddedObject(Object, _base=True):

@@ -138,6 +138,9 @@ class Realm:
 
     @property
     def is_frozen(self) -> bool:
+        """Whether this is a frozen realm. Raises ClosedError once closed, as every question
+        about a closed realm's state (and of its objects, collections and results) does."""
+        self._h()
         return self._frozen
 
     # -- transactions --------------------------------------------------------------------------
@@ -331,15 +334,19 @@ class Realm:
         return cls._wrap(self, handle, class_name)
 
     def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
+        """The object a link names; None when it is gone (a change set's old value may name a
+        deleted object). An unknown class key raises NotFoundError."""
         value = ffi.new("cove_value_t*")
         value.type = 11
         value.u.link.class_key = class_key
         value.u.link.object_key = object_key
         out = ffi.new("cove_object_t**")
-        check(lib.cove_object_from_link(self._h(), value, out))
+        handle = self._h()
         name = self._class_name_for_key(class_key)
-        if out[0] == ffi.NULL:
+        status = lib.cove_object_from_link(handle, value, out)
+        if status == lib.COVE_ERR_NOT_FOUND:
             return None
+        check(status)
         obj = self._wrap(out[0], name)
         self._link_classes[class_key] = (type(obj), name)
         return obj

@@ -237,7 +237,7 @@ class Results(typing.Sequence[_T]):
         return self._objects(self._keys(0, size) if size else [])
 
     def __repr__(self) -> str:
-        state = " frozen" if self.is_frozen else ""
+        state = " frozen" if self._realm._frozen else ""
         try:
             size = len(self)
         except Error:

@@ -146,7 +146,9 @@ class ResultsSection(typing.Sequence[_T]):
 
     @property
     def key(self) -> Any:
-        """The section's key: the key path's value, or what the key function returned."""
+        """The section's key: the key path's value, or what the key function returned. Raises
+        ClosedError once the realm is closed."""
+        self._parent.realm._h()
         return self._key
 
     @property
@@ -337,7 +339,7 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
 
     def __repr__(self) -> str:
         by = f"by {self._key_path}" if self._key_path is not None else "by a key function"
-        state = " frozen" if self.is_frozen else ""
+        state = " frozen" if self._realm._frozen else ""
         try:
             size = len(self)
         except Exception:

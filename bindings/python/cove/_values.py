@@ -46,24 +46,35 @@ class Timestamp(_dt.datetime):
 
     @classmethod
     def from_parts(cls, seconds: int, nanoseconds: int) -> "Timestamp":
-        """From seconds and nanoseconds since 1970-01-01 UTC."""
+        """From seconds and nanoseconds since 1970-01-01 UTC, exactly: the two are added, so
+        either sign of either part is read (-1 s and 999_999_999 ns is 1 ns before 1970).
+        OverflowError for a time outside the years 1 to 9999 that a datetime holds."""
         total = seconds * 1_000_000_000 + nanoseconds
+        # Floor division: the datetime fields count forward from the second before.
         secs, nanos = divmod(total, 1_000_000_000)
         micros, extra = divmod(nanos, 1000)
-        base = _EPOCH + _dt.timedelta(seconds=secs, microseconds=micros)
+        try:
+            base = _EPOCH + _dt.timedelta(seconds=secs, microseconds=micros)
+        except OverflowError:
+            raise OverflowError(f"the time {seconds} s {nanoseconds} ns since 1970 is outside the years 1 to "
+                                "9999 that a datetime holds") from None
         return cls(base.year, base.month, base.day, base.hour, base.minute, base.second,
                    base.microsecond, tzinfo=_dt.timezone.utc, nanosecond=extra)
 
     @staticmethod
     def parts(value: _dt.datetime) -> Tuple[int, int]:
-        """Seconds and nanoseconds since 1970 (same sign) of an aware datetime."""
+        """Seconds and nanoseconds since 1970 of an aware datetime, exactly, with one sign as
+        Realm's Timestamp has them: 1 ns before 1970 is (0, -1), 1.5 s before is
+        (-1, -500_000_000). ValueError for a naive datetime."""
         if value.tzinfo is None:
             raise ValueError("a naive datetime is ambiguous: give it a tzinfo (e.g. datetime.timezone.utc)")
         delta = value - _EPOCH
         total = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
         total += getattr(value, "nanosecond", 0)
-        seconds = int(total / 1_000_000_000)          # truncates toward zero: same sign
-        return seconds, total - seconds * 1_000_000_000
+        # Integer division of the magnitude, truncating toward zero (a float quotient rounds
+        # beyond 2**53 ns, about 104 days, and got years near 1 and 9999 wrong by a nanosecond).
+        seconds, nanos = divmod(abs(total), 1_000_000_000)
+        return (seconds, nanos) if total >= 0 else (-seconds, -nanos)
 
     def __repr__(self) -> str:
         return f"cove.Timestamp({self.isoformat()}, nanosecond={self._nanosecond})"

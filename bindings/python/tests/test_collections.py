@@ -319,6 +319,43 @@ def test_set_aggregates(realm: cove.Realm) -> None:
             dog.tags.sum()                    # strings are not numbers
 
 
+def test_set_of_objects_aggregates_a_property(realm: cove.Realm) -> None:
+    with realm.write():
+        dog = realm.create("Dog", {"name": "Rex"})
+        mates = dog.mates
+        assert mates.min("age") is None and mates.max("age") is None and mates.average("age") is None
+        assert mates.sum("age") == 0
+        mates.union([realm.create("Dog", {"name": n, "age": a}) for n, a in (("A", 3), ("B", 8), ("C", 4))])
+        assert mates.min("age") == 3 and mates.max("age") == 8 and mates.sum("age") == 15
+        assert mates.average("age") == 5.0 and isinstance(mates.average("age"), float)
+        mates.pop()                           # Results take the same property
+    assert mates.sum("age") == mates.as_results().sum("age")
+    frozen = mates.freeze()
+    assert frozen.max("age") == mates.max("age")
+
+
+def test_set_aggregate_errors(realm: cove.Realm) -> None:
+    dog = make_dog(realm, ints=[1, 2])
+    with realm.write():
+        dog.mates.add(realm.create("Dog", {"name": "A", "age": 3}))
+    for aggregate in ("min", "max", "sum", "average"):
+        with pytest.raises(cove.InvalidArgumentError, match=f"{aggregate} of .*mates.*needs a property name"):
+            getattr(dog.mates, aggregate)()
+        with pytest.raises(cove.InvalidArgumentError, match="has no property 'weight'"):
+            getattr(dog.mates, aggregate)("weight")
+        with pytest.raises(cove.WrongTypeError, match="string"):
+            getattr(dog.mates, aggregate)("name")          # not a number (nor, for min and max, comparable)
+        with pytest.raises(cove.InvalidArgumentError, match="a set of values takes no property name, got 'age'"):
+            getattr(dog.ints, aggregate)("age")
+        with pytest.raises(cove.WrongTypeError):
+            getattr(dog.mates, aggregate)(3)               # a name is text
+    assert dog.ints.min() == 1 and dog.ints.sum() == 3     # values: no name
+    with realm.write():
+        realm.delete(dog)
+    with pytest.raises(cove.InvalidatedError):
+        dog.mates.min("age")
+
+
 def test_set_bad_input(realm: cove.Realm) -> None:
     dog = make_dog(realm, ints=[1])
     ints = dog.ints

@@ -473,8 +473,8 @@ def test_links_packed_in_c_and_objects_of_another_file(tmp_path: pathlib.Path) -
         assert here.create_many("Person", ({"id": 100 + i, "dog": rex} for i in range(50))) == 50
         assert len(rex.owners) == 100 and people[7].dog == rex and people[7].any == rex
         here.delete(gone)
-        with pytest.raises(cove.InvalidArgumentError, match="does not exist"):
-            here.create("Person", {"id": 200, "dog": gone})       # a deleted object: the general path's error
+        with pytest.raises(cove.InvalidatedError, match="was deleted"):
+            here.create("Person", {"id": 200, "dog": gone})       # a deleted object makes no link
         with pytest.raises(cove.InvalidArgumentError, match=r"belongs to another realm \(.*there\.cove\)"):
             here.create("Person", {"id": 201, "dog": stranger})
         for write in (lambda p: here.create("Person", {"id": 202, "any": stranger}),
