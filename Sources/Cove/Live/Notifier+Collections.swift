@@ -231,10 +231,9 @@ extension DynamicCollection {
     }
 }
 
-extension DynamicList {
-    /// Calls `block` with `.initial` at the next delivery, then with the list's changes after
-    /// each commit that changed it or (for a list of objects) its objects: moves are moves.
-    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+extension DynamicCollection {
+    /// Observes a list's or a set's elements (`ElementsRegistration`).
+    func observeElements(keyPaths: [String]?, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         let store = try prepareObservation()
         let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
         try realm.register(registration)
@@ -242,14 +241,20 @@ extension DynamicList {
     }
 }
 
+extension DynamicList {
+    /// Calls `block` with `.initial` at the next delivery, then with the list's changes after
+    /// each commit that changed it or (for a list of objects) its objects: a moved element is
+    /// in `moves`, and in `deletions` and `insertions` as well.
+    public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        try observeElements(keyPaths: keyPaths, block)
+    }
+}
+
 extension DynamicSet {
     /// Calls `block` with `.initial` at the next delivery, then with the set's changes (by
     /// position in the set's order).
     public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
-        let store = try prepareObservation()
-        let registration = ElementsRegistration(collection: self, filter: try elementFilter(keyPaths, store), version: try realm.version, callback: block)
-        try realm.register(registration)
-        return NotificationToken(registration)
+        try observeElements(keyPaths: keyPaths, block)
     }
 }
 

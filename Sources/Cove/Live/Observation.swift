@@ -47,6 +47,35 @@ extension NotificationToken {
     static func inert() -> NotificationToken { NotificationToken(nil) }
 }
 
+/// An observation of realm-swift's shape over Cove's: `register` makes Cove's registration,
+/// whose changes `convert` turns into realm-swift's (told whether they go to a queue, which
+/// wants a frozen copy); a registration that cannot be made is `failure` to the block, once,
+/// and an inert token.
+func observing<Native, Change>(on queue: DispatchQueue?, _ block: @escaping (Change) -> Void,
+                               failure: (Error) -> Change,
+                               register: (@escaping (Native) -> Void) throws -> NotificationToken,
+                               convert: @escaping (Native, _ toQueue: Bool) -> Change) -> NotificationToken {
+    let send = delivering(on: queue, block)
+    do {
+        return try register { send(convert($0, queue != nil)) }
+    } catch {
+        send(failure(error))
+        return .inert()
+    }
+}
+
+/// An observation by Swift key paths: `names` turns them into property names for `observe`;
+/// when it cannot, the block hears `failure` once.
+func observing<Change>(on queue: DispatchQueue?, _ block: @escaping (Change) -> Void, failure: (Error) -> Change,
+                       names: () throws(CoveError) -> [String], observe: ([String]) -> NotificationToken) -> NotificationToken {
+    do {
+        return observe(try names())
+    } catch {
+        delivering(on: queue, block)(failure(error))
+        return .inert()
+    }
+}
+
 extension RealmCollectionChange {
     /// The realm-swift form of a Cove change set, about `collection`.
     init(_ change: CollectionChange, _ collection: CollectionType) {
@@ -96,15 +125,9 @@ extension Results: ThreadConfined {
     /// registration that cannot be made is `.error` before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        do {
-            return try observeChanges(keyPaths: keyPaths) { [self] change in
-                send(RealmCollectionChange(change, queue == nil ? self : ((try? checkedFreeze()) ?? self)))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { try observeChanges(keyPaths: keyPaths, $0) },
+                  convert: { [self] change, toQueue in RealmCollectionChange(change, toQueue ? ((try? checkedFreeze()) ?? self) : self) })
     }
 }
 
@@ -112,12 +135,8 @@ extension Results where Element: Object {
     /// `observe` with Swift key paths (`[\Dog.name, \Dog.owner.name]`).
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        do {
-            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Element.self), on: queue, block)
-        } catch {
-            delivering(on: queue, block)(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+                  observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
 
@@ -142,26 +161,16 @@ extension ObjectObservable where Self: Object {
     /// a frozen one, inside a write) is `.error` before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        do {
-            return try observeChanges(keyPaths: keyPaths) { [self] change in
-                send(change.about(queue == nil ? self : ((try? freeze()) ?? self)))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { try observeChanges(keyPaths: keyPaths, $0) },
+                  convert: { [self] change, toQueue in change.about(toQueue ? ((try? freeze()) ?? self) : self) })
     }
 
     /// `observe` with Swift key paths (`[\Dog.name]`).
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        do {
-            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Self.self), on: queue, block)
-        } catch {
-            delivering(on: queue, block)(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Self.self) },
+                  observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
 
@@ -210,41 +219,35 @@ extension ProjectionObservable {
     /// this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        do {
-            return try projection.observeChanges(keyPaths: keyPaths) { [self] change in
-                send(change.about(queue == nil ? self : freeze()))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { try projection.observeChanges(keyPaths: keyPaths, $0) },
+                  convert: { [self] change, toQueue in change.about(toQueue ? freeze() : self) })
     }
 
     /// `observe` with key paths of the projection (`[\PersonView.name]`).
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        do {
-            let fields = try ProjectionFields.of(type(of: projection))
-            let names = try keyPaths.map { (keyPath) throws(CoveError) -> String in
-                // The projected property is found by what it reads: the key path is read on a
-                // projection of a recording root, whose properties note their names.
-                let recorder = _KeyPathRecorder()
-                guard let recording = Root._coveRecording(recorder),
-                      let probe = type(of: projection).init(projecting: recording) as AnyObject as? Self else {
-                    throw CoveError(.internal, "\(Root.className) cannot record key paths")
-                }
-                _ = probe[keyPath: keyPath]
-                let path = recorder.names.joined(separator: ".")
-                guard let field = fields.first(where: { $0.keyPath == path }) else {
-                    throw CoveError(.invalidArgument, "key path \(keyPath) names no @Projected property of \(Self.self)")
-                }
-                return field.name
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try projectedNames(keyPaths) },
+                  observe: { observe(keyPaths: $0, on: queue, block) })
+    }
+
+    /// The projected property names of key paths of the projection. A projected property is
+    /// found by what it reads: the key path is read on a projection of a recording root, whose
+    /// properties note their names.
+    private func projectedNames(_ keyPaths: [PartialKeyPath<Self>]) throws(CoveError) -> [String] {
+        let fields = try ProjectionFields.of(type(of: projection))
+        return try keyPaths.map { (keyPath) throws(CoveError) -> String in
+            let recorder = _KeyPathRecorder()
+            guard let recording = Root._coveRecording(recorder),
+                  let probe = type(of: projection).init(projecting: recording) as AnyObject as? Self else {
+                throw CoveError(.internal, "\(Root.className) cannot record key paths")
             }
-            return observe(keyPaths: names, on: queue, block)
-        } catch {
-            delivering(on: queue, block)(.error(error))
-            return .inert()
+            _ = probe[keyPath: keyPath]
+            let path = recorder.names.joined(separator: ".")
+            guard let field = fields.first(where: { $0.keyPath == path }) else {
+                throw CoveError(.invalidArgument, "key path \(keyPath) names no @Projected property of \(Self.self)")
+            }
+            return field.name
         }
     }
 
@@ -277,89 +280,90 @@ extension Actor {
 
 // MARK: - Lists and sets of model classes
 
-extension List: ThreadConfined {
+/// What `List` and `MutableSet` share when managed: the dynamic list or set they go through.
+protocol ManagedElements: AnyObject, Collection {
+    associatedtype Managed: DynamicCollection
+    var managed: Managed? { get }
+    init(managed: Managed)
+}
+
+extension ManagedElements {
+    var managedIsInvalidated: Bool { managed.map { $0.owner.isInvalidated || $0.realm.isClosed } ?? false }
+    var managedIsFrozen: Bool { managed?.realm.isFrozen ?? false }
+
+    /// The same collection of `owner` (another version of its object).
+    private func reopened(on owner: DynamicObject) throws(CoveError) -> Self {
+        guard let same = try owner.collection(managed?.property.name ?? "") as? Managed else {
+            throw CoveError(.internal, "\(Self.self): the property is of another kind")
+        }
+        return Self(managed: same)
+    }
+
+    /// A frozen copy of a managed collection (an unmanaged one is itself); stops the program
+    /// on a failure (inside a write).
+    func frozenCopy() -> Self {
+        guard let managed, !managed.realm.isFrozen else { return self }
+        do { return try reopened(on: try managed.owner.freeze()) } catch { managedFailure("\(Self.self).freeze()", error) }
+    }
+
+    /// The live collection a frozen copy was made from; nil when its owner was deleted since.
+    func thawedCopy() -> Self? {
+        guard let managed, managed.realm.isFrozen else { return self }
+        guard let live = managed.realm.liveSource, !live.isClosed,
+              let owner = try? managed.owner.thaw(in: live) else { return nil }
+        return try? reopened(on: owner)
+    }
+
+    /// realm-swift's observation of a list or set.
+    func observeElements(keyPaths: [String]?, on queue: DispatchQueue?,
+                         _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { callback in
+                      guard let managed else { throw CoveError(.invalidArgument, "an unmanaged \(Self.self) cannot be observed") }
+                      return try managed.observeElements(keyPaths: keyPaths, callback)
+                  },
+                  convert: { [self] change, toQueue in RealmCollectionChange(change, toQueue ? frozenCopy() : self) })
+    }
+}
+
+extension List: ThreadConfined, ManagedElements {
     /// Whether the list can no longer be read (its owner was deleted or its realm closed).
-    public var isInvalidated: Bool { managed.map { $0.owner.isInvalidated || $0.realm.isClosed } ?? false }
-
+    public var isInvalidated: Bool { managedIsInvalidated }
     /// Whether the list belongs to a frozen realm.
-    public var isFrozen: Bool { managed?.realm.isFrozen ?? false }
-
+    public var isFrozen: Bool { managedIsFrozen }
     /// A frozen copy of a managed list (an unmanaged list is itself); stops the program on a
     /// failure (inside a write).
-    public func freeze() -> List<Element> {
-        guard let managed, !managed.realm.isFrozen else { return self }
-        do { return List(managed: try managed.freeze()) } catch { managedFailure("List.freeze()", error) }
-    }
-
+    public func freeze() -> List<Element> { frozenCopy() }
     /// The live list this frozen copy was made from; nil when its owner was deleted since.
-    public func thaw() -> List<Element>? {
-        guard let managed, managed.realm.isFrozen else { return self }
-        guard let live = managed.realm.liveSource, !live.isClosed else { return nil }
-        return (try? managed.thaw(in: live)).flatMap { $0.map { List(managed: $0) } }
-    }
+    public func thaw() -> List<Element>? { thawedCopy() }
 
     /// Calls `block` with `.initial(list)` at the realm's next delivery, then with the list's
     /// changes (a move is a deletion and an insertion). A registration that cannot be made (an
     /// unmanaged list, a frozen one, inside a write) is `.error` before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        guard let managed else {
-            send(.error(CoveError(.invalidArgument, "an unmanaged List cannot be observed")))
-            return .inert()
-        }
-        do {
-            return try managed.observeChanges(keyPaths: keyPaths) { [self] change in
-                send(RealmCollectionChange(change, queue == nil ? self : freeze()))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observeElements(keyPaths: keyPaths, on: queue, block)
     }
 }
 
-extension MutableSet: ThreadConfined {
+extension MutableSet: ThreadConfined, ManagedElements {
     /// The realm of a managed set.
     public var realm: Realm? { managed?.realm }
-
     /// Whether the set can no longer be read (its owner was deleted or its realm closed).
-    public var isInvalidated: Bool { managed.map { $0.owner.isInvalidated || $0.realm.isClosed } ?? false }
-
+    public var isInvalidated: Bool { managedIsInvalidated }
     /// Whether the set belongs to a frozen realm.
-    public var isFrozen: Bool { managed?.realm.isFrozen ?? false }
-
+    public var isFrozen: Bool { managedIsFrozen }
     /// A frozen copy of a managed set (an unmanaged set is itself); stops the program on a
     /// failure (inside a write).
-    public func freeze() -> MutableSet<Element> {
-        guard let managed, !managed.realm.isFrozen else { return self }
-        do { return MutableSet(managed: try managed.freeze()) } catch { managedFailure("MutableSet.freeze()", error) }
-    }
-
+    public func freeze() -> MutableSet<Element> { frozenCopy() }
     /// The live set this frozen copy was made from; nil when its owner was deleted since.
-    public func thaw() -> MutableSet<Element>? {
-        guard let managed, managed.realm.isFrozen else { return self }
-        guard let live = managed.realm.liveSource, !live.isClosed else { return nil }
-        return (try? managed.thaw(in: live)).flatMap { $0.map { MutableSet(managed: $0) } }
-    }
+    public func thaw() -> MutableSet<Element>? { thawedCopy() }
 
     /// Calls `block` with `.initial(set)` at the realm's next delivery, then with the set's
     /// changes by position in its order. A registration that cannot be made is `.error`
     /// before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        guard let managed else {
-            send(.error(CoveError(.invalidArgument, "an unmanaged MutableSet cannot be observed")))
-            return .inert()
-        }
-        do {
-            return try managed.observeChanges(keyPaths: keyPaths) { [self] change in
-                send(RealmCollectionChange(change, queue == nil ? self : freeze()))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observeElements(keyPaths: keyPaths, on: queue, block)
     }
 }

@@ -48,28 +48,9 @@ extension SectionedResults: RealmSectionedResult {
     /// cannot be made is `.error` before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<SectionedResults<Element>>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        do {
-            return try observeChanges(keyPaths: keyPaths) { [self] change in
-                send(SectionedResultsChange(change, queue == nil ? self : freeze()))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
-    }
-}
-
-extension SectionedResults where Element: Object {
-    /// `observe` with Swift key paths of the elements (`[\Dog.name]`).
-    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
-                        _ block: @escaping (SectionedResultsChange<SectionedResults<Element>>) -> Void) -> NotificationToken {
-        do {
-            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Element.self), on: queue, block)
-        } catch {
-            delivering(on: queue, block)(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { try observeChanges(keyPaths: keyPaths, $0) },
+                  convert: { [self] change, toQueue in SectionedResultsChange(change, toQueue ? freeze() : self) })
     }
 }
 
@@ -80,15 +61,18 @@ extension ResultsSection: RealmSectionedResult {
     /// A registration that cannot be made is `.error` before this returns.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<ResultsSection<Element>>) -> Void) -> NotificationToken {
-        let send = delivering(on: queue, block)
-        do {
-            return try observeChanges(keyPaths: keyPaths) { [self] change in
-                send(SectionedResultsChange(change, queue == nil ? self : freeze()))
-            }
-        } catch {
-            send(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) },
+                  register: { try observeChanges(keyPaths: keyPaths, $0) },
+                  convert: { [self] change, toQueue in SectionedResultsChange(change, toQueue ? freeze() : self) })
+    }
+}
+
+extension SectionedResults where Element: Object {
+    /// `observe` with Swift key paths of the elements (`[\Dog.name]`).
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (SectionedResultsChange<SectionedResults<Element>>) -> Void) -> NotificationToken {
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+                  observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
 
@@ -96,12 +80,8 @@ extension ResultsSection where Element: Object {
     /// `observe` with Swift key paths of the elements.
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<ResultsSection<Element>>) -> Void) -> NotificationToken {
-        do {
-            return observe(keyPaths: try Object.keyPathNames(keyPaths, of: Element.self), on: queue, block)
-        } catch {
-            delivering(on: queue, block)(.error(error))
-            return .inert()
-        }
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+                  observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
 

@@ -2,14 +2,18 @@
 // sort and distinct give live Results over the collection's elements, and the aggregates
 // read one property of its objects. A collection must be managed (its owner in a realm).
 
-extension List where Element: RealmCollectionValue {
-    /// The list's elements as live Results, in list order. Stops the program for an unmanaged
-    /// list, whose elements no query reads.
+extension ManagedElements where Element: RealmCollectionValue {
+    /// The collection's elements as live Results, in its order. Stops the program for an
+    /// unmanaged collection, whose elements no query reads.
     func results() -> Results<Element> {
-        guard let managed else { preconditionFailure("List: an unmanaged list cannot be queried (add its owner to a realm first)") }
-        return Results(engine: ResultsEngine(realm: managed.realm, source: .list(managed)))
+        guard let managed else { preconditionFailure("\(Self.self): an unmanaged collection cannot be queried (add its owner to a realm first)") }
+        if let list = managed as? DynamicList { return Results(engine: ResultsEngine(realm: list.realm, source: .list(list))) }
+        if let set = managed as? DynamicSet { return Results(engine: ResultsEngine(realm: set.realm, source: .set(set))) }
+        preconditionFailure("\(Self.self) is neither a list nor a set")
     }
+}
 
+extension List where Element: RealmCollectionValue {
     /// The elements that satisfy `query` (RQL), as live Results.
     public func filter(_ query: String, _ arguments: Value...) -> Results<Element> {
         results().filter(deferring: query, arguments.map { QueryArgument.value($0) })
@@ -21,19 +25,10 @@ extension List where Element: RealmCollectionValue {
     }
 
     /// The first element of each distinct value of the key paths, as live Results.
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        results().distinct(by: keyPaths)
-    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { results().distinct(by: keyPaths) }
 }
 
 extension MutableSet where Element: RealmCollectionValue {
-    /// The set's elements as live Results, in the set's order. Stops the program for an
-    /// unmanaged set.
-    func results() -> Results<Element> {
-        guard let managed else { preconditionFailure("MutableSet: an unmanaged set cannot be queried (add its owner to a realm first)") }
-        return Results(engine: ResultsEngine(realm: managed.realm, source: .set(managed)))
-    }
-
     /// The elements that satisfy `query` (RQL), as live Results.
     public func filter(_ query: String, _ arguments: Value...) -> Results<Element> {
         results().filter(deferring: query, arguments.map { QueryArgument.value($0) })
@@ -45,9 +40,7 @@ extension MutableSet where Element: RealmCollectionValue {
     }
 
     /// The first element of each distinct value of the key paths, as live Results.
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        results().distinct(by: keyPaths)
-    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { results().distinct(by: keyPaths) }
 }
 
 extension MutableSet where Element: Object {

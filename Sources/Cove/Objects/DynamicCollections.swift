@@ -356,6 +356,15 @@ extension DynamicObject {
         DynamicMap(owner: self, property: try collectionProperty(name, .map))
     }
 
+    /// The list, set or map property `name`, of the kind its property is.
+    func collection(_ name: String) throws(CoveError) -> DynamicCollection {
+        switch try ObjectStore.property(name, of: objectSchema).collection {
+        case .list: try dynamicList(name)
+        case .set: try dynamicMutableSet(name)
+        default: try dynamicMap(name)
+        }
+    }
+
     /// Creates a new embedded object as the value of link property `name` (deleting the one it
     /// replaces) and returns it. Setting the property to null deletes it.
     /// - Throws: `.notInWrite`, `.notFound`, `.wrongType` (not a link to an embedded class),
