@@ -5,6 +5,7 @@
 // (deletions, then insertions, then the modified rows read again), must give the new contents,
 // and its modifications must name exactly the rows that stayed and whose observed properties
 // (or, for lists and maps, whose slots) were written since the previous delivery.
+import Synchronization
 import XCTest
 @testable import Cove
 
@@ -46,6 +47,84 @@ final class ChangeSetDifferentialTests: CoveTestCase {
     func testEveryChangeSetAppliesAndNamesExactlyTheModifiedRows() throws {
         let seeds: [UInt64] = (1...12).map { $0 &* 0x9E37_79B9 }
         for seed in seeds { try run(seed: seed, rounds: 30) }
+    }
+
+    /// Sorted results whose change sets come from what each commit touched (not from sorting
+    /// again): after every delivery the change applies, and the rows are those a fresh
+    /// evaluation gives, ties in object-key order included.
+    func testIncrementallySortedResultsMatchAFullEvaluation() throws {
+        let schema = try Schema(jsonText: #"{"Item": {"properties": {"name": "string", "score": "int", "other": "int"}}}"#)
+        let names = ["a", "b", "c", "d", "e"]
+        let before = CollectionDiffer.incrementallySorted.load(ordering: .relaxed)
+        for seed in (1...8).map({ UInt64($0) &* 0x5DEE_CE66 }) {
+            let config = Realm.Configuration(path: "\(folder)/s\(seed).cove", durability: .noSync, schema: schema, schemaVersion: 1)
+            let realm = try Realm(configuration: config)
+            let other = try Realm(configuration: config)
+            var rng = SeededRandom(seed: seed)
+            try realm.write {
+                for _ in 0..<40 {
+                    _ = try realm.dynamicCreate("Item", values: [("name", .string(names[rng.below(5)])), ("score", .int(Int64(rng.below(10))))])
+                }
+            }
+            let queries: [(String, (Results<DynamicObject>) -> Results<DynamicObject>)] = [
+                ("sorted by score", { $0.sorted(byKeyPath: "score") }),
+                ("sorted by name, score descending", { $0.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "score", ascending: false)]) }),
+                ("SORT in the query", { $0.filter("score > 2 SORT(name DESC, score ASC)") }),
+                ("filtered, then sorted", { $0.filter("name != 'c'").sorted(byKeyPath: "score", ascending: false) }),
+            ]
+            var observed: [(name: String, results: Results<DynamicObject>, fresh: () throws -> [Int64], old: [Int64], log: Observed)] = []
+            var tokens: [NotificationToken] = []
+            for (name, make) in queries {
+                let results = make(try realm.objects("Item"))
+                let log = Observed(name)
+                tokens.append(try results.observeChanges { log.calls.append($0) })
+                observed.append((name, results, { try make(try realm.objects("Item")).objectKeys() }, [], log))
+            }
+            try realm.deliver()
+            for i in observed.indices {
+                observed[i].old = try observed[i].results.objectKeys()
+                observed[i].log.calls.removeAll()
+            }
+            for round in 0..<40 {
+                let writer = rng.below(2) == 0 ? realm : other
+                try writer.write {
+                    let items = try writer.objects("Item").elements()
+                    for _ in 0..<(1 + rng.below(6)) {
+                        switch rng.below(6) {
+                        case 0: _ = try writer.dynamicCreate("Item", values: [("name", .string(names[rng.below(5)])), ("score", .int(Int64(rng.below(10))))])
+                        case 1 where items.count > 5:
+                            let doomed = items[rng.below(items.count)]
+                            if !doomed.isInvalidated { try writer.delete(doomed) }
+                        case 2, 3:
+                            let o = items[rng.below(items.count)]
+                            if !o.isInvalidated { try o.setValue(.int(Int64(rng.below(10))), forKey: "score") }
+                        case 4:
+                            let o = items[rng.below(items.count)]
+                            if !o.isInvalidated { try o.setValue(.string(names[rng.below(5)]), forKey: "name") }
+                        default:
+                            let o = items[rng.below(items.count)]
+                            if !o.isInvalidated { try o.setValue(.int(Int64(rng.below(3))), forKey: "other") }
+                        }
+                    }
+                }
+                try realm.deliver()
+                for i in observed.indices {
+                    let context = "seed \(seed) round \(round): \(observed[i].name)"
+                    let fresh = try observed[i].fresh()
+                    XCTAssertEqual(try observed[i].results.objectKeys(), fresh, context)
+                    XCTAssertLessThanOrEqual(observed[i].log.calls.count, 1, context)
+                    var changes = CollectionChangeSet()
+                    if case .update(let c)? = observed[i].log.calls.last { changes = c }
+                    XCTAssertEqual(CollectionChangeSet.apply(changes, to: observed[i].old, new: fresh), fresh, "\(context): \(changes)")
+                    XCTAssertTrue(Set(changes.modifications).isDisjoint(with: changes.insertions), context)
+                    observed[i].old = fresh
+                    observed[i].log.calls.removeAll()
+                }
+            }
+            for t in tokens { t.invalidate() }
+        }
+        XCTAssertGreaterThan(CollectionDiffer.incrementallySorted.load(ordering: .relaxed) - before, 100,
+                             "the sorted results took the incremental path")
     }
 
     private func run(seed: UInt64, rounds: Int) throws {

@@ -336,6 +336,11 @@ struct CollectionDiffer {
         let touched = record.touchedClasses
         if !record.schemaChanged && touched.isDisjoint(with: relevant) { return nil }
         if let fast = try incremental(rows, record, touched, store) { return fast }
+        if let fast = try incrementalSorted(rows, record, touched, store) {
+            // The rows are the results' at this version: reads need not sort them again.
+            engine.seed(fast.rows, plan: engine.lastPlan)
+            return fast
+        }
         let new = try engine.elements()
         var modified: (Value) -> Bool = { _ in false }
         var failure: CoveError?

@@ -194,7 +194,7 @@ extension Projection: ThreadConfined {
 
 /// A projection, as realm-swift's `ProjectionObservable`: its root object and the observation
 /// of its projected properties (every `Projection` subclass is one).
-public protocol ProjectionObservable: AnyObject, ThreadConfined {
+public protocol ProjectionObservable: AnyObject, ThreadConfined, SendableMetatype {
     /// The class of the projected object.
     associatedtype Root: Object
     /// The projected object.
@@ -257,8 +257,10 @@ extension ProjectionObservable {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
         let hop: (ObjectChange<Self>) -> Void = { change in
+            // The change (a frozen projection) is handed over whole, as to a queue.
             let handoff = QueueHandoff(change: change, block: { _ in })
-            Task { await actor.run { isolated in block(isolated, handoff.change) } }
+            let run: @Sendable (isolated A) -> Void = { isolated in block(isolated, handoff.change) }
+            Task { await actor.run(run) }
         }
         do {
             return try projection.observeChanges(keyPaths: keyPaths) { [self] change in

@@ -430,7 +430,8 @@ extension Results {
     /// (sections in ascending key order unless `ascending` is false).
     public func sectioned(sortDescriptors: [SortDescriptor], ascending: Bool = true,
                           _ key: @escaping (Element) throws -> Value) throws(CoveError) -> SectionedResults<Element> {
-        let sorted = sortDescriptors.isEmpty ? self : try self.sorted(by: sortDescriptors)
+        let sorted = sortDescriptors.isEmpty ? self : self.sorted(by: sortDescriptors)
+        if let failure = sorted.queryError { throw failure }
         return SectionedResults(results: sorted, ascending: ascending, key: key)
     }
 }

@@ -108,10 +108,10 @@ extension Projection: RealmCollectionValue {
 
 extension Realm {
     /// Every object of the projection's root class, each seen through the projection, as live,
-    /// lazy Results (queries and sorts name the root's properties).
-    public func objects<Root: Object, P: Projection<Root>>(_ type: P.Type) throws(CoveError) -> Results<P> {
-        let objects = try self.objects(Root.self)
-        return Results(engine: objects.engine)
+    /// lazy Results (queries and sorts name the root's properties). As `objects(_:)` of a
+    /// class, it does not throw: a root class the schema lacks is the results' error.
+    public func objects<Root: Object, P: Projection<Root>>(_ type: P.Type) -> Results<P> {
+        Results(engine: objects(Root.self).engine)
     }
 }
 

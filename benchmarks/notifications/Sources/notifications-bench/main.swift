@@ -49,12 +49,12 @@ let adults = try people.filter("age > 50")
 let all = try people.elements()
 var delivered = 0
 var deliveredAt: UInt64 = 0
-let token = try adults.observe { change in
+let token = try adults.observeChanges { change in
     delivered += 1
     deliveredAt = now()
 }
 try realm.deliver()
-let note = "observing \(try adults.count()) of \(objects) objects\n"
+let note = "observing \(try adults.checkedCount()) of \(objects) objects\n"
 _ = note.withCString { write(2, $0, strlen($0)) }
 
 struct Figures {

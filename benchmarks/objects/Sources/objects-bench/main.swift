@@ -195,11 +195,11 @@ func runCove(_ dir: String) throws -> Results {
         let realm = try Realm(configuration: .init(path: path, schema: indexed, schemaVersion: 2))
         defer { realm.close() }
         let people = try realm.objects("Person")
-        r.scan = try best { r.scanCount = try people.filter("age > 50 AND score < 250000").count() }
+        r.scan = try best { r.scanCount = try people.filter("age > 50 AND score < 250000").checkedCount() }
         r.indexed = try best { r.indexedCount = try people.filter("age == 42").objectKeys().count }
         r.top = try best(1) { _ = try people.filter("TRUEPREDICATE SORT(name ASC) LIMIT(1000)").objectKeys() }
         let args = [QueryArgument.list(inIds.map { .int($0) })]
-        r.inList = try best { _ = try people.filter("id IN $0", args).count() }
+        r.inList = try best { _ = try people.filter("id IN $0", arguments: args).checkedCount() }
     }
     // The same load and lookups with ids created in shuffled order.
     do {
