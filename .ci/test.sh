@@ -7,6 +7,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$COVE_ROOT"
 start=$SECONDS
 
+echo "== documentation links"
+python3 .ci/check-links.py
+
 echo "== libcove.so (CMake, Ninja) and its checks and C tests"
 cmake -S . -B build/cmake -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build/cmake

@@ -398,7 +398,7 @@ cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
 
 /**
  * Sets the schema the realm must have, in the JSON notation (an object keyed by class name; see
- * the project's DESIGN.md "Schema notation"), and its version. On open: a new file takes this
+ * docs/schema.md), and its version. On open: a new file takes this
  * schema; a file with the same schema opens as it is; a file whose schema differs only by added
  * classes, properties or indexes is brought up to it when `schema_version` is higher than the
  * file's; any other difference needs a migration callback (cove_config_set_migration()) and
@@ -1092,7 +1092,7 @@ cove_status_t cove_object_create_embedded(cove_object_t* parent, const char* pro
  * of a list or set (cove_list_as_results(), cove_set_as_results()) or the objects linking to an
  * object (cove_object_get_backlinks()), narrowed, ordered and thinned by a chain of
  * cove_results_filter(), cove_results_sort() and cove_results_distinct(). Queries are RQL, as
- * the project's QUERY.md describes: the Realm Query Language with Cove's decisions (unescaped
+ * docs/query-language.md describes: the Realm Query Language with Cove's decisions (unescaped
  * string literals, Unicode [c] and [d], OFFSET beside LIMIT...). Rules shared by every function of
  * this section:
  *

@@ -1,4 +1,4 @@
-// The RQL lexer and parser against QUERY.md: every literal, the keyword rules, precedence, key
+// The RQL lexer and parser against docs/query-language.md: every literal, the keyword rules, precedence, key
 // paths, descriptors, SUBQUERY, arguments, error messages with positions, long chains, and a
 // seeded fuzz that must only ever parse or throw a query error.
 import XCTest

@@ -1,5 +1,5 @@
 // The query language over a small fixed data set, through the Swift API: every operator family,
-// the edge cases QUERY.md lists (null rules, empty collections under ANY/ALL/NONE, BETWEEN
+// the edge cases docs/query-language.md lists (null rules, empty collections under ANY/ALL/NONE, BETWEEN
 // bounds, LIKE wildcards, stable SORT with ties, DISTINCT keeps the first, LIMIT after SORT,
 // case and diacritic folding in Greek and Cyrillic), Results' laziness, liveness, aggregates,
 // index use and errors.

@@ -543,7 +543,7 @@ final class ResultsEngine {
             plan.append("distinct on " + paths.map(\.text).joined(separator: ", "))
             var seen = Set<[Value]>()
             var out: [Value] = []
-            // Rows whose path crosses a null link are dropped, as QUERY.md says.
+            // Rows whose path crosses a null link are dropped, as docs/query-language.md says.
             let prefixes = paths.map { path -> BoundPath? in
                 guard path.steps.count > 1 else { return nil }
                 var prefix = path
@@ -576,7 +576,7 @@ final class ResultsEngine {
         }
         // The keys' values, a column at a time where a key is a plain property of the objects.
         // A row whose path crosses a null link sorts after every value (last ascending, first
-        // descending), as QUERY.md says.
+        // descending), as docs/query-language.md says.
         var columns: [[Value]] = []
         var crossed: [[Bool]] = []
         var evaluator = QueryEvaluator(store: store)

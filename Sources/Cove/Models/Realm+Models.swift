@@ -9,7 +9,7 @@ extension Realm {
         /// Update the existing object with every property of the added one.
         case all
         /// The same as `.all`: every property is written (writing an equal value still counts as a
-        /// change, as DESIGN.md's notification rules say).
+        /// change, as docs/notifications.md says).
         case modified
     }
 

@@ -1,4 +1,4 @@
-// The query language's syntax tree, as the parser produces it from RQL text (see QUERY.md):
+// The query language's syntax tree, as the parser produces it from RQL text (see docs/query-language.md):
 // predicates, the expressions they compare, key paths with their postfixes, and the
 // SORT/DISTINCT/LIMIT/OFFSET descriptors. Names are not resolved here; QueryCompiler binds them
 // to a class of the schema.

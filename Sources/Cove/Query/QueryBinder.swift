@@ -1,5 +1,5 @@
 // QueryBinder: a parsed query bound to a class of the schema. Names become properties, literals
-// and arguments become values, and everything QUERY.md calls a semantic error (an unknown
+// and arguments become values, and everything docs/query-language.md calls a semantic error (an unknown
 // property, a string compared with a number, ordering on bools, a quantifier without a
 // collection, two constants compared, ...) is reported here, as `.invalidArgument`, before any
 // object is read.

@@ -1,7 +1,7 @@
 // QueryEvaluator: runs a bound predicate on one object (or one element of a collection of
 // values). Key paths become lists of values (a to-many step multiplies them, a null link gives
 // null), comparisons are existential over those lists unless a quantifier says otherwise, and
-// the value rules of QUERY.md (numbers by value across types, strings by UTF-8 bytes, null
+// the value rules of docs/query-language.md (numbers by value across types, strings by UTF-8 bytes, null
 // rules, [c]/[d] folding) live in `test`. AND/OR chains are loops, not recursion.
 import FoundationEssentials
 #if canImport(Glibc)
@@ -325,7 +325,7 @@ struct QueryEvaluator {
         }
     }
 
-    /// `l op r` by QUERY.md's rules.
+    /// `l op r` by the rules of docs/query-language.md.
     static func test(_ l: Value, _ op: QueryOperator, _ r: Value, _ options: QueryStringOptions) -> Bool {
         if l.isNull || r.isNull {
             switch op {

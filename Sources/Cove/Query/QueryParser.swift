@@ -4,7 +4,7 @@
 // SUBQUERY recurse (by descent), and the tree's depth is capped at `QueryParser.maxNesting`.
 // Names are not resolved here: QueryCompiler binds the tree to a class of the schema.
 
-/// Parses RQL (QUERY.md) into its syntax tree.
+/// Parses RQL (docs/query-language.md) into its syntax tree.
 public enum QueryParser {
     /// The deepest nesting accepted: levels of the predicate tree (an AND inside an OR, a NOT,
     /// a SUBQUERY) plus arithmetic parentheses. Redundant parentheses and chains of one kind

@@ -1,4 +1,4 @@
-// The type attribute of a mixed value, `.@type` in the query language (QUERY.md 1.4): each value
+// The type attribute of a mixed value, `.@type` in the query language (docs/query-language.md): each value
 // type is one bit, and a name a query compares `@type` with stands for one or several of them
 // ('numeric' is int, float, double and decimal). Names are read without regard to case, with
 // realm-core's aliases.

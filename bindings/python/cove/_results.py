@@ -51,7 +51,7 @@ class Results(typing.Sequence[_T]):
 
     ``realm.objects(cls)`` gives every object of a class; ``filter(query, *args)``,
     ``sorted(key_path, ascending=True)`` and ``distinct(*key_paths)`` give new results (the query
-    language is RQL, as QUERY.md describes it). Nothing is read until it is needed, and every
+    language is RQL, as docs/query-language.md describes it). Nothing is read until it is needed, and every
     read sees the realm's current version, a write in progress included; frozen results
     (``freeze()``, or results of a frozen realm) keep their version and may be read from any
     thread.

@@ -1,4 +1,4 @@
-"""Queries and results through Python: every operator family of QUERY.md over a small data set
+"""Queries and results through Python: every operator family of docs/query-language.md over a small data set
 (comparisons, BETWEEN, IN with list literals and Python lists, string operators with [c] and [d]
 on Greek and Cyrillic text, ANY/ALL/NONE, aggregates, SUBQUERY, backlinks, SORT/DISTINCT/LIMIT/
 OFFSET in the text and chained), results as sequences (indexing, slicing, iteration), their
