@@ -70,12 +70,6 @@ extension CollectionDiffer {
         guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey, touched == [classKey],
               let table = record.tables[classKey],
               let plan = try engine.incrementalSortPlan(cls, store, localPredicate) else { return nil }
-        var oldKeys: [Int64] = []
-        oldKeys.reserveCapacity(rows.count)
-        for row in rows {
-            guard case .link(let l) = row else { return nil }
-            oldKeys.append(l.objectKey)
-        }
         // The objects whose place may change: inserted ones, and those written in a property
         // the sort or the filter reads; every other written object stays where it is.
         var candidates = Set<Int64>()
@@ -83,36 +77,51 @@ extension CollectionDiffer {
         for (k, written) in table.modified where !written.isDisjoint(with: plan.reads) { candidates.insert(k) }
         var deleted = Set<Int64>()
         for r in table.deleted { for k in r { deleted.insert(k) } }
-        // Old positions of the rows that leave (deleted, or candidates that may move), and of
-        // the written rows that stay put, found in one pass over the old keys.
+        if candidates.isEmpty && deleted.isEmpty {
+            // Nothing moves: the rows stand, and only the written ones may be modified.
+            return (try modifiedInPlace(rows, table, classKey, cls, record, store, touched), rows)
+        }
+        // One pass over the old rows: the rows that stay, in their order; the old positions of
+        // those that leave (deleted, or candidates that may move); and of the written rows
+        // that stay put.
         let watched = KeyFilter(Array(candidates) + Array(deleted) + Array(table.modified.keys))
+        var stayed: [Int64] = []
+        stayed.reserveCapacity(rows.count)
         var leavingAt: [Int] = []
+        var leavingKeys: [Int64] = []
         var written: [(old: Int, key: Int64)] = []
         var oldPosition: [Int64: Int] = [:]
-        for (i, k) in oldKeys.enumerated() where watched.mayContain(k) {
-            if deleted.contains(k) || candidates.contains(k) {
-                leavingAt.append(i)
-                oldPosition[k] = i
-            } else if table.modified[k] != nil {
-                written.append((i, k))
+        for (i, row) in rows.enumerated() {
+            guard case .link(let l) = row else { return nil }
+            let k = l.objectKey
+            if watched.mayContain(k) {
+                if deleted.contains(k) || candidates.contains(k) {
+                    leavingAt.append(i)
+                    leavingKeys.append(k)
+                    oldPosition[k] = i
+                    continue
+                }
+                if table.modified[k] != nil { written.append((i, k)) }
             }
+            stayed.append(k)
         }
-        // The rows that stay, in their order.
-        var stayed: [Int64] = []
-        stayed.reserveCapacity(oldKeys.count - leavingAt.count)
-        var from = 0
-        for i in leavingAt {
-            stayed.append(contentsOf: oldKeys[from..<i])
-            from = i + 1
-        }
-        stayed.append(contentsOf: oldKeys[from...])
-        // The candidates that match now, with their sort values, in sort order.
+        // The candidates that match now, with their sort values, in sort order. A sort key is
+        // a plain property: its value is read straight from the object's row.
         var evaluator = QueryEvaluator(store: store)
-        func sortValues(_ key: Int64) throws(CoveError) -> [Value] {
-            let row = Value.link(ObjectLink(classKey: classKey, objectKey: key))
-            var values: [Value] = []
-            for (path, _) in plan.keys { values.append(try evaluator.pathValues(path, row).first ?? .null) }
-            return values
+        let sortProperties = plan.keys.compactMap { key -> Property? in
+            if case .property(_, let p) = key.0.steps[0] { return p } else { return nil }
+        }
+        func sortValue(_ k: Int, of key: Int64) throws(CoveError) -> Value {
+            try store.get(cls, key, sortProperties[k])
+        }
+        /// Whether the row `key` sorts before the arriving row `a`, reading its sort values
+        /// one key at a time (the next only on a tie).
+        func sortsBefore(_ key: Int64, _ a: (values: [Value], key: Int64)) throws(CoveError) -> Bool {
+            for (k, sortKey) in plan.keys.enumerated() {
+                let c = QueryEvaluator.sortOrder(try sortValue(k, of: key), a.values[k])
+                if c != 0 { return sortKey.ascending ? c < 0 : c > 0 }
+            }
+            return key < a.key
         }
         func before(_ a: (values: [Value], key: Int64), _ b: (values: [Value], key: Int64)) -> Bool {
             for (k, key) in plan.keys.enumerated() {
@@ -126,7 +135,9 @@ extension CollectionDiffer {
             guard try store.exists(cls, k) else { continue }
             let row = Value.link(ObjectLink(classKey: classKey, objectKey: k))
             if let predicate = plan.predicate, !(try evaluator.matches(predicate, row)) { continue }
-            arriving.append((try sortValues(k), k))
+            var values: [Value] = []
+            for i in plan.keys.indices { values.append(try sortValue(i, of: k)) }
+            arriving.append((values, k))
         }
         arriving.sort(by: before)
         // Each arriving row goes before the first stayed row that sorts after it (binary search;
@@ -138,7 +149,7 @@ extension CollectionDiffer {
             var hi = stayed.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if before((try sortValues(stayed[mid]), stayed[mid]), a) { lo = mid + 1 } else { hi = mid }
+                if try sortsBefore(stayed[mid], a) { lo = mid + 1 } else { hi = mid }
             }
             points.append(lo)
         }
@@ -185,7 +196,7 @@ extension CollectionDiffer {
                 stillHere.append((m.new, m.old, m.key))
             }
         }
-        for i in leavingAt where !returned.contains(oldKeys[i]) { changes.deletions.append(i) }
+        for (i, k) in zip(leavingAt, leavingKeys) where !returned.contains(k) { changes.deletions.append(i) }
         for (a, _) in zip(arriving, points) where !returned.contains(a.key) {
             guard let new = newPosition[a.key] else { continue }
             changes.insertions.append(new)
@@ -210,6 +221,23 @@ extension CollectionDiffer {
         changes.modificationsOld = modified.map(\.old)
         Self.incrementallySorted.add(1, ordering: .relaxed)
         return (changes, newKeys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) })
+    }
+}
+
+extension CollectionDiffer {
+    /// The change set of rows that all stay where they are: the written ones the filter sees
+    /// as modified, found in one pass over the rows.
+    private func modifiedInPlace(_ rows: [Value], _ table: ChangeRecord.TableChanges, _ classKey: UInt32, _ cls: ObjectSchema,
+                                 _ record: ChangeRecord, _ store: ObjectStore, _ touched: Set<UInt32>) throws(CoveError) -> CollectionChangeSet {
+        var changes = CollectionChangeSet()
+        let watched = KeyFilter(Array(table.modified.keys))
+        for (i, row) in rows.enumerated() {
+            guard case .link(let l) = row, watched.mayContain(l.objectKey), table.modified[l.objectKey] != nil,
+                  try filter.isModified(cls, l.objectKey, record, store, touched) else { continue }
+            changes.modifications.append(i)
+            changes.modificationsOld.append(i)
+        }
+        return changes
     }
 }
 

@@ -6,8 +6,9 @@
 // once, computing the change set on its own thread), and by another thread's realm (the
 // observing thread waits on the notification descriptor, which becomes readable once the
 // realm's notification thread has computed the change set, then refreshes); beside it, the
-// naive way: re-running the query and diffing the keys. Environment: BENCH_OBJECTS (100000),
-// BENCH_ROUNDS (50).
+// naive way: re-running the query and diffing the keys. Then sorted results over every object,
+// observed one at a time, after commits that write 100 objects (the sort key untouched, or
+// written), beside sorting again. Environment: BENCH_OBJECTS (100000), BENCH_ROUNDS (50).
 import Cove
 import Dispatch
 import Glibc
@@ -231,4 +232,44 @@ row("100 objects moved out, 100 in", moving, naiveMoving)
 row("100 objects changed inside, committed by another thread", insideAcross, nil)
 row("100 moved out, 100 in, committed by another thread", movingAcross, nil)
 token.invalidate()
+
+// Sorted live results over every object: each observed alone, 100 objects written per commit
+// (the sort key untouched, or written), commit to callback; beside it, sorting again.
+@MainActor func sortedRow(_ label: String, _ results: Results<DynamicObject>, _ edit: ([DynamicObject]) throws -> Void) throws {
+    var f = Figures(), again = Figures()
+    let sortedToken = try results.observeChanges { _ in
+        delivered += 1
+        deliveredAt = now()
+    }
+    try realm.deliver()
+    for _ in 0..<rounds {
+        let (l, c) = try measure { try edit(all) }
+        f.latency.append(l); f.cpu.append(c); f.commit.append(lastCommit); f.worker.append(lastWorker)
+        let c0 = cpu()
+        let start = now()
+        _ = try realm.objects("Person").sorted(by: sortKeys(label)).objectKeys()
+        again.latency.append(Double(now() - start) / 1e6); again.cpu.append(Double(cpu() - c0) / 1e6)
+    }
+    sortedToken.invalidate()
+    row(label, f, again)
+}
+func sortKeys(_ label: String) -> [SortDescriptor] {
+    label.contains("by score") ? [SortDescriptor(keyPath: "score")] : label.contains("by age") ? [SortDescriptor(keyPath: "age")] : [SortDescriptor(keyPath: "name")]
+}
+print("")
+print("| Sorted results over all \(objects) objects (\(rounds) runs, medians) | Cove: commit → callback | of which commitWrite | Cove: delivery CPU | Cove: notification thread CPU | Sort again: time | Sort again: CPU |")
+print("|---|--:|--:|--:|--:|--:|--:|")
+let byName = people.sorted(byKeyPath: "name")
+try sortedRow("sorted by name, 100 scores written", byName) { all in
+    for _ in 0..<100 { try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score") }
+}
+try sortedRow("sorted by score, 100 scores written", people.sorted(byKeyPath: "score")) { all in
+    for _ in 0..<100 { try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score") }
+}
+try sortedRow("sorted by age, 100 ages written", people.sorted(byKeyPath: "age")) { all in
+    for _ in 0..<100 { try all[random(all.count)].setValue(.int(Int64(random(100))), forKey: "age") }
+}
+try sortedRow("sorted by name, 1 score written", byName) { all in
+    try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score")
+}
 realm.close()
