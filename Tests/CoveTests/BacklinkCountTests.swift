@@ -113,7 +113,7 @@ final class BacklinkCountTests: CoveTestCase {
 
     func testBacklinkResultsAreLiveAndFreeze() throws {
         let results = try rex.linkingObjectsResults("owners")
-        let frozen = try results.freeze()
+        let frozen = results.freeze()
         try realm.write { try bob.dynamicList("dogs").append(.link(rex.link)) }
         XCTAssertEqual(try results.checkedCount(), 4)
         XCTAssertEqual(try frozen.checkedCount(), 3)
@@ -165,8 +165,8 @@ final class BacklinkCountTests: CoveTestCase {
         let keeper = CountedKeeper()
         keeper.name = "ann"
         try typed.write {
-            try typed.add(keeper)
-            try typed.add(pet)
+            typed.add(keeper)
+            typed.add(pet)
             keeper.pets.append(pet)
             keeper.pets.append(pet)
         }

@@ -156,12 +156,12 @@ final class ChangeSetDifferentialTests: CoveTestCase {
         // Results and their observers, each with how it reads its rows.
         let all = try realm.objects("Item")
         let results: [(Observed, Results<DynamicObject>, [String]?)] = [
-            (Observed("filtered"), try all.filter("score > 1"), nil),
-            (Observed("sorted"), try all.filter("score >= 1").sorted(byKeyPath: "score"), nil),
-            (Observed("sorted by two, key paths [name]"), try all.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "score", ascending: false)]), ["name"]),
-            (Observed("distinct"), try all.distinct(by: ["name"]), nil),
-            (Observed("limited"), try all.filter("score < 4 SORT(score DESC) LIMIT(3)"), nil),
-            (Observed("key paths [tag.label]"), try all.filter("pool == 1"), ["tag.label"]),
+            (Observed("filtered"), all.filter("score > 1"), nil),
+            (Observed("sorted"), all.filter("score >= 1").sorted(byKeyPath: "score"), nil),
+            (Observed("sorted by two, key paths [name]"), all.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "score", ascending: false)]), ["name"]),
+            (Observed("distinct"), all.distinct(by: ["name"]), nil),
+            (Observed("limited"), all.filter("score < 4 SORT(score DESC) LIMIT(3)"), nil),
+            (Observed("key paths [tag.label]"), all.filter("pool == 1"), ["tag.label"]),
             (Observed("key paths []"), all, []),
         ]
         var tokens: [NotificationToken] = []
@@ -172,7 +172,7 @@ final class ChangeSetDifferentialTests: CoveTestCase {
         tokens.append(try items.observeChanges { listObserved.calls.append($0) })
         let wordsObserved = Observed("list of values")
         tokens.append(try words.observeChanges { wordsObserved.calls.append($0) })
-        let sortedList = try items.asResults().sorted(byKeyPath: "score")
+        let sortedList = items.asResults().sorted(byKeyPath: "score")
         let sortedListObserved = Observed("sorted view of the list")
         tokens.append(try sortedList.observeChanges { sortedListObserved.calls.append($0) })
         let setObserved = Observed("set of objects")

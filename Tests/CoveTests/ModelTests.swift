@@ -73,7 +73,7 @@ final class ModelTests: CoveTestCase {
             ann.nums.append(contentsOf: [3, 1, 2])
             rex.owner = ann
             XCTAssertNil(rex.realm)
-            try realm.write { try realm.add(rex) }
+            try realm.write { realm.add(rex) }
             XCTAssertTrue(rex.realm === realm)
             XCTAssertTrue(ann.realm === realm)     // added with the dog that links to it
             XCTAssertEqual(rex.toys.count, 1)
@@ -91,7 +91,7 @@ final class ModelTests: CoveTestCase {
                 fido.id = 2
                 fido.name = "Fido"
                 fido.friends.append(rex)
-                try realm.add(fido)
+                realm.add(fido)
             }
             XCTAssertEqual(rex.fans.map(\.name), ["Fido"])
             XCTAssertEqual(ann.dogs.map(\.id), [1])
@@ -111,7 +111,7 @@ final class ModelTests: CoveTestCase {
         XCTAssertEqual(rex.owner?.name, "Ann")
         XCTAssertEqual(rex.owner?.nums.map { $0 }, [3, 1, 2])
         XCTAssertEqual(rex.collar?.brand, "Leather")
-        XCTAssertEqual(try realm.objects(ModelDog.self).map(\.id), [1, 2])
+        XCTAssertEqual(realm.objects(ModelDog.self).map(\.id), [1, 2])
         XCTAssertNil(try realm.object(ofType: ModelDog.self, forPrimaryKey: 99))
 
         // Upsert by primary key, and the duplicate refused without it.
@@ -121,11 +121,11 @@ final class ModelTests: CoveTestCase {
         XCTAssertThrowsError(try realm.write { try realm.checkedAdd(again) }) { error in
             XCTAssertEqual((error as? CoveError)?.code, .duplicateKey)
         }
-        try realm.write { try realm.add(again, update: .all) }
+        try realm.write { realm.add(again, update: .all) }
         XCTAssertEqual(rex.name, "Rex III")
         XCTAssertEqual(rex.toys.count, 0)         // every property written, the empty list too
 
-        try realm.write { try realm.delete(rex) }
+        try realm.write { realm.delete(rex) }
         XCTAssertTrue(rex.isInvalidated)
         XCTAssertEqual(try realm.objectCount("ModelToy"), 0)
         XCTAssertTrue(try realm.verify().contains("index entries match"))

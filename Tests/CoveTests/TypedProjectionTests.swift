@@ -43,7 +43,7 @@ final class TypedProjectionTests: CoveTestCase {
                 p.firstName = first
                 p.lastName = last
                 p.age = 30 + id
-                try realm.add(p)
+                realm.add(p)
                 out.append(p)
             }
             out[0].friends.append(out[1])
@@ -80,7 +80,7 @@ final class TypedProjectionTests: CoveTestCase {
         XCTAssertEqual(view.bestFriendName, "Rob")
         XCTAssertTrue(view.description.contains("name = Anna"), view.description)
 
-        let all = try realm.objects(PersonView.self).filter("age > 31").sorted(byKeyPath: "firstName")
+        let all = realm.objects(PersonView.self).filter("age > 31").sorted(byKeyPath: "firstName")
         XCTAssertEqual(try all.elements().map(\.name), ["Cid", "Rob"])
 
         // Model objects are equal when they are faces of one stored object, as set elements need.
@@ -142,7 +142,7 @@ final class TypedProjectionTests: CoveTestCase {
         assertThrows(.invalidArgument, containing: "'nope'") { _ = try view.observeChanges(keyPaths: ["nope"]) { _ in } }
 
         changes.removeAll()
-        try realm.write { try realm.delete(ann) }
+        try realm.write { realm.delete(ann) }
         try realm.refresh()
         XCTAssertEqual(changes.count, 1)
         guard case .deleted? = changes.first else { return XCTFail("deletion not reported") }
@@ -151,7 +151,7 @@ final class TypedProjectionTests: CoveTestCase {
     func testFreezeAndThaw() throws {
         let realm = try open()
         let (ann, _, _) = try people(realm)
-        let frozen = try PersonView(projecting: ann).freeze()
+        let frozen = PersonView(projecting: ann).freeze()
         XCTAssertTrue(frozen.isFrozen)
         try realm.write { ann.firstName = "Anna" }
         XCTAssertEqual(frozen.name, "Ann")
