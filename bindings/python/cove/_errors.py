@@ -1,7 +1,42 @@
-"""Cove's exception classes, one per family of status codes of the C API."""
+"""Cove's exception classes, one per family of status codes of the C API, each also the
+built-in exception a Python program catches for that kind of failure (an unknown attribute is
+an AttributeError, a bad argument a ValueError, a file that cannot be opened an OSError), and
+the statuses by name."""
 from __future__ import annotations
 
-from typing import Dict, Type
+import enum
+import errno as _errno
+import os
+from typing import Dict, Optional, Type
+
+
+class Status(enum.IntEnum):
+    """The C API's status codes (``cove_status_t``), by name: ``Error.status`` is one."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    WRONG_TYPE = 2
+    NOT_FOUND = 3
+    OUT_OF_RANGE = 4
+    NOT_IN_WRITE = 5
+    ALREADY_IN_WRITE = 6
+    IN_WRITE = 7
+    INVALIDATED = 8
+    FROZEN = 9
+    READ_ONLY = 10
+    CLOSED = 11
+    SCHEMA = 12
+    MIGRATION_REQUIRED = 13
+    DUPLICATE_KEY = 14
+    QUERY_SYNTAX = 15
+    IO = 16
+    NO_SPACE = 17
+    CORRUPT = 18
+    LOCKED = 19
+    TOO_MANY_VERSIONS = 20
+    CALLBACK = 21
+    FORMAT = 22
+    INTERNAL = 23
 
 
 class Error(Exception):
@@ -12,17 +47,31 @@ class Error(Exception):
         self.code = code
         self.message = message
 
+    @property
+    def status(self) -> Status:
+        """The status code by name."""
+        try:
+            return Status(self.code)
+        except ValueError:
+            return Status.INTERNAL
 
-class InvalidArgumentError(Error):
-    """A bad argument: an unknown name, a wrong kind of handle, invalid text."""
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A bad argument: an unknown name, a wrong kind of handle, invalid text. Also a
+    ValueError."""
 
 
 class WrongTypeError(Error, TypeError):
     """A value of the wrong type for a property or an operation."""
 
 
-class NotFoundError(Error):
-    """A named class, property or object does not exist."""
+class NotFoundError(Error, LookupError, AttributeError):
+    """A named class, property or object does not exist. Also a LookupError, and an
+    AttributeError, so that ``hasattr(obj, "x")`` and ``getattr(obj, "x", None)`` answer for a
+    property the class does not have."""
 
 
 class OutOfRangeError(Error, IndexError):
@@ -61,12 +110,52 @@ class DuplicateKeyError(Error):
     """A primary key that already exists."""
 
 
-class QuerySyntaxError(Error):
+class QueryError(Error):
+    """A query that cannot run: its text does not parse (QuerySyntaxError), or it names a
+    property the class lacks, compares values of types that do not compare, or misuses an
+    operator (InvalidQueryError)."""
+
+
+class QuerySyntaxError(QueryError):
     """Query text that does not parse."""
 
 
+class InvalidQueryError(QueryError, InvalidArgumentError):
+    """A query that parses but does not mean anything for its class: an unknown property, a
+    type mismatch, a misused operator. Also an InvalidArgumentError."""
+
+
 class StorageError(Error):
-    """The file: I/O failure, no space, damaged or not a Cove file, locked, or from a newer Cove."""
+    """The file: I/O failure, no space, damaged or not a Cove file, locked, or from a newer Cove.
+    Each has a class of its own below."""
+
+
+class StorageIOError(StorageError, OSError):
+    """The file could not be opened, read or written. Also an OSError, with ``errno``,
+    ``strerror`` and ``filename`` when the system said why."""
+
+    def __init__(self, code: int, message: str) -> None:
+        Error.__init__(self, code, message)
+        number = _errno_in(message)
+        self.errno = number
+        self.strerror = os.strerror(number) if number is not None else None
+        self.filename = _quoted_path(message)
+
+
+class NoSpaceError(StorageIOError):
+    """The disk (or the quota) is full."""
+
+
+class CorruptError(StorageError):
+    """The file is damaged, or not a Cove file."""
+
+
+class LockedError(StorageError):
+    """The write lock was not free within the timeout."""
+
+
+class FormatError(StorageError):
+    """The file was written by a newer Cove."""
 
 
 class TooManyVersionsError(Error):
@@ -98,17 +187,50 @@ _BY_CODE: Dict[int, Type[Error]] = {
     13: MigrationRequiredError,
     14: DuplicateKeyError,
     15: QuerySyntaxError,
-    16: StorageError,      # COVE_ERR_IO
-    17: StorageError,      # COVE_ERR_NO_SPACE
-    18: StorageError,      # COVE_ERR_CORRUPT
-    19: StorageError,      # COVE_ERR_LOCKED
+    16: StorageIOError,
+    17: NoSpaceError,
+    18: CorruptError,
+    19: LockedError,
     20: TooManyVersionsError,
     21: CallbackError,
-    22: StorageError,      # COVE_ERR_FORMAT
+    22: FormatError,
     23: InternalError,
 }
 
+# The system's texts of errno values ("No such file or directory"), to find the errno a
+# message of the library names.
+_ERRNO_BY_TEXT: Dict[str, int] = {os.strerror(n): n for n in sorted(_errno.errorcode, reverse=True)}
 
-def error_for(code: int, message: str) -> Error:
-    """The exception for a status code and its message."""
+
+def _errno_in(message: str) -> Optional[int]:
+    """The errno whose text ends `message` (the library writes "what: text")."""
+    for text, number in _ERRNO_BY_TEXT.items():
+        if message.endswith(": " + text):
+            return number
+    return None
+
+
+def _quoted_path(message: str) -> Optional[str]:
+    """The path a message names in quotes ("cannot open '/a/b.cove': ..."), if any."""
+    start = message.find("'")
+    end = message.find("'", start + 1)
+    return message[start + 1:end] if 0 <= start < end else None
+
+
+def _without_function(message: str) -> str:
+    """The message without the C function's name in front of it ("cove_set_insert: ..."):
+    a Python program never called that name."""
+    if message.startswith("cove_"):
+        head, sep, rest = message.partition(": ")
+        if sep and " " not in head:
+            return rest
+    return message
+
+
+def error_for(code: int, message: str, *, query: bool = False) -> Error:
+    """The exception for a status code and its message; with `query`, the call made or ran a
+    query, and a bad argument is the query's error (InvalidQueryError)."""
+    message = _without_function(message)
+    if query and code in (1, 2, 3):
+        return InvalidQueryError(code, message)
     return _BY_CODE.get(code, InternalError)(code, message)

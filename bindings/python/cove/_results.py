@@ -8,7 +8,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
-from ._lib import check, ffi, lib, owned
+from ._lib import check, check_query, ffi, lib, owned
 from ._query import bind_arguments
 from ._speedups import MISS, object_by_key, results_object
 from ._values import position, read_value, write_value
@@ -255,8 +255,9 @@ class Results(typing.Sequence[_T]):
         bytes, datetime, Decimal, UUID, ObjectId and objects; a list, tuple or set becomes a list
         literal (``filter("age IN $0", [1, 2])``). A query that does not parse raises
         QuerySyntaxError (the message gives the position); one that names an unknown property,
-        compares types that do not compare or misuses an argument, InvalidArgumentError; a Python
-        value Cove has no type for, WrongTypeError.
+        compares types that do not compare or misuses an argument, InvalidQueryError (also an
+        InvalidArgumentError); both are QueryErrors. A Python value Cove has no type for raises
+        WrongTypeError.
         """
         _text(query, "the query")
         text, values, labels = bind_arguments(query, args)
@@ -264,9 +265,9 @@ class Results(typing.Sequence[_T]):
         c_args, keep = _arguments(values, labels, self._realm)
         out = ffi.new("cove_results_t**")
         if self._root and self._class_name is not None:
-            check(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out))
+            check_query(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out))
         else:
-            check(lib.cove_results_filter(self._h(), c_text, c_args, len(values), out))
+            check_query(lib.cove_results_filter(self._h(), c_text, c_args, len(values), out))
         del keep
         return self._derive(out[0], f"where {query!r}")
 
@@ -293,7 +294,7 @@ class Results(typing.Sequence[_T]):
         # Sorting again makes the new key the primary one: the last key goes first.
         for path, up in reversed(keys):
             out = ffi.new("cove_results_t**")
-            check(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out))
+            check_query(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out))
             result = result._derive(out[0], f"sorted by {path}{'' if up else ' descending'}")
         return result
 
@@ -313,7 +314,7 @@ class Results(typing.Sequence[_T]):
             paths = ["self"]
         out = ffi.new("cove_results_t**")
         if len(paths) == 1:
-            check(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out))
+            check_query(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out))
         else:
             # One DISTINCT of several paths; the paths go in as $K arguments, so that a name the
             # query language reads as a keyword still works.
@@ -321,7 +322,7 @@ class Results(typing.Sequence[_T]):
             for path in paths:
                 _text(path, "the key path")
             c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths], self._realm)
-            check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
+            check_query(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
             del keep
         return self._derive(out[0], f"distinct on {', '.join(paths)}")
 

@@ -191,12 +191,14 @@ def test_answers_for_a_closed_realm(frozen: bool) -> None:
     live.close()
 
 
-def test_closed_error_names_the_call() -> None:
+def test_closed_error_says_what_and_names_no_c_function() -> None:
     h, _ = _closed(False)
-    with pytest.raises(cove.ClosedError, match="cove_list_size: the realm is closed"):
+    with pytest.raises(cove.ClosedError, match="^the realm is closed") as caught:
         len(h.dogs)
-    with pytest.raises(cove.ClosedError, match="cove_object_get"):
+    assert "cove_" not in str(caught.value) and caught.value.status is cove.Status.CLOSED
+    with pytest.raises(cove.ClosedError) as caught:
         h.ann.age
+    assert "cove_" not in str(caught.value)
     assert isinstance(cove.ClosedError(11, "x"), cove.Error)
 
 
