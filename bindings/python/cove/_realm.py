@@ -558,12 +558,37 @@ class Realm:
         self._class_info(class_name)
         return Results._of_class(self, class_name)
 
-    def delete(self, obj: Object) -> None:
+    def delete(self, obj: Union[Object, Iterable[Object]]) -> None:
         """Deletes an object inside a write: links to it become None, lists and sets drop it,
-        maps keep their keys with None, and its embedded objects are deleted with it."""
-        if not isinstance(obj, Object):
-            raise InvalidArgumentError(1, f"delete() takes a cove.Object, got {type(obj).__name__}")
-        check(lib.cove_object_delete(obj._handle))
+        maps keep their keys with None, and its embedded objects are deleted with it. Given
+        results, a list, a set or any iterable of objects, deletes each of them, as Realm's
+        ``delete`` does (the objects are taken first, so a live collection changing meanwhile
+        does not skip any; one already deleted with an earlier one is passed over)."""
+        if isinstance(obj, Object):
+            check(lib.cove_object_delete(obj._handle))
+            return
+        from ._results import Results
+
+        if isinstance(obj, Results):
+            obj.delete_all()
+            return
+        try:
+            objects = list(obj)
+        except TypeError:
+            raise InvalidArgumentError(1, f"delete() takes a cove.Object or an iterable of them, got {type(obj).__name__}") from None
+        for item in objects:
+            if not isinstance(item, Object):
+                raise InvalidArgumentError(1, f"delete() takes cove.Objects, got {type(item).__name__} among them")
+        for item in objects:
+            if item.is_valid:
+                check(lib.cove_object_delete(item._handle))
+
+    def delete_all(self) -> None:
+        """Deletes every object of every class inside a write, as Realm's ``deleteAll``: the
+        file keeps its schema. (Embedded objects go with their parents.)"""
+        for name, cls in self.schema.items():
+            if not cls.get("embedded", False):
+                self.objects(name).delete_all()
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else ("frozen" if self._frozen else "live")

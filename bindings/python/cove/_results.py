@@ -46,6 +46,10 @@ def _owned_text(pointer: Any) -> str:
         lib.cove_free(pointer)
 
 
+# `count()` without a value: every match.
+_EVERY: Any = object()
+
+
 class Results(typing.Sequence[_T]):
     """The matches of a query: a live, lazy ``Sequence``.
 
@@ -151,6 +155,24 @@ class Results(typing.Sequence[_T]):
         return self._class_name
 
     # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def first(self) -> Optional[_T]:
+        """The first match, or None when there is none (Realm's ``first``)."""
+        return self[0] if len(self) else None
+
+    @property
+    def last(self) -> Optional[_T]:
+        """The last match, or None when there is none (Realm's ``last``)."""
+        size = len(self)
+        return self[size - 1] if size else None
+
+    def count(self, value: Any = _EVERY) -> int:
+        """The number of matches, as Realm's ``count`` (``len(results)`` is the same); with a
+        value, how many times it is among them, as ``Sequence.count``."""
+        if value is _EVERY:
+            return len(self)
+        return super().count(value)
 
     def __len__(self) -> int:
         out = ffi.new("size_t*")

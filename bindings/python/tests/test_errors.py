@@ -117,3 +117,37 @@ def test_statuses_have_names() -> None:
     assert cove.Status(16) is cove.Status.IO and cove.Status.OK == 0
     assert cove.InvalidArgumentError(1, "x").status is cove.Status.INVALID_ARGUMENT
     assert str(cove.ClosedError(11, "the realm is closed")) == "the realm is closed"
+
+
+def test_realm_habits_delete_first_last_count(tmp_path: pathlib.Path) -> None:
+    """Realm's habits: delete(results), delete(a list or any iterable), delete_all(),
+    results.first and .last, results.count()."""
+    schema = {"Dog": {"properties": {"name": "string", "age": "int"}},
+              "Person": {"properties": {"name": "string", "dogs": "Dog[]"}}}
+    with cove.open(tmp_path / "h.cove", schema=schema, durability="no_sync") as realm:
+        with realm.write():
+            for i in range(6):
+                realm.create("Dog", {"name": f"d{i}", "age": i})
+            ann = realm.create("Person", {"name": "Ann"})
+            ann.dogs.extend(realm.objects("Dog").filter("age >= 4"))
+        dogs = realm.objects("Dog").sorted("age")
+        assert dogs.first.name == "d0" and dogs.last.name == "d5"
+        assert dogs.count() == len(dogs) == 6
+        assert dogs.filter("age > 99").first is None and dogs.filter("age > 99").last is None
+        with realm.write():
+            realm.delete(dogs.filter("age < 2"))                 # results
+        assert [d.name for d in dogs] == ["d2", "d3", "d4", "d5"]
+        with realm.write():
+            realm.delete(ann.dogs)                               # a live list: taken first
+        assert [d.name for d in dogs] == ["d2", "d3"] and len(ann.dogs) == 0
+        with realm.write():
+            realm.delete([dogs[0], dogs[0]])                     # the same object twice
+        assert [d.name for d in dogs] == ["d3"]
+        with pytest.raises(cove.InvalidArgumentError):
+            with realm.write():
+                realm.delete([ann, "not an object"])
+        assert ann.is_valid, "nothing was deleted when one item was not an object"
+        with realm.write():
+            realm.delete_all()
+        assert len(realm.objects("Dog")) == 0 and len(realm.objects("Person")) == 0
+        assert "Dog" in realm.schema
