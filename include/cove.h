@@ -313,6 +313,18 @@ cove_status_t cove_config_set_write_timeout_ms(cove_config_t* config, int64_t ti
 cove_status_t cove_open(const cove_config_t* config, cove_realm_t** out);
 
 /**
+ * The schema version of the file at `path`, read without a schema and without changing the
+ * file (as Realm's `schemaVersion(at:)`): a program can decide which schema to open it with.
+ * @param path NUL-terminated UTF-8 path of an existing Cove file.
+ * @param out_version receives the version; 0 for a file that holds no schema yet.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or invalid UTF-8); #COVE_ERR_NOT_FOUND (no
+ *   file at `path`); #COVE_ERR_CORRUPT (not a Cove file); #COVE_ERR_FORMAT (from a newer Cove);
+ *   #COVE_ERR_IO.
+ * Threads: any thread; it opens and closes the file for the call.
+ */
+cove_status_t cove_schema_version_at(const char* path, uint64_t* out_version);
+
+/**
  * Closes a realm: cancels a write in progress, unpins its version and closes the file. Later
  * calls on it (and on handles made from it) give #COVE_ERR_CLOSED. Closing twice is fine.
  * The handle itself stays valid until cove_release().

@@ -15,6 +15,15 @@ public func cove_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<Opaq
 }
 
 @c @implementation
+public func cove_schema_version_at(_ path: UnsafePointer<CChar>?, _ outVersion: UnsafeMutablePointer<UInt64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outVersion, "out_version", in: "cove_schema_version_at")
+        let file = try string(path, "path", in: "cove_schema_version_at")
+        out.pointee = try call { () throws(CoveError) in try Realm.schemaVersion(at: file) }
+    }
+}
+
+@c @implementation
 public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close", closedAllowed: true)

@@ -27,6 +27,7 @@ struct Info: ParsableCommand {
     func run() throws {
         try withReadOnlyRealm(file) { realm in
             print("file: \(file)")
+            print("schema version: \(try Realm.schemaVersion(at: file))")
             print("version: \(try realm.version)")
             print("active versions: \(try realm.activeVersionCount())")
         }

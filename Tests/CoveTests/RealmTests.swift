@@ -30,6 +30,26 @@ final class RealmTests: CoveTestCase {
         XCTAssertEqual(try again.version, start + 1)
     }
 
+    /// The schema version of a file, read without a schema and without changing the file.
+    func testSchemaVersionAtAPath() throws {
+        let path = "\(folder)/v.cove"
+        assertThrows(.notFound, containing: "no file") { _ = try Realm.schemaVersion(at: path) }
+        XCTAssertEqual(access(path, F_OK), -1, "nothing was created")
+        try Realm(configuration: .init(path: path, durability: .noSync)).close()
+        XCTAssertEqual(try Realm.schemaVersion(at: path), 0, "no schema yet")
+        let schema = try Schema(jsonText: #"{"A": {"properties": {"x": "int"}}}"#)
+        try Realm(configuration: .init(path: path, durability: .noSync, schema: schema, schemaVersion: 7)).close()
+        let before = FileHelper.read(path)
+        XCTAssertEqual(try Realm.schemaVersion(at: path), 7)
+        XCTAssertEqual(FileHelper.read(path), before, "the file is unchanged")
+        // While a realm has it open, too.
+        let open = try Realm(configuration: .init(path: path, durability: .noSync, schema: schema, schemaVersion: 7))
+        XCTAssertEqual(try Realm.schemaVersion(at: path), 7)
+        open.close()
+        XCTAssertTrue(FileHelper.write("\(folder)/junk.cove", String(repeating: "junk", count: 4096)))
+        assertThrows(.corrupt, containing: "not a Cove file") { _ = try Realm.schemaVersion(at: "\(folder)/junk.cove") }
+    }
+
     func testNotACoveFileIsCorrupt() throws {
         let path = "\(folder)/notes.txt"
         let text = String(repeating: "plain text, not a database\n", count: 400)

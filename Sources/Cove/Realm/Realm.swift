@@ -2,6 +2,9 @@
 // moves forward on refresh or when it begins a write; a frozen realm stays on its version forever.
 import CoveStorage
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An open Cove database, confined to one thread at a time (frozen realms excepted).
 ///
@@ -457,6 +460,17 @@ public final class Realm {
     private func currentPages() throws(CoveError) -> TransactionPages {
         if let w = writeTransaction { return TransactionPages(.write(w)) }
         return TransactionPages(.read(try pinnedSnapshot()))
+    }
+
+    /// The schema version of the file at `path`, read without a schema and without changing
+    /// the file (Realm's `schemaVersion(at:)`); 0 for a file that holds no schema yet.
+    /// - Throws: `.notFound` when there is no file at `path`, and what opening it read-only
+    ///   throws (`.corrupt`, `.format`, `.io`).
+    public static func schemaVersion(at path: String) throws(CoveError) -> UInt64 {
+        guard access(path, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(path)'") }
+        let realm = try Realm(configuration: Configuration(path: path, readOnly: true))
+        defer { realm.close() }
+        return try realm.currentSchemaRecord()?.version ?? 0
     }
 
     private func currentSchemaRecord() throws(CoveError) -> SchemaRecord? {

@@ -379,6 +379,22 @@ static void test_file_of_an_older_format(void) {
     CHECK(!page_holds_meta_slot("new.cove", 1));
 }
 
+/* The schema version of a file, read without a schema and without changing the file. */
+static void test_schema_version_at(void) {
+    cove_realm_t* realm = NULL;
+    uint64_t version = 99;
+    CHECK_FAILS(cove_schema_version_at("missing.cove", &version), COVE_ERR_NOT_FOUND, "no file");
+    CHECK(version == 99);
+    CHECK_FAILS(cove_schema_version_at(NULL, &version), COVE_ERR_INVALID_ARGUMENT, "path");
+    CHECK_FAILS(cove_schema_version_at("missing.cove", NULL), COVE_ERR_INVALID_ARGUMENT, "out_version");
+    realm = open_schema("versioned.cove", "{\"A\": {\"properties\": {\"x\": \"int\"}}}", 5);
+    CHECK_OK(cove_schema_version_at("versioned.cove", &version));
+    CHECK(version == 5);
+    cove_release(realm);
+    CHECK_OK(cove_schema_version_at("versioned.cove", &version));
+    CHECK(version == 5);
+}
+
 int main(void) {
     test_limited_address_space();
     test_writer_killed_in_another_process();
@@ -389,5 +405,6 @@ int main(void) {
     test_versions_freeze_and_read_only();
     test_in_memory();
     test_file_of_an_older_format();
+    test_schema_version_at();
     return check_summary("test_realm");
 }

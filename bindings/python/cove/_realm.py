@@ -595,6 +595,17 @@ class Realm:
         return f"<cove.Realm {self._path or ':memory:'} {state}>"
 
 
+def schema_version(path: Union[str, "os.PathLike[str]"]) -> int:
+    """The schema version of the file at ``path``, read without a schema and without changing
+    the file (Realm's ``schemaVersion(at:)``); 0 for a file that holds no schema yet. Raises
+    NotFoundError when there is no file there, CorruptError or FormatError for a file Cove
+    cannot read."""
+    fspath = os.fspath(path)
+    out = ffi.new("uint64_t*")
+    check(lib.cove_schema_version_at(fspath.encode(), out))
+    return int(out[0])
+
+
 def open(
     path: Union[str, "os.PathLike[str]", None],
     *,

@@ -151,3 +151,14 @@ def test_realm_habits_delete_first_last_count(tmp_path: pathlib.Path) -> None:
             realm.delete_all()
         assert len(realm.objects("Dog")) == 0 and len(realm.objects("Person")) == 0
         assert "Dog" in realm.schema
+
+
+def test_schema_version_without_opening(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "v.cove"
+    with pytest.raises(cove.NotFoundError):
+        cove.schema_version(path)
+    assert not path.exists()
+    cove.open(path, schema=SCHEMA, schema_version=4).close()
+    before = path.read_bytes()
+    assert cove.schema_version(path) == 4 and cove.schema_version(str(path)) == 4
+    assert path.read_bytes() == before
