@@ -37,10 +37,25 @@ final class WriterLock: @unchecked Sendable {
     /// This handle's byte among the handle bytes (claimed at its first write), and its token.
     private var handleSlot = -1
     private var token: UInt32 = 0
+    /// The lock file's identity (device, inode), for `acquiring`; nil in memory.
+    private let fileID: FileID?
+
+    /// A lock file, whatever path opened it.
+    struct FileID: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The thread that took each file's write lock through one of this process's handles, while
+    /// it holds it: a second handle of the same file asking on that thread would wait for itself
+    /// forever, so it is refused at once.
+    private static let acquiring = Mutex<[FileID: UInt]>([:])
 
     init(lockFile: LockFile) {
         self.lockFile = lockFile
         fd = lockFile.fd
+        var st = stat()
+        fileID = fd >= 0 && fstat(fd, &st) == 0 ? FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)) : nil
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
         cond = .allocate(capacity: 1)
@@ -85,12 +100,18 @@ final class WriterLock: @unchecked Sendable {
         holder = pthread_self()
         pthread_mutex_unlock(mutex)
         if fd >= 0 {
+            let me = UInt(pthread_self())
+            if let fileID, Self.acquiring.withLock({ $0[fileID] }) == me {
+                releaseInProcess()
+                throw .locked("this thread already holds the write lock of '\(lockFile.path)' through another realm of this file: a second write on the same thread would wait for itself")
+            }
             do throws(StorageError) {
-                try acquireAcrossProcesses(timeoutMs: timeoutMs, deadline: deadline)
+                try acquireAcrossProcesses(timeoutMs: timeoutMs, deadline: deadline, pid: pid)
             } catch {
                 releaseInProcess()
                 throw error
             }
+            if let fileID { Self.acquiring.withLock { $0[fileID] = me } }
         }
         lockFile.writerPidField.pointee.store(pid, ordering: .relaxed)
     }
@@ -98,6 +119,7 @@ final class WriterLock: @unchecked Sendable {
     /// Releases the lock (the caller holds it).
     func release() {
         lockFile.writerPidField.pointee.store(0, ordering: .relaxed)
+        if let fileID { _ = Self.acquiring.withLock { $0.removeValue(forKey: fileID) } }
         if fd >= 0 {
             let old = lockFile.writerWord.pointee.exchange(0, ordering: .releasing)
             if old & WriterWord.waiting != 0 { cove_futex_wake_all(lockFile.writerWordAddress) }
@@ -112,7 +134,7 @@ final class WriterLock: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    private func acquireAcrossProcesses(timeoutMs: Int64, deadline: UInt64) throws(StorageError) {
+    private func acquireAcrossProcesses(timeoutMs: Int64, deadline: UInt64, pid: UInt64) throws(StorageError) {
         if handleSlot < 0 { try claimHandleSlot() }
         let word = lockFile.writerWord
         if word.pointee.compareExchange(expected: 0, desired: token, ordering: .acquiring).exchanged { return }
@@ -133,7 +155,7 @@ final class WriterLock: @unchecked Sendable {
             let now = monotonicNow()
             if timeoutMs >= 0 && now >= deadline {
                 let other = lockFile.writerPidField.pointee.load(ordering: .relaxed)
-                let who = other != 0 ? " (held by pid \(other))" : ""
+                let who = other == pid ? " (held by another realm of this process)" : other != 0 ? " (held by pid \(other))" : ""
                 throw .locked("the write lock of '\(lockFile.path)' was not free within \(timeoutMs) ms\(who)")
             }
             if seen & WriterWord.waiting == 0 {

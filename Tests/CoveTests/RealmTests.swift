@@ -1,5 +1,6 @@
 // The first slice through the Swift API: creating and reopening files, the error cases of
 // opening, transactions, refresh across handles, freezing, read-only and in-memory realms.
+import Foundation
 import XCTest
 import Cove
 #if canImport(Glibc)
@@ -28,6 +29,33 @@ final class RealmTests: CoveTestCase {
         }
         let again = try Realm(configuration: c)
         XCTAssertEqual(try again.version, start + 1)
+    }
+
+    /// A second realm of a file asking for the write lock on the thread that holds it through
+    /// the first is refused at once (it would wait for itself); one of another thread that does
+    /// not get it in time says the holder is another realm of this process, not a pid.
+    func testASecondRealmOfTheSameFileOnTheWritingThread() throws {
+        let path = "\(folder)/w.cove"
+        let first = try Realm(configuration: .init(path: path, durability: .noSync))
+        let second = try Realm(configuration: .init(path: path, durability: .noSync))
+        try first.beginWrite()
+        assertThrows(.locked, containing: "this thread already holds the write lock") { try second.beginWrite() }
+        XCTAssertFalse(second.isInWriteTransaction)
+        // Another thread's realm waits, and says who holds the lock when it gives up.
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var message = ""
+        Thread.detachNewThread {
+            defer { done.signal() }
+            guard let other = try? Realm(configuration: .init(path: path, durability: .noSync, writeTimeoutMilliseconds: 50)) else { return }
+            do { try other.beginWrite() } catch { message = (error as? CoveError)?.message ?? "\(error)" }
+            other.close()
+        }
+        done.wait()
+        XCTAssertTrue(message.contains("held by another realm of this process"), message)
+        try first.commitWrite()
+        try second.write {}
+        first.close()
+        second.close()
     }
 
     /// The schema version of a file, read without a schema and without changing the file.

@@ -395,6 +395,21 @@ static void test_schema_version_at(void) {
     CHECK(version == 5);
 }
 
+/* A second realm of a file asking for the write lock on the thread that holds it through the
+ * first fails at once instead of waiting for itself. */
+static void test_second_realm_on_the_writing_thread(void) {
+    const char* schema = "{\"A\": {\"properties\": {\"x\": \"int\"}}}";
+    cove_realm_t* first = open_schema("twice.cove", schema, 1);
+    cove_realm_t* second = open_schema("twice.cove", schema, 1);
+    CHECK_OK(cove_begin_write(first));
+    CHECK_FAILS(cove_begin_write(second), COVE_ERR_LOCKED, "this thread already holds the write lock");
+    CHECK_OK(cove_commit(first));
+    CHECK_OK(cove_begin_write(second));
+    CHECK_OK(cove_commit(second));
+    cove_release(second);
+    cove_release(first);
+}
+
 int main(void) {
     test_limited_address_space();
     test_writer_killed_in_another_process();
@@ -406,5 +421,6 @@ int main(void) {
     test_in_memory();
     test_file_of_an_older_format();
     test_schema_version_at();
+    test_second_realm_on_the_writing_thread();
     return check_summary("test_realm");
 }

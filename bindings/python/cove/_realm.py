@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 import weakref
 from contextlib import contextmanager
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
@@ -210,16 +211,24 @@ class Realm:
         """Blocks (without holding the GIL) until a version newer than the realm's exists or
         ``timeout`` seconds pass (None: forever, 0: only check); returns whether one exists. It
         neither advances nor delivers: call ``refresh()`` next. Raises TransactionError inside a
-        write."""
+        write. Ctrl-C interrupts it at once (KeyboardInterrupt): it waits in slices of at most
+        50 ms, between which Python runs its signal handlers."""
         if timeout is None or timeout == math.inf:
-            timeout_ms = -1
+            deadline = math.inf
         else:
             if not timeout >= 0:
                 raise InvalidArgumentError(1, f"timeout {timeout} is not a number of seconds >= 0")
-            timeout_ms = min(int(math.ceil(timeout * 1000)), 10 ** 12)   # longer waits forever
+            deadline = time.monotonic() + min(timeout, 1e9)   # longer waits forever
         out = ffi.new("bool*")
-        check(lib.cove_wait_for_change(self._h(), timeout_ms, out))
-        return bool(out[0])
+        handle = self._h()
+        while True:
+            left = deadline - time.monotonic()
+            slice_ms = 0 if left <= 0 else int(math.ceil(min(left, 0.05) * 1000))
+            check(lib.cove_wait_for_change(handle, slice_ms, out))
+            if out[0] or left <= 0:
+                return bool(out[0])
+            # Between slices: a pending signal's handler runs here (Ctrl-C raises).
+            time.sleep(0)
 
     def _fd_watch(self) -> "_notifications._FdWatch":
         """The notification descriptor's watch on the running asyncio loop."""

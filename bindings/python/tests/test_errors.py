@@ -162,3 +162,36 @@ def test_schema_version_without_opening(tmp_path: pathlib.Path) -> None:
     before = path.read_bytes()
     assert cove.schema_version(path) == 4 and cove.schema_version(str(path)) == 4
     assert path.read_bytes() == before
+
+
+def test_a_second_realm_on_the_writing_thread_fails_at_once(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "w.cove"
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as first, \
+            cove.open(path, durability="no_sync") as second:
+        with first.write():
+            with pytest.raises(cove.LockedError, match="this thread already holds the write lock"):
+                second.begin_write()
+        with second.write():
+            second.create("Person", {"name": "Bob", "age": 1})
+
+
+def test_ctrl_c_interrupts_wait_for_change(tmp_path: pathlib.Path) -> None:
+    import os
+    import signal
+    import time
+
+    # Python's own Ctrl-C handler, whatever the test runner inherited (a background job starts
+    # with SIGINT ignored).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with cove.open(tmp_path / "c.cove", schema=SCHEMA, durability="no_sync") as realm:
+            timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+            timer.start()
+            start = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                realm.wait_for_change(30)      # long, but for Ctrl-C
+            assert time.monotonic() - start < 5
+            timer.join()
+            assert realm.wait_for_change(0.01) is False
+    finally:
+        signal.signal(signal.SIGINT, previous)
