@@ -58,6 +58,64 @@ public struct ClusterBatch {
         }
     }
 
+    /// The position in the batch of object `key`, or nil when the batch does not hold it.
+    /// Keys ascend, so the object created last (the one a create-then-set edits) is found by
+    /// one comparison, and a key outside the batch's range by two.
+    /// - Complexity: O(1) for the last object or a key out of range, O(log r) for r objects.
+    @inlinable
+    public func position(of key: UInt64) -> Int? {
+        let keys = rows.keys
+        guard let last = keys.last, key <= last, key >= keys[0] else { return nil }
+        if key == last { return keys.count &- 1 }
+        var low = 0, high = keys.count &- 1
+        while low < high {
+            let mid = (low &+ high) / 2
+            if keys[mid] < key { low = mid &+ 1 } else { high = mid }
+        }
+        return keys[low] == key ? low : nil
+    }
+
+    /// The value in column `column` of the object at `position`.
+    /// - Precondition: `position` from `position(of:)`, `column` below `specs.count`.
+    @inlinable
+    public func cell(at position: Int, column: Int) -> CellValue {
+        // A batch holds its values whole: overflow references are made only when the batch
+        // is written to the tree.
+        guard case .value(let value) = rows.columns[column][position] else {
+            preconditionFailure("a pending object's cell is an overflow reference")
+        }
+        return value
+    }
+
+    /// Replaces the value in column `column` of the object at `position`, checked as `append`
+    /// checks a value; the object is marked wide (its largest values go to overflow pages when
+    /// the batch is written) when its byte values grow past a quarter of a page, and unmarked
+    /// when they shrink under it.
+    /// - Throws: `.invalidArgument` for a column out of range, a value of the wrong kind or null
+    ///   in a non-nullable column (naming the column); the batch is unchanged then.
+    /// - Complexity: O(c) for c columns when a byte value changes, O(1) otherwise.
+    public mutating func set(at position: Int, column: Int, _ value: CellValue) throws(StorageError) {
+        guard column >= 0, column < specs.count else {
+            throw .invalidArgument("column \(column) of a table of \(specs.count) columns")
+        }
+        precondition(position >= 0 && position < rows.count, "no pending object at \(position)")
+        try ClusterLayout.validate(value, specs[column], column: column)
+        rows.columns[column][position] = .value(value)
+        guard specs[column].kind.isBytes else { return }
+        var heapBytes = 0
+        for j in 0..<specs.count { heapBytes &+= rows.columns[j][position].heapBytes }
+        let isWide = fixedBits &+ 8 &* heapBytes > rowLimitBits
+        // `wide` ascends: it is filled in key order, and kept so here.
+        var at = 0, end = wide.count
+        while at < end {
+            let mid = (at &+ end) / 2
+            if wide[mid] < position { at = mid &+ 1 } else { end = mid }
+        }
+        let marked = at < wide.count && wide[at] == position
+        if isWide && !marked { wide.insert(position, at: at) }
+        if !isWide && marked { wide.remove(at: at) }
+    }
+
     /// Empties the batch, keeping its storage for the next objects.
     public mutating func removeAll() {
         rows.keys.removeAll(keepingCapacity: true)

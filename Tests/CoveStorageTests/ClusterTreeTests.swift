@@ -786,6 +786,58 @@ final class ClusterTreeTests: XCTestCase {
         store.damage(victim, atByte: 100)
         XCTAssertThrowsError(try table.verify())
     }
+
+    /// Objects edited in a batch before it is written (`ClusterBatch.position`, `cell`, `set`):
+    /// the batch holds and writes what a batch of the final rows holds and writes, large values
+    /// growing and shrinking past a quarter of a page included, and a refused value changes
+    /// nothing.
+    func testBatchEditsMatchBatchesOfTheFinalRows() throws {
+        var rng = SeededRandom(seed: 9_091)
+        let store = MemoryPageStore()
+        var edited = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var whole = ClusterTree(store: store, root: .empty, columns: Self.schema)
+        var model = Model()
+        var next: UInt64 = 1
+        for round in 0..<20 {
+            var batch = ClusterBatch(specs: Self.schema)
+            var rows: [(key: UInt64, values: [CellValue])] = []
+            for _ in 0..<(1 + rng.below(300)) {
+                let row = Self.randomRow(Self.schema, &rng)
+                try batch.append(next, row)
+                rows.append((next, row))
+                next += UInt64(1 + rng.below(3))
+            }
+            XCTAssertNil(batch.position(of: 0))
+            XCTAssertNil(batch.position(of: next))
+            if rows.count > 1, rows[1].key > rows[0].key + 1 { XCTAssertNil(batch.position(of: rows[0].key + 1)) }
+            for _ in 0..<(rng.below(600)) {
+                // The last object most often, as a create-then-set edits it.
+                let i = rng.below(3) == 0 ? rows.count - 1 : rng.below(rows.count)
+                let j = rng.below(Self.schema.count)
+                XCTAssertEqual(batch.position(of: rows[i].key), i, "round \(round)")
+                var value = Self.randomValue(Self.schema[j], &rng)
+                if Self.schema[j].kind.isBytes && rng.below(4) == 0 { value = .bytes(rng.bytes(rng.below(3000))) }
+                try batch.set(at: i, column: j, value)
+                rows[i].values[j] = value
+                XCTAssertEqual(batch.cell(at: i, column: j), value, "round \(round)")
+            }
+            // A value of the wrong kind: refused, naming the column, the batch unchanged.
+            let d = Self.schema.firstIndex { $0.kind == .double }!
+            XCTAssertThrowsError(try batch.set(at: 0, column: d, .bool(true))) { XCTAssertTrue("\($0)".contains("column \(d)"), "\($0)") }
+            XCTAssertThrowsError(try batch.set(at: 0, column: Self.schema.count, .null))
+            XCTAssertEqual(batch.cell(at: 0, column: d), rows[0].values[d])
+            var fresh = ClusterBatch(specs: Self.schema)
+            for (key, values) in rows { try fresh.append(key, values) }
+            XCTAssertEqual(batch.wide, fresh.wide, "objects over a quarter of a page (round \(round))")
+            try edited.append(&batch)
+            try whole.append(&fresh)
+            for (key, values) in rows { model.rows[key] = values }
+            try edited.verify()
+            if round % 5 == 4 { store.commit() }
+        }
+        try assertMatches(edited, model, "edited batches")
+        try assertMatches(whole, model, "whole batches")
+    }
 }
 
 /// Rough speed, printed rather than asserted (run with `-c release` to get meaningful numbers).

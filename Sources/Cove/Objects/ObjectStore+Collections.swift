@@ -24,7 +24,7 @@ extension ObjectStore {
 
     /// The collection tree of `p` (a list, set or map) of one object.
     func collectionTree(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> BTree<TransactionPages> {
-        let t = try table(cls)
+        let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
         guard case .root(let root) = try storedCell(t, objectKey, column: c) else {
             throw CoveError(.corrupt, "property '\(p.name)' of class '\(cls.className)' does not hold a collection root")
@@ -40,10 +40,8 @@ extension ObjectStore {
         let before = tree.root
         let result = try body(&tree)
         if tree.root != before {
-            let t = try table(cls)
-            let c = try column(p, in: t)
-            do { try t.tree.set(UInt64(objectKey), column: c, .root(tree.root)) } catch { throw CoveError(error) }
-            t.dirty = true
+            let t = try table(cls, holding: objectKey)
+            try storeCell(t, objectKey, column: try column(p, in: t), .root(tree.root))
         }
         return result
     }

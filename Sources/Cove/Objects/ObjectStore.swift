@@ -65,9 +65,11 @@ final class ObjectStore {
         var columnOfProperty: [Int64: Int] { shape.columnOfProperty }
         var dirty = false
         /// Objects created but not yet written to `tree`: their keys follow every key in it, so
-        /// they go in with one `append` (one encode per cluster page, not per object). Every
-        /// read or edit reaches the table through `ObjectStore.table(_:)`, which writes them
-        /// first.
+        /// they go in with one `append` (one encode per cluster page, not per object). A read or
+        /// a set of one of them works on its row here (`ObjectStore.table(_:holding:)`), so an
+        /// object filled property by property after its create costs no more than one created
+        /// with its values; every other read or edit reaches the table through
+        /// `ObjectStore.table(_:)`, which writes them first.
         var pending: ClusterBatch
         static let pendingLimit = 2048
         /// What a create needs of the columns (see `TableShape`).
@@ -245,6 +247,15 @@ final class ObjectStore {
         return t
     }
 
+    /// The table of an object about to be read or set: its pending objects are left pending
+    /// when they include the object (whose row is then read and set in the batch), written
+    /// first otherwise, as `table(_:)` does.
+    func table(_ cls: ObjectSchema, holding objectKey: Int64) throws(CoveError) -> Table {
+        let t = try tableForAppend(cls)
+        if objectKey < 0 || t.pending.position(of: UInt64(objectKey)) == nil { try t.writePending() }
+        return t
+    }
+
     /// The table, its pending objects left pending (a create only needs its next key).
     func table(forCreate cls: ObjectSchema) throws(CoveError) -> Table {
         try tableForAppend(cls)
@@ -356,7 +367,9 @@ final class ObjectStore {
 
     func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
         guard objectKey >= 0 else { return false }
-        return try locate(try table(cls), objectKey) != nil
+        let t = try table(cls, holding: objectKey)
+        if t.pending.position(of: UInt64(objectKey)) != nil { return true }
+        return try locate(t, objectKey) != nil
     }
 
     /// Where an object's row is: the table's last location when it is the object's (the table
@@ -396,7 +409,7 @@ final class ObjectStore {
     }
 
     func get(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property) throws(CoveError) -> Value {
-        let t = try table(cls)
+        let t = try table(cls, holding: objectKey)
         if property.isBacklinks {
             throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is backlinks, not a single value")
         }
@@ -415,7 +428,7 @@ final class ObjectStore {
     /// The value of the property named `name` (`DynamicObject`'s reads): found by position in
     /// the table's class, its column by that position, without hashing its key.
     func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
-        let t = try table(cls)
+        let t = try table(cls, holding: objectKey)
         let i = try t.position(ofProperty: name)
         let p = t.cls.properties[i]
         let c = t.columnOfPropertyAt[i]
@@ -748,7 +761,7 @@ final class ObjectStore {
     func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
         try requireWrite()
         try Self.requireSingleValue(property, of: cls)
-        let t = try table(cls)
+        let t = try table(cls, holding: objectKey)
         let c = try column(property, in: t)
         let old = try storedCell(t, objectKey, column: c)
         var cellValue = value
@@ -782,14 +795,30 @@ final class ObjectStore {
             try updateMixedBacklink(cls, property, source: objectKey, old: oldValue, new: value)
         }
         if property.isIndexed && !property.isPrimaryKey {
-            let oldValue = try get(cls, objectKey, property)
+            let oldValue = try self.value(old, of: property)
             try updateIndex(cls, property, oldValue, objectKey, remove: true)
             let newValue = try PropertyCodec.value(cell, for: property, targetClassKey: 0)
             try updateIndex(cls, property, newValue, objectKey, remove: false)
         }
-        do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
-        t.dirty = true
+        try storeCell(t, objectKey, column: c, cell)
         recordModify(t, objectKey, property)
+    }
+
+    /// Stores `cell` in column `c` of an object and marks its table changed: in the object's
+    /// pending row when it is still pending, else in the table's clusters. Where the object is
+    /// is asked here, not kept from the set's start: the checks between (a link target's
+    /// existence, an embedded child's create) may have written the pending objects.
+    func storeCell(_ t: Table, _ objectKey: Int64, column c: Int, _ cell: CellValue) throws(CoveError) {
+        do {
+            if objectKey >= 0, let i = t.pending.position(of: UInt64(objectKey)) {
+                try t.pending.set(at: i, column: c, cell)
+            } else {
+                try t.tree.set(UInt64(objectKey), column: c, cell)
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        t.dirty = true
     }
 
     /// Notes in the change record that `property` of an object was written.
@@ -889,7 +918,7 @@ final class ObjectStore {
     /// one it replaces. Returns the new object's key.
     @discardableResult
     func replaceEmbeddedChild(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, with newChild: ObjectSchema?) throws(CoveError) -> Int64? {
-        let t = try table(cls)
+        let t = try table(cls, holding: objectKey)
         let c = try column(p, in: t)
         let old = try storedCell(t, objectKey, column: c)
         var cell = CellValue.null
@@ -900,8 +929,7 @@ final class ObjectStore {
             cell = .link(UInt64(bitPattern: key))
         }
         try updateBacklink(cls, p, source: objectKey, old: old, new: cell)
-        do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
-        t.dirty = true
+        try storeCell(t, objectKey, column: c, cell)
         recordModify(t, objectKey, p)
         if case .link(let oldChild) = old, let target = p.type.objectClassName {
             try delete(try objectSchema(target), Int64(bitPattern: oldChild))
@@ -938,9 +966,11 @@ final class ObjectStore {
     }
 
     /// The stored value of one column of an object; `.invalidated` when the object is gone.
-    /// Reading several columns of one object in a row descends the table once.
+    /// Reading several columns of one object in a row descends the table once; an object still
+    /// pending is read from its row in the batch.
     func storedCell(_ t: Table, _ objectKey: Int64, column: Int) throws(CoveError) -> CellValue {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
+        if let i = t.pending.position(of: UInt64(objectKey)) { return t.pending.cell(at: i, column: column) }
         guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
         do { return try t.clusters.pointee.get(found, column: column) } catch { throw CoveError(error) }
     }

@@ -7,6 +7,8 @@
 //   the same two on a second file whose objects were created in shuffled id order (ids not
 //   handed out by a counter: Cove's int primary-key index then holds one entry per object),
 //   then 100,000 of them deleted by primary key in random order in one write
+//   200,000 objects each created with its primary key, then its three other properties set
+//   one by one, in one write (SQLite: the same prepared INSERT of the whole row)
 //   10,000 single-object durable commits (SQLite: WAL, synchronous=FULL), the two engines in
 //   turns on fresh files (CommitProbe.swift)
 //   the file size after the bulk load
@@ -20,10 +22,11 @@
 //
 // `objects-bench commits` takes the durable-commit row apart instead (CommitProbe.swift);
 // `objects-bench load` runs only Cove's sequential load and lookups, `objects-bench load delete`
-// only its shuffled load and deletes (for a profiler).
+// only its shuffled load and deletes (for a profiler); `objects-bench fill` only the
+// create-then-set row, Cove and SQLite in turns, three rounds.
 //
 // Environment: BENCH_OBJECTS (1000000), BENCH_LOOKUPS (1000000), BENCH_DELETES (100000),
-// BENCH_COMMITS (10000), BENCH_PASSES (2).
+// BENCH_FILLS (200000), BENCH_COMMITS (10000), BENCH_PASSES (2).
 import Cove
 import CSQLite
 import Glibc
@@ -37,6 +40,7 @@ let objects = envInt("BENCH_OBJECTS", 1_000_000)
 let lookups = envInt("BENCH_LOOKUPS", 1_000_000)
 let deletes = min(envInt("BENCH_DELETES", 100_000), objects)
 let commits = envInt("BENCH_COMMITS", 10_000)
+let fills = envInt("BENCH_FILLS", 200_000)
 let personSchemaJSON = #"{"Person": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}}}"#
 let names = (0..<1000).map { "person-\($0)-" + String(repeating: "x", count: $0 % 13) }
 
@@ -55,6 +59,8 @@ struct Results {
     var shuffledInsert: UInt64 = 0, shuffledLookup: UInt64 = 0, shuffledSize = 0
     /// Then `deletes` of those objects, in random order, in one write.
     var delete: UInt64 = 0
+    /// `fills` objects created then filled property by property, in one write, on a fresh file.
+    var fill: UInt64 = 0
 
     /// The mean of two passes' times (their counts and sizes, the same in both, from `a`).
     static func mean(_ a: Results, _ b: Results) -> Results {
@@ -70,6 +76,7 @@ struct Results {
         r.shuffledInsert = m(a.shuffledInsert, b.shuffledInsert)
         r.shuffledLookup = m(a.shuffledLookup, b.shuffledLookup)
         r.delete = m(a.delete, b.delete)
+        r.fill = m(a.fill, b.fill)
         return r
     }
 }
@@ -174,6 +181,29 @@ func coveDeletes(_ realm: Realm) throws -> UInt64 {
     try changeEach(realm, deleteOrder()) { p, _ in try realm.delete(p) }
 }
 
+/// Creates a Person for each of `fills` ids, each with its primary key alone and then its name,
+/// age and score set one by one (`DynamicObject.setValue`, what `cove_object_set` calls), in one
+/// write on a fresh file at `path`; the nanoseconds it took, the commit included.
+func coveFill(_ path: String) throws -> UInt64 {
+    let realm = try Realm(configuration: .init(path: path, schema: try Schema(jsonText: personSchemaJSON), schemaVersion: 1))
+    defer { realm.close() }
+    let start = now()
+    try realm.write {
+        for i in 0..<fills {
+            let p = try realm.dynamicCreate("Person", primaryKey: .int(Int64(i)))
+            try p.setValue(.string(names[i % names.count]), forKey: "name")
+            try p.setValue(.int(Int64(i % 90)), forKey: "age")
+            try p.setValue(.double(Double(i) * 0.5), forKey: "score")
+        }
+    }
+    return now() - start
+}
+
+/// SQLite's side of the fill row: the whole row through the prepared INSERT, on a fresh file.
+func sqliteFill(_ path: String) throws -> UInt64 {
+    try SQLite(path).bulkInsert(Array(0..<fills))
+}
+
 // MARK: Cove
 
 func runCove(_ dir: String) throws -> Results {
@@ -212,6 +242,7 @@ func runCove(_ dir: String) throws -> Results {
         r.shuffledLookup = try coveLookups(realm)
         r.delete = try coveDeletes(realm)
     }
+    r.fill = try coveFill("\(dir)/fill.cove")
     return r
 }
 
@@ -362,6 +393,7 @@ func runSQLite(_ dir: String) throws -> Results {
         r.shuffledLookup = try db.lookups()
         r.delete = try db.deletes()
     }
+    r.fill = try sqliteFill("\(dir)/fill.db")
     return r
 }
 
@@ -413,6 +445,19 @@ if CommandLine.arguments.dropFirst().first == "commits" {
         try interleavedCommits()
     } else {
         try commitProbe()
+    }
+    exit(0)
+}
+
+// `objects-bench fill`: the create-then-set row alone, Cove and SQLite in turns, three rounds on
+// fresh files, each round's time per object printed.
+if CommandLine.arguments.dropFirst().first == "fill" {
+    let dir = try freshDirectory("objects-fill")
+    defer { _ = system("rm -rf '\(dir)'") }
+    for round in 0..<3 {
+        let c = try coveFill("\(dir)/fill\(round).cove")
+        let s = try sqliteFill("\(dir)/fill\(round).db")
+        print("round \(round): cove \(c / UInt64(max(fills, 1))) ns, sqlite \(s / UInt64(max(fills, 1))) ns per object")
     }
     exit(0)
 }
@@ -474,6 +519,7 @@ row("… ids created in shuffled order: insert (per object)", Double(cove.shuffl
 row("… ids created in shuffled order: lookup (per lookup)", Double(cove.shuffledLookup) / l, Double(sqlite.shuffledLookup) / l, "ns", 0)
 row("… then \(deletes) random primary-key deletes, one write (per delete)", Double(cove.delete) / Double(max(deletes, 1)), Double(sqlite.delete) / Double(max(deletes, 1)), "ns", 0)
 row("… ids created in shuffled order: file size", Double(cove.shuffledSize) / 1_048_576, Double(sqlite.shuffledSize) / 1_048_576, "MiB", 1)
+row("\(fills) objects created then three properties set, one write (per object)", Double(cove.fill) / Double(max(fills, 1)), Double(sqlite.fill) / Double(max(fills, 1)), "ns", 0)
 if cove.scanCount != sqlite.scanCount || cove.indexedCount != sqlite.indexedCount {
     FileHandleErr.print("MISMATCH: scan \(cove.scanCount) vs \(sqlite.scanCount), indexed \(cove.indexedCount) vs \(sqlite.indexedCount)")
 }
