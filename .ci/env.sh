@@ -1,5 +1,5 @@
 # Sourced by the test and demo commands: makes build/venv with the tools a fresh machine lacks
-# (cmake and ninja from PyPI, cffi, pytest, the wheel builders) and puts it first on PATH.
+# (cmake and ninja from PyPI, cffi, pytest, mypy, the wheel builders) and puts it first on PATH.
 # Needs only python3 with pip; nothing is installed outside the repository's build/ folder.
 set -euo pipefail
 COVE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,9 +15,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
   fi
 fi
-if ! "$VENV/bin/python" -c "import cffi, pytest, setuptools, wheel, cmake, ninja" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import cffi, pytest, setuptools, wheel, cmake, ninja, mypy" 2>/dev/null; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "cmake>=3.29" ninja "cffi>=1.15" pytest setuptools wheel
+    "cmake>=3.29" ninja "cffi>=1.15" pytest setuptools wheel mypy
 fi
 export PATH=$VENV/bin:$PATH
 export COVE_ROOT

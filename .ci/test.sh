@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test of Cove: the CMake build of libcove.so with its checks and the C
-# tests (ctest), the Python package built on that same libcove with its pytest suite, and the
-# Swift tests. The Swift sources compile once for libcove; C and Python reuse that build.
+# tests (ctest), the Python package built on that same libcove with its pytest suite and a typed
+# example checked by mypy --strict, and the Swift tests. The Swift sources compile once for
+# libcove; C and Python reuse that build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$COVE_ROOT"
@@ -19,6 +20,10 @@ echo "== Python package on the same libcove, and pytest"
 COVE_LIBRARY=$COVE_ROOT/build/cmake/libcove.so python -m pip install --quiet --disable-pip-version-check \
   --no-build-isolation --force-reinstall --no-deps ./bindings/python
 (cd build && python -m pytest -q "$COVE_ROOT/bindings/python/tests")
+
+echo "== the typed Python example: mypy --strict, then run"
+python -m mypy --strict --no-incremental --cache-dir build/mypy-cache bindings/python/examples/typed_todo.py
+python bindings/python/examples/typed_todo.py
 
 echo "== Swift tests"
 swift build --build-tests

@@ -44,7 +44,7 @@ from ._notifications import (ChangeStream, CollectionChange, MapChange, Notifica
                              PropertyChange, SectionedChange)
 from ._object import EmbeddedObject, Object
 from ._projection import ProjectedProperty, ProjectedValues, Projection, projected
-from ._realm import Realm, open, schema_version
+from ._realm import Durability, Realm, open, schema_version
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
 from ._values import ObjectId, Timestamp
@@ -62,6 +62,6 @@ __all__ = [
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
-    "FormatError", "Status", "schema_version",
+    "FormatError", "Status", "schema_version", "Durability",
     "__version__",
 ]

@@ -21,6 +21,9 @@ import uuid
 from typing import Any, Dict, Generic, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from ._errors import InvalidArgumentError, SchemaError
+
+if typing.TYPE_CHECKING:
+    from ._results import Results
 from ._schema import PRIMITIVES
 from ._speedups import Accessor
 from ._values import ObjectId, Timestamp
@@ -90,6 +93,15 @@ class LinkingObjects(Generic[_O]):
 
     def __repr__(self) -> str:
         return f"cove.LinkingObjects({self.origin_name!r}, {self.property!r})"
+
+    if typing.TYPE_CHECKING:
+        # For type checkers only: read on an object, the backlinks are live results of the
+        # origin class (a declared class replaces this attribute by its field at run time).
+        @typing.overload
+        def __get__(self, obj: None, owner: Any) -> "LinkingObjects[_O]": ...
+        @typing.overload
+        def __get__(self, obj: object, owner: Any) -> "Results[_O]": ...
+        def __get__(self, obj: Any, owner: Any) -> Any: ...
 
 
 class FieldDecl:

@@ -7,7 +7,7 @@ import os
 import time
 import weakref
 from contextlib import contextmanager
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+from typing import (TYPE_CHECKING, Literal, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Type, TypeVar, Union, overload)
 
 from . import _migration, _notifications
@@ -604,6 +604,11 @@ class Realm:
         return f"<cove.Realm {self._path or ':memory:'} {state}>"
 
 
+#: The durability a realm is opened with: "full" (a commit survives power loss), "no_sync" (a
+#: crash of the process), "mem_only" (an unlinked temporary file that disappears on close).
+Durability = Literal["full", "no_sync", "mem_only"]
+
+
 def schema_version(path: Union[str, "os.PathLike[str]"]) -> int:
     """The schema version of the file at ``path``, read without a schema and without changing
     the file (Realm's ``schemaVersion(at:)``); 0 for a file that holds no schema yet. Raises
@@ -623,7 +628,7 @@ def open(
     migration: Optional[Callable[[Migration], Any]] = None,
     read_only: bool = False,
     max_active_versions: int = 0,
-    durability: str = "full",
+    durability: Durability = "full",
     write_timeout: Optional[float] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
