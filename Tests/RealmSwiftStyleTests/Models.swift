@@ -23,6 +23,7 @@ final class Person: Object {
     @Persisted var tags: MutableSet<String>
     @Persisted var favourites: MutableSet<Dog>
     @Persisted public var friends: List<Person>
+    @Persisted var scores: Map<String, Int>
 }
 
 final class PersonProjection: Projection<Person> {

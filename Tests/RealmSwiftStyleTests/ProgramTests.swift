@@ -161,6 +161,51 @@ final class ProgramTests: RealmSwiftStyleTestCase {
         token.invalidate()
     }
 
+    /// Lists, sets and maps give their changes as AsyncStreams; cancelling the task that
+    /// iterates one ends its observation.
+    func testCollectionsStreamTheirChanges() async throws {
+        let person = Person()
+        try realm.write { realm.add(person) }
+        var dogs = try person.dogs.changes().makeAsyncIterator()
+        var tags = try person.tags.changes().makeAsyncIterator()
+        var scores = try person.scores.changes().makeAsyncIterator()
+        try realm.deliver()
+        guard case .initial? = await dogs.next(), case .initial? = await tags.next(), case .initial? = await scores.next() else {
+            return XCTFail("no initial changes")
+        }
+        try realm.write {
+            person.dogs.append(Dog())
+            person.tags.insert("a")
+            person.scores["x"] = 1
+        }
+        try realm.deliver()
+        guard case .update(let d)? = await dogs.next(), case .update(let t)? = await tags.next(),
+              case .update(let m)? = await scores.next() else { return XCTFail("no updates") }
+        XCTAssertEqual(d.insertions, [0])
+        XCTAssertEqual(t.insertions, [0])
+        XCTAssertEqual(m.insertions, ["x"])
+        XCTAssertThrowsError(try List<Dog>().changes(), "an unmanaged list cannot be observed")
+
+        // A task that iterates a stream, then is cancelled: its observation stops.
+        let stream = try person.dogs.changes()
+        let received = expectation(description: "the task received its initial change")
+        let task = Task {
+            var count = 0
+            for await _ in stream {
+                count += 1
+                if count == 1 { received.fulfill() }
+            }
+            return count
+        }
+        try realm.deliver()
+        await fulfillment(of: [received], timeout: 10)
+        task.cancel()
+        let seen = await task.value
+        XCTAssertEqual(seen, 1, "the stream ended when its task was cancelled")
+        try realm.write { person.dogs.append(Dog()) }
+        try realm.deliver()
+    }
+
     /// Results observed with a dispatch queue: the block runs there with a frozen copy.
     func testResultsDeliveredOnAQueueAsFrozenCopies() throws {
         let queue = DispatchQueue(label: "observer")

@@ -83,13 +83,68 @@ extension Object {
     }
 }
 
+/// A stream of what `register` observes: each change as the realm delivers it. The observation
+/// stops when the stream ends: dropped, or the task iterating it cancelled.
+func changeStream<Change: Sendable>(_ register: (@escaping (Change) -> Void) throws(CoveError) -> NotificationToken) throws(CoveError) -> AsyncStream<Change> {
+    let (stream, continuation) = AsyncStream<Change>.makeStream()
+    let token = try register { continuation.yield($0) }
+    continuation.onTermination = { _ in token.invalidate() }
+    return stream
+}
+
 extension Results {
     /// The changes as an AsyncSequence: `.initial`, then each change set, as the realm delivers
-    /// them (its `refresh()` or `deliver()`). Ends when the stream is dropped.
+    /// them (its `refresh()` or `deliver()`). Ends when the stream is dropped or the task
+    /// iterating it is cancelled.
     public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
-        let (stream, continuation) = AsyncStream<CollectionChange>.makeStream()
-        let token = try observeChanges(keyPaths: keyPaths) { continuation.yield($0) }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
+        try changeStream { (block) throws(CoveError) in try observeChanges(keyPaths: keyPaths, block) }
+    }
+}
+
+extension DynamicList {
+    /// The list's changes as an AsyncSequence (as `Results.changes`).
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
+        try changeStream { (block) throws(CoveError) in try observeChanges(keyPaths: keyPaths, block) }
+    }
+}
+
+extension DynamicSet {
+    /// The set's changes as an AsyncSequence (as `Results.changes`).
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
+        try changeStream { (block) throws(CoveError) in try observeChanges(keyPaths: keyPaths, block) }
+    }
+}
+
+extension DynamicMap {
+    /// The map's changes by key as an AsyncSequence (as `Results.changes`).
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<RealmMapChange> {
+        try changeStream { (block) throws(CoveError) in try observeChanges(keyPaths: keyPaths, block) }
+    }
+}
+
+extension List {
+    /// The list's changes as an AsyncSequence (as `Results.changes`).
+    /// - Throws: `.invalidArgument` for an unmanaged list, and what observing throws.
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
+        guard let managed else { throw CoveError(.invalidArgument, "an unmanaged List cannot be observed") }
+        return try managed.changes(keyPaths: keyPaths)
+    }
+}
+
+extension MutableSet {
+    /// The set's changes as an AsyncSequence (as `Results.changes`).
+    /// - Throws: `.invalidArgument` for an unmanaged set, and what observing throws.
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<CollectionChange> {
+        guard let managed else { throw CoveError(.invalidArgument, "an unmanaged MutableSet cannot be observed") }
+        return try managed.changes(keyPaths: keyPaths)
+    }
+}
+
+extension Map {
+    /// The map's changes by key as an AsyncSequence (as `Results.changes`).
+    /// - Throws: `.invalidArgument` for an unmanaged map, and what observing throws.
+    public func changes(keyPaths: [String]? = nil) throws(CoveError) -> AsyncStream<RealmMapChange> {
+        guard let managed else { throw CoveError(.invalidArgument, "an unmanaged Map cannot be observed") }
+        return try managed.changes(keyPaths: keyPaths)
     }
 }
