@@ -158,23 +158,27 @@ public enum ObjectChange<T> {
 public struct PropertyChange {
     /// The property's name (for a projection, the projected name).
     public let name: String
-    /// Its value at the previous delivery as a Swift value (`Int`, `String`, `Date`, `Data`,
-    /// `Double`, an object for a link...), nil for null and for a collection property.
-    public let oldValue: Any?
-    /// Its value now, as `oldValue`.
-    public let newValue: Any?
     /// The old value as stored (nil for a collection property).
     public let storedOldValue: Value?
     /// The new value as stored (nil for a collection property).
     public let storedNewValue: Value?
+    /// Where a link value's object is looked up, when it is read as a Swift value.
+    private weak var realm: Realm?
+
+    /// Its value at the previous delivery as a Swift value (`Int`, `String`, `Date`, `Data`,
+    /// `Double`, an object for a link...), nil for null and for a collection property. Made
+    /// when read (a link's object is looked up then), so that callers reading the stored values
+    /// (C, Python) pay nothing for it.
+    public var oldValue: Any? { storedOldValue.flatMap { $0.swiftValue(in: realm) } }
+    /// Its value now, as `oldValue`.
+    public var newValue: Any? { storedNewValue.flatMap { $0.swiftValue(in: realm) } }
 
     /// A change of `name` from `old` to `new`, the links among them resolved in `realm`.
     init(name: String, old: Value?, new: Value?, realm: Realm?) {
         self.name = name
         storedOldValue = old
         storedNewValue = new
-        oldValue = old.flatMap { $0.swiftValue(in: realm) }
-        newValue = new.flatMap { $0.swiftValue(in: realm) }
+        self.realm = realm
     }
 }
 

@@ -336,11 +336,7 @@ struct CollectionDiffer {
         let touched = record.touchedClasses
         if !record.schemaChanged && touched.isDisjoint(with: relevant) { return nil }
         if let fast = try incremental(rows, record, touched, store) { return fast }
-        if let fast = try incrementalSorted(rows, record, touched, store) {
-            // The rows are the results' at this version: reads need not sort them again.
-            engine.seed(fast.rows, plan: engine.lastPlan)
-            return fast
-        }
+        if let fast = try incrementalSorted(rows, record, touched, store) { return fast }
         let new = try engine.elements()
         var modified: (Value) -> Bool = { _ in false }
         var failure: CoveError?
@@ -420,7 +416,12 @@ final class CollectionRegistration: NotifierRegistration {
             }
             guard let record else { return true }
             let advanced = try differ.advance(from: rows, record, store)
-            if let advanced { rows = advanced.rows }
+            if let advanced {
+                // The rows are the results' at this version, whichever path made them: a read
+                // after the delivery needs not evaluate (or sort) them again.
+                rows = advanced.rows
+                differ.engine.seed(rows, plan: differ.engine.lastPlan)
+            }
             job?.rebase(version: target, rows: rows)
             if let changes = advanced?.changes, !changes.isEmpty { callback(.update(changes)) }
             return true

@@ -24,12 +24,12 @@ public protocol ThreadConfined {
     func thaw() -> Self?
 }
 
-/// A change on its way to a dispatch queue. `@unchecked Sendable`: it is made on the realm's
-/// thread for the queue alone and never touched there again, and what it carries is a frozen
-/// collection or object (readable from any thread), index arrays and the block to call.
-struct QueueHandoff<Change>: @unchecked Sendable {
-    let change: Change
-    let block: (Change) -> Void
+/// What goes from the realm's thread to a dispatch queue or an actor. `@unchecked Sendable`: it
+/// is made on the realm's thread for the other side alone and never touched there again, and
+/// what it carries is a change about a frozen collection or object (readable from any thread),
+/// and the block to call with it.
+struct Handoff<Value>: @unchecked Sendable {
+    let value: Value
 }
 
 /// `block`, called directly (on the realm's thread, at its delivery) when there is no queue, or
@@ -37,8 +37,8 @@ struct QueueHandoff<Change>: @unchecked Sendable {
 func delivering<Change>(on queue: DispatchQueue?, _ block: @escaping (Change) -> Void) -> (Change) -> Void {
     guard let queue else { return block }
     return { change in
-        let handoff = QueueHandoff(change: change, block: block)
-        queue.async { handoff.block(handoff.change) }
+        let handoff = Handoff(value: (change, block))
+        queue.async { handoff.value.1(handoff.value.0) }
     }
 }
 
@@ -87,19 +87,6 @@ extension RealmCollectionChange {
     }
 }
 
-extension Object {
-    /// The property names of Swift key paths on this class (`\Dog.name`, `\Dog.owner.name`).
-    /// - Throws: `.invalidArgument` for a key path that reads no @Persisted property.
-    static func keyPathNames<Root: Object>(_ keyPaths: [PartialKeyPath<Root>], of root: Root.Type) throws(CoveError) -> [String] {
-        try keyPaths.map { (keyPath) throws(CoveError) -> String in
-            guard let name = _KeyPathRecorder.path(of: { _ = $0[keyPath: keyPath] }, from: root) else {
-                throw CoveError(.invalidArgument, "key path \(keyPath) of \(Root.className) reads no persisted property")
-            }
-            return name
-        }
-    }
-}
-
 // MARK: - Results
 
 extension Results: ThreadConfined {
@@ -135,7 +122,7 @@ extension Results where Element: Object {
     /// `observe` with Swift key paths (`[\Dog.name, \Dog.owner.name]`).
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try _KeyPathRecorder.paths(keyPaths, of: Element.self) },
                   observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
@@ -169,7 +156,7 @@ extension ObjectObservable where Self: Object {
     /// `observe` with Swift key paths (`[\Dog.name]`).
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
-        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Self.self) },
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try _KeyPathRecorder.paths(keyPaths, of: Self.self) },
                   observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
@@ -257,9 +244,8 @@ extension ProjectionObservable {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
         let hop: (ObjectChange<Self>) -> Void = { change in
-            // The change (a frozen projection) is handed over whole, as to a queue.
-            let handoff = QueueHandoff(change: change, block: { _ in })
-            let run: @Sendable (isolated A) -> Void = { isolated in block(isolated, handoff.change) }
+            let handoff = Handoff(value: change)
+            let run: @Sendable (isolated A) -> Void = { isolated in block(isolated, handoff.value) }
             Task { await actor.run(run) }
         }
         do {

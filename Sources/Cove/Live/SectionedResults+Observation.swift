@@ -71,7 +71,7 @@ extension SectionedResults where Element: Object {
     /// `observe` with Swift key paths of the elements (`[\Dog.name]`).
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<SectionedResults<Element>>) -> Void) -> NotificationToken {
-        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try _KeyPathRecorder.paths(keyPaths, of: Element.self) },
                   observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
@@ -80,7 +80,7 @@ extension ResultsSection where Element: Object {
     /// `observe` with Swift key paths of the elements.
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<ResultsSection<Element>>) -> Void) -> NotificationToken {
-        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try Object.keyPathNames(keyPaths, of: Element.self) },
+        observing(on: queue, block, failure: { .error($0) }, names: { () throws(CoveError) in try _KeyPathRecorder.paths(keyPaths, of: Element.self) },
                   observe: { observe(keyPaths: $0, on: queue, block) })
     }
 }
@@ -91,7 +91,7 @@ extension Results where Element: Object {
     /// Stops the program when the key path reads no persisted property or a collection.
     public func sectioned<Key: _PersistableValue>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true) -> SectionedResults<Element> {
         do {
-            let name = try Object.keyPathNames([keyPath], of: Element.self)[0]
+            let name = try _KeyPathRecorder.paths([keyPath], of: Element.self)[0]
             return try sectioned(by: name, ascending: ascending)
         } catch {
             preconditionFailure("Results.sectioned(by:): \(error.message)")

@@ -30,6 +30,18 @@ public final class _KeyPathRecorder {
         read(instance)
         return recorder.names.isEmpty ? nil : recorder.names.joined(separator: ".")
     }
+
+    /// The dotted property names of Swift key paths of `Root` (`\Dog.name`, `\Dog.owner.name`),
+    /// for observers that take key paths.
+    /// - Throws: `.invalidArgument` for a key path that reads no @Persisted property.
+    static func paths<Root: Object>(_ keyPaths: [PartialKeyPath<Root>], of root: Root.Type) throws(CoveError) -> [String] {
+        try keyPaths.map { (keyPath) throws(CoveError) -> String in
+            guard let name = path(of: { _ = $0[keyPath: keyPath] }, from: root) else {
+                throw CoveError(.invalidArgument, "key path \(keyPath) of \(Root.className) reads no persisted property")
+            }
+            return name
+        }
+    }
 }
 
 /// A view of a model object under other names: subclass it and declare its properties with

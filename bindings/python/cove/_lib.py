@@ -6,22 +6,16 @@ from typing import Any
 from ._cove_ffi import ffi, lib  # type: ignore[import-not-found]
 from ._errors import error_for
 
-__all__ = ["ffi", "lib", "check", "check_query", "owned", "release_handle"]
+__all__ = ["ffi", "lib", "check", "owned", "release_handle"]
 
 
-def check(status: int) -> None:
-    """Raises the exception of a failed call, with the library's message."""
+def check(status: int, *, query: bool = False) -> None:
+    """Raises the exception of a failed call, with the library's message. With ``query`` (a
+    call that makes or runs a query), a bad argument is the query's error (InvalidQueryError,
+    a QueryError)."""
     if status != 0:
         message = ffi.string(lib.cove_last_error_message()).decode("utf-8", "replace")
-        raise error_for(status, message)
-
-
-def check_query(status: int) -> None:
-    """`check` for a call that makes or runs a query: a bad argument is the query's error
-    (InvalidQueryError, a QueryError)."""
-    if status != 0:
-        message = ffi.string(lib.cove_last_error_message()).decode("utf-8", "replace")
-        raise error_for(status, message, query=True)
+        raise error_for(status, message, query=query)
 
 
 def owned(handle: Any) -> Any:

@@ -8,7 +8,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
-from ._lib import check, check_query, ffi, lib, owned
+from ._lib import check, ffi, lib, owned
 from ._query import bind_arguments
 from ._speedups import MISS, object_by_key, results_object
 from ._values import position, read_value, write_value
@@ -287,9 +287,9 @@ class Results(typing.Sequence[_T]):
         c_args, keep = _arguments(values, labels, self._realm)
         out = ffi.new("cove_results_t**")
         if self._root and self._class_name is not None:
-            check_query(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out))
+            check(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out), query=True)
         else:
-            check_query(lib.cove_results_filter(self._h(), c_text, c_args, len(values), out))
+            check(lib.cove_results_filter(self._h(), c_text, c_args, len(values), out), query=True)
         del keep
         return self._derive(out[0], f"where {query!r}")
 
@@ -316,7 +316,7 @@ class Results(typing.Sequence[_T]):
         # Sorting again makes the new key the primary one: the last key goes first.
         for path, up in reversed(keys):
             out = ffi.new("cove_results_t**")
-            check_query(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out))
+            check(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out), query=True)
             result = result._derive(out[0], f"sorted by {path}{'' if up else ' descending'}")
         return result
 
@@ -336,7 +336,7 @@ class Results(typing.Sequence[_T]):
             paths = ["self"]
         out = ffi.new("cove_results_t**")
         if len(paths) == 1:
-            check_query(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out))
+            check(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out), query=True)
         else:
             # One DISTINCT of several paths; the paths go in as $K arguments, so that a name the
             # query language reads as a keyword still works.
@@ -344,7 +344,7 @@ class Results(typing.Sequence[_T]):
             for path in paths:
                 _text(path, "the key path")
             c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths], self._realm)
-            check_query(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out))
+            check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out), query=True)
             del keep
         return self._derive(out[0], f"distinct on {', '.join(paths)}")
 
