@@ -161,6 +161,54 @@ final class ProgramTests: RealmSwiftStyleTestCase {
         token.invalidate()
     }
 
+    /// `filter` takes Swift values as arguments, as realm-swift's does; frozen results thaw in
+    /// the realm they were frozen from; a change's new value of a link is the object.
+    func testFilterArgumentsThawAndLinkValues() throws {
+        let rex = Dog(), fido = Dog()
+        rex.name = "Rex"; rex.age = 3
+        fido.name = "Fido"; fido.age = 7
+        let person = Person()
+        person.firstName = "Ann"
+        try realm.write {
+            realm.add([rex, fido])
+            realm.add(person)
+            person.dogs.append(rex)
+        }
+        let dogs = realm.objects(Dog.self)
+        XCTAssertEqual(dogs.filter("age > $0 AND name != $1", 2, "Fido").map(\.name), ["Rex"])
+        XCTAssertEqual(dogs.filter("age IN $0", [3, 7]).count, 2)
+        XCTAssertEqual(realm.objects(Person.self).filter("ANY dogs == $0", rex).count, 1)
+        let bad = dogs.filter("age > $0", Date.distantPast as Any, NSObject())
+        XCTAssertNotNil(bad.queryError)
+        XCTAssertTrue(bad.queryError?.message.contains("NSObject") == true, bad.queryError?.message ?? "")
+
+        let frozen = dogs.sorted(byKeyPath: "age").freeze()
+        XCTAssertTrue(frozen.isFrozen)
+        try realm.write { rex.age = 9 }
+        XCTAssertEqual(frozen.map(\.age), [3, 7], "a frozen copy keeps its version")
+        let thawed = try XCTUnwrap(frozen.thaw())
+        XCTAssertFalse(thawed.isFrozen)
+        XCTAssertEqual(thawed.map(\.age), [7, 9])
+
+        var linked: Any?
+        let token = person.observe(keyPaths: ["dogs"]) { change in
+            if case .change(_, let properties) = change { linked = properties.first?.newValue }
+        }
+        try realm.write { person.dogs.append(fido) }
+        try realm.deliver()
+        XCTAssertNil(linked, "a list's change carries no values")
+        let projection = PersonProjection(projecting: person)
+        var newName: Any?
+        let nameToken = projection.observe(keyPaths: ["name"]) { change in
+            if case .change(_, let properties) = change { newName = properties.first?.newValue }
+        }
+        try realm.write { person.firstName = "Anna" }
+        try realm.deliver()
+        XCTAssertEqual(newName as? String, "Anna")
+        token.invalidate()
+        nameToken.invalidate()
+    }
+
     /// Lists, sets and maps give their changes as AsyncStreams; cancelling the task that
     /// iterates one ends its observation.
     func testCollectionsStreamTheirChanges() async throws {

@@ -1232,6 +1232,28 @@ static void test_wait_for_change(void) {
     cove_release(realm);
 }
 
+/* A write begun before the first delivery leaves the initial call for the next delivery, which
+ * then shows the state after the write (and no change follows for it). */
+static void test_initial_call_after_a_write_begun_at_once(void) {
+    cove_realm_t* realm = open_realm("initial.cove");
+    cove_results_t* people = NULL;
+    collection_log log = {0};
+    size_t count = 0;
+    CHECK_OK(cove_query(realm, "Person", "TRUEPREDICATE", NULL, 0, &people));
+    cove_token_t* token = observe_results(people, NULL, 0, &log);
+    commit_person(realm, "early", 1);              /* begins a write before any delivery */
+    CHECK(log.calls == 0);
+    CHECK_OK(cove_deliver(realm));
+    CHECK(log.calls == 1 && log.initial == 1);
+    CHECK_OK(cove_results_count(people, &count));
+    CHECK(count == 1);                             /* the initial state includes the write */
+    CHECK_OK(cove_deliver(realm));
+    CHECK(log.calls == 1);                         /* and no change follows for it */
+    cove_release(token);
+    cove_release(people);
+    cove_release(realm);
+}
+
 int main(void) {
     test_results_change_sets();
     test_key_path_filters();
@@ -1247,5 +1269,6 @@ int main(void) {
     test_notification_fd();
     test_change_sets_ready_when_the_descriptor_wakes();
     test_wait_for_change();
+    test_initial_call_after_a_write_begun_at_once();
     return check_summary("test_notifications");
 }

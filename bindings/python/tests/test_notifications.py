@@ -718,3 +718,45 @@ def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> N
         assert change_set.deletions == [i for i, name in enumerate(before) if name not in after]
         assert change_set.insertions == [i for i, name in enumerate(after) if name not in before]
         assert change_set.modifications == []
+
+
+def test_initial_call_waits_for_a_write_begun_at_once(realm: cove.Realm) -> None:
+    """A write begun before the first delivery leaves the initial call for the next one, which
+    shows the state after the write; no change follows for that write."""
+    people = realm.objects("Person")
+    seen = Recorder()
+    token = people.observe(seen)
+    with realm.write():
+        realm.create("Person", {"name": "Eve", "age": 22})
+    assert seen.changes == []
+    realm.deliver()
+    assert len(seen.changes) == 1 and seen.last.is_initial and len(people) == 5
+    realm.deliver()
+    assert len(seen.changes) == 1
+    token.invalidate()
+
+
+def test_a_set_of_objects_hears_of_their_links(tmp_path: pathlib.Path) -> None:
+    """A set of objects reports a modification when an object it holds, or one those link to,
+    is written, an equal value included."""
+    schema = {"Vet": {"properties": {"name": "string"}},
+              "Dog": {"properties": {"name": "string", "vet": "Vet?"}},
+              "Owner": {"properties": {"pets": "Dog<>"}}}
+    with cove.open(tmp_path / "s.cove", schema=schema, durability="no_sync") as r:
+        with r.write():
+            vet = r.create("Vet", {"name": "V"})
+            dog = r.create("Dog", {"name": "Rex", "vet": vet})
+            owner = r.create("Owner", {})
+            owner.pets.add(dog)
+        seen = Recorder()
+        token = owner.pets.observe(seen)
+        r.deliver()
+        with r.write():
+            dog.name = "Rex"                                  # equal value
+        r.deliver()
+        assert seen.last.modifications == [0]
+        with r.write():
+            vet.name = "V"                                    # an object the element links to
+        r.deliver()
+        assert len(seen.changes) == 3 and seen.last.modifications == [0]
+        token.invalidate()
