@@ -43,11 +43,11 @@ struct LentMemory {
     }
 
     /// The bytes of a string or binary inside a value, as ValueBridge asks for them.
-    mutating func keep(_ bytes: [UInt8]) -> (UnsafeMutableRawPointer?, Int) {
-        if bytes.isEmpty { return (nil, 0) }
+    mutating func keep(_ bytes: UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return (nil, 0) }
         let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)
         blocks.append(raw)
-        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(start: raw, count: bytes.count).copyMemory(from: $0) }
+        raw.copyMemory(from: base, byteCount: bytes.count)
         return (raw, bytes.count)
     }
 

@@ -430,7 +430,7 @@ public func cove_map_get_at(_ map: OpaquePointer?, _ index: Int, _ outKey: Unsaf
         let entry = try call { () throws(CoveError) in try m.map.entry(at: i) }
         // The key is kept NUL-terminated, so that it can be passed straight back as a key.
         let utf8 = Array(entry.key.utf8)
-        let (bytes, _) = m.realmHandle.keep(utf8 + [0])
+        let (bytes, _) = (utf8 + [0]).withUnsafeBytes { m.realmHandle.keep($0) }
         outKey.pointee = cove_string_t(data: bytes.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }, size: utf8.count)
         ValueBridge.write(entry.value, to: outValue, realm: m.realmHandle)
     }

@@ -64,7 +64,8 @@ final class RealmHandle: Handle {
     /// True while a migration callback runs over this realm: cove_open owns the realm's write
     /// transaction and lifetime then, so commit, cancel and close are refused.
     var isMigrating = false
-    private var scratch: [UnsafeMutableRawPointer] = []
+    /// The strings and binaries handed out since the last write, refresh or delivery.
+    private var scratch = ScratchArena()
     /// Guards `scratch`: the threads reading a frozen realm's handles at once all keep their
     /// strings here.
     private let scratchLock = Lock()
@@ -80,24 +81,76 @@ final class RealmHandle: Handle {
 
     deinit {
         if ownsRealm { realm.close() }
-        clearScratch()
+        scratch.release()
     }
 
     /// A copy of `bytes` that lives until `clearScratch()`; (nil, 0) for no bytes.
-    func keep(_ bytes: [UInt8]) -> (UnsafeMutableRawPointer?, Int) {
+    func keep(_ bytes: UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int) {
         if bytes.isEmpty { return (nil, 0) }
-        let p = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)
-        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(start: p, count: bytes.count).copyMemory(from: $0) }
-        scratchLock.locked { scratch.append(p) }
-        return (p, bytes.count)
+        return (scratchLock.locked { scratch.copy(bytes) }, bytes.count)
     }
 
     /// Frees the strings and binaries handed out so far (the header's lifetime rule).
     func clearScratch() {
-        scratchLock.locked {
-            for p in scratch { p.deallocate() }
-            scratch.removeAll()
+        scratchLock.locked { scratch.clear() }
+    }
+}
+
+/// Memory for the bytes of values handed out to C, carved from blocks of 64 KiB: a string read
+/// costs a copy, not an allocation, and a long loop of reads between two refreshes holds a few
+/// blocks rather than one allocation per value. A value over a quarter of a block gets an
+/// allocation of its own. Clearing keeps the first block for the next values.
+struct ScratchArena {
+    static let blockSize = 65536
+    private var blocks: [UnsafeMutableRawPointer] = []
+    private var large: [UnsafeMutableRawPointer] = []
+    /// Where the next value goes in the last block, and the bytes left there.
+    private var next: UnsafeMutableRawPointer?
+    private var left = 0
+
+    /// A copy of `bytes` (not empty), valid until `clear()`.
+    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer {
+        let n = bytes.count
+        let p: UnsafeMutableRawPointer
+        if n > Self.blockSize / 4 {
+            p = UnsafeMutableRawPointer.allocate(byteCount: n, alignment: 8)
+            large.append(p)
+        } else {
+            if n > left {
+                let block = UnsafeMutableRawPointer.allocate(byteCount: Self.blockSize, alignment: 8)
+                blocks.append(block)
+                next = block
+                left = Self.blockSize
+            }
+            p = next!
+            // The next value starts 8-aligned, as C expects of a binary it may cast.
+            let used = (n + 7) & ~7
+            next = p + min(used, left)
+            left -= min(used, left)
         }
+        p.copyMemory(from: bytes.baseAddress!, byteCount: n)
+        return p
+    }
+
+    /// Frees every value handed out; the first block stays for the next ones.
+    mutating func clear() {
+        for p in large { p.deallocate() }
+        large.removeAll()
+        guard let first = blocks.first else { return }
+        for p in blocks.dropFirst() { p.deallocate() }
+        blocks.removeAll(keepingCapacity: true)
+        blocks.append(first)
+        next = first
+        left = Self.blockSize
+    }
+
+    /// Frees everything, the first block too.
+    mutating func release() {
+        clear()
+        for p in blocks { p.deallocate() }
+        blocks.removeAll()
+        next = nil
+        left = 0
     }
 }
 

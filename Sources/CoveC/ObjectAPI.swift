@@ -1,7 +1,7 @@
 // cove_object_*, cove_class_key, cove_property_key and the schema functions: objects by class
 // and property name (or cached key) over the Swift dynamic API.
 import CCove
-import Cove
+@_spi(CoveBindings) import Cove
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -255,21 +255,12 @@ public func cove_object_set(_ object: OpaquePointer?, _ property: UnsafePointer<
     }
 }
 
-/// The name of the property with `key` in the object's class.
-private func propertyName(_ o: ObjectHandle, _ key: Int64, in function: StaticString) throws(CFailure) -> String {
-    guard let p = o.object.objectSchema.properties.first(where: { $0.key == key }) else {
-        throw failure(Int32(COVE_ERR_NOT_FOUND), "\(function): class '\(o.object.objectSchema.className)' has no property with key \(key)")
-    }
-    return p.name
-}
-
 @c @implementation
 public func cove_object_get_by_key(_ object: OpaquePointer?, _ propertyKey: Int64, _ out: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let out = try required(out, "out", in: "cove_object_get_by_key")
         let o = try objectHandle(object, in: "cove_object_get_by_key")
-        let name = try propertyName(o, propertyKey, in: "cove_object_get_by_key")
-        let value = try call { () throws(CoveError) in try o.object.value(forKey: name) }
+        let value = try call { () throws(CoveError) in try o.object.value(forPropertyKey: propertyKey) }
         ValueBridge.write(value, to: out, realm: o.realmHandle)
     }
 }
@@ -278,9 +269,8 @@ public func cove_object_get_by_key(_ object: OpaquePointer?, _ propertyKey: Int6
 public func cove_object_set_by_key(_ object: OpaquePointer?, _ propertyKey: Int64, _ value: UnsafePointer<cove_value_t>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let o = try objectHandle(object, in: "cove_object_set_by_key")
-        let name = try propertyName(o, propertyKey, in: "cove_object_set_by_key")
         let v = try ValueBridge.value(value, "value", in: "cove_object_set_by_key")
-        try call { () throws(CoveError) in try o.object.setValue(v, forKey: name) }
+        try call { () throws(CoveError) in try o.object.setValue(v, forPropertyKey: propertyKey) }
     }
 }
 

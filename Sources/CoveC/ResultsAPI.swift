@@ -97,6 +97,21 @@ extension ResultsHandle.Contents {
         }
     }
 
+    /// The object at `index` of results of objects, or nil when it was deleted since: made
+    /// once, where going through its link would look it up twice.
+    func object(at index: Int) throws(CoveError) -> DynamicObject? {
+        switch self {
+        case .objects(let r):
+            do { return try r.element(at: index) } catch {
+                if error.code == .invalidated { return nil }
+                throw error
+            }
+        case .elements(let r):
+            guard case .link(let link) = try r.element(at: index) else { return nil }
+            return try realm.object(for: link)
+        }
+    }
+
     func objectKeys(from start: Int, count: Int) throws(CoveError) -> [Int64] {
         switch self {
         case .objects(let r): try r.objectKeys(from: start, count: count)
@@ -293,10 +308,7 @@ public func cove_results_get_object(_ results: OpaquePointer?, _ index: Int, _ o
         guard r.holdsObjects else {
             throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): the results hold \(r.elementsLabel), not objects: read them with cove_results_get_value()")
         }
-        let object = try r.read { (c) throws(CoveError) -> DynamicObject? in
-            guard case .link(let link) = try c.value(at: i) else { return nil }
-            return try c.realm.object(for: link)
-        }
+        let object = try r.read { (c) throws(CoveError) -> DynamicObject? in try c.object(at: i) }
         guard let object else {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the object at index \(i) was deleted")
         }

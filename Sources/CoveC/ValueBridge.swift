@@ -68,7 +68,7 @@ enum ValueBridge {
     /// Fills `out` with `value`; `keep` copies string and binary bytes into memory that lives as
     /// long as the header promises for them (nil and 0 for no bytes).
     static func write(_ value: Value, to out: UnsafeMutablePointer<cove_value_t>,
-                      keep: ([UInt8]) -> (UnsafeMutableRawPointer?, Int)) {
+                      keep: (UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int)) {
         var v = cove_value_t()
         switch value {
         case .null: v.type = Int32(COVE_TYPE_NULL.rawValue)
@@ -76,12 +76,12 @@ enum ValueBridge {
         case .bool(let b): v.type = Int32(COVE_TYPE_BOOL.rawValue); v.u.boolean = b
         case .float(let f): v.type = Int32(COVE_TYPE_FLOAT.rawValue); v.u.fnum = f
         case .double(let d): v.type = Int32(COVE_TYPE_DOUBLE.rawValue); v.u.dnum = d
-        case .string(let s):
-            let (p, n) = keep(Array(s.utf8))
+        case .string(var s):
+            let (p, n) = s.withUTF8 { keep(UnsafeRawBufferPointer($0)) }
             v.type = Int32(COVE_TYPE_STRING.rawValue)
             v.u.string = cove_string_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }, size: n)
         case .data(let d):
-            let (p, n) = keep(d)
+            let (p, n) = d.withUnsafeBytes { keep($0) }
             v.type = Int32(COVE_TYPE_BINARY.rawValue)
             v.u.binary = cove_binary_t(data: p.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) }, size: n)
         case .timestamp(let t):

@@ -1,9 +1,10 @@
 // Objects created and then filled property by property in the same write, while they wait in
 // their table's pending batch, against the same objects created with all their values: the same
 // values inside and after the write, primary keys, indexes, backlinks, embedded objects, lists,
-// change records and a file that verifies.
+// change records and a file that verifies. Half the sets and reads go by property key (the C
+// API's `_by_key` calls), half by name.
 import XCTest
-@testable import Cove
+@_spi(CoveBindings) @testable import Cove
 
 final class FillThenSetTests: CoveTestCase {
     static let schemaJSON = """
@@ -124,10 +125,16 @@ final class FillThenSetTests: CoveTestCase {
                 let o = try filled.dynamicCreate("Item", primaryKey: .int(standIn ? p.id + 1 : p.id))
                 filledObjects.append(o)
                 for (name, value) in p.values {
+                    let key = try XCTUnwrap(o.objectSchema[property: name]?.key)
                     if rng.below(4) == 0 { try o.setValue(Self.randomValue(name, owners, &rng), forKey: name) }
                     if rng.below(5) == 0 { _ = try o.value(forKey: name) }
-                    try o.setValue(value, forKey: name)
+                    if rng.below(2) == 0 {
+                        try o.setValue(value, forPropertyKey: key)
+                    } else {
+                        try o.setValue(value, forKey: name)
+                    }
                     XCTAssertEqual(try o.value(forKey: name), value, "\(name) of \(p.id) read back at once (\(context))")
+                    XCTAssertEqual(try o.value(forPropertyKey: key), value, "\(name) of \(p.id) read by key (\(context))")
                 }
                 if standIn { try o.setValue(.int(p.id), forKey: "id") }
                 try Self.fillCollections(o, p)
@@ -142,6 +149,12 @@ final class FillThenSetTests: CoveTestCase {
                     // An earlier object set again to its own value: its row wherever it is.
                     let j = rng.below(k + 1)
                     try filledObjects[j].setValue(Self.expected("name", planned[j]), forKey: "name")
+                case 3:
+                    // The same by key, and read back by key.
+                    let j = rng.below(k + 1)
+                    let key = try XCTUnwrap(o.objectSchema[property: "n"]?.key)
+                    try filledObjects[j].setValue(Self.expected("n", planned[j]), forPropertyKey: key)
+                    XCTAssertEqual(try filledObjects[j].value(forPropertyKey: key), Self.expected("n", planned[j]), context)
                 default: break
                 }
             }
@@ -185,6 +198,27 @@ final class FillThenSetTests: CoveTestCase {
     /// the batch.
     func testPastThePendingLimit() throws {
         try runFill(seed: 99, count: 2_600)
+    }
+
+    /// A property key that the class does not have, and one of a collection or of backlinks:
+    /// the errors of the same calls by name.
+    func testPropertyKeysThatNameNothingSettable() throws {
+        let realm = try open("keys")
+        defer { realm.close() }
+        try realm.write {
+            let o = try realm.dynamicCreate("Item", primaryKey: .int(1))
+            for bad: Int64 in [-1, 987_654] {
+                XCTAssertThrowsError(try o.setValue(.int(1), forPropertyKey: bad)) { XCTAssertEqual(($0 as? CoveError)?.code, .notFound) }
+                XCTAssertThrowsError(try o.value(forPropertyKey: bad)) { XCTAssertEqual(($0 as? CoveError)?.code, .notFound) }
+            }
+            let tags = try XCTUnwrap(o.objectSchema[property: "tags"]?.key)
+            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: tags)) { XCTAssertEqual(($0 as? CoveError)?.code, .wrongType) }
+            let n = try XCTUnwrap(o.objectSchema[property: "n"]?.key)
+            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .wrongType) }
+            try realm.delete(o)
+            XCTAssertThrowsError(try o.setValue(.int(2), forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .invalidated) }
+            XCTAssertThrowsError(try o.value(forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .invalidated) }
+        }
     }
 
     /// A model object added to a realm adopts its values property by property, its row still

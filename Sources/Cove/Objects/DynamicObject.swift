@@ -47,6 +47,18 @@ public final class DynamicObject: CustomStringConvertible {
         try store.set(objectSchema, objectKey, try ObjectStore.property(name, of: objectSchema), value)
     }
 
+    /// The value of the property whose key is `propertyKey` (`Property.key`): as
+    /// `value(forKey:)`, without looking the name up.
+    @_spi(CoveBindings) public func value(forPropertyKey propertyKey: Int64) throws(CoveError) -> Value {
+        try realm.objectStore().get(objectSchema, objectKey, propertyKey: propertyKey)
+    }
+
+    /// Sets the property whose key is `propertyKey` (`Property.key`): as `setValue(_:forKey:)`,
+    /// without looking the name up.
+    @_spi(CoveBindings) public func setValue(_ value: Value, forPropertyKey propertyKey: Int64) throws(CoveError) {
+        try realm.objectStore().set(objectSchema, objectKey, propertyKey: propertyKey, value)
+    }
+
     /// Reads a property: `dog["name"]`.
     public subscript(name: String) -> Value {
         get throws(CoveError) { try value(forKey: name) }

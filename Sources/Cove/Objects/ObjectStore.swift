@@ -78,6 +78,7 @@ final class ObjectStore {
         var indexed: [(property: Property, column: Int)] { shape.indexed }
         var columnOfPropertyAt: [Int] { shape.columnOfPropertyAt }
         var plainColumnAt: [(column: Int, spec: ColumnSpec)] { shape.plainColumnAt }
+        var storesOnlyAt: [Bool] { shape.storesOnlyAt }
         var primaryKeyColumn: Int { shape.primaryKeyColumn }
         var primaryKeySpec: ColumnSpec? { shape.primaryKeySpec }
         /// A row being created, kept between creates so that making one allocates nothing.
@@ -114,6 +115,15 @@ final class ObjectStore {
         /// `columnOfPropertyAt` follows; `.notFound` as `ObjectStore.property` says it.
         func position(ofProperty name: String) throws(CoveError) -> Int {
             guard let i = cls.index(ofProperty: name) else { throw ObjectStore.noProperty(name, in: cls) }
+            return i
+        }
+
+        /// The position of the property whose key is `key` in `cls`; `.notFound` naming the
+        /// class and the key.
+        func position(ofPropertyKey key: Int64) throws(CoveError) -> Int {
+            guard key >= 0, let i = shape.propertyKeyAt.firstIndex(of: key) else {
+                throw CoveError(.notFound, "class '\(cls.className)' has no property with key \(key)")
+            }
             return i
         }
 
@@ -381,9 +391,8 @@ final class ObjectStore {
     private func locate(_ t: Table, _ objectKey: Int64) throws(CoveError) -> ClusterLocation? {
         if let located = t.located, located.key == UInt64(objectKey) { return located }
         let found: ClusterLocation?
-        do { found = try t.clusters.pointee.locate(UInt64(objectKey), near: t.located) } catch { throw CoveError(error) }
+        do { found = try t.clusters.pointee.locateInPlace(UInt64(objectKey), near: t.located) } catch { throw CoveError(error) }
         guard let found else { return nil }
-        t.clusters.pointee.prefetchRow(found)
         t.located = found
         return found
     }
@@ -433,6 +442,21 @@ final class ObjectStore {
         let p = t.cls.properties[i]
         let c = t.columnOfPropertyAt[i]
         // Without a column of its own (backlinks), the general path says why.
+        if c < 0 { return try get(cls, objectKey, p) }
+        return try value(try storedCell(t, objectKey, column: c), of: p)
+    }
+
+    /// The value of the property whose key is `propertyKey` (the C API's `_by_key` reads):
+    /// found by position without hashing, a plain column's cell read as its kind says.
+    func get(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
+        let t = try table(cls, holding: objectKey)
+        let i = try t.position(ofPropertyKey: propertyKey)
+        let plain = t.plainColumnAt[i]
+        if plain.column >= 0, let v = PropertyCodec.plainValue(try storedCell(t, objectKey, column: plain.column), plain.spec.kind) {
+            return v
+        }
+        let p = t.cls.properties[i]
+        let c = t.columnOfPropertyAt[i]
         if c < 0 { return try get(cls, objectKey, p) }
         return try value(try storedCell(t, objectKey, column: c), of: p)
     }
@@ -804,6 +828,27 @@ final class ObjectStore {
         recordModify(t, objectKey, property)
     }
 
+    /// Sets the property whose key is `propertyKey` (the C API's `_by_key` writes). A value of
+    /// exactly the type of a plain, unindexed column is only stored (in the object's pending
+    /// row when it is still pending) and recorded; anything else takes `set(_:_:_:_:)`.
+    func set(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64, _ value: Value) throws(CoveError) {
+        try requireWrite()
+        let t = try table(cls, holding: objectKey)
+        let i = try t.position(ofPropertyKey: propertyKey)
+        guard t.storesOnlyAt[i], let cell = PropertyCodec.exactCell(value, t.plainColumnAt[i].spec) else {
+            return try set(cls, objectKey, t.cls.properties[i], value)
+        }
+        let c = t.plainColumnAt[i].column
+        if objectKey >= 0, let at = t.pending.position(of: UInt64(objectKey)) {
+            do { try t.pending.set(at: at, column: c, cell) } catch { throw CoveError(error) }
+        } else {
+            guard try locate(t, objectKey) != nil else { throw invalidated(t.cls, objectKey) }
+            do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
+        }
+        t.dirty = true
+        changes.recordModify(t.classKey, objectKey, propertyKey)
+    }
+
     /// Stores `cell` in column `c` of an object and marks its table changed: in the object's
     /// pending row when it is still pending, else in the table's clusters. Where the object is
     /// is asked here, not kept from the set's start: the checks between (a link target's
@@ -972,7 +1017,7 @@ final class ObjectStore {
         guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
         if let i = t.pending.position(of: UInt64(objectKey)) { return t.pending.cell(at: i, column: column) }
         guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
-        do { return try t.clusters.pointee.get(found, column: column) } catch { throw CoveError(error) }
+        do { return try t.clusters.pointee.getInPlace(found, column: column) } catch { throw CoveError(error) }
     }
 
     func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
@@ -1074,5 +1119,25 @@ final class ObjectStore {
     /// The schema record, or nil when there is none.
     static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
         try schemaRecord(pages, unlessEqualTo: nil)
+    }
+}
+
+extension ClusterTree {
+    // A non-mutating method called on `pointee` copies the tree first (retaining its store and
+    // columns, then releasing them): the pointer's memory could change during the call. Called
+    // through these, the tree is borrowed where it is, which halves the cost of reading a cell.
+
+    /// `locate(_:near:)`, with the object's columns starting to load when it is found.
+    @inline(__always)
+    mutating func locateInPlace(_ key: UInt64, near: ClusterLocation?) throws(StorageError) -> ClusterLocation? {
+        guard let found = try locate(key, near: near) else { return nil }
+        prefetchRow(found)
+        return found
+    }
+
+    /// `get(_:column:)`.
+    @inline(__always)
+    mutating func getInPlace(_ location: ClusterLocation, column: Int) throws(StorageError) -> CellValue {
+        try get(location, column: column)
     }
 }

@@ -88,33 +88,45 @@ enum PropertyCodec {
     /// The API value of a stored cell of `property`; links come back with `targetClassKey`.
     static func value(_ cell: CellValue, for property: Property, targetClassKey: UInt32) throws(CoveError) -> Value {
         switch cell {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .float(let f): return .float(f)
-        case .double(let d): return .double(d)
-        case .timestamp(let s, let n): return .timestamp(Timestamp(seconds: s, nanoseconds: n))
-        case .bytes16(let a, let b):
-            if property.type == .uuid { return .uuid(uuid(a, b)) }
-            return .decimal128(Decimal128(high: b, low: a))
         case .bytes12(let a, let b):
             var bytes = [UInt8](repeating: 0, count: 12)
             withUnsafeBytes(of: a.littleEndian) { for i in 0..<8 { bytes[i] = $0[i] } }
             withUnsafeBytes(of: b.littleEndian) { for i in 0..<4 { bytes[8 + i] = $0[i] } }
             do { return .objectId(try ObjectId(bytes: bytes)) } catch { throw error }
         case .link(let key): return .link(ObjectLink(classKey: targetClassKey, objectKey: Int64(bitPattern: key)))
-        case .bytes(let b):
-            switch property.type {
-            case .string:
-                guard let s = String(utf8: b) else {
-                    throw CoveError(.corrupt, "property '\(property.name)' holds a string that is not valid UTF-8")
-                }
-                return .string(s)
-            case .mixed: return try Value.decodeMixed(b)
-            default: return .data(b)
-            }
+        case .bytes(let b) where property.type == .mixed: return try Value.decodeMixed(b)
         case .root:
             throw CoveError(.wrongType, "property '\(property.name)' is a \(property.collection.rawValue), not a single value")
+        default:
+            // What the property's type tells apart: uuid from decimal128, string from binary.
+            let kind: ColumnKind = property.type == .uuid ? .uuid : property.type == .string ? .string : .binary
+            guard let v = plainValue(cell, kind) else {
+                throw CoveError(.corrupt, "property '\(property.name)' holds a string that is not valid UTF-8")
+            }
+            return v
+        }
+    }
+
+    /// The API value of a cell of a plain column (`TableShape.plainColumnAt`), whose kind says
+    /// what it holds without the property; nil for what needs the property (a mixed value, a
+    /// string that is not valid UTF-8, for the error naming it).
+    @inline(__always)
+    static func plainValue(_ cell: CellValue, _ kind: ColumnKind) -> Value? {
+        switch cell {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .float(let f): return .float(f)
+        case .double(let d): return .double(d)
+        case .timestamp(let s, let n): return .timestamp(Timestamp(seconds: s, nanoseconds: n))
+        case .bytes16(let a, let b): return kind == .uuid ? .uuid(uuid(a, b)) : .decimal128(Decimal128(high: b, low: a))
+        case .bytes(let b):
+            switch kind {
+            case .string: return String(utf8: b).map { .string($0) }
+            case .binary: return .data(b)
+            default: return nil
+            }
+        case .bytes12, .link, .root: return nil
         }
     }
 

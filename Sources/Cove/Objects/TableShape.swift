@@ -27,6 +27,12 @@ final class TableShape {
     /// in place, a single value that is neither link nor primary key (column -1 for the others):
     /// plain data, read without copying the property.
     let plainColumnAt: [(column: Int, spec: ColumnSpec)]
+    /// By position in `cls.properties`, the property's key (-1 when it has none): a property
+    /// named by its key (the C API's `_by_key` calls) is found without hashing.
+    let propertyKeyAt: [Int64]
+    /// By position in `cls.properties`, whether a set of a value of exactly its column's type
+    /// only stores the value: a plain column (`plainColumnAt`) with no secondary index to keep.
+    let storesOnlyAt: [Bool]
     /// The primary key's column and its spec, when the class has one (-1 and nil when not):
     /// `primaryKey` without its property to copy.
     let primaryKeyColumn: Int
@@ -55,6 +61,8 @@ final class TableShape {
             if p.hasSecondaryIndex { indexed.append((p, c)) }
         }
         plainColumnAt = plain
+        propertyKeyAt = cls.properties.map { $0.key ?? -1 }
+        storesOnlyAt = cls.properties.indices.map { plain[$0].column >= 0 && !cls.properties[$0].hasSecondaryIndex }
         self.primaryKey = primaryKey
         self.indexed = indexed
         primaryKeyColumn = primaryKey?.column ?? -1

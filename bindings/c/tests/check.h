@@ -93,6 +93,16 @@ static inline cove_realm_t* open_schema(const char* path, const char* schema, ui
     return realm;
 }
 
+/* How many objects of `cls` the query `rql` with `n_args` arguments selects. */
+static inline size_t query_count(cove_realm_t* realm, const char* cls, const char* rql, cove_value_t* args, size_t n_args) {
+    cove_results_t* r = NULL;
+    size_t n = 0;
+    CHECK_OK(cove_query(realm, cls, rql, args, n_args, &r));
+    CHECK_OK(cove_results_count(r, &n));
+    cove_release(r);
+    return n;
+}
+
 static int check_summary(const char* name) {
     printf("%s: %d passed, %d failed\n", name, checks_passed, checks_failed);
     return checks_failed == 0 ? 0 : 1;

@@ -45,15 +45,6 @@ static int holds(cove_object_t* o, int i) {
     return ok;
 }
 
-static size_t count(cove_realm_t* realm, const char* rql, cove_value_t* args, size_t n_args) {
-    cove_results_t* r = NULL;
-    size_t n = 0;
-    CHECK_OK(cove_query(realm, "Person", rql, args, n_args, &r));
-    CHECK_OK(cove_results_count(r, &n));
-    cove_release(r);
-    return n;
-}
-
 /* Creates the people in one write, filled one property at a time (`filled`) or with all their
  * values; returns the realm, its dog and what its observer of every person received. */
 static cove_realm_t* make(const char* path, int filled, cove_object_t** out_dog, change_log* log) {
@@ -99,7 +90,7 @@ static cove_realm_t* make(const char* path, int filled, cove_object_t** out_dog,
     CHECK(right == PEOPLE);
     /* Inside the write: lookups, index and backlinks see every object. */
     cove_value_t seven = int_value(7);
-    CHECK(count(realm, "age == $0", &seven, 1) == PEOPLE / 50);
+    CHECK(query_count(realm, "Person", "age == $0", &seven, 1) == PEOPLE / 50);
     cove_results_t* owners = NULL;
     size_t n = 0;
     CHECK_OK(cove_object_get_backlinks(dog, "owners", &owners));
@@ -143,11 +134,11 @@ int main(void) {
     /* The age index and the dog's backlinks. */
     for (int64_t age = 0; age < 50; age += 7) {
         cove_value_t v = int_value(age);
-        CHECK(count(filled, "age == $0", &v, 1) == count(whole, "age == $0", &v, 1));
-        CHECK(count(filled, "age == $0", &v, 1) == PEOPLE / 50);
+        CHECK(query_count(filled, "Person", "age == $0", &v, 1) == query_count(whole, "Person", "age == $0", &v, 1));
+        CHECK(query_count(filled, "Person", "age == $0", &v, 1) == PEOPLE / 50);
     }
     cove_value_t ninety_nine = int_value(99);
-    CHECK(count(filled, "age == $0", &ninety_nine, 1) == 0);
+    CHECK(query_count(filled, "Person", "age == $0", &ninety_nine, 1) == 0);
     size_t owners_filled = 0, owners_whole = 0;
     cove_results_t* owners = NULL;
     CHECK_OK(cove_object_get_backlinks(filled_dog, "owners", &owners));
