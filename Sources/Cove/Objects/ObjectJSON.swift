@@ -297,7 +297,7 @@ public enum ObjectJSON {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (a space may stand for 'T'; the year
     /// may carry a sign and more digits), as `Timestamp.description` writes it.
     static func parseTimestamp(_ s: String, _ bad: (String) -> CoveError) throws(CoveError) -> Timestamp {
-        let b = Array(s.utf8)
+        let b = s.utf8Bytes
         var i = 0
         func fail() -> CoveError { bad("\(JSONValue.quoted(s)) is not an ISO 8601 date-time such as 2024-03-01T12:00:00Z") }
         func digits(_ n: Int) throws(CoveError) -> Int64 {

@@ -406,7 +406,7 @@ extension ObjectStore {
     func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
         let tree = try collectionTree(cls, objectKey, p, .map)
         let bytes: [UInt8]?
-        do { bytes = try tree.get(Array(key.utf8)) } catch { throw CoveError(error) }
+        do { bytes = try tree.get(key.utf8Bytes) } catch { throw CoveError(error) }
         guard let bytes else { return nil }
         return try decodeElement(bytes)
     }
@@ -452,10 +452,10 @@ extension ObjectStore {
         let old = try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) -> Value? in
             var old: Value?
             try storage { () throws(StorageError) in
-                if let bytes = try tree.get(Array(key.utf8)) {
+                if let bytes = try tree.get(key.utf8Bytes) {
                     old = try Self.decodeStored(bytes)
                 }
-                _ = try tree.put(Array(key.utf8), element.encodeMixed())
+                _ = try tree.put(key.utf8Bytes, element.encodeMixed())
             }
             return old
         }
@@ -473,7 +473,7 @@ extension ObjectStore {
             return false
         }
         try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
-            try storage { () throws(StorageError) in _ = try tree.remove(Array(key.utf8)) }
+            try storage { () throws(StorageError) in _ = try tree.remove(key.utf8Bytes) }
         }
         try released(cls, objectKey, p, old)
         try record(cls, objectKey, p, .eraseKey(key))
@@ -539,7 +539,7 @@ extension ObjectStore {
         case .map:
             for (key, value) in try mapEntries(cls, objectKey, p) where value == link {
                 try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
-                    try storage { () throws(StorageError) in _ = try tree.put(Array(key.utf8), Value.null.encodeMixed()) }
+                    try storage { () throws(StorageError) in _ = try tree.put(key.utf8Bytes, Value.null.encodeMixed()) }
                 }
                 try countBacklink(cls, p, source: objectKey, link, -1)
                 try record(cls, objectKey, p, .setKey(key))

@@ -49,7 +49,7 @@ enum PropertyCodec {
         case (.double, .double(let d)): return .double(d)
         case (.double, .float(let f)): return .double(Double(f))
         case (.double, .int(let i)): return .double(Double(i))
-        case (.string, .string(let s)): return .bytes(Array(s.utf8))
+        case (.string, .string(let s)): return .bytes(s.utf8Bytes)
         case (.data, .data(let d)): return .bytes(d)
         case (.date, .timestamp(let t)): return .timestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
         case (.decimal128, .decimal128(let d)): return .bytes16(d.low, d.high)
@@ -70,7 +70,7 @@ enum PropertyCodec {
     static func exactCell(_ value: Value, _ spec: ColumnSpec) -> CellValue? {
         switch (spec.kind, value) {
         case (.int, .int(let i)): return .int(i)
-        case (.string, .string(let s)): return .bytes(Array(s.utf8))
+        case (.string, .string(let s)): return .bytes(s.utf8Bytes)
         case (.double, .double(let d)): return .double(d)
         case (.bool, .bool(let b)): return .bool(b)
         case (.float, .float(let f)): return .float(f)
