@@ -414,7 +414,11 @@ cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
  * schema; a file with the same schema opens as it is; a file whose schema differs only by added
  * classes, properties or indexes is brought up to it when `schema_version` is higher than the
  * file's; any other difference needs a migration callback (cove_config_set_migration()) and
- * fails with #COVE_ERR_MIGRATION_REQUIRED without one.
+ * fails with #COVE_ERR_MIGRATION_REQUIRED without one. The file's classes that the schema leaves
+ * out are not removed: they stay in the file as they are, out of this realm's sight (queries and
+ * creates of them fail with #COVE_ERR_NOT_FOUND), as Realm's object types do; deleting an object
+ * still clears the links to it from them. A migration takes one out with
+ * cove_migration_delete_data(). Backlinks are computed: declaring them or not needs no new version.
  * Without a schema the realm opens with the file's own.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, invalid UTF-8);
  *   #COVE_ERR_SCHEMA naming the class and property at fault (unknown type, link to a missing
@@ -553,6 +557,20 @@ cove_status_t cove_migration_new_realm(cove_migration_t* migration, cove_realm_t
  */
 cove_status_t cove_migration_rename_property(cove_migration_t* migration, const char* class_name,
                                              const char* old_name, const char* new_name);
+
+/**
+ * Deletes the data of a class. A class of the new schema loses every object (links to them
+ * become null, as at any delete). A class of the file that the new schema leaves out, which
+ * would otherwise stay in the file as it is (see cove_config_set_schema_json()), goes from the
+ * file when the migration ends: its objects, indexes and schema entry.
+ * @param class_name NUL-terminated UTF-8.
+ * @param out_deleted receives whether there was anything to delete (may be NULL).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL, wrong kind, invalid UTF-8);
+ *   #COVE_ERR_NOT_FOUND (the file has no such class); #COVE_ERR_INVALIDATED after the callback
+ *   returned. cove_open() fails with #COVE_ERR_SCHEMA when another class left out of the new
+ *   schema links to a class whose data went.
+ */
+cove_status_t cove_migration_delete_data(cove_migration_t* migration, const char* class_name, bool* out_deleted);
 
 /**
  * Called by cove_migration_enumerate() for each object.

@@ -150,6 +150,17 @@ public func cove_migration_rename_property(_ migration: OpaquePointer?, _ classN
     }
 }
 
+@c @implementation
+public func cove_migration_delete_data(_ migration: OpaquePointer?, _ className: UnsafePointer<CChar>?,
+                                       _ outDeleted: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let scope = try migrationScope(migration, in: "cove_migration_delete_data")
+        let cls = try string(className, "class_name", in: "cove_migration_delete_data")
+        let deleted = try call { () throws(CoveError) in try scope.migration.deleteData(forType: cls) }
+        outDeleted?.pointee = deleted
+    }
+}
+
 /// Thrown through the engine's enumeration to stop it when the C callback returns false.
 private struct EnumerationStopped: Error {
     let index: Int

@@ -1,6 +1,6 @@
 // Migrations through the Swift API: a renamed property keeps its data, a changed type is
-// converted by the block, a class is split in two, removed classes and properties free their
-// pages, and a failed migration (a throwing block, a duplicate new primary key) leaves the file
+// converted by the block, a class is split in two, a class whose data the block deletes and
+// removed properties free their pages, and a failed migration (a throwing block, a duplicate new primary key) leaves the file
 // exactly as it was.
 import XCTest
 import Cove
@@ -65,6 +65,8 @@ final class MigrationTests: CoveTestCase {
                 notes += 1
             }
             XCTAssertEqual(notes, 40)
+            // Left out of the new schema, Note would stay in the file as it is: its data goes.
+            XCTAssertTrue(try migration.deleteData(forType: "Note"))
         }
         XCTAssertEqual(calls.value, 1)
         let p = try XCTUnwrap(realm.dynamicObject(ofType: "Person", forPrimaryKey: .int(7)))

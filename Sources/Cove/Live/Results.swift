@@ -812,10 +812,7 @@ extension Realm {
     /// Every object of `className`, as live, lazy Results (filter, sort and distinct them).
     /// - Throws: `.notFound` (class).
     public func objects(_ className: String) throws(CoveError) -> Results<DynamicObject> {
-        let known = try objectStore().schema[className] != nil
-        guard known else {
-            throw CoveError(.notFound, "no class '\(className)' in the schema")
-        }
+        _ = try objectStore().visibleObjectSchema(className)
         return Results(engine: ResultsEngine(realm: self, source: .table(className: className)))
     }
 

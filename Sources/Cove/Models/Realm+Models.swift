@@ -75,9 +75,7 @@ extension Realm {
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
         let engine = ResultsEngine(realm: self, source: .table(className: type.className))
         do throws(CoveError) {
-            guard try objectStore().schema[type.className] != nil else {
-                throw CoveError(.notFound, "no class '\(type.className)' in the schema")
-            }
+            _ = try objectStore().visibleObjectSchema(type.className)
             return Results(engine: engine)
         } catch {
             return Results(engine: engine.failing(error))

@@ -8,7 +8,8 @@ import Synchronization
 /// Objects over one transaction's pages: a read snapshot, or a write transaction.
 final class ObjectStore {
     let pages: TransactionPages
-    let schema: Schema
+    /// Every class of the file (a migration's `deleteData` may take some out before commit).
+    var schema: Schema
     private var catalog: BTree<TransactionPages>
     /// The tables this transaction reached: the first apart, since most transactions reach one
     /// (no dictionary to make), the others by class key.
@@ -210,9 +211,15 @@ final class ObjectStore {
         shapes.spareTables[t.classKey] = t
     }
 
-    init(pages: TransactionPages, schema: Schema, shapes: TableShapes = TableShapes()) {
+    /// The class names a realm opened with some of the file's classes sees (nil: every class):
+    /// `visibleObjectSchema(_:)` finds no other. The store itself works on every class of the file,
+    /// so that deleting an object clears the links to it from classes the realm does not see.
+    let visible: Set<String>?
+
+    init(pages: TransactionPages, schema: Schema, visible: Set<String>? = nil, shapes: TableShapes = TableShapes()) {
         self.pages = pages
         self.schema = schema
+        self.visible = visible
         self.shapes = shapes
         catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
     }
@@ -226,6 +233,14 @@ final class ObjectStore {
         }
         lastClass = cls
         return cls
+    }
+
+    /// `objectSchema(_:)` for a class named by the realm's user: one the realm sees.
+    func visibleObjectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
+        if let visible, !visible.contains(className) {
+            throw CoveError(.notFound, "no class '\(className)' in the schema")
+        }
+        return try objectSchema(className)
     }
 
     func objectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {

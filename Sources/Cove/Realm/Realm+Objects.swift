@@ -11,7 +11,7 @@ extension Realm {
     public func dynamicCreate(_ className: String, primaryKey: Value? = nil,
                               values: [(String, Value)] = []) throws(CoveError) -> DynamicObject {
         let store = try objectStore()
-        let cls = try store.objectSchema(className)
+        let cls = try store.visibleObjectSchema(className)
         let key = try store.create(cls, primaryKey: primaryKey, values: values)
         return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
@@ -25,7 +25,7 @@ extension Realm {
     ///   `.wrongType` (a collection property: fill collections once the object exists).
     public func dynamicCreator(_ className: String, properties: [String]) throws(CoveError) -> DynamicCreator {
         let store = try objectStore()
-        let plan = try store.createPlan(try store.objectSchema(className), properties: properties)
+        let plan = try store.createPlan(try store.visibleObjectSchema(className), properties: properties)
         return DynamicCreator(realm: self, className: className, properties: properties, plan: plan, store: store)
     }
 
@@ -47,7 +47,7 @@ extension Realm {
     /// - Throws: `.notFound` (class), `.invalidArgument` (no primary key), `.wrongType`.
     public func dynamicObject(ofType className: String, forPrimaryKey primaryKey: Value) throws(CoveError) -> DynamicObject? {
         let store = try objectStore()
-        let cls = try store.objectSchema(className)
+        let cls = try store.visibleObjectSchema(className)
         guard let key = try store.find(cls, primaryKey: primaryKey) else { return nil }
         return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
@@ -55,7 +55,7 @@ extension Realm {
     /// The object of `className` with object key `objectKey`, or nil when there is none.
     public func dynamicObject(ofType className: String, objectKey: Int64) throws(CoveError) -> DynamicObject? {
         let store = try objectStore()
-        let cls = try store.objectSchema(className)
+        let cls = try store.visibleObjectSchema(className)
         guard try store.exists(cls, objectKey) else { return nil }
         return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: objectKey)
     }
@@ -72,7 +72,7 @@ extension Realm {
     /// order). A snapshot array: the live `Results` of the query layer replace it.
     public func dynamicObjects(_ className: String) throws(CoveError) -> [DynamicObject] {
         let store = try objectStore()
-        let cls = try store.objectSchema(className)
+        let cls = try store.visibleObjectSchema(className)
         let classKey = try store.classKey(of: cls)
         return try store.objectKeys(cls).map { DynamicObject(realm: self, objectSchema: cls, classKey: classKey, objectKey: $0) }
     }
@@ -85,7 +85,7 @@ extension Realm {
     /// - Complexity: O(log n + m) for m matches with an index; O(n) without.
     public func dynamicObjects(_ className: String, where property: String, equals value: Value) throws(CoveError) -> [DynamicObject] {
         let store = try objectStore()
-        let cls = try store.objectSchema(className)
+        let cls = try store.visibleObjectSchema(className)
         let p = try ObjectStore.property(property, of: cls)
         guard p.collection == .none, !p.isBacklinks else {
             throw CoveError(.wrongType, "property '\(property)' of class '\(className)' is \(p.typeNotation), not a single value")
@@ -110,7 +110,7 @@ extension Realm {
     /// The number of objects of `className`.
     public func objectCount(_ className: String) throws(CoveError) -> UInt64 {
         let store = try objectStore()
-        return try store.count(try store.objectSchema(className))
+        return try store.count(try store.visibleObjectSchema(className))
     }
 
     /// Deletes an object inside a write; links to it become null.
@@ -147,7 +147,7 @@ public final class DynamicCreator {
     private func currentStore() throws(CoveError) -> ObjectStore {
         let s = try realm.objectStore()
         if s.serial != store {
-            plan = try s.createPlan(try s.objectSchema(className), properties: properties)
+            plan = try s.createPlan(try s.visibleObjectSchema(className), properties: properties)
             store = s.serial
         }
         return s

@@ -25,9 +25,20 @@ public final class Realm {
     private var closedReason: String?
     /// The object layer over the current transaction, made when first needed.
     private var objects: ObjectStore?
-    /// The schema this realm sees, keys included.
-    public private(set) var schema: Schema = .empty { didSet { tableShapes = TableShapes() } }
-    /// The table shapes the transactions of this realm worked out for `schema`.
+    /// The file's schema, every class of it, keys included: what the object layer works on.
+    private(set) var fileSchema: Schema = .empty {
+        didSet {
+            tableShapes = TableShapes()
+            schema = Self.visible(fileSchema, visibleClassNames)
+        }
+    }
+    /// The schema this realm sees, keys included: the file's classes, or those the
+    /// configuration's schema names when it gives one (as Realm's `objectTypes`): the file's
+    /// other classes stay in it as they are, out of this realm's sight.
+    public private(set) var schema: Schema = .empty
+    /// The class names the configuration's schema gives, nil for every class of the file.
+    private let visibleClassNames: Set<String>?
+    /// The table shapes the transactions of this realm worked out for `fileSchema`.
     private var tableShapes = TableShapes()
     /// The bytes of the schema record `schema` was read from, to notice another process's change.
     private var schemaRecordBytes: [UInt8]?
@@ -76,8 +87,11 @@ public final class Realm {
     }
 
     private init(configuration: Configuration, file: RealmFile, frozen: Bool, snapshot: Snapshot,
-                 schema: Schema = .empty, schemaRecordBytes: [UInt8]? = nil) {
-        self.schema = schema
+                 schema: Schema = .empty, schemaRecordBytes: [UInt8]? = nil, allClasses: Bool = false) {
+        let visible = allClasses ? nil : configuration.schema.map { Set($0.classNames) }
+        visibleClassNames = visible
+        fileSchema = schema
+        self.schema = Self.visible(schema, visible)
         self.schemaRecordBytes = schemaRecordBytes
         self.configuration = configuration
         self.file = file
@@ -100,7 +114,7 @@ public final class Realm {
     }
 
     var frozenSource: FrozenSource {
-        FrozenSource(configuration: configuration, file: file, schema: schema, schemaRecordBytes: schemaRecordBytes)
+        FrozenSource(configuration: configuration, file: file, schema: fileSchema, schemaRecordBytes: schemaRecordBytes)
     }
 
     /// A frozen realm over `snapshot` (which it ends when it closes), on any thread.
@@ -284,7 +298,7 @@ public final class Realm {
             throw CoveError(error)
         }
         let frozen = Realm(configuration: configuration, file: file, frozen: true, snapshot: pinned,
-                           schema: schema, schemaRecordBytes: schemaRecordBytes)
+                           schema: fileSchema, schemaRecordBytes: schemaRecordBytes)
         frozen.liveSource = self
         return frozen
     }
@@ -327,7 +341,7 @@ public final class Realm {
             // Frozen realms are read by any number of threads at once: each call gets a store of
             // its own over the one immutable snapshot, so no cache is shared between threads.
             guard let snapshot else { throw CoveError(.closed, closedReason ?? "the realm is closed") }
-            let store = ObjectStore(pages: TransactionPages(.read(snapshot)), schema: schema)
+            let store = ObjectStore(pages: TransactionPages(.read(snapshot)), schema: fileSchema, visible: visibleClassNames)
             store.isFrozen = true
             return store
         }
@@ -336,12 +350,12 @@ public final class Realm {
         let at = pages.baseVersion
         if at != schemaKnownAt {
             if let bytes = try ObjectStore.schemaRecord(pages, unlessEqualTo: schemaRecordBytes) {
-                schema = try SchemaRecord.decode(bytes).schema
+                fileSchema = try SchemaRecord.decode(bytes).schema
                 schemaRecordBytes = bytes
             }
             schemaKnownAt = at
         }
-        let s = ObjectStore(pages: pages, schema: schema, shapes: tableShapes)
+        let s = ObjectStore(pages: pages, schema: fileSchema, visible: visibleClassNames, shapes: tableShapes)
         objects = s
         return s
     }
@@ -351,11 +365,11 @@ public final class Realm {
     private func setUpSchema() throws(CoveError) {
         let record = try currentSchemaRecord()
         guard let wanted = configuration.schema else {
-            schema = record?.schema ?? .empty
+            fileSchema = record?.schema ?? .empty
             return
         }
         if let record, try acceptsAsIs(record, wanted) {
-            schema = record.schema
+            fileSchema = record.schema
             return
         }
         if configuration.readOnly {
@@ -368,20 +382,23 @@ public final class Realm {
             // Decide again inside the write: another process may have written the schema since.
             let current = try currentSchemaRecord()
             if let current, try acceptsAsIs(current, wanted) {
-                schema = current.schema
+                fileSchema = current.schema
                 try cancelWrite()
                 return
             }
             if let current {
-                let changes = wanted.changes(from: current.schema)
-                if configuration.schemaVersion <= current.version && !changes.isEmpty {
+                // The file's classes the schema leaves out are not removed: they stay as they are.
+                let changes = wanted.changes(from: current.schema.restricted(to: Set(wanted.classNames)))
+                // Backlinks are computed: declaring them or not needs no new version (a realm
+                // opened with some classes cannot declare those of the classes it leaves out).
+                if configuration.schemaVersion <= current.version && !changes.isEmptyBesidesBacklinks {
                     throw CoveError(.schema, "the schema differs from the file's (\(changes)) but schema version \(configuration.schemaVersion) is not higher than the file's \(current.version)")
                 }
                 if !changes.isAdditiveOnly && configuration.migrationBlock == nil {
                     throw CoveError(.migrationRequired, "the schema changed in ways that need a migration: \(changes)")
                 }
             }
-            let keyed = wanted.assigningKeys(previous: current?.schema)
+            let keyed = try wanted.assigningKeys(previous: current?.schema).keeping(current?.schema)
             let record = SchemaRecord(version: configuration.schemaVersion, schema: keyed)
             // The file as it was, for the migration block to read: the write lock is held, so the
             // newest committed version is the one this write started from.
@@ -390,7 +407,7 @@ public final class Realm {
                 oldRealm = try frozenBase(schema: current.schema)
             }
             defer { oldRealm?.close() }
-            schema = keyed
+            fileSchema = keyed
             objects = nil
             let store = try objectStore()
             try store.writeSchemaRecord(record.encoded())
@@ -406,6 +423,12 @@ public final class Realm {
                     throw error
                 } catch {
                     throw CoveError(.callback, "the migration block failed: \(error)")
+                }
+                if !migration.classesToDrop.isEmpty {
+                    let kept = try keyed.dropping(migration.classesToDrop)
+                    try store.writeSchemaRecord(SchemaRecord(version: configuration.schemaVersion, schema: kept).encoded())
+                    store.schema = kept
+                    fileSchema = kept
                 }
                 try store.finishMigration(from: current.schema)
             }
@@ -445,7 +468,7 @@ public final class Realm {
             throw error
         }
         return Realm(configuration: configuration, file: file, frozen: true, snapshot: base,
-                     schema: schema, schemaRecordBytes: bytes)
+                     schema: schema, schemaRecordBytes: bytes, allClasses: true)
     }
 
     /// Whether the file's schema record already is what the configuration asks for.
@@ -453,7 +476,7 @@ public final class Realm {
         if configuration.schemaVersion < record.version {
             throw CoveError(.schema, "schema version \(configuration.schemaVersion) is lower than the file's \(record.version)")
         }
-        return record.schema == wanted && configuration.schemaVersion == record.version
+        return record.schema.restricted(to: Set(wanted.classNames)) == wanted && configuration.schemaVersion == record.version
     }
 
     /// The pages of the current transaction: the write in progress, or the pinned snapshot.
@@ -482,6 +505,11 @@ public final class Realm {
     }
 
     // MARK: Internals
+
+    /// `schema` restricted to `names`, or all of it for nil.
+    private static func visible(_ schema: Schema, _ names: Set<String>?) -> Schema {
+        names.map { schema.restricted(to: $0) } ?? schema
+    }
 
     private func close(reason: String) {
         guard closedReason == nil else { return }

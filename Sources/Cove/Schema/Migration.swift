@@ -77,6 +77,30 @@ public final class Migration {
     public func delete(_ object: DynamicObject) throws(CoveError) {
         try newRealm.delete(object)
     }
+
+    /// The file's classes that `deleteData(forType:)` takes out of it when the migration ends.
+    private(set) var classesToDrop: [String] = []
+
+    /// Deletes the data of class `className`, as realm-swift's `deleteData(forType:)`: every
+    /// object of a class the new schema has; a class of the file that the new schema leaves out
+    /// (which would otherwise stay in the file untouched) goes from the file altogether when
+    /// the migration ends, its objects, indexes and schema entry with it. Returns whether there
+    /// was anything to delete.
+    /// - Throws: `.notFound` when the file has no such class; `.schema` (when the migration
+    ///   ends) if another class the schema leaves out links to it.
+    @discardableResult
+    public func deleteData(forType className: String) throws(CoveError) -> Bool {
+        if newSchema[className] != nil {
+            let objects = try newRealm.dynamicObjects(className)
+            for object in objects { try newRealm.delete(object) }
+            return !objects.isEmpty
+        }
+        guard store.schema[className] != nil else {
+            throw CoveError(.notFound, "deleteData: the file has no class '\(className)'")
+        }
+        if !classesToDrop.contains(className) { classesToDrop.append(className) }
+        return true
+    }
 }
 
 extension Realm.Configuration {

@@ -46,6 +46,48 @@ extension Schema {
         return result
     }
 
+    /// This schema and the classes of `previous` it leaves out, which keep their keys: what a
+    /// file holds after a realm opened with some of its classes wrote its schema.
+    /// - Throws: `.schema` when a class left out no longer fits with the others (it links to a
+    ///   class whose shape changed, or backlinks name a property that is gone), naming it.
+    func keeping(_ previous: Schema?) throws(CoveError) -> Schema {
+        guard let previous else { return self }
+        let kept = previous.classes.filter { self[$0.className] == nil }
+        if kept.isEmpty { return self }
+        var result = self
+        result.classes += kept
+        for (i, c) in result.classes.enumerated() { result.indexByName[c.className] = i }
+        do {
+            try result.validate()
+        } catch {
+            let names = kept.map { "'\($0.className)'" }.joined(separator: ", ")
+            throw CoveError(.schema, "the file's classes that the schema leaves out (\(names)) stay in the file, and would no longer fit with it: \(error.message)")
+        }
+        return result
+    }
+
+    /// This schema without the classes named in `names`, keys and key counters kept.
+    /// - Throws: `.schema` when a class that stays links to one that goes.
+    func dropping(_ names: [String]) throws(CoveError) -> Schema {
+        let result = restricted(to: Set(classNames).subtracting(names))
+        do {
+            try result.validate()
+        } catch {
+            throw CoveError(.schema, "deleteData(\(names.map { "'\($0)'" }.joined(separator: ", "))): \(error.message)")
+        }
+        return result
+    }
+
+    /// The classes of this schema named in `names`, keys and key counters kept.
+    public func restricted(to names: Set<String>) -> Schema {
+        if classes.allSatisfy({ names.contains($0.className) }) { return self }
+        var result = self
+        result.classes = classes.filter { names.contains($0.className) }
+        result.indexByName = [:]
+        for (i, c) in result.classes.enumerated() { result.indexByName[c.className] = i }
+        return result
+    }
+
     /// True when every class and property has a key.
     public var hasKeys: Bool {
         classes.allSatisfy { c in c.classKey != nil && c.properties.allSatisfy { $0.key != nil } }

@@ -9,7 +9,7 @@
 public struct Schema: Sendable, Equatable {
     /// The classes in declared order.
     public internal(set) var classes: [ObjectSchema]
-    private var indexByName: [String: Int]
+    var indexByName: [String: Int]
     /// The class key the next new class gets; above every class key this file has used.
     public internal(set) var nextClassKey: UInt32 = 1
     /// The property key the next new property gets; above every property key this file has used.

@@ -80,6 +80,15 @@ public struct SchemaChanges: Equatable, Sendable {
     /// True when nothing differs (declared order aside).
     public var isEmpty: Bool { self == SchemaChanges() }
 
+    /// True when nothing differs but backlinks properties, which are computed, never stored.
+    public var isEmptyBesidesBacklinks: Bool {
+        var rest = self
+        rest.addedProperties.removeAll { $0.isBacklinks }
+        rest.removedProperties.removeAll { $0.isBacklinks }
+        rest.changedProperties.removeAll { $0.old.isBacklinks && $0.new.isBacklinks }
+        return rest.isEmpty
+    }
+
     /// True when the change needs no migration: only added classes, added properties and added
     /// indexes, plus changes to backlinks (computed, never stored). A removed class or property,
     /// a changed property, a removed index, a primary key or embedding change is not additive.

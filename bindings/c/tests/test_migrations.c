@@ -2,8 +2,9 @@
  * through the old and new objects, a class is split into an embedded one, a callback returning
  * false leaves the file as it was, an enumeration stopped by its callback, the migration handle
  * after the callback, free_userdata called exactly once, a breaking change without a
- * migration, and an open realm following another realm's additive change. Runs in an empty
- * working directory. */
+ * migration, an open realm following another realm's additive change, a realm opened with some
+ * of the file's classes, and a migration deleting a class's data. Runs in an empty working
+ * directory. */
 #include <cove.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,6 +545,60 @@ static void test_additive_change_of_another_realm(void) {
     cove_release(first);
 }
 
+/* ---- some of the file's classes, and deleting a class's data ------------------------------ */
+
+static const char* NOTES_ONLY = "{\"Note\": {\"properties\": {\"text\": \"string\"}}}";
+static const char* PEOPLE_AND_NOTES =
+    "{\"Person\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\","
+    "   \"age\": \"string\", \"street\": \"string\", \"city\": \"string\"}},"
+    " \"Note\": {\"properties\": {\"text\": \"string\"}}}";
+
+static int delete_data_calls = 0;
+
+static bool delete_people(void* userdata, cove_migration_t* migration) {
+    (void)userdata;
+    bool deleted = false;
+    delete_data_calls++;
+    CHECK_OK(cove_migration_delete_data(migration, "Person", &deleted));
+    CHECK(deleted);
+    CHECK_FAILS(cove_migration_delete_data(migration, "Nobody", NULL), COVE_ERR_NOT_FOUND, "Nobody");
+    CHECK_FAILS(cove_migration_delete_data(migration, NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "class_name");
+    return true;
+}
+
+static void test_subset_and_delete_data(void) {
+    const char* path = "subset.cove";
+    seed(path);
+    cove_realm_t* realm = NULL;
+    /* Only Note, a new class, without Person: Person stays in the file, out of sight. */
+    CHECK_OK(open_with(path, NOTES_ONLY, 2, NULL, NULL, &realm));
+    cove_results_t* r = NULL;
+    CHECK_FAILS(cove_query(realm, "Person", "TRUEPREDICATE", NULL, 0, &r), COVE_ERR_NOT_FOUND, "Person");
+    cove_object_t* o = NULL;
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create(realm, "Note", &o));
+    cove_release(o);
+    CHECK_OK(cove_commit(realm));
+    char* json = NULL;
+    CHECK_OK(cove_schema_json(realm, &json));
+    CHECK(json && strstr(json, "Note") && !strstr(json, "Person"));
+    cove_free(json);
+    cove_release(realm);
+    /* Both classes, at the same version: the people are all there. */
+    CHECK_OK(open_with(path, PEOPLE_AND_NOTES, 2, NULL, NULL, &realm));
+    CHECK(query_count(realm, "Person", "TRUEPREDICATE", NULL, 0) == PEOPLE);
+    CHECK(query_count(realm, "Note", "TRUEPREDICATE", NULL, 0) == 1);
+    cove_release(realm);
+    /* Version 3 without Person, its data deleted by the migration: gone from the file. */
+    CHECK_OK(open_with(path, NOTES_ONLY, 3, delete_people, NULL, &realm));
+    CHECK(delete_data_calls == 1);
+    cove_release(realm);
+    CHECK_OK(open_with(path, PEOPLE_AND_NOTES, 4, NULL, NULL, &realm));
+    CHECK(query_count(realm, "Person", "TRUEPREDICATE", NULL, 0) == 0);
+    CHECK(query_count(realm, "Note", "TRUEPREDICATE", NULL, 0) == 1);
+    cove_release(realm);
+}
+
 int main(void) {
     test_rename_property();
     test_change_type();
@@ -554,5 +609,6 @@ int main(void) {
     test_free_userdata_once();
     test_breaking_change_without_migration();
     test_additive_change_of_another_realm();
+    test_subset_and_delete_data();
     return check_summary("test_migrations");
 }

@@ -68,6 +68,16 @@ class Migration:
         check(lib.cove_migration_rename_property(self._h(), class_name_of(cls).encode(), old_name.encode(),
                                                  new_name.encode()))
 
+    def delete_data(self, cls: Union[str, Type["Object"]]) -> bool:
+        """Deletes the data of ``cls`` (Realm's ``deleteData(forType:)``): every object of a
+        class of the new schema; a class of the file that the new schema leaves out (which
+        otherwise stays in the file as it is) goes from the file when the migration ends.
+        Returns whether there was anything to delete. ``NotFoundError`` when the file has no
+        such class."""
+        out = ffi.new("bool*")
+        check(lib.cove_migration_delete_data(self._h(), class_name_of(cls).encode(), out))
+        return bool(out[0])
+
     def enumerate(self, cls: Union[str, Type["Object"]]) -> Iterator[Tuple["Object", Optional["Object"]]]:
         """Each object the old file has of ``cls`` as ``(old, new)``, in creation order: ``old``
         from the old realm, ``new`` the same object in the new realm (None when the new schema

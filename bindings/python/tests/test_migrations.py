@@ -187,7 +187,7 @@ def test_removing_a_class_clears_the_mixed_values_that_held_its_objects(tmp_path
             keep = realm.create("Box", {"label": "keep"})
             realm.create("Box", {"label": "b", "any": gone, "many": [gone, keep, 3]})
     v2 = {"Box": v1["Box"]}
-    with cove.open(path, schema=v2, schema_version=2, migration=lambda m: None) as realm:
+    with cove.open(path, schema=v2, schema_version=2, migration=lambda m: m.delete_data("Gone")) as realm:
         box, = [b for b in realm.objects("Box") if b.label == "b"]
         keep, = [b for b in realm.objects("Box") if b.label == "keep"]
         assert box.any is None
