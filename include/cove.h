@@ -24,8 +24,12 @@
  *   come out through pointers, so every foreign-function layer can call every function.
  * - Strings passed in are NUL-terminated UTF-8. The library copies what it keeps.
  * - Threads: a live realm, and the live handles made from it, are used by one thread at a time;
- *   they may move between threads while idle. Frozen handles may be used by any number of
- *   threads at once.
+ *   they may move between threads while idle. A realm belongs to the thread that used it last:
+ *   a call from another thread while that thread has the realm in a write transaction fails
+ *   with #COVE_ERR_WRONG_THREAD and changes nothing (otherwise the realm moves to the calling
+ *   thread). Two threads using one realm at the same moment outside a write is not allowed and
+ *   not checked. Frozen handles may be used by any number of threads at once. cove_close(),
+ *   cove_retain() and cove_release() may be called from any thread.
  * - A process that forks must open its realms again in the child.
  * - Closed realms: once cove_close() closed a realm, every function given that realm, or a handle
  *   made from it (object, list, set, map, results, sectioned results, section, projection),
@@ -124,7 +128,10 @@ enum {
     /** The file was written by a newer version of Cove. */
     COVE_ERR_FORMAT = 22,
     /** A broken internal invariant; please report it. */
-    COVE_ERR_INTERNAL = 23
+    COVE_ERR_INTERNAL = 23,
+    /** A live realm (or a handle made from it) used by a thread while another thread has it in a
+     *  write transaction (see "Threads" at the top of this header). */
+    COVE_ERR_WRONG_THREAD = 24
 };
 
 /**

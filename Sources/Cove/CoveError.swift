@@ -30,6 +30,7 @@ public struct CoveError: Error, Equatable, Sendable, CustomStringConvertible {
         case callback = 21
         case format = 22
         case `internal` = 23
+        case wrongThread = 24
     }
 
     public var code: Code

@@ -1,7 +1,7 @@
 // Handles: every pointer the C API hands out is a retained Swift object whose class tells its
 // kind, so a handle of the wrong kind is refused with a status instead of being misread.
 import CCove
-import Cove
+@_spi(CoveBindings) import Cove
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,6 +31,14 @@ class Handle {
 /// The failure of a call on a closed realm's handle.
 func closedRealm(_ function: StaticString) -> CFailure {
     failure(Int32(COVE_ERR_CLOSED), "\(function): the realm is closed")
+}
+
+/// Lets `realm` move to the calling thread when it is not writing on another (the header's
+/// rule for threads), refusing with `COVE_ERR_WRONG_THREAD` naming `function` otherwise.
+func takeToCurrentThread(_ realm: Realm, in function: StaticString) throws(CFailure) {
+    do { try realm.moveToCurrentThread() } catch {
+        throw failure(error.code.rawValue, "\(function): \(error.message)")
+    }
 }
 
 /// Refuses to work on a closed realm reached otherwise than as the handle just resolved: a
@@ -77,6 +85,7 @@ final class RealmHandle: Handle {
 
     override func requireOpen(in function: StaticString) throws(CFailure) {
         if realm.isClosed { throw closedRealm(function) }
+        try takeToCurrentThread(realm, in: function)
     }
 
     deinit {
@@ -189,6 +198,7 @@ class RealmChild: Handle {
 
     override func requireOpen(in function: StaticString) throws(CFailure) {
         if realmHandle.realm.isClosed { throw closedRealm(function) }
+        try takeToCurrentThread(realmHandle.realm, in: function)
     }
 }
 

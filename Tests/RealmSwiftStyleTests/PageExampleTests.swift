@@ -201,6 +201,7 @@ final class PageExampleTests: RealmSwiftStyleTestCase {
 
     /// Results' unsubscribe example, as far as a realm without sync goes: subscribe fails with
     /// a clear error, unsubscribe has nothing to remove and the local query is unchanged.
+    @MainActor
     func testSubscribeOnARealmWithoutSync() async throws {
         let dogs = realm.objects(Dog.self).filter("age > 1")
         do {

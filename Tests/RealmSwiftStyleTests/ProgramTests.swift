@@ -66,6 +66,7 @@ final class ProgramTests: RealmSwiftStyleTestCase {
     }
 
     /// A projection observed by Swift key paths of the projection, and on an actor.
+    @MainActor
     func testProjectionObservedByKeyPathsAndOnAnActor() async throws {
         let person = Person()
         person.firstName = "Ann"
@@ -211,6 +212,7 @@ final class ProgramTests: RealmSwiftStyleTestCase {
 
     /// Lists, sets and maps give their changes as AsyncStreams; cancelling the task that
     /// iterates one ends its observation.
+    @MainActor
     func testCollectionsStreamTheirChanges() async throws {
         let person = Person()
         try realm.write { realm.add(person) }

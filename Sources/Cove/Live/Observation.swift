@@ -240,8 +240,10 @@ extension ProjectionObservable {
 
     /// `observe`, with the block isolated to `actor`: each change is handed to the actor with a
     /// frozen copy of the projection (readable there). Returns once the observation is
-    /// registered; `.error` comes first when it cannot be.
+    /// registered; `.error` comes first when it cannot be. The registration runs on the
+    /// caller's executor, where the projection's live realm belongs.
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
         let hop: (ObjectChange<Self>) -> Void = { change in
             let handoff = Handoff(value: change)

@@ -46,6 +46,9 @@ public final class Realm {
     /// transaction reading that version skips the check for another realm's schema change,
     /// and a commit of this realm that wrote no schema record passes it on to its version.
     private var schemaKnownAt: UInt64 = 0
+    /// The thread a live realm belongs to (`pthread_self()` of the thread that opened it, or of
+    /// the one `moveToCurrentThread()` moved it to).
+    private let ownerThread = Atomic<UInt>(UInt(pthread_self()))
     /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
     private var isMigrating = false
     /// The realm's observers and their delivery.
@@ -529,6 +532,23 @@ public final class Realm {
     /// call a closed realm's objects deleted.
     func checkOpen() throws(CoveError) {
         if let reason = closedReason { throw CoveError(.closed, reason) }
+        if !isFrozen && ownerThread.load(ordering: .relaxed) != UInt(pthread_self()) {
+            throw CoveError(.wrongThread, "the realm is used by a thread other than the one it belongs to: a live realm, its objects and its results stay on the thread that opened it (freeze() them to read them on another thread)")
+        }
+    }
+
+    /// Makes the calling thread the one this live realm belongs to, when the realm is not in a
+    /// write transaction on the thread it belongs to now: the C API and the Python binding let a
+    /// realm move between threads while it is idle, as thread pools need. Nothing for a frozen
+    /// realm, which any thread may read.
+    /// - Throws: `.wrongThread` while another thread writes through it.
+    @_spi(CoveBindings) public func moveToCurrentThread() throws(CoveError) {
+        let me = UInt(pthread_self())
+        if isFrozen || ownerThread.load(ordering: .relaxed) == me { return }
+        if writeTransaction != nil {
+            throw CoveError(.wrongThread, "the realm is in a write transaction on another thread: it can move to this thread once that write commits or is cancelled")
+        }
+        ownerThread.store(me, ordering: .relaxed)
     }
 
     /// The snapshot this realm reads, pinning the newest version if it has none.

@@ -33,6 +33,7 @@ from ._errors import (
     StorageIOError,
     TooManyVersionsError,
     TransactionError,
+    WrongThreadError,
     WrongTypeError,
 )
 from ._lib import ffi as _ffi
@@ -62,6 +63,6 @@ __all__ = [
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
-    "FormatError", "Status", "schema_version", "Durability",
+    "FormatError", "WrongThreadError", "Status", "schema_version", "Durability",
     "__version__",
 ]

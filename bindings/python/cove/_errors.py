@@ -37,6 +37,7 @@ class Status(enum.IntEnum):
     CALLBACK = 21
     FORMAT = 22
     INTERNAL = 23
+    WRONG_THREAD = 24
 
 
 class Error(Exception):
@@ -170,6 +171,12 @@ class InternalError(Error):
     """A broken invariant inside Cove."""
 
 
+class WrongThreadError(Error):
+    """A live realm, or an object or results of it, used by a thread while another thread has
+    the realm in a write (``with realm.write():``). A realm moves between threads while it is not
+    writing; frozen ones are free for any thread at any time."""
+
+
 # Status numbers of include/cove.h and the class each raises.
 _BY_CODE: Dict[int, Type[Error]] = {
     1: InvalidArgumentError,
@@ -195,6 +202,7 @@ _BY_CODE: Dict[int, Type[Error]] = {
     21: CallbackError,
     22: FormatError,
     23: InternalError,
+    24: WrongThreadError,
 }
 
 # The system's texts of errno values ("No such file or directory"), to find the errno a
