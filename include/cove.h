@@ -411,6 +411,23 @@ cove_status_t cove_version(cove_realm_t* realm, uint64_t* out_version);
  */
 cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
 
+/**
+ * What opening the file left out. When this process opened the file first and the newest commit
+ * on disk did not check out (a page it wrote does not hold what it wrote, or the file is shorter
+ * than it says), the open took the version before it: after a crash in the middle of a commit,
+ * the commit that never finished; after a commit that had finished, damage to the file, whose
+ * changes are lost. `cove check` reports it too.
+ * @param out_discarded receives whether a commit was discarded (false for a file another realm
+ *   or process had open already).
+ * @param out_discarded_version, out_opened_version receive the versions (0 when none was
+ *   discarded); each may be NULL.
+ * @param out_reason receives why, naming the meta slot and the page that failed (free it with
+ *   cove_free()), or NULL when none was discarded; may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out_discarded); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_recovery(cove_realm_t* realm, bool* out_discarded, uint64_t* out_discarded_version,
+                            uint64_t* out_opened_version, char** out_reason);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Schema                                                                                      */
 /* ------------------------------------------------------------------------------------------ */

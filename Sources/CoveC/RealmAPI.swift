@@ -123,6 +123,21 @@ public func cove_active_versions(_ realm: OpaquePointer?, _ outCount: UnsafeMuta
 }
 
 @c @implementation
+public func cove_recovery(_ realm: OpaquePointer?, _ outDiscarded: UnsafeMutablePointer<Bool>?,
+                          _ outDiscardedVersion: UnsafeMutablePointer<UInt64>?, _ outOpenedVersion: UnsafeMutablePointer<UInt64>?,
+                          _ outReason: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outDiscarded, "out_discarded", in: "cove_recovery")
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_recovery").realm
+        let recovery = r.recovery
+        out.pointee = recovery != nil
+        outDiscardedVersion?.pointee = recovery?.discardedVersion ?? 0
+        outOpenedVersion?.pointee = recovery?.openedVersion ?? 0
+        outReason?.pointee = recovery.map { strdup($0.reason) } ?? nil
+    }
+}
+
+@c @implementation
 public func cove_verify(_ realm: OpaquePointer?, _ outReport: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let r = try handle(realm, RealmHandle.self, "realm", in: "cove_verify").realm

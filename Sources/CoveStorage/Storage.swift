@@ -75,6 +75,10 @@ public struct StorageOptions: Sendable {
 public final class Storage: @unchecked Sendable {
     /// The file's path; nil for a memory-only database.
     public let path: String?
+    /// What this open's recovery left out: set when this handle opened the file first (no other
+    /// handle had it open) and the newest commit on disk did not check out, so the version
+    /// before it was opened. Nil when nothing was discarded.
+    public let recovery: RecoveryReport?
     /// The options the storage was opened with.
     public let options: StorageOptions
     let file: PageFile
@@ -117,8 +121,10 @@ public final class Storage: @unchecked Sendable {
     /// The page memory of the last write transaction, kept for the next one (`PageBuffers`).
     let pageBuffers = Mutex<PageBuffers?>(nil)
 
-    private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int) {
+    private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int,
+                 recovery: RecoveryReport? = nil) {
         self.path = path
+        self.recovery = recovery
         self.options = options
         self.file = file
         self.lock = lock
@@ -160,20 +166,20 @@ public final class Storage: @unchecked Sendable {
         guard let (lock, initializer) = try LockFile.open(lockPath: path + ".lock") else {
             // A read-only file system: no process can write this database, so no other process
             // needs to see this one's pins.
-            let (meta, slot) = try recover(file, readOnly: true, durability: options.durability)
+            let (meta, slot, report) = try recover(file, readOnly: true, durability: options.durability)
             let lock = try LockFile.inMemory(description: "'\(path)' (read-only file system)", fileId: meta.fileId)
             lock.initialize(fileId: meta.fileId, latestVersion: meta.version, latestSlot: UInt64(slot))
-            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
+            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot, recovery: report)
         }
         if initializer {
             // No other handle has the database open: the lock file's contents are stale (a
             // crash may have left pins and a version that did not survive); recover the data
             // file and start a new session.
             let abandoned = try peekFileId(file).map { lock.abandonedVersion(fileId: $0) } ?? 0
-            let (meta, slot) = try recover(file, readOnly: options.readOnly, durability: options.durability, skipping: abandoned)
+            let (meta, slot, report) = try recover(file, readOnly: options.readOnly, durability: options.durability, skipping: abandoned)
             lock.initialize(fileId: meta.fileId, latestVersion: meta.version, latestSlot: UInt64(slot))
             try lock.finishInitialization()
-            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot)
+            return Storage(path: path, options: options, file: file, lock: lock, meta: meta, slot: slot, recovery: report)
         }
         // Join the session of the handles already open: the latest version is the one they
         // published.
@@ -259,7 +265,8 @@ public final class Storage: @unchecked Sendable {
     /// the commit wrote is there with the checksum it was written with); else the other slot,
     /// the version before, which the torn commit could not have touched. Creates the database
     /// if the file is empty.
-    static func recover(_ file: PageFile, readOnly: Bool, durability: Durability, skipping abandoned: UInt64 = 0) throws(StorageError) -> (MetaSlot, Int) {
+    static func recover(_ file: PageFile, readOnly: Bool, durability: Durability,
+                        skipping abandoned: UInt64 = 0) throws(StorageError) -> (MetaSlot, Int, RecoveryReport?) {
         let io = file.io
         var size = try io.size()
         let newFileBytes = MetaSlot.newFilePages * UInt64(pageSize)
@@ -283,6 +290,9 @@ public final class Storage: @unchecked Sendable {
         // slot names the page of the second, so a meta found on the other candidate page (a
         // page of data in this file's layout never decodes as one) does not count.
         var reasons: [String] = []
+        // Versions a slot holds that the open leaves out, with why (a failed commit's version,
+        // skipped on purpose, is not one).
+        var leftOut: [(version: UInt64, why: String)] = []
         var candidates: [(meta: MetaSlot, slot: Int, copy: [UInt8])] = []
         var anyCove = false
         for (pgno, slot) in MetaSlot.candidatePages {
@@ -305,7 +315,9 @@ public final class Storage: @unchecked Sendable {
                 } else if abandoned != 0 && meta.version == abandoned {
                     reasons.append("\(place) holds version \(abandoned), whose commit failed")
                 } else if meta.pageCount > filePages {
-                    reasons.append("\(place) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)")
+                    let why = "\(place) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)"
+                    reasons.append(why)
+                    leftOut.append((meta.version, why))
                 } else {
                     candidates.append((meta, slot, copy))
                 }
@@ -320,9 +332,16 @@ public final class Storage: @unchecked Sendable {
                 c.copy.withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
                 try checkWrittenPages(file, meta: c.meta, metaPage: page)
                 file.secondSlot = c.meta.secondSlot
-                return (c.meta, c.slot)
+                let discarded = leftOut.filter { $0.version > c.meta.version }
+                let report = discarded.max { $0.version < $1.version }.map { newest in
+                    RecoveryReport(discardedVersion: newest.version, openedVersion: c.meta.version,
+                                   reason: discarded.map(\.why).joined(separator: "; "))
+                }
+                return (c.meta, c.slot, report)
             } catch {
-                reasons.append("slot \(c.slot) (page \(c.meta.slotPage(c.slot)), version \(c.meta.version)) is a torn commit: \(error.message)")
+                let why = "slot \(c.slot) (page \(c.meta.slotPage(c.slot)), version \(c.meta.version)) is a torn commit: \(error.message)"
+                reasons.append(why)
+                leftOut.append((c.meta.version, why))
             }
         }
         throw .corrupt("the meta slots of '\(io.path)' are damaged: " + reasons.joined(separator: "; "))
@@ -573,4 +592,17 @@ public final class Storage: @unchecked Sendable {
         }
         for slot in idle { lock.releaseSlot(slot) }
     }
+}
+
+/// What opening a file left out: the newest commit on disk did not check out (a page it wrote
+/// does not hold what it wrote, or the file is shorter than it says), so the version before it
+/// was opened. After a crash in the middle of a commit this is the commit that never finished;
+/// a commit that had finished means the file was damaged since.
+public struct RecoveryReport: Sendable, Equatable {
+    /// The newest version the file's meta slots hold, which the open left out.
+    public let discardedVersion: UInt64
+    /// The version the open took instead.
+    public let openedVersion: UInt64
+    /// Why, naming the slot and the page that failed.
+    public let reason: String
 }

@@ -144,6 +144,30 @@ public final class Realm {
         }
     }
 
+    /// What opening the file left out, when this process opened it first and the newest commit
+    /// on disk did not check out (a page it wrote does not hold what it wrote): the version
+    /// discarded, the one opened instead and why. Nil when nothing was discarded, and for a
+    /// file another realm of this process (or another process) had open already.
+    public var recovery: Recovery? {
+        file.storage.recovery.map { Recovery(discardedVersion: $0.discardedVersion, openedVersion: $0.openedVersion, reason: $0.reason) }
+    }
+
+    /// A commit the open of a file discarded (`Realm.recovery`). After a crash in the middle of
+    /// a commit this is the commit that never finished; a commit that had finished means the
+    /// file was damaged since, and its changes are lost.
+    public struct Recovery: Sendable, Equatable, CustomStringConvertible {
+        /// The newest version the file's meta slots hold, which the open left out.
+        public let discardedVersion: UInt64
+        /// The version opened instead.
+        public let openedVersion: UInt64
+        /// Why, naming the meta slot and the page that failed its check.
+        public let reason: String
+
+        public var description: String {
+            "version \(discardedVersion) was discarded and version \(openedVersion) opened: \(reason)"
+        }
+    }
+
     /// The number of versions pinned now in the file by every process, the newest included.
     public func activeVersionCount() throws(CoveError) -> UInt64 {
         try checkOpen()

@@ -110,6 +110,7 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_freeze, , cove_freeze(f->realm, &o->realm))                                                \
     X(cove_version, , cove_version(f->realm, &o->u64))                                                \
     X(cove_active_versions, , cove_active_versions(f->realm, &o->u64))                                \
+    X(cove_recovery, , cove_recovery(f->realm, &o->flag, &o->u64, &o->u64, &o->text))                 \
     X(cove_schema_json, , cove_schema_json(f->realm, &o->text))                                       \
     X(cove_class_key, , cove_class_key(f->realm, "Person", &o->u32))                                  \
     X(cove_property_key, , cove_property_key(f->realm, "Person", "age", &o->i64))                     \

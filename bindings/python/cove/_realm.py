@@ -7,8 +7,8 @@ import os
 import time
 import weakref
 from contextlib import contextmanager
-from typing import (TYPE_CHECKING, Literal, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
-                    Type, TypeVar, Union, overload)
+from typing import (TYPE_CHECKING, Literal, Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple, Type, TypeVar, Union, overload)
 
 from . import _migration, _notifications
 
@@ -37,6 +37,14 @@ def _release_realm(handle: Any, open_: List[bool]) -> None:
     """The realm finalizer: marks the realm closed, then releases its handle."""
     open_[0] = False
     release_handle(handle)
+
+
+class Recovery(NamedTuple):
+    """A commit that opening the file discarded (``Realm.recovery``)."""
+
+    discarded_version: int
+    opened_version: int
+    reason: str
 
 
 class Realm:
@@ -130,6 +138,25 @@ class Realm:
         out = ffi.new("uint64_t*")
         check(lib.cove_active_versions(self._h(), out))
         return int(out[0])
+
+    @property
+    def recovery(self) -> Optional["Recovery"]:
+        """What opening the file left out: when this process opened the file first and the
+        newest commit on disk did not check out (a page it wrote does not hold what it wrote),
+        the version before it was opened, and this says which version was discarded, which was
+        opened and why (naming the page). After a crash during a commit that is the unfinished
+        commit; after a finished one, damage to the file. None when nothing was discarded."""
+        discarded = ffi.new("bool*")
+        versions = ffi.new("uint64_t[2]")
+        reason = ffi.new("char**")
+        check(lib.cove_recovery(self._h(), discarded, versions, versions + 1, reason))
+        if not discarded[0]:
+            return None
+        try:
+            text = ffi.string(reason[0]).decode("utf-8", "replace")
+        finally:
+            lib.cove_free(reason[0])
+        return Recovery(int(versions[0]), int(versions[1]), text)
 
     @property
     def in_write(self) -> bool:
