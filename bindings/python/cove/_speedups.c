@@ -55,9 +55,10 @@ static PyObject *Missing;
 static PyObject *Done;
 static PyObject *Full;
 /* Interned attribute names. */
-static PyObject *str_addr, *str_get, *str_realm, *str_class_name, *str_owner, *str_open, *str_link_classes;
+static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes;
 
 static PyObject *link_object(const cove_value_t *v, PyObject *realm);
+static PyObject *value_of(const cove_value_t *v, PyObject *realm);
 
 /* The Python value of a library value of a plain type, or a new reference to Miss for a type
  * the general path converts (timestamps, decimals, object ids, uuids and links). */
@@ -89,6 +90,164 @@ static void *handle_at(PyObject *address) {
     if (p == NULL && !PyErr_Occurred())
         PyErr_SetString(PyExc_ValueError, "a null handle");
     return p;
+}
+
+/* ---- ObjectBase: the C part of every cove.Object ------------------------------------------- */
+
+/* cove.Object derives from this type: an object keeps its library handle (+1, released when the
+ * object goes), its realm and its class name in these fields rather than in its __dict__, so
+ * that making an object in C costs one allocation, and reads and writes of its properties take
+ * the handle without a lookup. */
+typedef struct {
+    PyObject_HEAD
+    void *handle;          /* +1, or NULL for an object that was never given one */
+    PyObject *realm;       /* the Realm */
+    PyObject *class_name;  /* str */
+} ObjectBase;
+
+static PyTypeObject *ObjectBaseType;
+
+/* The handle of `o` when it is an object with one, else NULL (no exception). */
+static void *object_handle(PyObject *o) {
+    return PyObject_TypeCheck(o, ObjectBaseType) ? ((ObjectBase *)o)->handle : NULL;
+}
+
+/* Gives the handle back first: its realm may go with the object's last reference to it. */
+static void ObjectBase_dealloc(ObjectBase *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    void *handle = self->handle;
+    self->handle = NULL;
+    if (handle != NULL) {
+        UNLOCKED(cove_release(handle));
+    }
+    Py_CLEAR(self->realm);
+    Py_CLEAR(self->class_name);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+/* The realm and class name are visited and cleared as references; the handle stays until the
+ * object goes. */
+static int ObjectBase_traverse(ObjectBase *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->realm);
+    Py_VISIT(self->class_name);
+    return 0;
+}
+
+static int ObjectBase_clear(ObjectBase *self) {
+    Py_CLEAR(self->realm);
+    return 0;
+}
+
+/* obj._addr: the handle's address (AttributeError for an object without a handle). */
+static PyObject *ObjectBase_addr(ObjectBase *self, void *closure) {
+    if (self->handle == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_addr");
+        return NULL;
+    }
+    return PyLong_FromVoidPtr(self->handle);
+}
+
+static int pack_value(PyObject *o, cove_value_t *v);
+
+/* obj.name = value: a value of a plain type goes to the library from here (the property is not
+ * looked up); everything else, and a write the library refused (which changed nothing), through
+ * obj._setattr(name, value), the general path, which does what the property takes or raises.
+ * Names starting with an underscore are ordinary attributes, as are deletions. */
+static int ObjectBase_setattro(PyObject *self, PyObject *name, PyObject *value) {
+    if (value == NULL || !PyUnicode_Check(name) ||
+        (PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_'))
+        return PyObject_GenericSetAttr(self, name, value);
+    void *handle = ((ObjectBase *)self)->handle;
+    if (handle != NULL && PyUnicode_CheckExact(name)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(name, &size);
+        if (text == NULL)
+            PyErr_Clear();
+        else if (strlen(text) == (size_t)size) {
+            cove_value_t v;
+            int packed = pack_value(value, &v);
+            if (packed < 0)
+                return -1;
+            if (packed > 0) {
+                cove_status_t status;
+                UNLOCKED(status = cove_object_set((cove_object_t *)handle, text, &v));
+                if (status == COVE_OK)
+                    return 0;
+            }
+        }
+    }
+    PyObject *result = PyObject_CallMethodObjArgs(self, str_setattr, name, value, NULL);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyMemberDef ObjectBase_members[] = {
+    {"_realm", T_OBJECT_EX, offsetof(ObjectBase, realm), READONLY, "the realm of the object"},
+    {"_class_name", T_OBJECT_EX, offsetof(ObjectBase, class_name), READONLY, "the object's class name"},
+    {NULL},
+};
+
+static PyGetSetDef ObjectBase_getset[] = {
+    {"_addr", (getter)ObjectBase_addr, NULL, "the address of the object's library handle", NULL},
+    {NULL},
+};
+
+static PyType_Slot ObjectBase_slots[] = {
+    {Py_tp_doc, "The handle, realm and class name of a cove.Object; plain attribute writes in C."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, ObjectBase_dealloc},
+    {Py_tp_traverse, ObjectBase_traverse},
+    {Py_tp_clear, ObjectBase_clear},
+    {Py_tp_setattro, ObjectBase_setattro},
+    {Py_tp_members, ObjectBase_members},
+    {Py_tp_getset, ObjectBase_getset},
+    {0, NULL},
+};
+
+static PyType_Spec ObjectBase_spec = {
+    .name = "cove._speedups.ObjectBase",
+    .basicsize = sizeof(ObjectBase),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = ObjectBase_slots,
+};
+
+/* A new instance of `cls` (a subclass of ObjectBase) for `handle`, whose reference it takes
+ * over. On failure the reference is released and NULL returned with the exception set. */
+static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void *handle) {
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, ObjectBaseType)) {
+        UNLOCKED(cove_release(handle));
+        PyErr_SetString(PyExc_TypeError, "wrap: not a subclass of ObjectBase");
+        return NULL;
+    }
+    ObjectBase *obj = (ObjectBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (obj == NULL) {
+        UNLOCKED(cove_release(handle));
+        return NULL;
+    }
+    obj->handle = handle;
+    Py_INCREF(realm);
+    obj->realm = realm;
+    Py_INCREF(class_name);
+    obj->class_name = class_name;
+    return (PyObject *)obj;
+}
+
+/* adopt(cls, realm, address, class_name): an instance of `cls` that takes over the reference
+ * to the handle at `address` (a handle the caller owns, +1, and passes on). */
+static PyObject *adopt(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyUnicode_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "adopt(cls, realm, address: int, class_name: str)");
+        return NULL;
+    }
+    void *handle = handle_at(args[2]);
+    if (handle == NULL)
+        return NULL;
+    return wrap(args[0], args[1], args[3], handle);
 }
 
 /* ---- Accessor: the class attribute that reads a property ---------------------------------- */
@@ -137,8 +296,8 @@ static void Accessor_dealloc(Accessor *self) {
     Py_DECREF(type);
 }
 
-/* obj.<name>: a value of a plain type straight from the library; anything else (a link, a
- * collection, an error, an object without its `_addr`) through obj._get(name, encoded). */
+/* obj.<name>: a value of a plain type or a link straight from the library; anything else (a
+ * collection, an error, an object without a handle) through obj._get(name, encoded). */
 static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
     if (obj == NULL || obj == Py_None) {
         Py_INCREF(self);
@@ -148,33 +307,19 @@ static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
         PyErr_SetString(PyExc_AttributeError, "an accessor without a name");
         return NULL;
     }
-    PyObject *address = PyObject_GetAttr(obj, str_addr);
-    if (address != NULL) {
-        void *handle = PyLong_AsVoidPtr(address);
-        Py_DECREF(address);
-        if (handle != NULL) {
-            const char *property = PyBytes_AS_STRING(self->encoded);
-            cove_value_t value;
-            cove_status_t status;
-            UNLOCKED(status = cove_object_get((cove_object_t *)handle, property, &value));
-            if (status == COVE_OK) {
-                PyObject *result;
-                if (value.type == COVE_TYPE_LINK) {
-                    PyObject *realm = PyObject_GetAttr(obj, str_realm);
-                    result = realm == NULL ? (PyErr_Clear(), miss()) : link_object(&value, realm);
-                    Py_XDECREF(realm);
-                } else {
-                    result = plain_value(&value);
-                }
-                if (result == NULL)
-                    return NULL;
-                if (result != Miss)
-                    return result;
-                Py_DECREF(result);
-            }
+    void *handle = object_handle(obj);
+    if (handle != NULL) {
+        const char *property = PyBytes_AS_STRING(self->encoded);
+        cove_value_t value;
+        cove_status_t status;
+        UNLOCKED(status = cove_object_get((cove_object_t *)handle, property, &value));
+        if (status == COVE_OK) {
+            PyObject *result = value_of(&value, ((ObjectBase *)obj)->realm);
+            if (result != Miss)
+                return result;
+            Py_DECREF(result);
         }
     }
-    PyErr_Clear();
     return PyObject_CallMethodObjArgs(obj, str_get, self->name, self->encoded, NULL);
 }
 
@@ -202,73 +347,6 @@ static PyType_Spec Accessor_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = Accessor_slots,
 };
-
-/* ---- Handle: the owner of an object handle ------------------------------------------------- */
-
-/* Holds the +1 reference to a library handle and gives it back when it goes: what cffi's
- * ffi.gc() does for a cdata, for an object made here (which carries its handle's address, and
- * makes its cffi pointer only when the Python side needs one). */
-typedef struct {
-    PyObject_HEAD
-    void *handle;
-} Handle;
-
-static void Handle_dealloc(Handle *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    void *handle = self->handle;
-    self->handle = NULL;
-    if (handle != NULL) {
-        UNLOCKED(cove_release(handle));
-    }
-    type->tp_free((PyObject *)self);
-    Py_DECREF(type);
-}
-
-static PyType_Slot Handle_slots[] = {
-    {Py_tp_doc, "Owns a library handle (+1) and releases it when it goes."},
-    {Py_tp_dealloc, Handle_dealloc},
-    {0, NULL},
-};
-
-static PyType_Spec Handle_spec = {
-    .name = "cove._speedups.Handle",
-    .basicsize = sizeof(Handle),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = Handle_slots,
-};
-
-static PyTypeObject *HandleType;
-
-/* A new instance of `cls` (an Object class) for `handle`, whose reference it takes over: its
- * dict holds _realm, _class_name, _addr and _owner, the Handle that releases the reference.
- * On failure the reference is released and NULL returned with the exception set. */
-static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void *handle) {
-    Handle *owner = PyObject_New(Handle, HandleType);
-    if (owner == NULL) {
-        cove_release(handle);
-        return NULL;
-    }
-    owner->handle = handle;
-    PyObject *obj = NULL, *dict = NULL, *addr = NULL;
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "wrap: not a class");
-        goto done;
-    }
-    obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (obj == NULL)
-        goto done;
-    dict = PyObject_GenericGetDict(obj, NULL);
-    addr = PyLong_FromVoidPtr(handle);
-    if (dict == NULL || addr == NULL || PyDict_SetItem(dict, str_realm, realm) < 0 ||
-        PyDict_SetItem(dict, str_class_name, class_name) < 0 || PyDict_SetItem(dict, str_addr, addr) < 0 ||
-        PyDict_SetItem(dict, str_owner, (PyObject *)owner) < 0)
-        Py_CLEAR(obj);
-done:
-    Py_XDECREF(dict);
-    Py_XDECREF(addr);
-    Py_DECREF(owner);
-    return obj;
-}
 
 /* ---- objects by int primary key, by object key, by position in results ---------------------- */
 
@@ -714,35 +792,13 @@ static int pack_value(PyObject *o, cove_value_t *v) {
     return 0;
 }
 
-/* Writes `o` as a link when it is an object of `realm` (its `_realm` is that very realm; an
+/* Writes `o` as a link when it is an object of `realm` (its realm is that very realm; an
  * object of another realm is the general path's to refuse or to take) whose handle the
- * library turns into a link; 0 for anything else (the general path writes it), -1 on error.
- * An object carries its handle's address as `_addr`, which an object made by the Python side
- * computes the first time it is asked for. */
+ * library turns into a link; 0 for anything else (the general path writes it). */
 static int pack_link(PyObject *o, PyObject *realm, cove_value_t *v) {
-    if (realm == Py_None || Py_TYPE(o)->tp_dictoffset == 0 || PyType_Check(o))
+    void *handle = object_handle(o);
+    if (handle == NULL || realm == Py_None || ((ObjectBase *)o)->realm != realm)
         return 0;
-    PyObject *dict = PyObject_GenericGetDict(o, NULL);
-    if (dict == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    PyObject *owner = PyDict_GetItemWithError(dict, str_realm);
-    int same = owner == realm && PyDict_GetItemWithError(dict, str_class_name) != NULL;
-    Py_DECREF(dict);
-    if (!same)
-        return PyErr_Occurred() ? -1 : 0;
-    PyObject *addr = PyObject_GetAttr(o, str_addr);
-    if (addr == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    void *handle = handle_at(addr);
-    Py_DECREF(addr);
-    if (handle == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
     /* Reads the handle's class and object keys, taking no lock: no need to let go of the GIL. */
     return cove_object_to_link((cove_object_t *)handle, v) == COVE_OK;
 }
@@ -862,6 +918,8 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
 /* ---- the module ------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
+    {"adopt", (PyCFunction)(void (*)(void))adopt, METH_FASTCALL,
+     "adopt(cls, realm, address, class_name): an object that takes over the handle at address"},
     {"find_int", (PyCFunction)(void (*)(void))find_int, METH_FASTCALL,
      "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
     {"object_by_key", (PyCFunction)(void (*)(void))object_by_key, METH_FASTCALL,
@@ -926,14 +984,12 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     if ((Miss = sentinel(module, "MISS")) == NULL || (Done = sentinel(module, "DONE")) == NULL ||
         (Full = sentinel(module, "FULL")) == NULL || (Missing = sentinel(module, "MISSING")) == NULL)
         goto fail;
-    HandleType = (PyTypeObject *)PyType_FromSpec(&Handle_spec);
-    if (HandleType == NULL || PyModule_AddObjectRef(module, "Handle", (PyObject *)HandleType) < 0)
+    ObjectBaseType = (PyTypeObject *)PyType_FromSpec(&ObjectBase_spec);
+    if (ObjectBaseType == NULL || PyModule_AddObjectRef(module, "ObjectBase", (PyObject *)ObjectBaseType) < 0)
         goto fail;
     if ((str_addr = PyUnicode_InternFromString("_addr")) == NULL ||
         (str_get = PyUnicode_InternFromString("_get")) == NULL ||
-        (str_realm = PyUnicode_InternFromString("_realm")) == NULL ||
-        (str_class_name = PyUnicode_InternFromString("_class_name")) == NULL ||
-        (str_owner = PyUnicode_InternFromString("_owner")) == NULL ||
+        (str_setattr = PyUnicode_InternFromString("_setattr")) == NULL ||
         (str_open = PyUnicode_InternFromString("_open")) == NULL ||
         (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;

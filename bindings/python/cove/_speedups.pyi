@@ -7,8 +7,12 @@ DONE: object
 FULL: object
 VALUE_SIZE: int
 
-class Handle:
-    """Owns a library handle (+1) and releases it when it goes."""
+class ObjectBase:
+    """The handle, realm and class name of a cove.Object; plain attribute writes in C."""
+    @property
+    def _addr(self) -> int: ...
+
+def adopt(cls: type, realm: Any, address: int, class_name: str) -> Any: ...
 
 class Accessor:
     name: str

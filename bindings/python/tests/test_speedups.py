@@ -536,8 +536,8 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
     with realm.write():
         realm.create("Thing", {"id": 1})
         realm.create("Thing", {"id": 2})
-    a, b = list(realm.objects("Thing"))                  # made in C: they carry `_addr`
-    assert "_addr" in a.__dict__
+    a, b = list(realm.objects("Thing"))                  # made in C: no cffi pointer yet
+    assert "_handle" not in a.__dict__ and a._addr
     with realm.write():
         a.s = "text"
         a.i = 7
