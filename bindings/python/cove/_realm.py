@@ -19,7 +19,7 @@ from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
-from ._speedups import DONE, FULL, MISS, find_int, take
+from ._speedups import DONE, FULL, MISS, create_planned, find_int, take
 from ._speedups import create as create_object
 from ._values import pack_rows, write_value
 
@@ -66,6 +66,13 @@ class Realm:
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
         # The C arrays of names that create() passes, by class and property names (_create_new).
         self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any], int]] = {}
+        # By the cls given to create() (a class name or a declared class): the plan of
+        # _speedups.create_planned, made after a first create of the class (_plan_creates), or
+        # () for a class it cannot create. By the cls given to find(): (class name as bytes,
+        # Python class of the objects, class name). Both are cleared when the schema is read
+        # again or a class is declared.
+        self._create_plans: Dict[Any, Tuple[Any, ...]] = {}
+        self._targets: Dict[Any, Tuple[bytes, Type[Object], str]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -290,6 +297,8 @@ class Realm:
         schema: Dict[str, Any] = json.loads(text)
         self._schema_cache = schema
         self._infos = {}
+        self._create_plans.clear()
+        self._targets.clear()
         return schema
 
     @property
@@ -369,6 +378,8 @@ class Realm:
         if name not in self._classes:
             self._classes[name] = cls
             self._link_classes.clear()   # made before the class was declared
+            self._create_plans.clear()
+            self._targets.clear()
         return name
 
     # -- objects -------------------------------------------------------------------------------
@@ -391,6 +402,21 @@ class Realm:
         another realm open on the same file; an object of a realm on another file raises
         InvalidArgumentError (here and wherever an object becomes a link or a query argument).
         """
+        if not update and self._open[0]:
+            try:
+                plan = self._create_plans.get(cls)
+            except TypeError:       # not a class name nor a class: the general path says so
+                plan = None
+            if plan:
+                # In C (_speedups.c), single values and links from a dict; MISS for anything
+                # else, and for a create the library refused (which made nothing): the general
+                # path below repeats it and raises.
+                obj = create_planned(plan, values, self)
+                if obj is not MISS:
+                    return obj  # type: ignore[no-any-return]
+        return self._create(cls, values, update)
+
+    def _create(self, cls: Union[str, Type[Object]], values: Optional[Mapping[str, Any]], update: bool) -> Object:
         class_name = self._declared(cls)
         values = dict(values or {})
         info = self._class_info(class_name)
@@ -399,7 +425,10 @@ class Realm:
         if pk_name is not None and pk_name not in values:
             raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
         if not update:
-            return self._create_new(class_name, info, declared, values)
+            obj = self._create_new(class_name, info, declared, values)
+            if cls not in self._create_plans:
+                self._create_plans[cls] = self._plan_creates(class_name, info, declared)
+            return obj
         if pk_name is None:
             raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
         pk = ffi.new("cove_value_t*")
@@ -418,6 +447,21 @@ class Realm:
                     values.setdefault(name, default)
         obj._fill(values, update)
         return obj
+
+    def _plan_creates(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]]) -> Tuple[Any, ...]:
+        """The plan by which _speedups.create_planned creates objects of the class (see
+        _create_plans), or () when it cannot: an embedded class, or a default it would not
+        write as it is."""
+        if info.embedded:
+            return ()
+        props = {name: name.encode() for name, p in info.properties.items()
+                 if p.kind == VALUE or (p.kind == LINK and not p.embedded)}
+        defaults: Tuple[Tuple[str, Any], ...] = ()
+        if declared is not None:
+            defaults = tuple((name, value) for name, value in defaults_of(declared).items() if name in info.properties)
+            if any(name not in props for name, _ in defaults):
+                return ()
+        return (self._addr, class_name.encode(), declared or Object, class_name, props, defaults, info.primary_key)
 
     def _create_new(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]],
                     values: Dict[str, Any]) -> Object:
@@ -531,14 +575,21 @@ class Realm:
 
     def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
         """The object of ``cls`` with that primary key, or None."""
-        class_name = cls if isinstance(cls, str) else self._declared(cls)
         if type(primary_key) is int and self._open[0]:
+            try:
+                target = self._targets.get(cls)
+            except TypeError:       # not a class name nor a class: the general path says so
+                target = None
+            if target is None:
+                class_name = cls if isinstance(cls, str) else self._declared(cls)
+                target = (class_name.encode(), self._object_class(class_name), class_name)
+                self._targets[cls] = target
             # In C (_speedups.c), which makes the object too; MISS when the library refused:
             # the general path below repeats the call and raises.
-            found = find_int(self._addr, class_name.encode(), primary_key, self._object_class(class_name), self,
-                             class_name)
+            found = find_int(self._addr, target[0], primary_key, target[1], self, target[2])
             if found is not MISS:
-                return found
+                return found  # type: ignore[no-any-return]
+        class_name = cls if isinstance(cls, str) else self._declared(cls)
         pk = ffi.new("cove_value_t*")
         keep: List[Any] = []    # the key's bytes, held until the call returns
         write_value(ffi, pk, primary_key, keep)

@@ -548,6 +548,24 @@ static int named_arguments(PyObject *const *args, Py_ssize_t nargs, const char *
     return 0;
 }
 
+/* The (key, value) tuple of a map entry read through `realm`, or MISS (value_of()). */
+static PyObject *map_pair(const cove_string_t *key, const cove_value_t *value, PyObject *realm) {
+    /* The key first: reading a link's object may call the library again, after which the key's
+     * bytes may be gone. */
+    PyObject *k = PyUnicode_DecodeUTF8(key->data, (Py_ssize_t)key->size, "strict");
+    if (k == NULL)
+        return NULL;
+    PyObject *v = value_of(value, realm);
+    if (v == NULL || v == Miss) {
+        Py_DECREF(k);
+        return v;
+    }
+    PyObject *entry = PyTuple_Pack(2, k, v);
+    Py_DECREF(k);
+    Py_DECREF(v);
+    return entry;
+}
+
 /* map_entry(map, index, realm): the (key, value) entry at `index` of a map in key order, or MISS
  * when the general path must read it (an error, a value of a type not read here). */
 static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -563,20 +581,7 @@ static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (status != COVE_OK) {
         return miss();
     }
-    /* The key first: reading a link's object may call the library again, after which the key's
-     * bytes may be gone. */
-    PyObject *k = PyUnicode_DecodeUTF8(key.data, (Py_ssize_t)key.size, "strict");
-    if (k == NULL)
-        return NULL;
-    PyObject *v = value_of(&value, args[2]);
-    if (v == NULL || v == Miss) {
-        Py_DECREF(k);
-        return v;
-    }
-    PyObject *entry = PyTuple_Pack(2, k, v);
-    Py_DECREF(k);
-    Py_DECREF(v);
-    return entry;
+    return map_pair(&key, &value, args[2]);
 }
 
 /* map_value(map, key: bytes, realm): the value of `key` (UTF-8 without NUL) in a map, MISSING
@@ -915,6 +920,345 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return wrap(args[5], args[4], args[6], made);
 }
 
+/* ---- create_planned(plan, values, realm) ---------------------------------------------------- */
+
+/* create_planned(plan, values, realm): realm.create(cls, values) of a new object in one call,
+ * from a plan the Python side made after a first create of the class (Realm._create_plans):
+ * (realm address, class name: bytes, cls, class name: str, {property: UTF-8 name} of the
+ * class's single values and links, ((name, default), ...) for the names `values` may lack,
+ * primary key name or None). `values` is a dict (exactly) or None. MISS when a key is not in
+ * the plan, the primary key is not given, a value is not one pack() writes, there are more than
+ * CREATE_MAX_VALUES values, or the library refused (which made nothing): the caller's general
+ * path then repeats the create and raises. */
+static PyObject *create_planned(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *plan = nargs == 3 ? args[0] : NULL;
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 7 ||
+        !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) || !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5))) {
+        PyErr_SetString(PyExc_TypeError, "create_planned(plan: tuple of 7, values: dict, realm)");
+        return NULL;
+    }
+    PyObject *values = args[1], *realm_object = args[2];
+    PyObject *props = PyTuple_GET_ITEM(plan, 4), *defaults = PyTuple_GET_ITEM(plan, 5);
+    PyObject *primary_key = PyTuple_GET_ITEM(plan, 6);
+    void *realm = handle_at(PyTuple_GET_ITEM(plan, 0));
+    if (realm == NULL)
+        return NULL;
+    if (values != Py_None && !PyDict_CheckExact(values))
+        return miss();
+    if (primary_key != Py_None) {
+        int given = values == Py_None ? 0 : PyDict_Contains(values, primary_key);
+        if (given <= 0)
+            return given < 0 ? NULL : miss();
+    }
+    const char *names[CREATE_MAX_VALUES];
+    cove_value_t packed[CREATE_MAX_VALUES];
+    /* The values packed, held during the call (their strings are pointed into). */
+    PyObject *held[CREATE_MAX_VALUES];
+    Py_ssize_t n = 0, pos = 0;
+    PyObject *result = NULL, *key, *value;
+    while (values != Py_None && PyDict_Next(values, &pos, &key, &value)) {
+        /* An exact str key is compared with the plan's str keys only: no Python code runs. */
+        PyObject *encoded = PyUnicode_CheckExact(key) ? PyDict_GetItemWithError(props, key) : NULL;
+        if (encoded == NULL || n == CREATE_MAX_VALUES)
+            goto miss;
+        names[n] = PyBytes_AS_STRING(encoded);
+        int done = pack_row_value(value, realm_object, &packed[n]);
+        if (done <= 0)
+            goto miss;
+        Py_INCREF(value);
+        held[n++] = value;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(defaults); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(defaults, i);
+        int given = values == Py_None ? 0 : PyDict_Contains(values, PyTuple_GET_ITEM(pair, 0));
+        if (given < 0)
+            goto done;
+        if (given)
+            continue;
+        PyObject *encoded = PyDict_GetItemWithError(props, PyTuple_GET_ITEM(pair, 0));
+        if (encoded == NULL || n == CREATE_MAX_VALUES)
+            goto miss;
+        names[n] = PyBytes_AS_STRING(encoded);
+        value = PyTuple_GET_ITEM(pair, 1);
+        int done = pack_row_value(value, realm_object, &packed[n]);
+        if (done <= 0)
+            goto miss;
+        Py_INCREF(value);
+        held[n++] = value;
+    }
+    cove_object_t *made = NULL;
+    cove_status_t status;
+    UNLOCKED(status = cove_object_create_with_values((cove_realm_t *)realm, PyBytes_AS_STRING(PyTuple_GET_ITEM(plan, 1)),
+                                                     names, (size_t)n, n > 0 ? packed : NULL, &made));
+    if (status != COVE_OK)
+        goto miss;
+    result = wrap(PyTuple_GET_ITEM(plan, 2), realm_object, PyTuple_GET_ITEM(plan, 3), made);
+    goto done;
+miss:
+    if (!PyErr_Occurred())
+        result = miss();
+done:
+    while (n > 0)
+        Py_DECREF(held[--n]);
+    return result;
+}
+
+/* ---- iterators: the objects of results, the elements of lists, sets and maps ---------------- */
+
+/* A type of iterator made here: `next` gives the elements, `dealloc` frees one. */
+static PyTypeObject *iterator_type(const char *name, const char *doc, int size, destructor dealloc, iternextfunc next) {
+    PyType_Slot slots[] = {
+        {Py_tp_doc, (void *)doc},
+        {Py_tp_dealloc, (void *)dealloc},
+        {Py_tp_iter, (void *)PyObject_SelfIter},
+        {Py_tp_iternext, (void *)next},
+        {0, NULL},
+    };
+    PyType_Spec spec = {name, size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+    return (PyTypeObject *)PyType_FromSpec(&spec);
+}
+
+/* The objects of results of objects, as Results.__iter__ hands them out: the keys of every
+ * match are read when the iterator is made, each object when the iterator reaches it (one
+ * deleted since is skipped). An object the library does not give here (a closed realm, an
+ * error) comes from `general(key)`, the Python path, which gives it, None, or raises. */
+typedef struct {
+    PyObject_HEAD
+    int64_t *keys;
+    size_t count, next;
+    void *realm;           /* the realm's handle, used while `open[0]` is True */
+    /* The references (free_iterator()): the class name as the library takes it, and the rest. */
+    PyObject *class_bytes, *cls, *realm_object, *class_name, *open, *general;
+} ObjectIterator;
+
+static PyTypeObject *ObjectIteratorType;
+
+/* Frees an iterator made here whose last `n` fields, from the one at offset `first`, are
+ * references. */
+static void free_iterator(PyObject *self, size_t first, int n) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject **references = (PyObject **)((char *)self + first);
+    for (int i = 0; i < n; i++)
+        Py_XDECREF(references[i]);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+static void ObjectIterator_dealloc(ObjectIterator *self) {
+    PyMem_Free(self->keys);
+    free_iterator((PyObject *)self, offsetof(ObjectIterator, class_bytes), 6);
+}
+
+static PyObject *ObjectIterator_next(ObjectIterator *self) {
+    while (self->next < self->count) {
+        int64_t key = self->keys[self->next++];
+        if (PyList_GET_ITEM(self->open, 0) == Py_True) {
+            cove_object_t *found = NULL;
+            cove_status_t status;
+            UNLOCKED(status = cove_object_get_by_object_key((cove_realm_t *)self->realm,
+                                                            PyBytes_AS_STRING(self->class_bytes), key, &found));
+            if (status == COVE_OK) {
+                if (found == NULL)
+                    continue;
+                return wrap(self->cls, self->realm_object, self->class_name, found);
+            }
+        }
+        PyObject *k = PyLong_FromLongLong(key);
+        if (k == NULL)
+            return NULL;
+        PyObject *obj = PyObject_CallOneArg(self->general, k);
+        Py_DECREF(k);
+        if (obj != Py_None)
+            return obj;
+        Py_DECREF(obj);
+    }
+    PyMem_Free(self->keys);
+    self->keys = NULL;
+    self->count = self->next = 0;
+    return NULL;
+}
+
+/* iterate_objects(results, realm, class_name: bytes, cls, realm_object, class_name: str, open:
+ * list, general): an ObjectIterator over the matches of `results` (addresses of the results'
+ * and the realm's handles), or MISS when the library does not give their keys (the caller's
+ * general path asks again and raises). */
+static PyObject *iterate_objects(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyBytes_Check(args[2]) || !PyList_Check(args[6]) || PyList_GET_SIZE(args[6]) < 1 ||
+        !PyCallable_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "iterate_objects(results, realm, class_name: bytes, cls, realm, class_name, open: list, general)");
+        return NULL;
+    }
+    void *results = handle_at(args[0]), *realm = results == NULL ? NULL : handle_at(args[1]);
+    if (realm == NULL)
+        return NULL;
+    size_t count = 0, got = 0;
+    cove_status_t status;
+    UNLOCKED(status = cove_results_count((cove_results_t *)results, &count));
+    if (status != COVE_OK)
+        return miss();
+    int64_t *keys = NULL;
+    if (count > 0) {
+        keys = PyMem_Malloc(count * sizeof(int64_t));
+        if (keys == NULL)
+            return PyErr_NoMemory();
+        UNLOCKED(status = cove_results_get_keys((cove_results_t *)results, 0, count, keys, &got));
+        if (status != COVE_OK) {
+            PyMem_Free(keys);
+            return miss();
+        }
+    }
+    ObjectIterator *it = PyObject_New(ObjectIterator, ObjectIteratorType);
+    if (it == NULL) {
+        PyMem_Free(keys);
+        return NULL;
+    }
+    it->keys = keys;
+    it->count = got;
+    it->next = 0;
+    it->realm = realm;
+    PyObject **fields[] = {&it->class_bytes, &it->cls, &it->realm_object, &it->class_name, &it->open, &it->general};
+    for (int i = 0; i < 6; i++) {
+        Py_INCREF(args[2 + i]);
+        *fields[i] = args[2 + i];
+    }
+    return (PyObject *)it;
+}
+
+/* The elements of a list or a set, or the keys, values or entries of a map, as their
+ * collection's __iter__ hands them out: the size is read at the first next() and each element
+ * when the iteration reaches it. An element not read here (an error, a type converted in
+ * Python) comes from `general(index)`, the Python path, which gives it, gives DONE when the
+ * collection has shrunk below the index (the iteration ends), or raises. */
+enum walk { LIST_ELEMENTS, SET_ELEMENTS, MAP_KEYS, MAP_VALUES, MAP_ENTRIES };
+
+typedef struct {
+    PyObject_HEAD
+    int walk;
+    Py_ssize_t count; /* -1 before the first next() */
+    Py_ssize_t next;
+    void *handle;
+    /* The references (free_iterator()): the collection, which holds the handle, and the rest. */
+    PyObject *collection, *realm, *general;
+} ElementIterator;
+
+static PyTypeObject *ElementIteratorType;
+
+static void ElementIterator_dealloc(ElementIterator *self) {
+    free_iterator((PyObject *)self, offsetof(ElementIterator, collection), 3);
+}
+
+/* The element at `index` read here, or MISS. */
+static PyObject *element_at(ElementIterator *self, size_t index) {
+    cove_value_t value;
+    cove_string_t key;
+    cove_status_t status;
+    switch (self->walk) {
+    case LIST_ELEMENTS:
+        UNLOCKED(status = cove_list_get((cove_list_t *)self->handle, index, &value));
+        break;
+    case SET_ELEMENTS:
+        UNLOCKED(status = cove_set_get((cove_set_t *)self->handle, index, &value));
+        break;
+    default:
+        UNLOCKED(status = cove_map_get_at((cove_map_t *)self->handle, index, &key, &value));
+        if (status == COVE_OK && self->walk == MAP_KEYS)
+            return PyUnicode_DecodeUTF8(key.data, (Py_ssize_t)key.size, "strict");
+        if (status == COVE_OK && self->walk == MAP_ENTRIES)
+            return map_pair(&key, &value, self->realm);
+    }
+    if (status != COVE_OK)
+        return miss();
+    return value_of(&value, self->realm);
+}
+
+/* The number of elements, from the library, or else from len(collection), which raises. */
+static Py_ssize_t element_count(ElementIterator *self) {
+    size_t size = 0;
+    cove_status_t status;
+    switch (self->walk) {
+    case LIST_ELEMENTS:
+        UNLOCKED(status = cove_list_size((cove_list_t *)self->handle, &size));
+        break;
+    case SET_ELEMENTS:
+        UNLOCKED(status = cove_set_size((cove_set_t *)self->handle, &size));
+        break;
+    default:
+        UNLOCKED(status = cove_map_size((cove_map_t *)self->handle, &size));
+    }
+    if (status == COVE_OK)
+        return (Py_ssize_t)size;
+    return PyObject_Size(self->collection);
+}
+
+static PyObject *ElementIterator_next(ElementIterator *self) {
+    if (self->count < 0 && (self->count = element_count(self)) < 0) {
+        self->count = 0;
+        return NULL;
+    }
+    if (self->next >= self->count)
+        return NULL;
+    Py_ssize_t index = self->next++;
+    PyObject *element = element_at(self, (size_t)index);
+    if (element != Miss)
+        return element;
+    Py_DECREF(element);
+    PyObject *i = PyLong_FromSsize_t(index);
+    if (i == NULL)
+        return NULL;
+    element = PyObject_CallOneArg(self->general, i);
+    Py_DECREF(i);
+    if (element == Done) {
+        Py_DECREF(element);
+        self->next = self->count;
+        return NULL;
+    }
+    if (element == NULL || (self->walk != MAP_KEYS && self->walk != MAP_VALUES))
+        return element;
+    /* general() gives a map's entries: the key or the value of one. */
+    PyObject *part = NULL;
+    if (PyTuple_Check(element) && PyTuple_GET_SIZE(element) == 2)
+        part = PyTuple_GET_ITEM(element, self->walk == MAP_KEYS ? 0 : 1);
+    else
+        PyErr_SetString(PyExc_TypeError, "a map entry is a (key, value) pair");
+    Py_XINCREF(part);
+    Py_DECREF(element);
+    return part;
+}
+
+/* iterate_elements(walk, collection_address, collection, realm, general): an ElementIterator;
+ * `walk` is LIST_ELEMENTS, SET_ELEMENTS, MAP_KEYS, MAP_VALUES or MAP_ENTRIES (module constants). */
+static PyObject *iterate_elements(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyLong_Check(args[0]) || !PyCallable_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "iterate_elements(walk: int, address: int, collection, realm, general)");
+        return NULL;
+    }
+    long walk = PyLong_AsLong(args[0]);
+    if (walk < LIST_ELEMENTS || walk > MAP_ENTRIES) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "iterate_elements: an unknown walk");
+        return NULL;
+    }
+    void *handle = handle_at(args[1]);
+    if (handle == NULL)
+        return NULL;
+    ElementIterator *it = PyObject_New(ElementIterator, ElementIteratorType);
+    if (it == NULL)
+        return NULL;
+    it->walk = (int)walk;
+    it->count = -1;
+    it->next = 0;
+    it->handle = handle;
+    Py_INCREF(args[2]);
+    it->collection = args[2];
+    Py_INCREF(args[3]);
+    it->realm = args[3];
+    Py_INCREF(args[4]);
+    it->general = args[4];
+    return (PyObject *)it;
+}
+
 /* ---- the module ------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -948,6 +1292,12 @@ static PyMethodDef methods[] = {
      "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
     {"create", (PyCFunction)(void (*)(void))create, METH_FASTCALL,
      "create(realm, class_name, names, row, realm, cls, class_name): a new object from plain values and links, or MISS"},
+    {"iterate_objects", (PyCFunction)(void (*)(void))iterate_objects, METH_FASTCALL,
+     "iterate_objects(results, realm, class_name, cls, realm, class_name, open, general): the objects of results"},
+    {"iterate_elements", (PyCFunction)(void (*)(void))iterate_elements, METH_FASTCALL,
+     "iterate_elements(walk, address, collection, realm, general): the elements of a list, set or map"},
+    {"create_planned", (PyCFunction)(void (*)(void))create_planned, METH_FASTCALL,
+     "create_planned(plan, values, realm): a new object from a dict by the class's plan, or MISS"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(rows, n, buffer, realm): writes the rows' plain values and objects of realm; the indices left for Python"},
     {NULL, NULL, 0, NULL},
@@ -993,7 +1343,22 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         (str_open = PyUnicode_InternFromString("_open")) == NULL ||
         (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;
-    if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0)
+    ObjectIteratorType = iterator_type("cove._speedups.ObjectIterator",
+                                       "The objects of results, read as the iteration reaches them.",
+                                       sizeof(ObjectIterator), (destructor)ObjectIterator_dealloc,
+                                       (iternextfunc)ObjectIterator_next);
+    ElementIteratorType = iterator_type("cove._speedups.ElementIterator",
+                                        "The elements of a list, set or map, read as the iteration reaches them.",
+                                        sizeof(ElementIterator), (destructor)ElementIterator_dealloc,
+                                        (iternextfunc)ElementIterator_next);
+    if (ObjectIteratorType == NULL || ElementIteratorType == NULL)
+        goto fail;
+    if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0 ||
+        PyModule_AddIntConstant(module, "LIST_ELEMENTS", LIST_ELEMENTS) < 0 ||
+        PyModule_AddIntConstant(module, "SET_ELEMENTS", SET_ELEMENTS) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_KEYS", MAP_KEYS) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_VALUES", MAP_VALUES) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_ENTRIES", MAP_ENTRIES) < 0)
         goto fail;
     return module;
 fail:
