@@ -55,7 +55,7 @@ static PyObject *Missing;
 static PyObject *Done;
 static PyObject *Full;
 /* Interned attribute names. */
-static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes;
+static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes, *str_create_call, *str_find_call;
 
 static PyObject *link_object(const cove_value_t *v, PyObject *realm);
 static PyObject *value_of(const cove_value_t *v, PyObject *realm);
@@ -197,23 +197,28 @@ static PyGetSetDef ObjectBase_getset[] = {
     {NULL},
 };
 
-static PyType_Slot ObjectBase_slots[] = {
-    {Py_tp_doc, "The handle, realm and class name of a cove.Object; plain attribute writes in C."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_dealloc, ObjectBase_dealloc},
-    {Py_tp_traverse, ObjectBase_traverse},
-    {Py_tp_clear, ObjectBase_clear},
+/* A garbage-collected base type for Python classes (ObjectBase, RealmBase): its doc,
+ * size and life-cycle slots, and up to four `more` slots (ended by a {0, NULL}). */
+static PyTypeObject *base_type(const char *name, const char *doc, int size, destructor dealloc, traverseproc traverse,
+                               inquiry clear, const PyType_Slot *more) {
+    PyType_Slot slots[10] = {
+        {Py_tp_doc, (void *)doc},
+        {Py_tp_new, (void *)PyType_GenericNew},
+        {Py_tp_dealloc, (void *)dealloc},
+        {Py_tp_traverse, (void *)traverse},
+        {Py_tp_clear, (void *)clear},
+    };
+    for (int i = 0; i < 4 && more[i].slot != 0; i++)
+        slots[5 + i] = more[i];
+    PyType_Spec spec = {name, size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, slots};
+    return (PyTypeObject *)PyType_FromSpec(&spec);
+}
+
+static const PyType_Slot ObjectBase_more[] = {
     {Py_tp_setattro, ObjectBase_setattro},
     {Py_tp_members, ObjectBase_members},
     {Py_tp_getset, ObjectBase_getset},
     {0, NULL},
-};
-
-static PyType_Spec ObjectBase_spec = {
-    .name = "cove._speedups.ObjectBase",
-    .basicsize = sizeof(ObjectBase),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .slots = ObjectBase_slots,
 };
 
 /* A new instance of `cls` (a subclass of ObjectBase) for `handle`, whose reference it takes
@@ -288,12 +293,17 @@ static int Accessor_clear(Accessor *self) {
     return 0;
 }
 
-static void Accessor_dealloc(Accessor *self) {
+/* Frees an object of a garbage-collected heap type made here, after `clear` (its tp_clear). */
+static void clear_and_free(PyObject *self, inquiry clear) {
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    Accessor_clear(self);
-    type->tp_free((PyObject *)self);
+    clear(self);
+    type->tp_free(self);
     Py_DECREF(type);
+}
+
+static void Accessor_dealloc(Accessor *self) {
+    clear_and_free((PyObject *)self, (inquiry)Accessor_clear);
 }
 
 /* obj.<name>: a value of a plain type or a link straight from the library; anything else (a
@@ -920,9 +930,9 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return wrap(args[5], args[4], args[6], made);
 }
 
-/* ---- create_planned(plan, values, realm) ---------------------------------------------------- */
+/* ---- planned creates ------------------------------------------------------------------------ */
 
-/* create_planned(plan, values, realm): realm.create(cls, values) of a new object in one call,
+/* planned(plan, values, realm): realm.create(cls, values) of a new object in one call,
  * from a plan the Python side made after a first create of the class (Realm._create_plans):
  * (realm address, class name: bytes, cls, class name: str, {property: UTF-8 name} of the
  * class's single values and links, ((name, default), ...) for the names `values` may lack,
@@ -930,15 +940,12 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
  * the plan, the primary key is not given, a value is not one pack() writes, there are more than
  * CREATE_MAX_VALUES values, or the library refused (which made nothing): the caller's general
  * path then repeats the create and raises. */
-static PyObject *create_planned(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    PyObject *plan = nargs == 3 ? args[0] : NULL;
-    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 7 ||
-        !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) || !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) ||
-        !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5))) {
-        PyErr_SetString(PyExc_TypeError, "create_planned(plan: tuple of 7, values: dict, realm)");
+static PyObject *planned(PyObject *plan, PyObject *values, PyObject *realm_object) {
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 7 || !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) || !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5))) {
+        PyErr_SetString(PyExc_TypeError, "a create plan is a tuple of 7");
         return NULL;
     }
-    PyObject *values = args[1], *realm_object = args[2];
     PyObject *props = PyTuple_GET_ITEM(plan, 4), *defaults = PyTuple_GET_ITEM(plan, 5);
     PyObject *primary_key = PyTuple_GET_ITEM(plan, 6);
     void *realm = handle_at(PyTuple_GET_ITEM(plan, 0));
@@ -1259,6 +1266,150 @@ static PyObject *iterate_elements(PyObject *module, PyObject *const *args, Py_ss
     return (PyObject *)it;
 }
 
+/* ---- RealmBase: create() and find() of cove.Realm in C -------------------------------------- */
+
+/* cove.Realm derives from this type, which keeps what the C paths of create() and find() read
+ * (the realm's `_open` list, its handle's `_addr`, the `_create_plans` and `_targets` by the cls
+ * given) and takes those calls without a Python frame: a call its plan or target does not
+ * cover goes to Realm._create_call or Realm._find_call, the Python paths, with the arguments as
+ * given. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *open, *addr, *plans, *targets;
+} RealmBase;
+
+/* The fields above are the realm's references, visited and cleared in a row. */
+#define REALM_REFERENCES 4
+
+static int RealmBase_traverse(RealmBase *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    PyObject **references = &self->open;
+    for (int i = 0; i < REALM_REFERENCES; i++)
+        Py_VISIT(references[i]);
+    return 0;
+}
+
+static int RealmBase_clear(RealmBase *self) {
+    PyObject **references = &self->open;
+    for (int i = 0; i < REALM_REFERENCES; i++)
+        Py_CLEAR(references[i]);
+    return 0;
+}
+
+static void RealmBase_dealloc(RealmBase *self) {
+    clear_and_free((PyObject *)self, (inquiry)RealmBase_clear);
+}
+
+/* What `cache` (a dict of the realm) holds for `cls`, a tuple of `size` items, when the realm is
+ * open; else NULL, without an exception (an unhashable cls is the Python path's to refuse). */
+static PyObject *cached_for(RealmBase *self, PyObject *cache, PyObject *cls, Py_ssize_t size) {
+    PyObject *open = self->open;
+    if (open == NULL || !PyList_Check(open) || PyList_GET_SIZE(open) < 1 || PyList_GET_ITEM(open, 0) != Py_True ||
+        cache == NULL || !PyDict_CheckExact(cache))
+        return NULL;
+    PyObject *found = PyDict_GetItemWithError(cache, cls);
+    if (found == NULL)
+        PyErr_Clear();
+    return found != NULL && PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == size ? found : NULL;
+}
+
+/* self.<method>(*args) with the arguments of a vectorcall, keywords included. */
+static PyObject *forward(PyObject *self, PyObject *method, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **stack = total < 8 ? small : PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+    if (stack == NULL)
+        return PyErr_NoMemory();
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++)
+        stack[i + 1] = args[i];
+    PyObject *result = PyObject_VectorcallMethod(method, stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return result;
+}
+
+/* realm.create(cls, values=None, update=False). */
+static PyObject *RealmBase_create(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    /* update=False, given or not, by position or by name */
+    Py_ssize_t named = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    int plain = named == 0 ? (nargs == 1 || nargs == 2 || (nargs == 3 && args[2] == Py_False))
+                           : (named == 1 && (nargs == 1 || nargs == 2) && args[nargs] == Py_False &&
+                              PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
+                              PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "update") == 0);
+    if (plain) {
+        PyObject *plan = cached_for((RealmBase *)self, ((RealmBase *)self)->plans, args[0], 7);
+        if (plan != NULL) {
+            /* Plans hold references to what they name; the dict may drop this one meanwhile. */
+            Py_INCREF(plan);
+            PyObject *made = planned(plan, nargs >= 2 ? args[1] : Py_None, self);
+            Py_DECREF(plan);
+            if (made != Miss)
+                return made;
+            Py_DECREF(made);
+        }
+    }
+    return forward(self, str_create_call, args, nargs, kwnames);
+}
+
+/* realm.find(cls, primary_key). */
+static PyObject *RealmBase_find(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames == NULL && nargs == 2 && PyLong_CheckExact(args[1])) {
+        RealmBase *realm = (RealmBase *)self;
+        PyObject *target = cached_for(realm, realm->targets, args[0], 3);
+        int ok = 0;
+        cove_value_t pk;
+        pk.type = COVE_TYPE_INT;
+        pk.u.integer = target == NULL ? 0 : int64_argument(args[1], &ok);
+        void *handle = target == NULL || !ok ? NULL : PyLong_AsVoidPtr(realm->addr);
+        if (handle != NULL && PyBytes_Check(PyTuple_GET_ITEM(target, 0))) {
+            Py_INCREF(target);
+            cove_object_t *found = NULL;
+            cove_status_t status;
+            UNLOCKED(status = cove_object_find((cove_realm_t *)handle, PyBytes_AS_STRING(PyTuple_GET_ITEM(target, 0)),
+                                               &pk, &found));
+            PyObject *made[3] = {PyTuple_GET_ITEM(target, 1), self, PyTuple_GET_ITEM(target, 2)};
+            PyObject *result = looked_up(status, found, made);
+            Py_DECREF(target);
+            if (result != Miss)
+                return result;
+            Py_DECREF(result);
+        }
+        PyErr_Clear();
+    }
+    return forward(self, str_find_call, args, nargs, kwnames);
+}
+
+static PyMethodDef RealmBase_methods[] = {
+    {"create", (PyCFunction)(void (*)(void))RealmBase_create, METH_FASTCALL | METH_KEYWORDS,
+     "create($self, cls, values=None, update=False)\n--\n\n"
+     "Creates an object inside a write and sets ``values`` (a dict by property name).\n\n"
+     "``cls`` is a class name or a declared class. With a primary key, its value is taken from\n"
+     "``values``; ``update=True`` updates the object that already has it instead of raising\n"
+     "DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an\n"
+     "embedded class creates the embedded object, a dict for another link creates (or with\n"
+     "``update``, upserts) the linked object. A declared class's defaults fill what a new\n"
+     "object is not given. A link takes an object of this realm, of a frozen copy of it or of\n"
+     "another realm open on the same file; an object of a realm on another file raises\n"
+     "InvalidArgumentError (here and wherever an object becomes a link or a query argument)."},
+    {"find", (PyCFunction)(void (*)(void))RealmBase_find, METH_FASTCALL | METH_KEYWORDS,
+     "find($self, cls, primary_key)\n--\n\nThe object of ``cls`` with that primary key, or None."},
+    {NULL},
+};
+
+static PyMemberDef RealmBase_members[] = {
+    {"_open", T_OBJECT_EX, offsetof(RealmBase, open), 0, "[True] while the realm's handle is held"},
+    {"_addr", T_OBJECT_EX, offsetof(RealmBase, addr), 0, "the address of the realm's handle"},
+    {"_create_plans", T_OBJECT_EX, offsetof(RealmBase, plans), 0, "create()'s plans by cls"},
+    {"_targets", T_OBJECT_EX, offsetof(RealmBase, targets), 0, "find()'s targets by cls"},
+    {NULL},
+};
+
+static const PyType_Slot RealmBase_more[] = {
+    {Py_tp_methods, RealmBase_methods},
+    {Py_tp_members, RealmBase_members},
+    {0, NULL},
+};
+
 /* ---- the module ------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -1296,8 +1447,6 @@ static PyMethodDef methods[] = {
      "iterate_objects(results, realm, class_name, cls, realm, class_name, open, general): the objects of results"},
     {"iterate_elements", (PyCFunction)(void (*)(void))iterate_elements, METH_FASTCALL,
      "iterate_elements(walk, address, collection, realm, general): the elements of a list, set or map"},
-    {"create_planned", (PyCFunction)(void (*)(void))create_planned, METH_FASTCALL,
-     "create_planned(plan, values, realm): a new object from a dict by the class's plan, or MISS"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(rows, n, buffer, realm): writes the rows' plain values and objects of realm; the indices left for Python"},
     {NULL, NULL, 0, NULL},
@@ -1334,15 +1483,29 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     if ((Miss = sentinel(module, "MISS")) == NULL || (Done = sentinel(module, "DONE")) == NULL ||
         (Full = sentinel(module, "FULL")) == NULL || (Missing = sentinel(module, "MISSING")) == NULL)
         goto fail;
-    ObjectBaseType = (PyTypeObject *)PyType_FromSpec(&ObjectBase_spec);
+    ObjectBaseType = base_type("cove._speedups.ObjectBase",
+                               "The handle, realm and class name of a cove.Object; plain attribute writes in C.",
+                               sizeof(ObjectBase), (destructor)ObjectBase_dealloc, (traverseproc)ObjectBase_traverse,
+                               (inquiry)ObjectBase_clear, ObjectBase_more);
     if (ObjectBaseType == NULL || PyModule_AddObjectRef(module, "ObjectBase", (PyObject *)ObjectBaseType) < 0)
         goto fail;
     if ((str_addr = PyUnicode_InternFromString("_addr")) == NULL ||
         (str_get = PyUnicode_InternFromString("_get")) == NULL ||
         (str_setattr = PyUnicode_InternFromString("_setattr")) == NULL ||
+        (str_create_call = PyUnicode_InternFromString("_create_call")) == NULL ||
+        (str_find_call = PyUnicode_InternFromString("_find_call")) == NULL ||
         (str_open = PyUnicode_InternFromString("_open")) == NULL ||
         (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;
+    PyObject *realm_base = (PyObject *)base_type(
+        "cove._speedups.RealmBase", "The C part of cove.Realm: create() and find() without a Python frame.",
+        sizeof(RealmBase), (destructor)RealmBase_dealloc, (traverseproc)RealmBase_traverse, (inquiry)RealmBase_clear,
+        RealmBase_more);
+    if (realm_base == NULL || PyModule_AddObjectRef(module, "RealmBase", realm_base) < 0) {
+        Py_XDECREF(realm_base);
+        goto fail;
+    }
+    Py_DECREF(realm_base);
     ObjectIteratorType = iterator_type("cove._speedups.ObjectIterator",
                                        "The objects of results, read as the iteration reaches them.",
                                        sizeof(ObjectIterator), (destructor)ObjectIterator_dealloc,

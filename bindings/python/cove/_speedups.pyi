@@ -1,5 +1,5 @@
 # Types of the C module _speedups.c: the binding's per-value hot paths.
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 MISS: object
 MISSING: object
@@ -36,7 +36,14 @@ def set_add(collection: int, value: Any) -> Any: ...
 def map_set(collection: int, key: bytes, value: Any) -> Any: ...
 def create(realm: int, class_name: bytes, names: int, row: List[Any], realm_object: Any, cls: type,
            class_name_str: str) -> Any: ...
-def create_planned(plan: Tuple[Any, ...], values: Any, realm_object: Any) -> Any: ...
+class RealmBase:
+    """The C part of cove.Realm: create() and find() without a Python frame."""
+    _open: List[bool]
+    _addr: int
+    _create_plans: Dict[Any, Tuple[Any, ...]]
+    _targets: Dict[Any, Tuple[Any, ...]]
+    def create(self, cls: Any, values: Any = None, update: bool = False) -> Any: ...
+    def find(self, cls: Any, primary_key: Any) -> Any: ...
 LIST_ELEMENTS: int
 SET_ELEMENTS: int
 MAP_KEYS: int

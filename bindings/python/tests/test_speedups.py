@@ -574,21 +574,21 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
 def test_planned_creates_match_the_general_path_and_raise_as_it(tmp_path: pathlib.Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """After a first create of a class, create() goes to C by the class's plan
-    (_speedups.create_planned); what the plan does not cover takes the general path, and every
+    (RealmBase.create, _speedups.c); what the plan does not cover takes the general path, and every
     error is the general path's."""
     schema = {"Thing": {"primaryKey": "id", "properties": {
         "id": "int", "s": "string?", "n": "int", "when": "date?", "other": "Thing?", "tags": "string[]",
         "home": "Place?"}},
         "Place": {"embedded": True, "properties": {"city": "string"}},
         "Loose": {"properties": {"n": "int"}}}
-    made = []
+    in_python = []
+    general = cove.Realm._create_call
 
-    def counted(*args: Any) -> Any:
-        result = cove._speedups.create_planned(*args)
-        made.append(result is not cove._speedups.MISS)
-        return result
+    def recorded(realm: cove.Realm, cls: Any, values: Any = None, update: bool = False) -> Any:
+        in_python.append((cls, dict(values or {}).get("id")))
+        return general(realm, cls, values, update)
 
-    monkeypatch.setattr(cove._realm, "create_planned", counted)
+    monkeypatch.setattr(cove.Realm, "_create_call", recorded)
     path = tmp_path / "p.cove"
     with cove.open(path, schema=schema, schema_version=1, durability="no_sync") as realm:
         with pytest.raises(cove.TransactionError):
@@ -605,8 +605,24 @@ def test_planned_creates_match_the_general_path_and_raise_as_it(tmp_path: pathli
             assert linked.other == first and list(mixed.tags) == ["a"] and mixed.home.city == "Oslo"
             assert mixed.when == VALUES["when"] and mixed.other.n == 5 and ordered.s == "six"
             assert realm.create("Loose", None).n == 0 and realm.create("Loose", {"n": 4}).n == 4
-            # plain, linked, mixed's nested Thing and the second Loose in C; mixed and ordered not
-            assert made == [True, True, False, True, False, True]
+            # plain, linked, mixed's nested Thing and the second Loose in C; the rest in Python
+            assert in_python == [("Thing", 0), ("Thing", 1), ("Thing", 4), ("Thing", 6), ("Loose", None)]
+            assert realm.create("Thing", {"id": 20}, False).id == 20 and realm.create("Thing", {"id": 21}, update=False)
+            assert realm.create("Thing", values={"id": 22}).id == 22 and realm.create(cls="Thing", values={"id": 23})
+            assert realm.create("Thing", {"id": 20, "s": "up"}, True).s == "up"              # update: Python's
+            assert realm.create("Thing", {"id": 21, "s": "up"}, update=True).s == "up"
+            assert in_python[5:] == [("Thing", 22), ("Thing", 23), ("Thing", 20), ("Thing", 21)]
+            with pytest.raises(TypeError):
+                realm.create()                                                   # type: ignore[call-overload]
+            with pytest.raises(TypeError):
+                realm.create("Thing", {"id": 24}, False, 1)                      # type: ignore[call-overload]
+            with pytest.raises(TypeError):
+                realm.create("Thing", {"id": 24}, nope=1)                        # type: ignore[call-overload]
+            assert realm.find(cls="Thing", primary_key=22).id == 22
+            with pytest.raises(TypeError):
+                realm.find("Thing")                                              # type: ignore[call-overload]
+            for n in (20, 21, 22, 23):
+                realm.delete(realm.find("Thing", n))
             assert [t.id for t in realm.objects("Thing").sorted("id")] == [1, 2, 3, 4, 5, 6]     # inside the write
             gone = realm.create("Thing", {"id": 7})
             realm.delete(gone)
@@ -689,8 +705,8 @@ def test_a_plan_follows_a_class_declared_after_it(tmp_path: pathlib.Path) -> Non
             made = realm.create("Dog", {"id": 3})
             again = realm.create(Dog, {"id": 4})
             assert type(made) is Dog and made.name == "rex" and type(again) is Dog and again.name == "rex"
-            realm.schema                                                 # read again: plans are made anew
-            assert not realm._create_plans and not realm._targets
+            realm.schema                                                 # read again, unchanged: kept
+            assert realm._create_plans and realm._targets
             assert type(realm.create("Dog", {"id": 5})) is Dog and type(realm.find("Dog", 5)) is Dog
 
 
@@ -812,5 +828,7 @@ def test_attribute_writes_of_object_base(tmp_path: pathlib.Path) -> None:
     with pytest.raises(cove.ClosedError):
         t.n = 8
     assert isinstance(t, cove._speedups.ObjectBase)
+    assert "Creates an object inside a write" in (cove.Realm.create.__doc__ or "")
+    assert "primary key" in (cove.Realm.find.__doc__ or "")
     with pytest.raises(TypeError, match="realm.create"):
         cove.Object()
