@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 import weakref
 from contextlib import contextmanager
@@ -443,14 +444,19 @@ class Realm(RealmBase):
         write as it is."""
         if info.embedded:
             return ()
-        props = {name: name.encode() for name, p in info.properties.items()
+        # Interned names: the keys of a dict written in the program are interned, and a lookup
+        # that finds the very same string object skips comparing the text.
+        props = {sys.intern(name): name.encode() for name, p in info.properties.items()
                  if p.kind == VALUE or (p.kind == LINK and not p.embedded)}
         defaults: Tuple[Tuple[str, Any], ...] = ()
         if declared is not None:
-            defaults = tuple((name, value) for name, value in defaults_of(declared).items() if name in info.properties)
+            defaults = tuple((sys.intern(name), value) for name, value in defaults_of(declared).items()
+                             if name in info.properties)
             if any(name not in props for name, _ in defaults):
                 return ()
-        return (self._addr, class_name.encode(), declared or Object, class_name, props, defaults, info.primary_key)
+        key = None if info.primary_key is None else sys.intern(info.primary_key)
+        # The last item: the keys of the last dict created from and their names, kept in C.
+        return (self._addr, class_name.encode(), declared or Object, class_name, props, defaults, key, [None, None])
 
     def _create_new(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]],
                     values: Dict[str, Any]) -> Object:

@@ -936,45 +936,83 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
  * from a plan the Python side made after a first create of the class (Realm._create_plans):
  * (realm address, class name: bytes, cls, class name: str, {property: UTF-8 name} of the
  * class's single values and links, ((name, default), ...) for the names `values` may lack,
- * primary key name or None). `values` is a dict (exactly) or None. MISS when a key is not in
+ * primary key name or None, [keys, names] of the last dict taken (remember_keys())). `values`
+ * is a dict (exactly) or None. MISS when a key is not in
  * the plan, the primary key is not given, a value is not one pack() writes, there are more than
  * CREATE_MAX_VALUES values, or the library refused (which made nothing): the caller's general
  * path then repeats the create and raises. */
+/* Keeps in `memo` (a list of two) the keys of `values` that planned() just took, in order, and
+ * their UTF-8 names: the next dict with the very same key objects skips looking them up. */
+static int remember_keys(PyObject *memo, PyObject *values, PyObject *const *encoded, Py_ssize_t n) {
+    PyObject *keys = PyTuple_New(n), *names = PyTuple_New(n);
+    if (keys == NULL || names == NULL) {
+        Py_XDECREF(keys);
+        Py_XDECREF(names);
+        return -1;
+    }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (i < n && PyDict_Next(values, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(keys, i, key);
+        Py_INCREF(encoded[i]);
+        PyTuple_SET_ITEM(names, i, encoded[i]);
+        i++;
+    }
+    return PyList_SetItem(memo, 0, keys) < 0 || PyList_SetItem(memo, 1, names) < 0 ? -1 : 0;
+}
+
 static PyObject *planned(PyObject *plan, PyObject *values, PyObject *realm_object) {
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 7 || !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) ||
-        !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) || !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5))) {
-        PyErr_SetString(PyExc_TypeError, "a create plan is a tuple of 7");
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 8 || !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) || !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5)) ||
+        !PyList_CheckExact(PyTuple_GET_ITEM(plan, 7)) || PyList_GET_SIZE(PyTuple_GET_ITEM(plan, 7)) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a create plan is a tuple of 8");
         return NULL;
     }
     PyObject *props = PyTuple_GET_ITEM(plan, 4), *defaults = PyTuple_GET_ITEM(plan, 5);
-    PyObject *primary_key = PyTuple_GET_ITEM(plan, 6);
+    PyObject *primary_key = PyTuple_GET_ITEM(plan, 6), *memo = PyTuple_GET_ITEM(plan, 7);
     void *realm = handle_at(PyTuple_GET_ITEM(plan, 0));
     if (realm == NULL)
         return NULL;
     if (values != Py_None && !PyDict_CheckExact(values))
         return miss();
-    if (primary_key != Py_None) {
-        int given = values == Py_None ? 0 : PyDict_Contains(values, primary_key);
-        if (given <= 0)
-            return given < 0 ? NULL : miss();
-    }
+    /* The keys and names of the last dict taken (remember_keys()); a dict with the same key
+     * objects in the same order has the primary key too. */
+    PyObject *seen = PyList_GET_ITEM(memo, 0), *seen_names = PyList_GET_ITEM(memo, 1);
+    int same = values != Py_None && PyTuple_CheckExact(seen) && PyTuple_CheckExact(seen_names) &&
+               PyTuple_GET_SIZE(seen) == PyDict_GET_SIZE(values) && PyTuple_GET_SIZE(seen_names) == PyTuple_GET_SIZE(seen);
     const char *names[CREATE_MAX_VALUES];
+    PyObject *encodings[CREATE_MAX_VALUES];
     cove_value_t packed[CREATE_MAX_VALUES];
     /* The values packed, held during the call (their strings are pointed into). */
     PyObject *held[CREATE_MAX_VALUES];
     Py_ssize_t n = 0, pos = 0;
     PyObject *result = NULL, *key, *value;
     while (values != Py_None && PyDict_Next(values, &pos, &key, &value)) {
-        /* An exact str key is compared with the plan's str keys only: no Python code runs. */
-        PyObject *encoded = PyUnicode_CheckExact(key) ? PyDict_GetItemWithError(props, key) : NULL;
+        PyObject *encoded = NULL;
+        if (same && PyTuple_GET_ITEM(seen, n) == key)
+            encoded = PyTuple_GET_ITEM(seen_names, n);
+        else if ((same = 0, PyUnicode_CheckExact(key)))
+            /* An exact str key is compared with the plan's str keys only: no Python code runs. */
+            encoded = PyDict_GetItemWithError(props, key);
         if (encoded == NULL || n == CREATE_MAX_VALUES)
             goto miss;
         names[n] = PyBytes_AS_STRING(encoded);
+        encodings[n] = encoded;
         int done = pack_row_value(value, realm_object, &packed[n]);
         if (done <= 0)
             goto miss;
         Py_INCREF(value);
         held[n++] = value;
+    }
+    if (!same) {
+        if (primary_key != Py_None) {
+            int given = values == Py_None ? 0 : PyDict_Contains(values, primary_key);
+            if (given <= 0)
+                goto miss;
+        }
+        if (values != Py_None && remember_keys(memo, values, encodings, n) < 0)
+            goto done;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(defaults); i++) {
         PyObject *pair = PyTuple_GET_ITEM(defaults, i);
@@ -1337,7 +1375,7 @@ static PyObject *RealmBase_create(PyObject *self, PyObject *const *args, Py_ssiz
                               PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
                               PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "update") == 0);
     if (plain) {
-        PyObject *plan = cached_for((RealmBase *)self, ((RealmBase *)self)->plans, args[0], 7);
+        PyObject *plan = cached_for((RealmBase *)self, ((RealmBase *)self)->plans, args[0], 8);
         if (plan != NULL) {
             /* Plans hold references to what they name; the dict may drop this one meanwhile. */
             Py_INCREF(plan);

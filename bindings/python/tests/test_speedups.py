@@ -832,3 +832,24 @@ def test_attribute_writes_of_object_base(tmp_path: pathlib.Path) -> None:
     assert "primary key" in (cove.Realm.find.__doc__ or "")
     with pytest.raises(TypeError, match="realm.create"):
         cove.Object()
+
+
+def test_planned_creates_remember_the_keys_of_the_last_dict(realm: cove.Realm) -> None:
+    """A plan keeps the key objects of the last dict it created from; a dict with the same
+    objects in the same order skips their lookups, and any other dict is looked up anew."""
+    with realm.write():
+        realm.create("Thing", {"id": 1, "s": "a"})
+        for i, values in enumerate(({"id": 2, "s": "b"}, {"id": 3, "s": "c"}, {"s": "d", "id": 4},
+                                    {"".join(["i", "d"]): 5, "".join("s"): "e"}, {"id": 6, "i": 7}), start=2):
+            made = realm.create("Thing", values)
+            assert (made.id, made.s) == (i, values.get("s")) and made.i == values.get("i")
+        memo = realm._create_plans["Thing"][-1]
+        assert memo[0] == ("id", "i") and memo[1] == (b"id", b"i")
+        with pytest.raises(cove.InvalidArgumentError, match="give its value"):
+            realm.create("Thing", {"i": 1, "s": "no key"})                   # as many keys, none the key
+        with pytest.raises(cove.NotFoundError, match="nope"):
+            realm.create("Thing", {"id": 8, "nope": 1})                      # the first key as before
+        with pytest.raises(cove.WrongTypeError, match="property 'i'"):
+            realm.create("Thing", {"id": 8, "i": "x"})                       # the same keys, a refused value
+        assert realm.create("Thing", {"id": 8, "i": 9}).i == 9
+    assert [(t.id, t.s, t.i) for t in realm.objects("Thing")][-3:] == [(5, "e", None), (6, None, 7), (8, None, 9)]
