@@ -16,8 +16,8 @@ from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, Transac
 from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
 from ._speedups import (DONE, LIST_ELEMENTS, MAP_ENTRIES, MAP_KEYS, MAP_VALUES, MISS, MISSING, SET_ELEMENTS,
-                        iterate_elements, list_element, list_insert, list_set, map_entry, map_set, map_value, set_add,
-                        set_element)
+                        iterate_elements, list_append, list_element, list_insert, list_set, map_entry, map_set,
+                        map_store, map_value, set_add, set_element)
 from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
@@ -321,7 +321,10 @@ class List(_Collection, typing.MutableSequence[_T]):
         self._insert_prepared(self._index(index), self._prepare(value), False)
 
     def append(self, value: Union[_T, Mapping[str, Any]]) -> None:
-        self._insert_prepared(len(self), self._prepare(value), False)
+        # A plain value into a list of values in C (_speedups.c), at the size it reads; MISS for
+        # anything else and for a refused write (which changed nothing): the general path.
+        if self._info.target is not None or list_append(self._addr, value) is MISS:
+            self._insert_prepared(len(self), self._prepare(value), False)
 
     def extend(self, values: Iterable[Union[_T, Mapping[str, Any]]]) -> None:
         items = [self._prepare(v) for v in values]   # reads `values` first: lst.extend(lst) works
@@ -449,7 +452,7 @@ class Set(_Collection, typing.MutableSet[_T]):
             return f"cove.Set({self._label_repr()}, invalid)"
 
     def add(self, value: _T) -> None:
-        element = self._prepare(value)
+        element = value if self._info.target is None else self._prepare(value)
         if set_add(self._addr, element) is MISS:
             v, keep = cvalue(element, self._realm)
             check(lib.cove_set_insert(self._handle, v, ffi.NULL))
@@ -735,7 +738,10 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
         return _MapValues(self)
 
     def __setitem__(self, key: str, value: Union[_V, Mapping[str, Any]]) -> None:
-        self._set_prepared(self._key(key), self._prepare(value), False)
+        # A str key and a plain value into a map of values in C (_speedups.c); MISS for anything
+        # else and for a refused write (which changed nothing): the general path, which raises.
+        if self._info.target is not None or map_store(self._addr, key, value) is MISS:
+            self._set_prepared(self._key(key), self._prepare(value), False)
 
     def _set_prepared(self, key: bytes, element: Any, update: bool) -> None:
         if isinstance(element, Embedded):

@@ -615,12 +615,12 @@ static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t n
     return value_of(&value, args[2]);
 }
 
-/* ---- writes of plain values: set_value, list_insert, list_set, set_add, map_set -------------- */
+/* ---- writes of plain values: set_value, list_insert, list_append, list_set, set_add, map_set -- */
 
 static int pack_value(PyObject *o, cove_value_t *v);
 
 /* What each write function does with its packed value. */
-enum write { SET_PROPERTY, INSERT_ELEMENT, SET_ELEMENT, ADD_ELEMENT, STORE_ENTRY };
+enum write { SET_PROPERTY, INSERT_ELEMENT, APPEND_ELEMENT, SET_ELEMENT, ADD_ELEMENT, STORE_ENTRY };
 
 /* Writes `o`, when it is a value of a plain type (int, float, bool, str, bytes, None), into
  * `handle` as `write` says (at `name` or `index` where it takes one) and returns None; MISS for
@@ -637,6 +637,11 @@ static PyObject *write_plain(enum write write, void *handle, const char *name, s
     switch (write) {
     case SET_PROPERTY: status = cove_object_set((cove_object_t *)handle, name, &value); break;
     case INSERT_ELEMENT: status = cove_list_insert((cove_list_t *)handle, index, &value); break;
+    case APPEND_ELEMENT:
+        status = cove_list_size((cove_list_t *)handle, &index);
+        if (status == COVE_OK)
+            status = cove_list_insert((cove_list_t *)handle, index, &value);
+        break;
     case SET_ELEMENT: status = cove_list_set((cove_list_t *)handle, index, &value); break;
     case ADD_ELEMENT: status = cove_set_insert((cove_set_t *)handle, &value, NULL); break;
     case STORE_ENTRY: status = cove_map_set((cove_map_t *)handle, name, &value); break;
@@ -680,13 +685,41 @@ static PyObject *list_set(PyObject *module, PyObject *const *args, Py_ssize_t na
     return write_indexed(SET_ELEMENT, args, nargs, "list_set(list, index: int, value)");
 }
 
-static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+/* set_add(set, value) and list_append(list, value). */
+static PyObject *write_unplaced(enum write write, PyObject *const *args, Py_ssize_t nargs, const char *usage) {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "set_add(set, value)");
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
-    void *set = handle_at(args[0]);
-    return set == NULL ? NULL : write_plain(ADD_ELEMENT, set, NULL, 0, args[1]);
+    void *handle = handle_at(args[0]);
+    return handle == NULL ? NULL : write_plain(write, handle, NULL, 0, args[1]);
+}
+
+static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_unplaced(ADD_ELEMENT, args, nargs, "set_add(set, value)");
+}
+
+static PyObject *list_append(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_unplaced(APPEND_ELEMENT, args, nargs, "list_append(list, value)");
+}
+
+/* map_store(map, key, value): map_set() of a key given as a str (exactly), which it encodes;
+ * MISS for any other key, one with a NUL character or lone surrogates, and as map_set(). */
+static PyObject *map_store(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "map_store(map, key: str, value)");
+        return NULL;
+    }
+    void *map = handle_at(args[0]);
+    if (map == NULL)
+        return NULL;
+    Py_ssize_t size;
+    const char *key = PyUnicode_CheckExact(args[1]) ? PyUnicode_AsUTF8AndSize(args[1], &size) : NULL;
+    if (key == NULL || strlen(key) != (size_t)size) {
+        PyErr_Clear();
+        return miss();
+    }
+    return write_plain(STORE_ENTRY, map, key, 0, args[2]);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -1467,6 +1500,10 @@ static PyMethodDef methods[] = {
      "list_insert(list, index, value): inserts a value of a plain type, or MISS"},
     {"list_set", (PyCFunction)(void (*)(void))list_set, METH_FASTCALL,
      "list_set(list, index, value): sets a value of a plain type, or MISS"},
+    {"list_append", (PyCFunction)(void (*)(void))list_append, METH_FASTCALL,
+     "list_append(list, value): appends a value of a plain type, or MISS"},
+    {"map_store", (PyCFunction)(void (*)(void))map_store, METH_FASTCALL,
+     "map_store(map, key: str, value): stores a value of a plain type, or MISS"},
     {"set_add", (PyCFunction)(void (*)(void))set_add, METH_FASTCALL,
      "set_add(set, value): adds a value of a plain type, or MISS"},
     {"map_set", (PyCFunction)(void (*)(void))map_set, METH_FASTCALL,

@@ -853,3 +853,56 @@ def test_planned_creates_remember_the_keys_of_the_last_dict(realm: cove.Realm) -
             realm.create("Thing", {"id": 8, "i": "x"})                       # the same keys, a refused value
         assert realm.create("Thing", {"id": 8, "i": 9}).i == 9
     assert [(t.id, t.s, t.i) for t in realm.objects("Thing")][-3:] == [(5, "e", None), (6, None, 7), (8, None, 9)]
+
+
+def test_appends_adds_and_map_stores_in_c_and_what_they_leave(tmp_path: pathlib.Path) -> None:
+    """list.append, set.add and map[key] = value of a plain value into a collection of values go
+    to the library from C; other keys and values, collections of objects and refused writes take
+    the general path, which raises its errors."""
+    schema = {"Box": {"properties": {
+        "tags": "string[]", "anys": "mixed[]", "dogs": "Dog[]", "places": "Place[]", "nums": "int<>",
+        "map": "int{}", "dog_map": "Dog{}"}},
+        "Dog": {"properties": {"name": "string"}},
+        "Place": {"embedded": True, "properties": {"city": "string"}}}
+    with cove.open(tmp_path / "w.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            box = realm.create("Box", {})
+            gone = realm.create("Box", {})
+            box.tags.append("a")
+            box.anys.append(None)
+            with pytest.raises(cove.WrongTypeError, match="type dict"):
+                box.anys.append({"k": 1})                                # a dict in a mixed list: Python's
+            box.dogs.append({"name": "Rex"})                             # a new object from a dict
+            box.places.append({"city": "Oslo"})                          # an embedded object
+            box.nums.add(2)
+            box.map["a"] = 1
+            box.map["\u00e9"] = 2
+            box.dog_map["rex"] = box.dogs[0]
+            assert list(box.tags) == ["a"] and list(box.anys) == [None]
+            assert box.dogs[0].name == "Rex" and box.places[0].city == "Oslo" and list(box.nums) == [2]
+            assert dict(box.map) == {"a": 1, "\u00e9": 2} and box.dog_map["rex"] == box.dogs[0]
+            for key, error in ((5, cove.WrongTypeError), (b"a", cove.WrongTypeError), ("a\0b", cove.InvalidArgumentError),
+                               ("a.b", cove.InvalidArgumentError), ("$a", cove.InvalidArgumentError),
+                               ("\ud800", cove.InvalidArgumentError)):
+                with pytest.raises(error):
+                    box.map[key] = 3                                     # type: ignore[index]
+            with pytest.raises(cove.WrongTypeError):
+                box.map["b"] = "x"
+            with pytest.raises(cove.WrongTypeError):
+                box.tags.append(1)
+            with pytest.raises(cove.WrongTypeError):
+                box.dogs.append("Rex")
+            with pytest.raises(cove.WrongTypeError):
+                box.places.append(None)
+            assert dict(box.map) == {"a": 1, "\u00e9": 2} and list(box.tags) == ["a"]
+            tags, nums, values = gone.tags, gone.nums, gone.map
+            realm.delete(gone)
+            for write in (lambda: tags.append("x"), lambda: nums.add(1), lambda: values.__setitem__("k", 1)):
+                with pytest.raises(cove.InvalidatedError):
+                    write()
+        for write in (lambda: box.tags.append("x"), lambda: box.nums.add(1), lambda: box.map.__setitem__("k", 1)):
+            with pytest.raises(cove.TransactionError):
+                write()
+        tags = box.tags
+    with pytest.raises(cove.ClosedError):
+        tags.append("x")
