@@ -1,9 +1,10 @@
 """Cove's Python package and Python's sqlite3 module on the same Person objects, one run:
-realm.create_many against executemany for the bulk load, and primary-key lookups reading all
-four fields (realm.find against a SELECT by id), and iterating them all reading one field. Prints a Markdown table, then how a Cove lookup
-splits between find and each attribute read (beside the same library call made through cffi:
-the read itself calls the library from C, cove/_speedups.c), and how create_many splits between
-the library calls it makes and the binding around them.
+realm.create_many against executemany for the bulk load, primary-key lookups reading all four
+fields (realm.find against a SELECT by id), and iterating them all reading one field. Prints a
+Markdown table, then how a Cove lookup splits between find and each attribute read (beside the
+same library call made through cffi: the read itself calls the library from C,
+cove/_speedups.c), and how create_many splits between the library calls it makes and the
+binding around them.
 
 Then the binding's common operations one at a time against their sqlite3 counterparts, on
 BENCH_PY_OPS (20000) objects in one file of each: iterating every object reading one field,

@@ -233,7 +233,8 @@ class List(_Collection, typing.MutableSequence[_T]):
     def __iter__(self) -> Iterator[_T]:
         # In C (_speedups.c): the size at the first next(), each element as the iteration
         # reaches it, through _element_or_done when C does not read it.
-        return iterate_elements(LIST_ELEMENTS, self._addr, self, self._realm, self._element_or_done)  # type: ignore[no-any-return]
+        walk: Iterator[_T] = iterate_elements(LIST_ELEMENTS, self._addr, self, self._realm, self._element_or_done)
+        return walk
 
     def __contains__(self, value: object) -> bool:
         return any(v == value for v in self)
@@ -427,7 +428,8 @@ class Set(_Collection, typing.MutableSet[_T]):
 
     def __iter__(self) -> Iterator[_T]:
         # In C, as List's.
-        return iterate_elements(SET_ELEMENTS, self._addr, self, self._realm, self._element_or_done)  # type: ignore[no-any-return]
+        walk: Iterator[_T] = iterate_elements(SET_ELEMENTS, self._addr, self, self._realm, self._element_or_done)
+        return walk
 
     def __contains__(self, value: object) -> bool:
         try:
@@ -726,7 +728,8 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
 
     def _entries(self, walk: int = MAP_ENTRIES) -> Iterator[Any]:
         # In C, as List's: the entries, or their keys or values.
-        return iterate_elements(walk, self._addr, self, self._realm, self._element_or_done)  # type: ignore[no-any-return]
+        entries: Iterator[Any] = iterate_elements(walk, self._addr, self, self._realm, self._element_or_done)
+        return entries
 
     def __iter__(self) -> Iterator[str]:
         return self._entries(MAP_KEYS)

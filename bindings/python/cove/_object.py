@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from . import _declare
 from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet
 from ._errors import InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, owned
+from ._lib import check, ffi, lib
 from ._speedups import MISS, Accessor, ObjectBase, adopt, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value

@@ -254,7 +254,7 @@ class Results(typing.Sequence[_T]):
             return iter(values)
         realm = self._realm
         if realm._open[0]:
-            handle = self._h()
+            self._h()                      # the query runs now, as len() would run it
             name = self._class_name
             # In C (_speedups.c): the keys now, each object as the iteration reaches it, through
             # _object_by_key when the library does not give it there. MISS when the library does

@@ -5,6 +5,12 @@
  * else, and the caller then takes the general path in Python, which also raises the errors: the
  * behaviour is the cffi path's, only faster.
  *
+ * Two base types carry the commonest calls whole: ObjectBase under cove.Object (the object's
+ * handle, realm and class name in C fields; attribute writes) and RealmBase under cove.Realm
+ * (create() and find()); what they do not take they pass to a Python method of the subclass.
+ * Iterators of results and of lists, sets and maps hand out what they read here and ask a
+ * Python function for the rest.
+ *
  * Handles are passed as Python ints (their addresses); a caller passes only a handle it holds.
  * Every library call releases the GIL around it, as cffi's calls do. */
 #define PY_SSIZE_T_CLEAN
