@@ -1,15 +1,17 @@
 """Cove's Python package and Python's sqlite3 module on the same Person objects, one run:
-realm.create_many against executemany for the bulk load, and primary-key lookups reading all
-four fields (realm.find against a SELECT by id). Prints a Markdown table, then how a Cove lookup
-splits between find and each attribute read (beside the same library call made through cffi:
-the read itself calls the library from C, cove/_speedups.c), and how create_many splits between
-the library calls it makes and the binding around them.
+realm.create_many against executemany for the bulk load, primary-key lookups reading all four
+fields (realm.find against a SELECT by id), and iterating them all reading one field. Prints a
+Markdown table, then how a Cove lookup splits between find and each attribute read (beside the
+same library call made through cffi: the read itself calls the library from C,
+cove/_speedups.c), and how create_many splits between the library calls it makes and the
+binding around them.
 
 Then the binding's common operations one at a time against their sqlite3 counterparts, on
 BENCH_PY_OPS (20000) objects in one file of each: iterating every object reading one field,
-creating one object per call, setting one field of an object in hand, following a link, and
-appending to, adding to, storing in and iterating a list, a set and a map (sqlite3: rows of child
-tables keyed by the owner's id, indexed).
+creating one object per call (with a link; with four plain values; with its key only, then three
+attribute sets, which is timed against the create with four values too), setting one field of an
+object in hand, following a link, and appending to, adding to, storing in and iterating a list, a
+set and a map (sqlite3: rows of child tables keyed by the owner's id, indexed).
 
 BENCH_PY_OBJECTS (200000) and BENCH_PY_LOOKUPS (100000) change the sizes."""
 import os
@@ -38,10 +40,14 @@ OPS_SCHEMA = {
         "id": "int", "name": "string", "age": "int", "score": "double", "dog": "Dog?",
         "tags": "string[]", "nums": "int<>", "scores": "double{}"}},
     "Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string"}},
+    "Plain": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}},
+    "Later": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}},
 }
 OPS_SQL = [
     "CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, dog INTEGER)",
     "CREATE TABLE dog (id INTEGER PRIMARY KEY, name TEXT)",
+    "CREATE TABLE plain (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL)",
+    "CREATE TABLE later (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL)",
     "CREATE TABLE tag (person INTEGER, value TEXT)",
     "CREATE INDEX tag_person ON tag(person)",
     "CREATE TABLE num (person INTEGER, value INTEGER, UNIQUE (person, value))",
@@ -55,8 +61,9 @@ def timed(body) -> float:
     return time.perf_counter() - t
 
 
-def operations(d: str) -> list:
-    """(label, count, Cove seconds, sqlite3 seconds) for each common operation."""
+def operations(d: str) -> tuple:
+    """(label, count, Cove seconds, sqlite3 seconds) for each common operation, and the seconds
+    of Cove's creates with four values and with the key then three sets."""
     rows = []
     realm = cove.open(os.path.join(d, "ops.cove"), schema=OPS_SCHEMA, schema_version=1, durability="no_sync")
     db = sqlite3.connect(os.path.join(d, "ops.db"), isolation_level=None)
@@ -78,7 +85,42 @@ def operations(d: str) -> list:
             db.execute("INSERT INTO person VALUES (?, ?, ?, ?, 0)", (i, NAMES[i % 1000], i % 90, i * 0.5))
         db.execute("COMMIT")
 
-    rows.append(("create one object per call (per object)", M, timed(cove_create), timed(sqlite_create)))
+    rows.append(("create one object per call, with a link (per object)", M, timed(cove_create), timed(sqlite_create)))
+
+    def cove_create_plain() -> None:
+        with realm.write():
+            for i in range(M):
+                realm.create("Plain", {"id": i, "name": NAMES[i % 1000], "age": i % 90, "score": i * 0.5})
+
+    def sqlite_create_plain() -> None:
+        db.execute("BEGIN")
+        for i in range(M):
+            db.execute("INSERT INTO plain VALUES (?, ?, ?, ?)", (i, NAMES[i % 1000], i % 90, i * 0.5))
+        db.execute("COMMIT")
+
+    four = timed(cove_create_plain)
+    rows.append(("create one object per call, four values (per object)", M, four, timed(sqlite_create_plain)))
+
+    def cove_create_then_set() -> None:
+        with realm.write():
+            for i in range(M):
+                o = realm.create("Later", {"id": i})
+                o.name = NAMES[i % 1000]
+                o.age = i % 90
+                o.score = i * 0.5
+
+    def sqlite_create_then_set() -> None:
+        db.execute("BEGIN")
+        for i in range(M):
+            db.execute("INSERT INTO later (id) VALUES (?)", (i,))
+            db.execute("UPDATE later SET name = ? WHERE id = ?", (NAMES[i % 1000], i))
+            db.execute("UPDATE later SET age = ? WHERE id = ?", (i % 90, i))
+            db.execute("UPDATE later SET score = ? WHERE id = ?", (i * 0.5, i))
+        db.execute("COMMIT")
+
+    then_set = timed(cove_create_then_set)
+    rows.append(("create with the key, then three attribute sets, one write (per object)", M, then_set,
+                 timed(sqlite_create_then_set)))
     people = list(realm.objects("Person"))
 
     def cove_iterate() -> None:
@@ -143,7 +185,7 @@ def operations(d: str) -> list:
                  timed(sqlite_collections)))
     realm.close()
     db.close()
-    return rows
+    return rows, four, then_set
 
 
 def main() -> None:
@@ -179,6 +221,9 @@ def main() -> None:
         for _ in range(L):
             lib.cove_object_get(handle, b"age", out)
         library_call = time.perf_counter() - t
+        t = time.perf_counter()
+        assert sum(p.age for p in realm.objects("Person")) >= 0
+        cove_iterate = time.perf_counter() - t
         realm.close()
         # Where create_many's time goes: the same load into a second file, the library calls it
         # makes (one per batch) timed apart from the binding around them.
@@ -222,9 +267,12 @@ def main() -> None:
             i, name, age, score = db.execute("SELECT id, name, age, score FROM person WHERE id = ?", (k,)).fetchone()
             total2 += i + len(name) + age + int(score)
         sqlite_lookup = time.perf_counter() - t
+        t = time.perf_counter()
+        assert sum(age for (age,) in db.execute("SELECT age FROM person")) >= 0
+        sqlite_iterate = time.perf_counter() - t
         db.close()
         assert total == total2
-        ops = operations(d)
+        ops, four, then_set = operations(d)
 
     def us(seconds: float, n: int) -> str:
         return f"{seconds / n * 1e6:.2f} µs"
@@ -233,8 +281,14 @@ def main() -> None:
     print("|---|--:|--:|--:|")
     print(f"| {N} objects: create_many vs executemany (per object) | {us(cove_insert, N)} | {us(sqlite_insert, N)} | {cove_insert / sqlite_insert:.2f}× |")
     print(f"| {L} primary-key lookups, 4 fields (per lookup) | {us(cove_lookup, L)} | {us(sqlite_lookup, L)} | {cove_lookup / sqlite_lookup:.2f}× |")
+    print(f"| {N} objects iterated reading one field (per object) | {us(cove_iterate, N)} | {us(sqlite_iterate, N)} | {cove_iterate / sqlite_iterate:.2f}× |")
     for label, count, a, b in ops:
         print(f"| {label}, {count} | {us(a, count)} | {us(b, count)} | {a / b:.2f}× |")
+    print()
+    print("| Cove against Cove (per object) | Cove | ratio |")
+    print("|---|--:|--:|")
+    print(f"| create with the key, then three attribute sets | {us(then_set, M)} | {then_set / four:.2f}× |")
+    print(f"| … against one create with the four values | {us(four, M)} | 1.00× |")
     print()
     print("| Where a Cove lookup's time goes (per call) | Cove |")
     print("|---|--:|")

@@ -15,8 +15,9 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, owned
 from ._schema import PropertyInfo
-from ._speedups import (MISS, MISSING, list_element, list_insert, list_set, map_entry, map_set, map_value, set_add,
-                        set_element)
+from ._speedups import (DONE, LIST_ELEMENTS, MAP_ENTRIES, MAP_KEYS, MAP_VALUES, MISS, MISSING, SET_ELEMENTS,
+                        iterate_elements, list_append, list_element, list_insert, list_set, map_entry, map_set,
+                        map_store, map_value, set_add, set_element)
 from ._values import Timestamp, position, write_value
 
 if TYPE_CHECKING:
@@ -114,6 +115,18 @@ class _Collection:
         from ._values import read_value
 
         return read_value(ffi, v, self._realm._resolve_link)
+
+    def _get(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def _element_or_done(self, i: int) -> Any:
+        """The element at `i` read by the general path, or DONE when the collection has
+        shortened below `i` while it was iterated: where _speedups.iterate_elements takes
+        what it does not read itself."""
+        try:
+            return self._get(i)
+        except OutOfRangeError:
+            return DONE
 
     def _require_write(self) -> None:
         """The checks of a write that may call nothing in the library (an empty union...)."""
@@ -218,12 +231,10 @@ class List(_Collection, typing.MutableSequence[_T]):
         return self._get(self._index(index))
 
     def __iter__(self) -> Iterator[_T]:
-        for i in range(len(self)):
-            try:
-                value = self._get(i)
-            except OutOfRangeError:   # shortened while iterating
-                return
-            yield value
+        # In C (_speedups.c): the size at the first next(), each element as the iteration
+        # reaches it, through _element_or_done when C does not read it.
+        walk: Iterator[_T] = iterate_elements(LIST_ELEMENTS, self._addr, self, self._realm, self._element_or_done)
+        return walk
 
     def __contains__(self, value: object) -> bool:
         return any(v == value for v in self)
@@ -311,7 +322,10 @@ class List(_Collection, typing.MutableSequence[_T]):
         self._insert_prepared(self._index(index), self._prepare(value), False)
 
     def append(self, value: Union[_T, Mapping[str, Any]]) -> None:
-        self._insert_prepared(len(self), self._prepare(value), False)
+        # A plain value into a list of values in C (_speedups.c), at the size it reads; MISS for
+        # anything else and for a refused write (which changed nothing): the general path.
+        if self._info.target is not None or list_append(self._addr, value) is MISS:
+            self._insert_prepared(len(self), self._prepare(value), False)
 
     def extend(self, values: Iterable[Union[_T, Mapping[str, Any]]]) -> None:
         items = [self._prepare(v) for v in values]   # reads `values` first: lst.extend(lst) works
@@ -413,12 +427,9 @@ class Set(_Collection, typing.MutableSet[_T]):
         return self._read(out[0])
 
     def __iter__(self) -> Iterator[_T]:
-        for i in range(len(self)):
-            try:
-                value = self._get(i)
-            except OutOfRangeError:
-                return
-            yield value
+        # In C, as List's.
+        walk: Iterator[_T] = iterate_elements(SET_ELEMENTS, self._addr, self, self._realm, self._element_or_done)
+        return walk
 
     def __contains__(self, value: object) -> bool:
         try:
@@ -443,7 +454,7 @@ class Set(_Collection, typing.MutableSet[_T]):
             return f"cove.Set({self._label_repr()}, invalid)"
 
     def add(self, value: _T) -> None:
-        element = self._prepare(value)
+        element = value if self._info.target is None else self._prepare(value)
         if set_add(self._addr, element) is MISS:
             v, keep = cvalue(element, self._realm)
             check(lib.cove_set_insert(self._handle, v, ffi.NULL))
@@ -651,7 +662,7 @@ class _MapValues(typing.ValuesView[_V]):
     _mapping: "Map[_V]"
 
     def __iter__(self) -> Iterator[_V]:
-        return (v for _, v in self._mapping._entries())
+        return self._mapping._entries(MAP_VALUES)
 
 
 class Map(_Collection, typing.MutableMapping[str, _V]):
@@ -712,16 +723,16 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
         key = bytes(ffi.buffer(k.data, k.size)).decode("utf-8")
         return key, self._read(out[0])
 
-    def _entries(self) -> Iterator[Tuple[str, Any]]:
-        for i in range(len(self)):
-            try:
-                entry = self._entry(i)
-            except OutOfRangeError:
-                return
-            yield entry
+    def _get(self, i: int) -> Tuple[str, Any]:
+        return self._entry(i)
+
+    def _entries(self, walk: int = MAP_ENTRIES) -> Iterator[Any]:
+        # In C, as List's: the entries, or their keys or values.
+        entries: Iterator[Any] = iterate_elements(walk, self._addr, self, self._realm, self._element_or_done)
+        return entries
 
     def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._entries())
+        return self._entries(MAP_KEYS)
 
     def items(self) -> "_MapItems[_V]":
         return _MapItems(self)
@@ -730,7 +741,10 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
         return _MapValues(self)
 
     def __setitem__(self, key: str, value: Union[_V, Mapping[str, Any]]) -> None:
-        self._set_prepared(self._key(key), self._prepare(value), False)
+        # A str key and a plain value into a map of values in C (_speedups.c); MISS for anything
+        # else and for a refused write (which changed nothing): the general path, which raises.
+        if self._info.target is not None or map_store(self._addr, key, value) is MISS:
+            self._set_prepared(self._key(key), self._prepare(value), False)
 
     def _set_prepared(self, key: bytes, element: Any, update: bool) -> None:
         if isinstance(element, Embedded):

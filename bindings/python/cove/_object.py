@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from . import _declare
 from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet
 from ._errors import InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, owned
-from ._speedups import MISS, Accessor, set_value
+from ._lib import check, ffi, lib
+from ._speedups import MISS, Accessor, ObjectBase, adopt, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._realm import Realm
 
 
-class Object:
+class Object(ObjectBase):
     """An object of a realm. Its properties are attributes: reading one reads the realm's
     current version, assigning one (inside a write) writes it. A list, set or map property reads
     as a live ``cove.List``, ``cove.Set`` or ``cove.Map``, a backlinks property
@@ -56,43 +56,26 @@ class Object:
 
     @classmethod
     def _wrap(cls, realm: "Realm", handle: Any, class_name: str) -> "Object":
-        self = object.__new__(cls)
-        # Straight into the instance dict (no __setattr__ hook).
-        d = self.__dict__
-        d["_realm"] = realm
-        d["_handle"] = owned(handle)
-        d["_class_name"] = class_name
-        return self
+        # ObjectBase (_speedups.c) keeps the handle, which it releases when the object goes.
+        return adopt(cls, realm, int(ffi.cast("uintptr_t", handle)), class_name)  # type: ignore[no-any-return]
 
     # -- properties ----------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        # An object carries its handle as a cffi pointer (_handle, released by cffi) or, when
-        # _speedups.c made it, as an address (_addr, released by its _owner); each form is made
-        # from the other the first time it is asked for, then kept.
-        if name == "_addr":
-            handle = self.__dict__.get("_handle")
-            if handle is None:
-                raise AttributeError(name)
-            addr = self.__dict__["_addr"] = int(ffi.cast("uintptr_t", handle))
-            return addr
+        # ObjectBase keeps the handle as an address (_addr); its cffi pointer, which the calls
+        # through cffi take, is made the first time it is asked for, then kept.
         if name == "_handle":
-            addr = self.__dict__.get("_addr")
-            if addr is None:
-                raise AttributeError(name)
-            handle = self.__dict__["_handle"] = ffi.cast("cove_object_t*", addr)
+            handle = self.__dict__["_handle"] = ffi.cast("cove_object_t*", self._addr)
             return handle
         if name.startswith("__") or name in Object.__cove_internal__:
             raise AttributeError(name)
         return self._get(name)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_"):
-            object.__setattr__(self, name, value)
-            return
-        # `_set`, one Python call fewer for the commonest write.
-        if set_value(self._addr, name.encode(), value) is MISS:
-            self._set_general(name, value, False)
+    # `obj.name = value` is ObjectBase's (_speedups.c): a value of a plain type goes to the
+    # library from C, an underscore name is an ordinary attribute, and everything else, or a
+    # write the library refused (which changed nothing), comes here.
+    def _setattr(self, name: str, value: Any) -> None:
+        self._set_general(name, value, False)
 
     def __getitem__(self, name: str) -> Any:
         return self._get(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 import weakref
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
-from ._speedups import DONE, FULL, MISS, find_int, take
+from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
 from ._values import pack_rows, write_value
 
@@ -47,7 +48,7 @@ class Recovery(NamedTuple):
     reason: str
 
 
-class Realm:
+class Realm(RealmBase):
     """An open Cove database. Use it from one thread at a time; a frozen realm from any thread.
 
     A live realm reads the version it last advanced to: ``refresh()`` moves it to the newest
@@ -74,6 +75,13 @@ class Realm:
         self._classes: Dict[str, Type[Object]] = dict(classes or {})
         # The C arrays of names that create() passes, by class and property names (_create_new).
         self._name_arrays: Dict[Tuple[str, ...], Tuple[bytes, Any, List[Any], int]] = {}
+        # By the cls given to create() (a class name or a declared class): the plan of its C
+        # path (_speedups.c, planned()), made after a first create of the class (_plan_creates), or
+        # () for a class it cannot create. By the cls given to find(): (class name as bytes,
+        # Python class of the objects, class name). Both are cleared when the schema read again
+        # differs, or a class is declared.
+        self._create_plans: Dict[Any, Tuple[Any, ...]] = {}
+        self._targets: Dict[Any, Tuple[bytes, Type[Object], str]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -315,6 +323,10 @@ class Realm:
         finally:
             lib.cove_free(out[0])
         schema: Dict[str, Any] = json.loads(text)
+        if schema != self._schema_cache:
+            # Plans and targets name the properties and classes of the schema they were made in.
+            self._create_plans.clear()
+            self._targets.clear()
         self._schema_cache = schema
         self._infos = {}
         return schema
@@ -396,28 +408,32 @@ class Realm:
         if name not in self._classes:
             self._classes[name] = cls
             self._link_classes.clear()   # made before the class was declared
+            self._create_plans.clear()
+            self._targets.clear()
         return name
 
     # -- objects -------------------------------------------------------------------------------
 
-    @overload
-    def create(self, cls: Type[_O], values: Optional[Mapping[str, Any]] = None, update: bool = False) -> _O: ...
-    @overload
-    def create(self, cls: str, values: Optional[Mapping[str, Any]] = None, update: bool = False) -> Object: ...
+    # create() and find() are RealmBase's (_speedups.c, where their documentation is): a call
+    # its plan or target covers goes to the library from C, any other to _create_call or
+    # _find_call, the Python paths, which also make the plans and targets.
+    if TYPE_CHECKING:
+        @overload
+        def create(self, cls: Type[_O], values: Optional[Mapping[str, Any]] = None, update: bool = False) -> _O: ...
+        @overload
+        def create(self, cls: str, values: Optional[Mapping[str, Any]] = None, update: bool = False) -> Object: ...
+        def create(self, cls: Union[str, Type[Object]], values: Optional[Mapping[str, Any]] = None,
+                   update: bool = False) -> Object: ...
 
-    def create(self, cls: Union[str, Type[Object]], values: Optional[Mapping[str, Any]] = None,
-               update: bool = False) -> Object:
-        """Creates an object inside a write and sets ``values`` (a dict by property name).
+        @overload
+        def find(self, cls: Type[_O], primary_key: Any) -> Optional[_O]: ...
+        @overload
+        def find(self, cls: str, primary_key: Any) -> Optional[Object]: ...
+        def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]: ...
 
-        ``cls`` is a class name or a declared class. With a primary key, its value is taken from
-        ``values``; ``update=True`` updates the object that already has it instead of raising
-        DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an
-        embedded class creates the embedded object, a dict for another link creates (or with
-        ``update``, upserts) the linked object. A declared class's defaults fill what a new
-        object is not given. A link takes an object of this realm, of a frozen copy of it or of
-        another realm open on the same file; an object of a realm on another file raises
-        InvalidArgumentError (here and wherever an object becomes a link or a query argument).
-        """
+    def _create_call(self, cls: Union[str, Type[Object]], values: Optional[Mapping[str, Any]] = None,
+                     update: bool = False) -> Object:
+        """create() past its C path."""
         class_name = self._declared(cls)
         values = dict(values or {})
         info = self._class_info(class_name)
@@ -426,7 +442,10 @@ class Realm:
         if pk_name is not None and pk_name not in values:
             raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
         if not update:
-            return self._create_new(class_name, info, declared, values)
+            obj = self._create_new(class_name, info, declared, values)
+            if cls not in self._create_plans:
+                self._create_plans[cls] = self._plan_creates(class_name, info, declared)
+            return obj
         if pk_name is None:
             raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
         pk = ffi.new("cove_value_t*")
@@ -445,6 +464,26 @@ class Realm:
                     values.setdefault(name, default)
         obj._fill(values, update)
         return obj
+
+    def _plan_creates(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]]) -> Tuple[Any, ...]:
+        """The plan by which RealmBase.create (_speedups.c) creates objects of the class (see
+        _create_plans), or () when it cannot: an embedded class, or a default it would not
+        write as it is."""
+        if info.embedded:
+            return ()
+        # Interned names: the keys of a dict written in the program are interned, and a lookup
+        # that finds the very same string object skips comparing the text.
+        props = {sys.intern(name): name.encode() for name, p in info.properties.items()
+                 if p.kind == VALUE or (p.kind == LINK and not p.embedded)}
+        defaults: Tuple[Tuple[str, Any], ...] = ()
+        if declared is not None:
+            defaults = tuple((sys.intern(name), value) for name, value in defaults_of(declared).items()
+                             if name in info.properties)
+            if any(name not in props for name, _ in defaults):
+                return ()
+        key = None if info.primary_key is None else sys.intern(info.primary_key)
+        # The last item: the keys of the last dict created from and their names, kept in C.
+        return (self._addr, class_name.encode(), declared or Object, class_name, props, defaults, key, [None, None])
 
     def _create_new(self, class_name: str, info: ClassInfo, declared: Optional[Type[Object]],
                     values: Dict[str, Any]) -> Object:
@@ -551,21 +590,17 @@ class Realm:
         has_key = self._class_info(class_name).primary_key is not None
         return self.create(class_name, values, update=update and has_key)
 
-    @overload
-    def find(self, cls: Type[_O], primary_key: Any) -> Optional[_O]: ...
-    @overload
-    def find(self, cls: str, primary_key: Any) -> Optional[Object]: ...
-
-    def find(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
-        """The object of ``cls`` with that primary key, or None."""
+    def _find_call(self, cls: Union[str, Type[Object]], primary_key: Any) -> Optional[Object]:
+        """find() past its C path, which takes the target this keeps for an int key."""
         class_name = cls if isinstance(cls, str) else self._declared(cls)
         if type(primary_key) is int and self._open[0]:
+            target = (class_name.encode(), self._object_class(class_name), class_name)
+            self._targets[cls] = target
             # In C (_speedups.c), which makes the object too; MISS when the library refused:
             # the general path below repeats the call and raises.
-            found = find_int(self._addr, class_name.encode(), primary_key, self._object_class(class_name), self,
-                             class_name)
+            found = find_int(self._addr, target[0], primary_key, target[1], self, target[2])
             if found is not MISS:
-                return found
+                return found  # type: ignore[no-any-return]
         pk = ffi.new("cove_value_t*")
         keep: List[Any] = []    # the key's bytes, held until the call returns
         write_value(ffi, pk, primary_key, keep)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Seque
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._query import bind_arguments
-from ._speedups import MISS, object_by_key, results_object
+from ._speedups import MISS, iterate_objects, object_by_key, results_object
 from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
@@ -218,19 +218,16 @@ class Results(typing.Sequence[_T]):
         class_name = self._class_name
         name = class_name.encode()
         cls = realm._object_class(class_name)
-        out = ffi.new("cove_object_t**")
         is_open = realm._open
         for key in keys:
+            found = MISS
             if is_open[0]:
                 # In C (_speedups.c); MISS when the library refused: the call below raises.
                 found = object_by_key(realm._addr, name, key, cls, realm, class_name)
-                if found is not MISS:
-                    if found is not None:
-                        yield found
-                    continue
-            check(lib.cove_object_get_by_object_key(realm._h(), name, key, out))
-            if out[0] != ffi.NULL:
-                yield realm._wrap(out[0], class_name)
+            if found is MISS:
+                found = self._object_by_key(key)
+            if found is not None:
+                yield found
 
     @overload
     def __getitem__(self, index: int) -> _T: ...
@@ -255,8 +252,28 @@ class Results(typing.Sequence[_T]):
             size = len(self)
             values = [self._get(i) for i in range(size)]
             return iter(values)
+        realm = self._realm
+        if realm._open[0]:
+            self._h()                      # the query runs now, as len() would run it
+            name = self._class_name
+            # In C (_speedups.c): the keys now, each object as the iteration reaches it, through
+            # _object_by_key when the library does not give it there. MISS when the library does
+            # not give the keys: the general path below asks again and raises.
+            walk = iterate_objects(self._addr, realm._addr, name.encode(), realm._object_class(name), realm, name,
+                                   realm._open, self._object_by_key)
+            if walk is not MISS:
+                return walk  # type: ignore[no-any-return]
         size = len(self)
         return self._objects(self._keys(0, size) if size else [])
+
+    def _object_by_key(self, key: int) -> Any:
+        """The object of `key` read through cffi, None when it was deleted (raises when the
+        library refuses): what _speedups.iterate_objects hands out when it cannot read it."""
+        assert self._class_name is not None
+        realm = self._realm
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_get_by_object_key(realm._h(), self._class_name.encode(), key, out))
+        return None if out[0] == ffi.NULL else realm._wrap(out[0], self._class_name)
 
     def __repr__(self) -> str:
         state = " frozen" if self._realm._frozen else ""

@@ -5,6 +5,12 @@
  * else, and the caller then takes the general path in Python, which also raises the errors: the
  * behaviour is the cffi path's, only faster.
  *
+ * Two base types carry the commonest calls whole: ObjectBase under cove.Object (the object's
+ * handle, realm and class name in C fields; attribute writes) and RealmBase under cove.Realm
+ * (create() and find()); what they do not take they pass to a Python method of the subclass.
+ * Iterators of results and of lists, sets and maps hand out what they read here and ask a
+ * Python function for the rest.
+ *
  * Handles are passed as Python ints (their addresses); a caller passes only a handle it holds.
  * Every library call releases the GIL around it, as cffi's calls do. */
 #define PY_SSIZE_T_CLEAN
@@ -55,9 +61,10 @@ static PyObject *Missing;
 static PyObject *Done;
 static PyObject *Full;
 /* Interned attribute names. */
-static PyObject *str_addr, *str_get, *str_realm, *str_class_name, *str_owner, *str_open, *str_link_classes;
+static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes, *str_create_call, *str_find_call;
 
 static PyObject *link_object(const cove_value_t *v, PyObject *realm);
+static PyObject *value_of(const cove_value_t *v, PyObject *realm);
 
 /* The Python value of a library value of a plain type, or a new reference to Miss for a type
  * the general path converts (timestamps, decimals, object ids, uuids and links). */
@@ -89,6 +96,169 @@ static void *handle_at(PyObject *address) {
     if (p == NULL && !PyErr_Occurred())
         PyErr_SetString(PyExc_ValueError, "a null handle");
     return p;
+}
+
+/* ---- ObjectBase: the C part of every cove.Object ------------------------------------------- */
+
+/* cove.Object derives from this type: an object keeps its library handle (+1, released when the
+ * object goes), its realm and its class name in these fields rather than in its __dict__, so
+ * that making an object in C costs one allocation, and reads and writes of its properties take
+ * the handle without a lookup. */
+typedef struct {
+    PyObject_HEAD
+    void *handle;          /* +1, or NULL for an object that was never given one */
+    PyObject *realm;       /* the Realm */
+    PyObject *class_name;  /* str */
+} ObjectBase;
+
+static PyTypeObject *ObjectBaseType;
+
+/* The handle of `o` when it is an object with one, else NULL (no exception). */
+static void *object_handle(PyObject *o) {
+    return PyObject_TypeCheck(o, ObjectBaseType) ? ((ObjectBase *)o)->handle : NULL;
+}
+
+/* Gives the handle back first: its realm may go with the object's last reference to it. */
+static void ObjectBase_dealloc(ObjectBase *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    void *handle = self->handle;
+    self->handle = NULL;
+    if (handle != NULL) {
+        UNLOCKED(cove_release(handle));
+    }
+    Py_CLEAR(self->realm);
+    Py_CLEAR(self->class_name);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+/* The realm and class name are visited and cleared as references; the handle stays until the
+ * object goes. */
+static int ObjectBase_traverse(ObjectBase *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->realm);
+    Py_VISIT(self->class_name);
+    return 0;
+}
+
+static int ObjectBase_clear(ObjectBase *self) {
+    Py_CLEAR(self->realm);
+    return 0;
+}
+
+/* obj._addr: the handle's address (AttributeError for an object without a handle). */
+static PyObject *ObjectBase_addr(ObjectBase *self, void *closure) {
+    if (self->handle == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_addr");
+        return NULL;
+    }
+    return PyLong_FromVoidPtr(self->handle);
+}
+
+static int pack_value(PyObject *o, cove_value_t *v);
+
+/* obj.name = value: a value of a plain type goes to the library from here (the property is not
+ * looked up); everything else, and a write the library refused (which changed nothing), through
+ * obj._setattr(name, value), the general path, which does what the property takes or raises.
+ * Names starting with an underscore are ordinary attributes, as are deletions. */
+static int ObjectBase_setattro(PyObject *self, PyObject *name, PyObject *value) {
+    if (value == NULL || !PyUnicode_Check(name) ||
+        (PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_'))
+        return PyObject_GenericSetAttr(self, name, value);
+    void *handle = ((ObjectBase *)self)->handle;
+    if (handle != NULL && PyUnicode_CheckExact(name)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(name, &size);
+        if (text == NULL)
+            PyErr_Clear();
+        else if (strlen(text) == (size_t)size) {
+            cove_value_t v;
+            int packed = pack_value(value, &v);
+            if (packed < 0)
+                return -1;
+            if (packed > 0) {
+                cove_status_t status;
+                UNLOCKED(status = cove_object_set((cove_object_t *)handle, text, &v));
+                if (status == COVE_OK)
+                    return 0;
+            }
+        }
+    }
+    PyObject *result = PyObject_CallMethodObjArgs(self, str_setattr, name, value, NULL);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyMemberDef ObjectBase_members[] = {
+    {"_realm", T_OBJECT_EX, offsetof(ObjectBase, realm), READONLY, "the realm of the object"},
+    {"_class_name", T_OBJECT_EX, offsetof(ObjectBase, class_name), READONLY, "the object's class name"},
+    {NULL},
+};
+
+static PyGetSetDef ObjectBase_getset[] = {
+    {"_addr", (getter)ObjectBase_addr, NULL, "the address of the object's library handle", NULL},
+    {NULL},
+};
+
+/* A garbage-collected base type for Python classes (ObjectBase, RealmBase): its doc,
+ * size and life-cycle slots, and up to four `more` slots (ended by a {0, NULL}). */
+static PyTypeObject *base_type(const char *name, const char *doc, int size, destructor dealloc, traverseproc traverse,
+                               inquiry clear, const PyType_Slot *more) {
+    PyType_Slot slots[10] = {
+        {Py_tp_doc, (void *)doc},
+        {Py_tp_new, (void *)PyType_GenericNew},
+        {Py_tp_dealloc, (void *)dealloc},
+        {Py_tp_traverse, (void *)traverse},
+        {Py_tp_clear, (void *)clear},
+    };
+    for (int i = 0; i < 4 && more[i].slot != 0; i++)
+        slots[5 + i] = more[i];
+    PyType_Spec spec = {name, size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, slots};
+    return (PyTypeObject *)PyType_FromSpec(&spec);
+}
+
+static const PyType_Slot ObjectBase_more[] = {
+    {Py_tp_setattro, ObjectBase_setattro},
+    {Py_tp_members, ObjectBase_members},
+    {Py_tp_getset, ObjectBase_getset},
+    {0, NULL},
+};
+
+/* A new instance of `cls` (a subclass of ObjectBase) for `handle`, whose reference it takes
+ * over. On failure the reference is released and NULL returned with the exception set. */
+static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void *handle) {
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, ObjectBaseType)) {
+        UNLOCKED(cove_release(handle));
+        PyErr_SetString(PyExc_TypeError, "wrap: not a subclass of ObjectBase");
+        return NULL;
+    }
+    ObjectBase *obj = (ObjectBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (obj == NULL) {
+        UNLOCKED(cove_release(handle));
+        return NULL;
+    }
+    obj->handle = handle;
+    Py_INCREF(realm);
+    obj->realm = realm;
+    Py_INCREF(class_name);
+    obj->class_name = class_name;
+    return (PyObject *)obj;
+}
+
+/* adopt(cls, realm, address, class_name): an instance of `cls` that takes over the reference
+ * to the handle at `address` (a handle the caller owns, +1, and passes on). */
+static PyObject *adopt(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyUnicode_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "adopt(cls, realm, address: int, class_name: str)");
+        return NULL;
+    }
+    void *handle = handle_at(args[2]);
+    if (handle == NULL)
+        return NULL;
+    return wrap(args[0], args[1], args[3], handle);
 }
 
 /* ---- Accessor: the class attribute that reads a property ---------------------------------- */
@@ -129,16 +299,21 @@ static int Accessor_clear(Accessor *self) {
     return 0;
 }
 
-static void Accessor_dealloc(Accessor *self) {
+/* Frees an object of a garbage-collected heap type made here, after `clear` (its tp_clear). */
+static void clear_and_free(PyObject *self, inquiry clear) {
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    Accessor_clear(self);
-    type->tp_free((PyObject *)self);
+    clear(self);
+    type->tp_free(self);
     Py_DECREF(type);
 }
 
-/* obj.<name>: a value of a plain type straight from the library; anything else (a link, a
- * collection, an error, an object without its `_addr`) through obj._get(name, encoded). */
+static void Accessor_dealloc(Accessor *self) {
+    clear_and_free((PyObject *)self, (inquiry)Accessor_clear);
+}
+
+/* obj.<name>: a value of a plain type or a link straight from the library; anything else (a
+ * collection, an error, an object without a handle) through obj._get(name, encoded). */
 static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
     if (obj == NULL || obj == Py_None) {
         Py_INCREF(self);
@@ -148,33 +323,19 @@ static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
         PyErr_SetString(PyExc_AttributeError, "an accessor without a name");
         return NULL;
     }
-    PyObject *address = PyObject_GetAttr(obj, str_addr);
-    if (address != NULL) {
-        void *handle = PyLong_AsVoidPtr(address);
-        Py_DECREF(address);
-        if (handle != NULL) {
-            const char *property = PyBytes_AS_STRING(self->encoded);
-            cove_value_t value;
-            cove_status_t status;
-            UNLOCKED(status = cove_object_get((cove_object_t *)handle, property, &value));
-            if (status == COVE_OK) {
-                PyObject *result;
-                if (value.type == COVE_TYPE_LINK) {
-                    PyObject *realm = PyObject_GetAttr(obj, str_realm);
-                    result = realm == NULL ? (PyErr_Clear(), miss()) : link_object(&value, realm);
-                    Py_XDECREF(realm);
-                } else {
-                    result = plain_value(&value);
-                }
-                if (result == NULL)
-                    return NULL;
-                if (result != Miss)
-                    return result;
-                Py_DECREF(result);
-            }
+    void *handle = object_handle(obj);
+    if (handle != NULL) {
+        const char *property = PyBytes_AS_STRING(self->encoded);
+        cove_value_t value;
+        cove_status_t status;
+        UNLOCKED(status = cove_object_get((cove_object_t *)handle, property, &value));
+        if (status == COVE_OK) {
+            PyObject *result = value_of(&value, ((ObjectBase *)obj)->realm);
+            if (result != Miss)
+                return result;
+            Py_DECREF(result);
         }
     }
-    PyErr_Clear();
     return PyObject_CallMethodObjArgs(obj, str_get, self->name, self->encoded, NULL);
 }
 
@@ -202,73 +363,6 @@ static PyType_Spec Accessor_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = Accessor_slots,
 };
-
-/* ---- Handle: the owner of an object handle ------------------------------------------------- */
-
-/* Holds the +1 reference to a library handle and gives it back when it goes: what cffi's
- * ffi.gc() does for a cdata, for an object made here (which carries its handle's address, and
- * makes its cffi pointer only when the Python side needs one). */
-typedef struct {
-    PyObject_HEAD
-    void *handle;
-} Handle;
-
-static void Handle_dealloc(Handle *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    void *handle = self->handle;
-    self->handle = NULL;
-    if (handle != NULL) {
-        UNLOCKED(cove_release(handle));
-    }
-    type->tp_free((PyObject *)self);
-    Py_DECREF(type);
-}
-
-static PyType_Slot Handle_slots[] = {
-    {Py_tp_doc, "Owns a library handle (+1) and releases it when it goes."},
-    {Py_tp_dealloc, Handle_dealloc},
-    {0, NULL},
-};
-
-static PyType_Spec Handle_spec = {
-    .name = "cove._speedups.Handle",
-    .basicsize = sizeof(Handle),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = Handle_slots,
-};
-
-static PyTypeObject *HandleType;
-
-/* A new instance of `cls` (an Object class) for `handle`, whose reference it takes over: its
- * dict holds _realm, _class_name, _addr and _owner, the Handle that releases the reference.
- * On failure the reference is released and NULL returned with the exception set. */
-static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void *handle) {
-    Handle *owner = PyObject_New(Handle, HandleType);
-    if (owner == NULL) {
-        cove_release(handle);
-        return NULL;
-    }
-    owner->handle = handle;
-    PyObject *obj = NULL, *dict = NULL, *addr = NULL;
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "wrap: not a class");
-        goto done;
-    }
-    obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (obj == NULL)
-        goto done;
-    dict = PyObject_GenericGetDict(obj, NULL);
-    addr = PyLong_FromVoidPtr(handle);
-    if (dict == NULL || addr == NULL || PyDict_SetItem(dict, str_realm, realm) < 0 ||
-        PyDict_SetItem(dict, str_class_name, class_name) < 0 || PyDict_SetItem(dict, str_addr, addr) < 0 ||
-        PyDict_SetItem(dict, str_owner, (PyObject *)owner) < 0)
-        Py_CLEAR(obj);
-done:
-    Py_XDECREF(dict);
-    Py_XDECREF(addr);
-    Py_DECREF(owner);
-    return obj;
-}
 
 /* ---- objects by int primary key, by object key, by position in results ---------------------- */
 
@@ -470,6 +564,24 @@ static int named_arguments(PyObject *const *args, Py_ssize_t nargs, const char *
     return 0;
 }
 
+/* The (key, value) tuple of a map entry read through `realm`, or MISS (value_of()). */
+static PyObject *map_pair(const cove_string_t *key, const cove_value_t *value, PyObject *realm) {
+    /* The key first: reading a link's object may call the library again, after which the key's
+     * bytes may be gone. */
+    PyObject *k = PyUnicode_DecodeUTF8(key->data, (Py_ssize_t)key->size, "strict");
+    if (k == NULL)
+        return NULL;
+    PyObject *v = value_of(value, realm);
+    if (v == NULL || v == Miss) {
+        Py_DECREF(k);
+        return v;
+    }
+    PyObject *entry = PyTuple_Pack(2, k, v);
+    Py_DECREF(k);
+    Py_DECREF(v);
+    return entry;
+}
+
 /* map_entry(map, index, realm): the (key, value) entry at `index` of a map in key order, or MISS
  * when the general path must read it (an error, a value of a type not read here). */
 static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -485,20 +597,7 @@ static PyObject *map_entry(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (status != COVE_OK) {
         return miss();
     }
-    /* The key first: reading a link's object may call the library again, after which the key's
-     * bytes may be gone. */
-    PyObject *k = PyUnicode_DecodeUTF8(key.data, (Py_ssize_t)key.size, "strict");
-    if (k == NULL)
-        return NULL;
-    PyObject *v = value_of(&value, args[2]);
-    if (v == NULL || v == Miss) {
-        Py_DECREF(k);
-        return v;
-    }
-    PyObject *entry = PyTuple_Pack(2, k, v);
-    Py_DECREF(k);
-    Py_DECREF(v);
-    return entry;
+    return map_pair(&key, &value, args[2]);
 }
 
 /* map_value(map, key: bytes, realm): the value of `key` (UTF-8 without NUL) in a map, MISSING
@@ -522,12 +621,12 @@ static PyObject *map_value(PyObject *module, PyObject *const *args, Py_ssize_t n
     return value_of(&value, args[2]);
 }
 
-/* ---- writes of plain values: set_value, list_insert, list_set, set_add, map_set -------------- */
+/* ---- writes of plain values: set_value, list_insert, list_append, list_set, set_add, map_set -- */
 
 static int pack_value(PyObject *o, cove_value_t *v);
 
 /* What each write function does with its packed value. */
-enum write { SET_PROPERTY, INSERT_ELEMENT, SET_ELEMENT, ADD_ELEMENT, STORE_ENTRY };
+enum write { SET_PROPERTY, INSERT_ELEMENT, APPEND_ELEMENT, SET_ELEMENT, ADD_ELEMENT, STORE_ENTRY };
 
 /* Writes `o`, when it is a value of a plain type (int, float, bool, str, bytes, None), into
  * `handle` as `write` says (at `name` or `index` where it takes one) and returns None; MISS for
@@ -544,6 +643,11 @@ static PyObject *write_plain(enum write write, void *handle, const char *name, s
     switch (write) {
     case SET_PROPERTY: status = cove_object_set((cove_object_t *)handle, name, &value); break;
     case INSERT_ELEMENT: status = cove_list_insert((cove_list_t *)handle, index, &value); break;
+    case APPEND_ELEMENT:
+        status = cove_list_size((cove_list_t *)handle, &index);
+        if (status == COVE_OK)
+            status = cove_list_insert((cove_list_t *)handle, index, &value);
+        break;
     case SET_ELEMENT: status = cove_list_set((cove_list_t *)handle, index, &value); break;
     case ADD_ELEMENT: status = cove_set_insert((cove_set_t *)handle, &value, NULL); break;
     case STORE_ENTRY: status = cove_map_set((cove_map_t *)handle, name, &value); break;
@@ -587,13 +691,41 @@ static PyObject *list_set(PyObject *module, PyObject *const *args, Py_ssize_t na
     return write_indexed(SET_ELEMENT, args, nargs, "list_set(list, index: int, value)");
 }
 
-static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+/* set_add(set, value) and list_append(list, value). */
+static PyObject *write_unplaced(enum write write, PyObject *const *args, Py_ssize_t nargs, const char *usage) {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "set_add(set, value)");
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
-    void *set = handle_at(args[0]);
-    return set == NULL ? NULL : write_plain(ADD_ELEMENT, set, NULL, 0, args[1]);
+    void *handle = handle_at(args[0]);
+    return handle == NULL ? NULL : write_plain(write, handle, NULL, 0, args[1]);
+}
+
+static PyObject *set_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_unplaced(ADD_ELEMENT, args, nargs, "set_add(set, value)");
+}
+
+static PyObject *list_append(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return write_unplaced(APPEND_ELEMENT, args, nargs, "list_append(list, value)");
+}
+
+/* map_store(map, key, value): map_set() of a key given as a str (exactly), which it encodes;
+ * MISS for any other key, one with a NUL character or lone surrogates, and as map_set(). */
+static PyObject *map_store(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "map_store(map, key: str, value)");
+        return NULL;
+    }
+    void *map = handle_at(args[0]);
+    if (map == NULL)
+        return NULL;
+    Py_ssize_t size;
+    const char *key = PyUnicode_CheckExact(args[1]) ? PyUnicode_AsUTF8AndSize(args[1], &size) : NULL;
+    if (key == NULL || strlen(key) != (size_t)size) {
+        PyErr_Clear();
+        return miss();
+    }
+    return write_plain(STORE_ENTRY, map, key, 0, args[2]);
 }
 
 /* ---- take(iterator, keys, rows, limit) ----------------------------------------------------- */
@@ -714,35 +846,13 @@ static int pack_value(PyObject *o, cove_value_t *v) {
     return 0;
 }
 
-/* Writes `o` as a link when it is an object of `realm` (its `_realm` is that very realm; an
+/* Writes `o` as a link when it is an object of `realm` (its realm is that very realm; an
  * object of another realm is the general path's to refuse or to take) whose handle the
- * library turns into a link; 0 for anything else (the general path writes it), -1 on error.
- * An object carries its handle's address as `_addr`, which an object made by the Python side
- * computes the first time it is asked for. */
+ * library turns into a link; 0 for anything else (the general path writes it). */
 static int pack_link(PyObject *o, PyObject *realm, cove_value_t *v) {
-    if (realm == Py_None || Py_TYPE(o)->tp_dictoffset == 0 || PyType_Check(o))
+    void *handle = object_handle(o);
+    if (handle == NULL || realm == Py_None || ((ObjectBase *)o)->realm != realm)
         return 0;
-    PyObject *dict = PyObject_GenericGetDict(o, NULL);
-    if (dict == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    PyObject *owner = PyDict_GetItemWithError(dict, str_realm);
-    int same = owner == realm && PyDict_GetItemWithError(dict, str_class_name) != NULL;
-    Py_DECREF(dict);
-    if (!same)
-        return PyErr_Occurred() ? -1 : 0;
-    PyObject *addr = PyObject_GetAttr(o, str_addr);
-    if (addr == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    void *handle = handle_at(addr);
-    Py_DECREF(addr);
-    if (handle == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
     /* Reads the handle's class and object keys, taking no lock: no need to let go of the GIL. */
     return cove_object_to_link((cove_object_t *)handle, v) == COVE_OK;
 }
@@ -859,9 +969,529 @@ static PyObject *create(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return wrap(args[5], args[4], args[6], made);
 }
 
+/* ---- planned creates ------------------------------------------------------------------------ */
+
+/* planned(plan, values, realm): realm.create(cls, values) of a new object in one call,
+ * from a plan the Python side made after a first create of the class (Realm._create_plans):
+ * (realm address, class name: bytes, cls, class name: str, {property: UTF-8 name} of the
+ * class's single values and links, ((name, default), ...) for the names `values` may lack,
+ * primary key name or None, [keys, names] of the last dict taken (remember_keys())). `values`
+ * is a dict (exactly) or None. MISS when a key is not in
+ * the plan, the primary key is not given, a value is not one pack() writes, there are more than
+ * CREATE_MAX_VALUES values, or the library refused (which made nothing): the caller's general
+ * path then repeats the create and raises. */
+/* Keeps in `memo` (a list of two) the keys of `values` that planned() just took, in order, and
+ * their UTF-8 names: the next dict with the very same key objects skips looking them up. */
+static int remember_keys(PyObject *memo, PyObject *values, PyObject *const *encoded, Py_ssize_t n) {
+    PyObject *keys = PyTuple_New(n), *names = PyTuple_New(n);
+    if (keys == NULL || names == NULL) {
+        Py_XDECREF(keys);
+        Py_XDECREF(names);
+        return -1;
+    }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (i < n && PyDict_Next(values, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(keys, i, key);
+        Py_INCREF(encoded[i]);
+        PyTuple_SET_ITEM(names, i, encoded[i]);
+        i++;
+    }
+    return PyList_SetItem(memo, 0, keys) < 0 || PyList_SetItem(memo, 1, names) < 0 ? -1 : 0;
+}
+
+static PyObject *planned(PyObject *plan, PyObject *values, PyObject *realm_object) {
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 8 || !PyBytes_Check(PyTuple_GET_ITEM(plan, 1)) ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(plan, 4)) || !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 5)) ||
+        !PyList_CheckExact(PyTuple_GET_ITEM(plan, 7)) || PyList_GET_SIZE(PyTuple_GET_ITEM(plan, 7)) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a create plan is a tuple of 8");
+        return NULL;
+    }
+    PyObject *props = PyTuple_GET_ITEM(plan, 4), *defaults = PyTuple_GET_ITEM(plan, 5);
+    PyObject *primary_key = PyTuple_GET_ITEM(plan, 6), *memo = PyTuple_GET_ITEM(plan, 7);
+    void *realm = handle_at(PyTuple_GET_ITEM(plan, 0));
+    if (realm == NULL)
+        return NULL;
+    if (values != Py_None && !PyDict_CheckExact(values))
+        return miss();
+    /* The keys and names of the last dict taken (remember_keys()); a dict with the same key
+     * objects in the same order has the primary key too. */
+    PyObject *seen = PyList_GET_ITEM(memo, 0), *seen_names = PyList_GET_ITEM(memo, 1);
+    int same = values != Py_None && PyTuple_CheckExact(seen) && PyTuple_CheckExact(seen_names) &&
+               PyTuple_GET_SIZE(seen) == PyDict_GET_SIZE(values) && PyTuple_GET_SIZE(seen_names) == PyTuple_GET_SIZE(seen);
+    const char *names[CREATE_MAX_VALUES];
+    PyObject *encodings[CREATE_MAX_VALUES];
+    cove_value_t packed[CREATE_MAX_VALUES];
+    /* The values packed, held during the call (their strings are pointed into). */
+    PyObject *held[CREATE_MAX_VALUES];
+    Py_ssize_t n = 0, pos = 0;
+    PyObject *result = NULL, *key, *value;
+    while (values != Py_None && PyDict_Next(values, &pos, &key, &value)) {
+        PyObject *encoded = NULL;
+        if (same && PyTuple_GET_ITEM(seen, n) == key)
+            encoded = PyTuple_GET_ITEM(seen_names, n);
+        else if ((same = 0, PyUnicode_CheckExact(key)))
+            /* An exact str key is compared with the plan's str keys only: no Python code runs. */
+            encoded = PyDict_GetItemWithError(props, key);
+        if (encoded == NULL || n == CREATE_MAX_VALUES)
+            goto miss;
+        names[n] = PyBytes_AS_STRING(encoded);
+        encodings[n] = encoded;
+        int done = pack_row_value(value, realm_object, &packed[n]);
+        if (done <= 0)
+            goto miss;
+        Py_INCREF(value);
+        held[n++] = value;
+    }
+    if (!same) {
+        if (primary_key != Py_None) {
+            int given = values == Py_None ? 0 : PyDict_Contains(values, primary_key);
+            if (given <= 0)
+                goto miss;
+        }
+        if (values != Py_None && remember_keys(memo, values, encodings, n) < 0)
+            goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(defaults); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(defaults, i);
+        int given = values == Py_None ? 0 : PyDict_Contains(values, PyTuple_GET_ITEM(pair, 0));
+        if (given < 0)
+            goto done;
+        if (given)
+            continue;
+        PyObject *encoded = PyDict_GetItemWithError(props, PyTuple_GET_ITEM(pair, 0));
+        if (encoded == NULL || n == CREATE_MAX_VALUES)
+            goto miss;
+        names[n] = PyBytes_AS_STRING(encoded);
+        value = PyTuple_GET_ITEM(pair, 1);
+        int done = pack_row_value(value, realm_object, &packed[n]);
+        if (done <= 0)
+            goto miss;
+        Py_INCREF(value);
+        held[n++] = value;
+    }
+    cove_object_t *made = NULL;
+    cove_status_t status;
+    UNLOCKED(status = cove_object_create_with_values((cove_realm_t *)realm, PyBytes_AS_STRING(PyTuple_GET_ITEM(plan, 1)),
+                                                     names, (size_t)n, n > 0 ? packed : NULL, &made));
+    if (status != COVE_OK)
+        goto miss;
+    result = wrap(PyTuple_GET_ITEM(plan, 2), realm_object, PyTuple_GET_ITEM(plan, 3), made);
+    goto done;
+miss:
+    if (!PyErr_Occurred())
+        result = miss();
+done:
+    while (n > 0)
+        Py_DECREF(held[--n]);
+    return result;
+}
+
+/* ---- iterators: the objects of results, the elements of lists, sets and maps ---------------- */
+
+/* A type of iterator made here: `next` gives the elements, `dealloc` frees one. */
+static PyTypeObject *iterator_type(const char *name, const char *doc, int size, destructor dealloc, iternextfunc next) {
+    PyType_Slot slots[] = {
+        {Py_tp_doc, (void *)doc},
+        {Py_tp_dealloc, (void *)dealloc},
+        {Py_tp_iter, (void *)PyObject_SelfIter},
+        {Py_tp_iternext, (void *)next},
+        {0, NULL},
+    };
+    PyType_Spec spec = {name, size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+    return (PyTypeObject *)PyType_FromSpec(&spec);
+}
+
+/* The objects of results of objects, as Results.__iter__ hands them out: the keys of every
+ * match are read when the iterator is made, each object when the iterator reaches it (one
+ * deleted since is skipped). An object the library does not give here (a closed realm, an
+ * error) comes from `general(key)`, the Python path, which gives it, None, or raises. */
+typedef struct {
+    PyObject_HEAD
+    int64_t *keys;
+    size_t count, next;
+    void *realm;           /* the realm's handle, used while `open[0]` is True */
+    /* The references (free_iterator()): the class name as the library takes it, and the rest. */
+    PyObject *class_bytes, *cls, *realm_object, *class_name, *open, *general;
+} ObjectIterator;
+
+static PyTypeObject *ObjectIteratorType;
+
+/* Frees an iterator made here whose last `n` fields, from the one at offset `first`, are
+ * references. */
+static void free_iterator(PyObject *self, size_t first, int n) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject **references = (PyObject **)((char *)self + first);
+    for (int i = 0; i < n; i++)
+        Py_XDECREF(references[i]);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+static void ObjectIterator_dealloc(ObjectIterator *self) {
+    PyMem_Free(self->keys);
+    free_iterator((PyObject *)self, offsetof(ObjectIterator, class_bytes), 6);
+}
+
+static PyObject *ObjectIterator_next(ObjectIterator *self) {
+    while (self->next < self->count) {
+        int64_t key = self->keys[self->next++];
+        if (PyList_GET_ITEM(self->open, 0) == Py_True) {
+            cove_object_t *found = NULL;
+            cove_status_t status;
+            UNLOCKED(status = cove_object_get_by_object_key((cove_realm_t *)self->realm,
+                                                            PyBytes_AS_STRING(self->class_bytes), key, &found));
+            if (status == COVE_OK) {
+                if (found == NULL)
+                    continue;
+                return wrap(self->cls, self->realm_object, self->class_name, found);
+            }
+        }
+        PyObject *k = PyLong_FromLongLong(key);
+        if (k == NULL)
+            return NULL;
+        PyObject *obj = PyObject_CallOneArg(self->general, k);
+        Py_DECREF(k);
+        if (obj != Py_None)
+            return obj;
+        Py_DECREF(obj);
+    }
+    PyMem_Free(self->keys);
+    self->keys = NULL;
+    self->count = self->next = 0;
+    return NULL;
+}
+
+/* iterate_objects(results, realm, class_name: bytes, cls, realm_object, class_name: str, open:
+ * list, general): an ObjectIterator over the matches of `results` (addresses of the results'
+ * and the realm's handles), or MISS when the library does not give their keys (the caller's
+ * general path asks again and raises). */
+static PyObject *iterate_objects(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyBytes_Check(args[2]) || !PyList_Check(args[6]) || PyList_GET_SIZE(args[6]) < 1 ||
+        !PyCallable_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "iterate_objects(results, realm, class_name: bytes, cls, realm, class_name, open: list, general)");
+        return NULL;
+    }
+    void *results = handle_at(args[0]), *realm = results == NULL ? NULL : handle_at(args[1]);
+    if (realm == NULL)
+        return NULL;
+    size_t count = 0, got = 0;
+    cove_status_t status;
+    UNLOCKED(status = cove_results_count((cove_results_t *)results, &count));
+    if (status != COVE_OK)
+        return miss();
+    int64_t *keys = NULL;
+    if (count > 0) {
+        keys = PyMem_Malloc(count * sizeof(int64_t));
+        if (keys == NULL)
+            return PyErr_NoMemory();
+        UNLOCKED(status = cove_results_get_keys((cove_results_t *)results, 0, count, keys, &got));
+        if (status != COVE_OK) {
+            PyMem_Free(keys);
+            return miss();
+        }
+    }
+    ObjectIterator *it = PyObject_New(ObjectIterator, ObjectIteratorType);
+    if (it == NULL) {
+        PyMem_Free(keys);
+        return NULL;
+    }
+    it->keys = keys;
+    it->count = got;
+    it->next = 0;
+    it->realm = realm;
+    PyObject **fields[] = {&it->class_bytes, &it->cls, &it->realm_object, &it->class_name, &it->open, &it->general};
+    for (int i = 0; i < 6; i++) {
+        Py_INCREF(args[2 + i]);
+        *fields[i] = args[2 + i];
+    }
+    return (PyObject *)it;
+}
+
+/* The elements of a list or a set, or the keys, values or entries of a map, as their
+ * collection's __iter__ hands them out: the size is read at the first next() and each element
+ * when the iteration reaches it. An element not read here (an error, a type converted in
+ * Python) comes from `general(index)`, the Python path, which gives it, gives DONE when the
+ * collection has shrunk below the index (the iteration ends), or raises. */
+enum walk { LIST_ELEMENTS, SET_ELEMENTS, MAP_KEYS, MAP_VALUES, MAP_ENTRIES };
+
+typedef struct {
+    PyObject_HEAD
+    int walk;
+    Py_ssize_t count; /* -1 before the first next() */
+    Py_ssize_t next;
+    void *handle;
+    /* The references (free_iterator()): the collection, which holds the handle, and the rest. */
+    PyObject *collection, *realm, *general;
+} ElementIterator;
+
+static PyTypeObject *ElementIteratorType;
+
+static void ElementIterator_dealloc(ElementIterator *self) {
+    free_iterator((PyObject *)self, offsetof(ElementIterator, collection), 3);
+}
+
+/* The element at `index` read here, or MISS. */
+static PyObject *element_at(ElementIterator *self, size_t index) {
+    cove_value_t value;
+    cove_string_t key;
+    cove_status_t status;
+    switch (self->walk) {
+    case LIST_ELEMENTS:
+        UNLOCKED(status = cove_list_get((cove_list_t *)self->handle, index, &value));
+        break;
+    case SET_ELEMENTS:
+        UNLOCKED(status = cove_set_get((cove_set_t *)self->handle, index, &value));
+        break;
+    default:
+        UNLOCKED(status = cove_map_get_at((cove_map_t *)self->handle, index, &key, &value));
+        if (status == COVE_OK && self->walk == MAP_KEYS)
+            return PyUnicode_DecodeUTF8(key.data, (Py_ssize_t)key.size, "strict");
+        if (status == COVE_OK && self->walk == MAP_ENTRIES)
+            return map_pair(&key, &value, self->realm);
+    }
+    if (status != COVE_OK)
+        return miss();
+    return value_of(&value, self->realm);
+}
+
+/* The number of elements, from the library, or else from len(collection), which raises. */
+static Py_ssize_t element_count(ElementIterator *self) {
+    size_t size = 0;
+    cove_status_t status;
+    switch (self->walk) {
+    case LIST_ELEMENTS:
+        UNLOCKED(status = cove_list_size((cove_list_t *)self->handle, &size));
+        break;
+    case SET_ELEMENTS:
+        UNLOCKED(status = cove_set_size((cove_set_t *)self->handle, &size));
+        break;
+    default:
+        UNLOCKED(status = cove_map_size((cove_map_t *)self->handle, &size));
+    }
+    if (status == COVE_OK)
+        return (Py_ssize_t)size;
+    return PyObject_Size(self->collection);
+}
+
+static PyObject *ElementIterator_next(ElementIterator *self) {
+    if (self->count < 0 && (self->count = element_count(self)) < 0) {
+        self->count = 0;
+        return NULL;
+    }
+    if (self->next >= self->count)
+        return NULL;
+    Py_ssize_t index = self->next++;
+    PyObject *element = element_at(self, (size_t)index);
+    if (element != Miss)
+        return element;
+    Py_DECREF(element);
+    PyObject *i = PyLong_FromSsize_t(index);
+    if (i == NULL)
+        return NULL;
+    element = PyObject_CallOneArg(self->general, i);
+    Py_DECREF(i);
+    if (element == Done) {
+        Py_DECREF(element);
+        self->next = self->count;
+        return NULL;
+    }
+    if (element == NULL || (self->walk != MAP_KEYS && self->walk != MAP_VALUES))
+        return element;
+    /* general() gives a map's entries: the key or the value of one. */
+    PyObject *part = NULL;
+    if (PyTuple_Check(element) && PyTuple_GET_SIZE(element) == 2)
+        part = PyTuple_GET_ITEM(element, self->walk == MAP_KEYS ? 0 : 1);
+    else
+        PyErr_SetString(PyExc_TypeError, "a map entry is a (key, value) pair");
+    Py_XINCREF(part);
+    Py_DECREF(element);
+    return part;
+}
+
+/* iterate_elements(walk, collection_address, collection, realm, general): an ElementIterator;
+ * `walk` is LIST_ELEMENTS, SET_ELEMENTS, MAP_KEYS, MAP_VALUES or MAP_ENTRIES (module constants). */
+static PyObject *iterate_elements(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyLong_Check(args[0]) || !PyCallable_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "iterate_elements(walk: int, address: int, collection, realm, general)");
+        return NULL;
+    }
+    long walk = PyLong_AsLong(args[0]);
+    if (walk < LIST_ELEMENTS || walk > MAP_ENTRIES) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "iterate_elements: an unknown walk");
+        return NULL;
+    }
+    void *handle = handle_at(args[1]);
+    if (handle == NULL)
+        return NULL;
+    ElementIterator *it = PyObject_New(ElementIterator, ElementIteratorType);
+    if (it == NULL)
+        return NULL;
+    it->walk = (int)walk;
+    it->count = -1;
+    it->next = 0;
+    it->handle = handle;
+    Py_INCREF(args[2]);
+    it->collection = args[2];
+    Py_INCREF(args[3]);
+    it->realm = args[3];
+    Py_INCREF(args[4]);
+    it->general = args[4];
+    return (PyObject *)it;
+}
+
+/* ---- RealmBase: create() and find() of cove.Realm in C -------------------------------------- */
+
+/* cove.Realm derives from this type, which keeps what the C paths of create() and find() read
+ * (the realm's `_open` list, its handle's `_addr`, the `_create_plans` and `_targets` by the cls
+ * given) and takes those calls without a Python frame: a call its plan or target does not
+ * cover goes to Realm._create_call or Realm._find_call, the Python paths, with the arguments as
+ * given. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *open, *addr, *plans, *targets;
+} RealmBase;
+
+/* The fields above are the realm's references, visited and cleared in a row. */
+#define REALM_REFERENCES 4
+
+static int RealmBase_traverse(RealmBase *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    PyObject **references = &self->open;
+    for (int i = 0; i < REALM_REFERENCES; i++)
+        Py_VISIT(references[i]);
+    return 0;
+}
+
+static int RealmBase_clear(RealmBase *self) {
+    PyObject **references = &self->open;
+    for (int i = 0; i < REALM_REFERENCES; i++)
+        Py_CLEAR(references[i]);
+    return 0;
+}
+
+static void RealmBase_dealloc(RealmBase *self) {
+    clear_and_free((PyObject *)self, (inquiry)RealmBase_clear);
+}
+
+/* What `cache` (a dict of the realm) holds for `cls`, a tuple of `size` items, when the realm is
+ * open; else NULL, without an exception (an unhashable cls is the Python path's to refuse). */
+static PyObject *cached_for(RealmBase *self, PyObject *cache, PyObject *cls, Py_ssize_t size) {
+    PyObject *open = self->open;
+    if (open == NULL || !PyList_Check(open) || PyList_GET_SIZE(open) < 1 || PyList_GET_ITEM(open, 0) != Py_True ||
+        cache == NULL || !PyDict_CheckExact(cache))
+        return NULL;
+    PyObject *found = PyDict_GetItemWithError(cache, cls);
+    if (found == NULL)
+        PyErr_Clear();
+    return found != NULL && PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == size ? found : NULL;
+}
+
+/* self.<method>(*args) with the arguments of a vectorcall, keywords included. */
+static PyObject *forward(PyObject *self, PyObject *method, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **stack = total < 8 ? small : PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+    if (stack == NULL)
+        return PyErr_NoMemory();
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++)
+        stack[i + 1] = args[i];
+    PyObject *result = PyObject_VectorcallMethod(method, stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return result;
+}
+
+/* realm.create(cls, values=None, update=False). */
+static PyObject *RealmBase_create(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    /* update=False, given or not, by position or by name */
+    Py_ssize_t named = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    int plain = named == 0 ? (nargs == 1 || nargs == 2 || (nargs == 3 && args[2] == Py_False))
+                           : (named == 1 && (nargs == 1 || nargs == 2) && args[nargs] == Py_False &&
+                              PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
+                              PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "update") == 0);
+    if (plain) {
+        PyObject *plan = cached_for((RealmBase *)self, ((RealmBase *)self)->plans, args[0], 8);
+        if (plan != NULL) {
+            /* Plans hold references to what they name; the dict may drop this one meanwhile. */
+            Py_INCREF(plan);
+            PyObject *made = planned(plan, nargs >= 2 ? args[1] : Py_None, self);
+            Py_DECREF(plan);
+            if (made != Miss)
+                return made;
+            Py_DECREF(made);
+        }
+    }
+    return forward(self, str_create_call, args, nargs, kwnames);
+}
+
+/* realm.find(cls, primary_key). */
+static PyObject *RealmBase_find(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames == NULL && nargs == 2 && PyLong_CheckExact(args[1])) {
+        RealmBase *realm = (RealmBase *)self;
+        PyObject *target = cached_for(realm, realm->targets, args[0], 3);
+        int ok = 0;
+        cove_value_t pk;
+        pk.type = COVE_TYPE_INT;
+        pk.u.integer = target == NULL ? 0 : int64_argument(args[1], &ok);
+        void *handle = target == NULL || !ok ? NULL : PyLong_AsVoidPtr(realm->addr);
+        if (handle != NULL && PyBytes_Check(PyTuple_GET_ITEM(target, 0))) {
+            Py_INCREF(target);
+            cove_object_t *found = NULL;
+            cove_status_t status;
+            UNLOCKED(status = cove_object_find((cove_realm_t *)handle, PyBytes_AS_STRING(PyTuple_GET_ITEM(target, 0)),
+                                               &pk, &found));
+            PyObject *made[3] = {PyTuple_GET_ITEM(target, 1), self, PyTuple_GET_ITEM(target, 2)};
+            PyObject *result = looked_up(status, found, made);
+            Py_DECREF(target);
+            if (result != Miss)
+                return result;
+            Py_DECREF(result);
+        }
+        PyErr_Clear();
+    }
+    return forward(self, str_find_call, args, nargs, kwnames);
+}
+
+static PyMethodDef RealmBase_methods[] = {
+    {"create", (PyCFunction)(void (*)(void))RealmBase_create, METH_FASTCALL | METH_KEYWORDS,
+     "create($self, cls, values=None, update=False)\n--\n\n"
+     "Creates an object inside a write and sets ``values`` (a dict by property name).\n\n"
+     "``cls`` is a class name or a declared class. With a primary key, its value is taken from\n"
+     "``values``; ``update=True`` updates the object that already has it instead of raising\n"
+     "DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an\n"
+     "embedded class creates the embedded object, a dict for another link creates (or with\n"
+     "``update``, upserts) the linked object. A declared class's defaults fill what a new\n"
+     "object is not given. A link takes an object of this realm, of a frozen copy of it or of\n"
+     "another realm open on the same file; an object of a realm on another file raises\n"
+     "InvalidArgumentError (here and wherever an object becomes a link or a query argument)."},
+    {"find", (PyCFunction)(void (*)(void))RealmBase_find, METH_FASTCALL | METH_KEYWORDS,
+     "find($self, cls, primary_key)\n--\n\nThe object of ``cls`` with that primary key, or None."},
+    {NULL},
+};
+
+static PyMemberDef RealmBase_members[] = {
+    {"_open", T_OBJECT_EX, offsetof(RealmBase, open), 0, "[True] while the realm's handle is held"},
+    {"_addr", T_OBJECT_EX, offsetof(RealmBase, addr), 0, "the address of the realm's handle"},
+    {"_create_plans", T_OBJECT_EX, offsetof(RealmBase, plans), 0, "create()'s plans by cls"},
+    {"_targets", T_OBJECT_EX, offsetof(RealmBase, targets), 0, "find()'s targets by cls"},
+    {NULL},
+};
+
+static const PyType_Slot RealmBase_more[] = {
+    {Py_tp_methods, RealmBase_methods},
+    {Py_tp_members, RealmBase_members},
+    {0, NULL},
+};
+
 /* ---- the module ------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
+    {"adopt", (PyCFunction)(void (*)(void))adopt, METH_FASTCALL,
+     "adopt(cls, realm, address, class_name): an object that takes over the handle at address"},
     {"find_int", (PyCFunction)(void (*)(void))find_int, METH_FASTCALL,
      "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
     {"object_by_key", (PyCFunction)(void (*)(void))object_by_key, METH_FASTCALL,
@@ -876,6 +1506,10 @@ static PyMethodDef methods[] = {
      "list_insert(list, index, value): inserts a value of a plain type, or MISS"},
     {"list_set", (PyCFunction)(void (*)(void))list_set, METH_FASTCALL,
      "list_set(list, index, value): sets a value of a plain type, or MISS"},
+    {"list_append", (PyCFunction)(void (*)(void))list_append, METH_FASTCALL,
+     "list_append(list, value): appends a value of a plain type, or MISS"},
+    {"map_store", (PyCFunction)(void (*)(void))map_store, METH_FASTCALL,
+     "map_store(map, key: str, value): stores a value of a plain type, or MISS"},
     {"set_add", (PyCFunction)(void (*)(void))set_add, METH_FASTCALL,
      "set_add(set, value): adds a value of a plain type, or MISS"},
     {"map_set", (PyCFunction)(void (*)(void))map_set, METH_FASTCALL,
@@ -890,6 +1524,10 @@ static PyMethodDef methods[] = {
      "take(iterator, keys, rows, limit): moves rows with exactly these keys into rows"},
     {"create", (PyCFunction)(void (*)(void))create, METH_FASTCALL,
      "create(realm, class_name, names, row, realm, cls, class_name): a new object from plain values and links, or MISS"},
+    {"iterate_objects", (PyCFunction)(void (*)(void))iterate_objects, METH_FASTCALL,
+     "iterate_objects(results, realm, class_name, cls, realm, class_name, open, general): the objects of results"},
+    {"iterate_elements", (PyCFunction)(void (*)(void))iterate_elements, METH_FASTCALL,
+     "iterate_elements(walk, address, collection, realm, general): the elements of a list, set or map"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(rows, n, buffer, realm): writes the rows' plain values and objects of realm; the indices left for Python"},
     {NULL, NULL, 0, NULL},
@@ -926,18 +1564,45 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     if ((Miss = sentinel(module, "MISS")) == NULL || (Done = sentinel(module, "DONE")) == NULL ||
         (Full = sentinel(module, "FULL")) == NULL || (Missing = sentinel(module, "MISSING")) == NULL)
         goto fail;
-    HandleType = (PyTypeObject *)PyType_FromSpec(&Handle_spec);
-    if (HandleType == NULL || PyModule_AddObjectRef(module, "Handle", (PyObject *)HandleType) < 0)
+    ObjectBaseType = base_type("cove._speedups.ObjectBase",
+                               "The handle, realm and class name of a cove.Object; plain attribute writes in C.",
+                               sizeof(ObjectBase), (destructor)ObjectBase_dealloc, (traverseproc)ObjectBase_traverse,
+                               (inquiry)ObjectBase_clear, ObjectBase_more);
+    if (ObjectBaseType == NULL || PyModule_AddObjectRef(module, "ObjectBase", (PyObject *)ObjectBaseType) < 0)
         goto fail;
     if ((str_addr = PyUnicode_InternFromString("_addr")) == NULL ||
         (str_get = PyUnicode_InternFromString("_get")) == NULL ||
-        (str_realm = PyUnicode_InternFromString("_realm")) == NULL ||
-        (str_class_name = PyUnicode_InternFromString("_class_name")) == NULL ||
-        (str_owner = PyUnicode_InternFromString("_owner")) == NULL ||
+        (str_setattr = PyUnicode_InternFromString("_setattr")) == NULL ||
+        (str_create_call = PyUnicode_InternFromString("_create_call")) == NULL ||
+        (str_find_call = PyUnicode_InternFromString("_find_call")) == NULL ||
         (str_open = PyUnicode_InternFromString("_open")) == NULL ||
         (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;
-    if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0)
+    PyObject *realm_base = (PyObject *)base_type(
+        "cove._speedups.RealmBase", "The C part of cove.Realm: create() and find() without a Python frame.",
+        sizeof(RealmBase), (destructor)RealmBase_dealloc, (traverseproc)RealmBase_traverse, (inquiry)RealmBase_clear,
+        RealmBase_more);
+    if (realm_base == NULL || PyModule_AddObjectRef(module, "RealmBase", realm_base) < 0) {
+        Py_XDECREF(realm_base);
+        goto fail;
+    }
+    Py_DECREF(realm_base);
+    ObjectIteratorType = iterator_type("cove._speedups.ObjectIterator",
+                                       "The objects of results, read as the iteration reaches them.",
+                                       sizeof(ObjectIterator), (destructor)ObjectIterator_dealloc,
+                                       (iternextfunc)ObjectIterator_next);
+    ElementIteratorType = iterator_type("cove._speedups.ElementIterator",
+                                        "The elements of a list, set or map, read as the iteration reaches them.",
+                                        sizeof(ElementIterator), (destructor)ElementIterator_dealloc,
+                                        (iternextfunc)ElementIterator_next);
+    if (ObjectIteratorType == NULL || ElementIteratorType == NULL)
+        goto fail;
+    if (PyModule_AddIntConstant(module, "VALUE_SIZE", (long)sizeof(cove_value_t)) < 0 ||
+        PyModule_AddIntConstant(module, "LIST_ELEMENTS", LIST_ELEMENTS) < 0 ||
+        PyModule_AddIntConstant(module, "SET_ELEMENTS", SET_ELEMENTS) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_KEYS", MAP_KEYS) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_VALUES", MAP_VALUES) < 0 ||
+        PyModule_AddIntConstant(module, "MAP_ENTRIES", MAP_ENTRIES) < 0)
         goto fail;
     return module;
 fail:

@@ -1,5 +1,5 @@
 # Types of the C module _speedups.c: the binding's per-value hot paths.
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 MISS: object
 MISSING: object
@@ -7,8 +7,12 @@ DONE: object
 FULL: object
 VALUE_SIZE: int
 
-class Handle:
-    """Owns a library handle (+1) and releases it when it goes."""
+class ObjectBase:
+    """The handle, realm and class name of a cove.Object; plain attribute writes in C."""
+    @property
+    def _addr(self) -> int: ...
+
+def adopt(cls: type, realm: Any, address: int, class_name: str) -> Any: ...
 
 class Accessor:
     name: str
@@ -29,6 +33,24 @@ def set_value(object: int, name: bytes, value: Any) -> Any: ...
 def list_insert(collection: int, index: int, value: Any) -> Any: ...
 def list_set(collection: int, index: int, value: Any) -> Any: ...
 def set_add(collection: int, value: Any) -> Any: ...
+def list_append(collection: int, value: Any) -> Any: ...
+def map_store(collection: int, key: Any, value: Any) -> Any: ...
 def map_set(collection: int, key: bytes, value: Any) -> Any: ...
 def create(realm: int, class_name: bytes, names: int, row: List[Any], realm_object: Any, cls: type,
            class_name_str: str) -> Any: ...
+class RealmBase:
+    """The C part of cove.Realm: create() and find() without a Python frame."""
+    _open: List[bool]
+    _addr: int
+    _create_plans: Dict[Any, Tuple[Any, ...]]
+    _targets: Dict[Any, Tuple[Any, ...]]
+    def create(self, cls: Any, values: Any = None, update: bool = False) -> Any: ...
+    def find(self, cls: Any, primary_key: Any) -> Any: ...
+LIST_ELEMENTS: int
+SET_ELEMENTS: int
+MAP_KEYS: int
+MAP_VALUES: int
+MAP_ENTRIES: int
+def iterate_objects(results: int, realm: int, class_name: bytes, cls: type, realm_object: Any, name: str,
+                    open: List[bool], general: Any) -> Any: ...
+def iterate_elements(walk: int, collection: int, owner: Any, realm_object: Any, general: Any) -> Any: ...

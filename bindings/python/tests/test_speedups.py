@@ -536,8 +536,8 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
     with realm.write():
         realm.create("Thing", {"id": 1})
         realm.create("Thing", {"id": 2})
-    a, b = list(realm.objects("Thing"))                  # made in C: they carry `_addr`
-    assert "_addr" in a.__dict__
+    a, b = list(realm.objects("Thing"))                  # made in C: no cffi pointer yet
+    assert "_handle" not in a.__dict__ and a._addr
     with realm.write():
         a.s = "text"
         a.i = 7
@@ -569,3 +569,340 @@ def test_attribute_sets_try_c_first_and_fall_back(realm: cove.Realm) -> None:
         frozen.i = 9
     assert a.i == 7
     frozen.realm.close()
+
+
+def test_planned_creates_match_the_general_path_and_raise_as_it(tmp_path: pathlib.Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a first create of a class, create() goes to C by the class's plan
+    (RealmBase.create, _speedups.c); what the plan does not cover takes the general path, and every
+    error is the general path's."""
+    schema = {"Thing": {"primaryKey": "id", "properties": {
+        "id": "int", "s": "string?", "n": "int", "when": "date?", "other": "Thing?", "tags": "string[]",
+        "home": "Place?"}},
+        "Place": {"embedded": True, "properties": {"city": "string"}},
+        "Loose": {"properties": {"n": "int"}}}
+    in_python = []
+    general = cove.Realm._create_call
+
+    def recorded(realm: cove.Realm, cls: Any, values: Any = None, update: bool = False) -> Any:
+        in_python.append((cls, dict(values or {}).get("id")))
+        return general(realm, cls, values, update)
+
+    monkeypatch.setattr(cove.Realm, "_create_call", recorded)
+    path = tmp_path / "p.cove"
+    with cove.open(path, schema=schema, schema_version=1, durability="no_sync") as realm:
+        with pytest.raises(cove.TransactionError):
+            realm.create("Thing", {"id": 0})
+        with realm.write():
+            first = realm.create("Thing", {"id": 1, "s": "one", "n": 1})
+            assert realm._create_plans["Thing"]                          # planned from now on
+            plain = realm.create("Thing", {"id": 2, "s": "two", "n": 2})
+            linked = realm.create("Thing", {"n": 3, "other": first, "id": 3})          # any order
+            mixed = realm.create("Thing", {"id": 4, "tags": ["a"], "home": {"city": "Oslo"}, "when": VALUES["when"],
+                                           "other": {"id": 5, "n": 5}})   # left to the general path
+            ordered = realm.create("Thing", OrderedDict(id=6, s="six"))   # not a dict: the same
+            assert type(plain) is cove.Object and (plain.id, plain.s, plain.n, plain.other) == (2, "two", 2, None)
+            assert linked.other == first and list(mixed.tags) == ["a"] and mixed.home.city == "Oslo"
+            assert mixed.when == VALUES["when"] and mixed.other.n == 5 and ordered.s == "six"
+            assert realm.create("Loose", None).n == 0 and realm.create("Loose", {"n": 4}).n == 4
+            # plain, linked, mixed's nested Thing and the second Loose in C; the rest in Python
+            assert in_python == [("Thing", 0), ("Thing", 1), ("Thing", 4), ("Thing", 6), ("Loose", None)]
+            assert realm.create("Thing", {"id": 20}, False).id == 20 and realm.create("Thing", {"id": 21}, update=False)
+            assert realm.create("Thing", values={"id": 22}).id == 22 and realm.create(cls="Thing", values={"id": 23})
+            assert realm.create("Thing", {"id": 20, "s": "up"}, True).s == "up"              # update: Python's
+            assert realm.create("Thing", {"id": 21, "s": "up"}, update=True).s == "up"
+            assert in_python[5:] == [("Thing", 22), ("Thing", 23), ("Thing", 20), ("Thing", 21)]
+            with pytest.raises(TypeError):
+                realm.create()                                                   # type: ignore[call-overload]
+            with pytest.raises(TypeError):
+                realm.create("Thing", {"id": 24}, False, 1)                      # type: ignore[call-overload]
+            with pytest.raises(TypeError):
+                realm.create("Thing", {"id": 24}, nope=1)                        # type: ignore[call-overload]
+            assert realm.find(cls="Thing", primary_key=22).id == 22
+            with pytest.raises(TypeError):
+                realm.find("Thing")                                              # type: ignore[call-overload]
+            for n in (20, 21, 22, 23):
+                realm.delete(realm.find("Thing", n))
+            assert [t.id for t in realm.objects("Thing").sorted("id")] == [1, 2, 3, 4, 5, 6]     # inside the write
+            gone = realm.create("Thing", {"id": 7})
+            realm.delete(gone)
+
+            class Key(str):
+                pass
+
+            for values, error, text in (
+                    ({"id": 1}, cove.DuplicateKeyError, "primary key 1"),
+                    ({"s": "no key"}, cove.InvalidArgumentError, "give its value"),
+                    ({"id": 8, "n": "x"}, cove.WrongTypeError, "property 'n' of class 'Thing' is int, got string"),
+                    ({"id": 8, "n": None}, cove.WrongTypeError, "property 'n' of class 'Thing' is int"),
+                    ({"id": 8, "nope": 1}, cove.NotFoundError, "nope"),
+                    ({"id": 8, Key("nope"): 1}, cove.NotFoundError, "nope"),
+                    ({"id": 8, "other": gone}, cove.InvalidatedError, "deleted"),
+                    ({"id": 8, "other": 5}, cove.WrongTypeError, "'other'")):
+                with pytest.raises(error, match=re.escape(text)):
+                    realm.create("Thing", values)
+            with pytest.raises(cove.InvalidArgumentError):
+                realm.create(5, {"id": 8})                                       # type: ignore[arg-type]
+            with pytest.raises(cove.InvalidArgumentError):
+                realm.create([], {"id": 8})                                      # type: ignore[arg-type]
+            assert realm.find("Thing", 8) is None
+        assert [t.s for t in realm.objects("Thing").sorted("id")] == ["one", "two", None, None, None, "six"]
+        with pytest.raises(cove.TransactionError):
+            realm.create("Thing", {"id": 9})
+        frozen = realm.freeze()
+        frozen._create_plans["Thing"] = frozen._plan_creates("Thing", frozen._class_info("Thing"), None)
+        with pytest.raises(cove.FrozenError):
+            frozen.create("Thing", {"id": 9})                                    # refused in C, raised in Python
+        frozen.close()
+        with cove.open(path) as other, other.write():
+            other.create("Thing", {"id": 10})                                    # each realm plans its own
+            assert other._create_plans["Thing"][0] == other._addr
+            assert other.create("Thing", {"id": 11, "other": first}).other.id == 1  # a second handle's object
+    with pytest.raises(cove.ClosedError):
+        realm.create("Thing", {"id": 9})
+
+
+def test_planned_creates_of_declared_classes_take_their_defaults(tmp_path: pathlib.Path) -> None:
+    class Pet(cove.Object):
+        id: int = cove.Property(primary_key=True)
+        name: str = "unnamed"
+        age: int = 3
+        toys: cove.List[str] = ["ball"]                     # a default the plan does not write
+
+    class Bird(cove.Object):
+        id: int = cove.Property(primary_key=True)
+        name: str = "tweety"
+        wings: int = 2
+
+    with cove.open(tmp_path / "d.cove", schema=[Pet, Bird], schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            realm.create(Bird, {"id": 1})
+            assert realm._create_plans[Bird]
+            b2 = realm.create(Bird, {"id": 2, "wings": 4})
+            b3 = realm.create("Bird", {"id": 3, "name": "polly"})            # by name: the same defaults
+            assert type(b2) is Bird and (b2.name, b2.wings) == ("tweety", 4) and (b3.name, b3.wings) == ("polly", 2)
+            realm.create(Pet, {"id": 1})
+            assert realm._create_plans[Pet] == ()                           # the list default: Python's
+            p2 = realm.create(Pet, {"id": 2, "age": 5})
+            assert type(p2) is Pet and (p2.name, p2.age, list(p2.toys)) == ("unnamed", 5, ["ball"])
+        assert [(b.id, b.name, b.wings) for b in realm.objects(Bird)] == [(1, "tweety", 2), (2, "tweety", 4), (3, "polly", 2)]
+
+
+def test_a_plan_follows_a_class_declared_after_it(tmp_path: pathlib.Path) -> None:
+    schema = {"Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string"}}}
+    with cove.open(tmp_path / "l.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            assert type(realm.create("Dog", {"id": 1})) is cove.Object
+            assert type(realm.create("Dog", {"id": 2})) is cove.Object and realm._create_plans["Dog"]
+            assert type(realm.find("Dog", 1)) is cove.Object and realm._targets["Dog"]
+
+            class Dog(cove.Object):
+                id: int = cove.Property(primary_key=True)
+                name: str = "rex"
+
+            assert type(realm.find(Dog, 1)) is Dog                       # declared: plans and targets anew
+            assert type(realm.find("Dog", 2)) is Dog
+            made = realm.create("Dog", {"id": 3})
+            again = realm.create(Dog, {"id": 4})
+            assert type(made) is Dog and made.name == "rex" and type(again) is Dog and again.name == "rex"
+            realm.schema                                                 # read again, unchanged: kept
+            assert realm._create_plans and realm._targets
+            assert type(realm.create("Dog", {"id": 5})) is Dog and type(realm.find("Dog", 5)) is Dog
+
+
+def test_find_keeps_its_target_and_raises_as_before(tmp_path: pathlib.Path) -> None:
+    schema = {"Dog": {"primaryKey": "id", "properties": {"id": "int"}}, "Tag": {"primaryKey": "name", "properties": {"name": "string"}}}
+    with cove.open(tmp_path / "f.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            realm.create("Dog", {"id": 1})
+            realm.create("Tag", {"name": "a"})
+        for _ in range(2):                                              # the second time by the kept target
+            assert realm.find("Dog", 1).id == 1 and realm.find("Dog", 2) is None and realm.find("Tag", "a").name == "a"
+            with pytest.raises(cove.NotFoundError, match="Nope"):
+                realm.find("Nope", 1)
+            with pytest.raises(cove.WrongTypeError):
+                realm.find("Tag", 1)
+            with pytest.raises(cove.WrongTypeError):
+                realm.find("Dog", "1")
+            with pytest.raises(cove.InvalidArgumentError):
+                realm.find(["Dog"], 1)                                   # type: ignore[arg-type]
+        assert realm.find("Dog", 1).id == 1 and "Dog" in realm._targets and "Nope" not in realm._targets
+    with pytest.raises(cove.ClosedError):
+        realm.find("Dog", 1)
+
+
+def test_results_iterate_in_c_as_the_general_path(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create_many("Thing", [{"id": i, "s": f"s{i}", "other": None} for i in range(20)])
+        first = realm.find("Thing", 0)
+        for i in range(1, 20):
+            realm.find("Thing", i).other = first
+        walk = iter(realm.objects("Thing"))
+        assert type(walk).__name__ == "ObjectIterator"
+        assert [t.id for t in walk] == list(range(20))                  # inside the write
+        walk = iter(realm.objects("Thing").filter("id >= 15"))
+        assert next(walk).id == 15
+        realm.delete(realm.find("Thing", 16))                            # skipped: deleted since
+        assert [t.id for t in walk] == [17, 18, 19]
+    results = realm.objects("Thing").sorted("id", ascending=False)
+    assert [t.id for t in results] == [t.id for t in results._objects(results._keys(0, len(results)))]
+    assert [t.id for t in first.fans][:3] == [1, 2, 3] and len(list(first.fans)) == 18     # backlinks
+    assert list(realm.objects("Thing").filter("id > 100")) == []
+    walk = iter(realm.objects("Thing"))
+    next(walk)
+    realm.close()                                  # the next object through the Python path, which raises
+    with pytest.raises(cove.ClosedError):
+        next(walk)
+    with pytest.raises(cove.ClosedError):
+        iter(results)
+
+
+def test_collections_iterate_in_c_as_their_generators_did(tmp_path: pathlib.Path) -> None:
+    schema = {"Box": {"properties": {
+        "nums": "int[]", "set": "string<>", "map": "double{}", "dates": "date[]", "links": "Box[]", "anys": "mixed{}"}}}
+    when = VALUES["when"]
+    with cove.open(tmp_path / "c.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            box = realm.create("Box", {"nums": [3, 1, 2], "set": ["b", "a"], "map": {"y": 2.5, "x": 1.5},
+                                       "dates": [when, when], "anys": {"d": when, "i": 1}})
+            other = realm.create("Box", {})
+            box.links.extend([other, box])
+        assert list(box.nums) == [3, 1, 2] and list(box.set) == ["a", "b"] and list(box.map) == ["x", "y"]
+        assert list(box.map.values()) == [1.5, 2.5] and list(box.map.items()) == [("x", 1.5), ("y", 2.5)]
+        assert list(box.dates) == [when, when] and list(box.links) == [other, box]      # dates through Python
+        assert dict(box.anys) == {"d": when, "i": 1} and list(box.anys.values()) == [when, 1]
+        assert list(box.anys.items()) == [("d", when), ("i", 1)] and list(box.anys) == ["d", "i"]
+        for collection in (box.nums, box.set, box.map, box.map.values(), box.map.items(), box.dates):
+            assert type(iter(collection)).__name__ == "ElementIterator"
+        with realm.write():
+            walk = iter(box.nums)                    # the size is read at the first next(), as before
+            box.nums.append(4)
+            assert next(walk) == 3
+            del box.nums[2:]
+            assert list(walk) == [1]                 # shortened while iterating: the iteration ends
+            walk = iter(box.dates)
+            assert next(walk) == when
+            box.dates.clear()
+            assert list(walk) == []                  # the Python path's end, too
+            walk = iter(box.map.items())
+            realm.delete(box)
+            with pytest.raises(cove.InvalidatedError):
+                next(walk)
+            realm.cancel_write()
+        walk = iter(box.set)
+        realm.close()
+        with pytest.raises(cove.ClosedError):
+            next(walk)
+
+
+def test_attribute_writes_of_object_base(tmp_path: pathlib.Path) -> None:
+    """ObjectBase writes `obj.name = value` in C; underscore names and deletions are ordinary
+    attributes, and what C leaves (a name that is not a plain str, a refused write) raises as
+    the general path does."""
+    schema = {"T": {"primaryKey": "id", "properties": {"id": "int", "n": "int", "s": "string?"}}}
+    with cove.open(tmp_path / "a.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            t = realm.create("T", {"id": 1})
+            gone = realm.create("T", {"id": 2})
+            t.n = 5
+            t.s = "\u00e9t\u00e9"
+
+            class Name(str):
+                pass
+
+            setattr(t, Name("n"), 6)                                   # a str subclass: the general path
+            t._note = "kept"                                           # an ordinary attribute
+            assert t._note == "kept" and t.__dict__["_note"] == "kept"
+            del t._note
+            assert "_note" not in t.__dict__
+            with pytest.raises(AttributeError):
+                del t.n
+            realm.delete(gone)
+            with pytest.raises(cove.InvalidatedError):
+                gone.n = 1
+            with pytest.raises(AttributeError):
+                t._addr = 5                                             # the handle's address is read-only
+        assert (t.n, t.s) == (6, "\u00e9t\u00e9")
+        with pytest.raises(cove.TransactionError):
+            t.n = 7
+    with pytest.raises(cove.ClosedError):
+        t.n = 8
+    assert isinstance(t, cove._speedups.ObjectBase)
+    assert "Creates an object inside a write" in (cove.Realm.create.__doc__ or "")
+    assert "primary key" in (cove.Realm.find.__doc__ or "")
+    with pytest.raises(TypeError, match="realm.create"):
+        cove.Object()
+
+
+def test_planned_creates_remember_the_keys_of_the_last_dict(realm: cove.Realm) -> None:
+    """A plan keeps the key objects of the last dict it created from; a dict with the same
+    objects in the same order skips their lookups, and any other dict is looked up anew."""
+    with realm.write():
+        realm.create("Thing", {"id": 1, "s": "a"})
+        for i, values in enumerate(({"id": 2, "s": "b"}, {"id": 3, "s": "c"}, {"s": "d", "id": 4},
+                                    {"".join(["i", "d"]): 5, "".join("s"): "e"}, {"id": 6, "i": 7}), start=2):
+            made = realm.create("Thing", values)
+            assert (made.id, made.s) == (i, values.get("s")) and made.i == values.get("i")
+        memo = realm._create_plans["Thing"][-1]
+        assert memo[0] == ("id", "i") and memo[1] == (b"id", b"i")
+        with pytest.raises(cove.InvalidArgumentError, match="give its value"):
+            realm.create("Thing", {"i": 1, "s": "no key"})                   # as many keys, none the key
+        with pytest.raises(cove.NotFoundError, match="nope"):
+            realm.create("Thing", {"id": 8, "nope": 1})                      # the first key as before
+        with pytest.raises(cove.WrongTypeError, match="property 'i'"):
+            realm.create("Thing", {"id": 8, "i": "x"})                       # the same keys, a refused value
+        assert realm.create("Thing", {"id": 8, "i": 9}).i == 9
+    assert [(t.id, t.s, t.i) for t in realm.objects("Thing")][-3:] == [(5, "e", None), (6, None, 7), (8, None, 9)]
+
+
+def test_appends_adds_and_map_stores_in_c_and_what_they_leave(tmp_path: pathlib.Path) -> None:
+    """list.append, set.add and map[key] = value of a plain value into a collection of values go
+    to the library from C; other keys and values, collections of objects and refused writes take
+    the general path, which raises its errors."""
+    schema = {"Box": {"properties": {
+        "tags": "string[]", "anys": "mixed[]", "dogs": "Dog[]", "places": "Place[]", "nums": "int<>",
+        "map": "int{}", "dog_map": "Dog{}"}},
+        "Dog": {"properties": {"name": "string"}},
+        "Place": {"embedded": True, "properties": {"city": "string"}}}
+    with cove.open(tmp_path / "w.cove", schema=schema, schema_version=1, durability="no_sync") as realm:
+        with realm.write():
+            box = realm.create("Box", {})
+            gone = realm.create("Box", {})
+            box.tags.append("a")
+            box.anys.append(None)
+            with pytest.raises(cove.WrongTypeError, match="type dict"):
+                box.anys.append({"k": 1})                                # a dict in a mixed list: Python's
+            box.dogs.append({"name": "Rex"})                             # a new object from a dict
+            box.places.append({"city": "Oslo"})                          # an embedded object
+            box.nums.add(2)
+            box.map["a"] = 1
+            box.map["\u00e9"] = 2
+            box.dog_map["rex"] = box.dogs[0]
+            assert list(box.tags) == ["a"] and list(box.anys) == [None]
+            assert box.dogs[0].name == "Rex" and box.places[0].city == "Oslo" and list(box.nums) == [2]
+            assert dict(box.map) == {"a": 1, "\u00e9": 2} and box.dog_map["rex"] == box.dogs[0]
+            for key, error in ((5, cove.WrongTypeError), (b"a", cove.WrongTypeError), ("a\0b", cove.InvalidArgumentError),
+                               ("a.b", cove.InvalidArgumentError), ("$a", cove.InvalidArgumentError),
+                               ("\ud800", cove.InvalidArgumentError)):
+                with pytest.raises(error):
+                    box.map[key] = 3                                     # type: ignore[index]
+            with pytest.raises(cove.WrongTypeError):
+                box.map["b"] = "x"
+            with pytest.raises(cove.WrongTypeError):
+                box.tags.append(1)
+            with pytest.raises(cove.WrongTypeError):
+                box.dogs.append("Rex")
+            with pytest.raises(cove.WrongTypeError):
+                box.places.append(None)
+            assert dict(box.map) == {"a": 1, "\u00e9": 2} and list(box.tags) == ["a"]
+            tags, nums, values = gone.tags, gone.nums, gone.map
+            realm.delete(gone)
+            for write in (lambda: tags.append("x"), lambda: nums.add(1), lambda: values.__setitem__("k", 1)):
+                with pytest.raises(cove.InvalidatedError):
+                    write()
+        for write in (lambda: box.tags.append("x"), lambda: box.nums.add(1), lambda: box.map.__setitem__("k", 1)):
+            with pytest.raises(cove.TransactionError):
+                write()
+        tags = box.tags
+    with pytest.raises(cove.ClosedError):
+        tags.append("x")
