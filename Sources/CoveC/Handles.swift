@@ -66,6 +66,8 @@ final class ConfigHandle: Handle {
 final class RealmHandle: Handle {
     override class var kindName: String { "cove_realm_t" }
     let realm: Realm
+    /// The creator the last create by values made (see `CreatorMemo`).
+    var creatorMemo: CreatorMemo?
     /// Whether releasing the last reference closes the realm: false for a migration's old realm,
     /// which the engine closes itself when the migration ends.
     private let ownsRealm: Bool

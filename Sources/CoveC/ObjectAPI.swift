@@ -129,6 +129,9 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
     if !h.realm.isInWriteTransaction {
         throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
     }
+    if let memo = h.creatorMemo, memo.matches(name, propertyNames, nProperties) {
+        return (h, memo.names, memo.creator)
+    }
     var names: [String] = []
     names.reserveCapacity(nProperties)
     for j in 0..<nProperties {
@@ -138,10 +141,41 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
         }
         names.append(n)
     }
+    let made: DynamicCreator
     do throws(CoveError) {
-        return (h, names, try h.realm.dynamicCreator(name, properties: names))
+        made = try h.realm.dynamicCreator(name, properties: names)
     } catch {
         throw failure(error.code.rawValue, "\(function): \(error.message)")
+    }
+    h.creatorMemo = CreatorMemo(names: names, creator: made)
+    return (h, names, made)
+}
+
+/// The creator a realm handle's last create by values made, and the names it was made for: a
+/// program that creates objects of one class one call at a time (cove_object_create_with_values)
+/// has the class and property names resolved once, as SQL's prepared statement would, instead
+/// of at every call. The names are compared byte for byte; the creator itself resolves them
+/// again when a later write's schema differs.
+final class CreatorMemo {
+    let propertyNames: [[CChar]]
+    let names: [String]
+    let creator: DynamicCreator
+
+    init(names: [String], creator: DynamicCreator) {
+        propertyNames = names.map { Array($0.utf8CString) }
+        self.names = names
+        self.creator = creator
+    }
+
+    /// Whether the C strings name the same class and properties, in the same order.
+    func matches(_ className: String, _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int) -> Bool {
+        guard n == self.propertyNames.count, creator.className == className else { return false }
+        for j in 0..<n {
+            guard let p = propertyNames?[j] else { return false }
+            let same = self.propertyNames[j].withUnsafeBufferPointer { strcmp($0.baseAddress!, p) == 0 }
+            if !same { return false }
+        }
+        return true
     }
 }
 
