@@ -174,10 +174,14 @@ struct Import: ParsableCommand {
         // The lines as JSON, the first taken for the schema when it holds "$schema".
         var records: [(line: Int, json: Result<JSONValue, CoveError>)] = []
         var dataSchema: (Schema, UInt64)?
+        var lineCount = 0
         if csv {
             records = try csvRecords(bytes, data).map { ($0.line, .success($0.json)) }
+            lineCount = records.count
         } else {
-            for (i, line) in splitLines(bytes).enumerated() where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+            let lines = splitLines(bytes)
+            lineCount = lines.count
+            for (i, line) in lines.enumerated() where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
                 do {
                     let json = try JSONValue(parsing: Array(line))
                     if records.isEmpty && dataSchema == nil, let header = try schemaHeader(json) {
@@ -211,7 +215,7 @@ struct Import: ParsableCommand {
                 throw CoveError(error.code, "\(data):\(line): \(error.message)")
             }
         }
-        try loadItems(items, realm: realm, className: className, lines: records.count, data: data)
+        try loadItems(items, realm: realm, className: className, lines: lineCount, data: data)
     }
 
     /// The schema and its version when `json` is the schema line of a dump.

@@ -64,9 +64,9 @@ struct Table {
             func line(_ cells: [String]) -> String {
                 var s = ""
                 for (i, cell) in cells.enumerated() {
-                    s += i == 0 ? "" : "  "
-                    s += cell + (i == cells.count - 1 ? "" : String(repeating: " ", count: widths[i] - cell.count))
+                    s += (i == 0 ? "" : "  ") + cell + String(repeating: " ", count: widths[i] - cell.count)
                 }
+                while s.last == " " { s.removeLast() }
                 return s + "\n"
             }
             if headers && !columns.isEmpty {
