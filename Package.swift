@@ -24,7 +24,7 @@ let package = Package(
         // The C ABI: @c @implementation over include/cove.h.
         .target(name: "CoveC", dependencies: ["Cove", "CCove"], exclude: ["cove.exports"]),
         // libedit's readline interface (Debian's libedit-dev), for `cove shell` alone.
-        .systemLibrary(name: "CLibEdit", path: "Sources/CLibEdit"),
+        .systemLibrary(name: "CLibEdit", path: "Sources/CLibEdit", providers: [.apt(["libedit-dev"])]),
         // The command-line tool.
         .executableTarget(name: "cove", dependencies: [
             "Cove",

@@ -115,10 +115,13 @@ final class DumpEncoder {
         for (i, name) in names.enumerated() {
             if name == "$key" && i == names.count - 1 { return .int(current.objectKey) }
             let cls = current.objectSchema
-            guard let p = cls[property: name], !p.isBacklinks else {
+            guard let p = cls[property: name] else {
                 throw CoveError(.invalidArgument, "class '\(cls.className)' has no property '\(name)' (column '\(path)')")
             }
-            if i == names.count - 1 { return try property(p, of: current) }
+            if i == names.count - 1 {
+                guard p.isBacklinks else { return try property(p, of: current) }
+                return .array(try current.linkingObjects(name).map { (o) throws(CoveError) in try reference(to: o) })
+            }
             guard p.isLink, p.collection == .none else {
                 throw CoveError(.invalidArgument, "column '\(path)': '\(name)' is not a link to one object")
             }

@@ -89,12 +89,19 @@ func queryArguments(_ texts: [String], _ realm: Realm) throws(CoveError) -> [Que
     let loader = Loader(realm)
     let p = Property(name: "argument", type: .mixed, isOptional: true)
     let cls = ObjectSchema(className: "the query", properties: [])
-    return try texts.map { (text) throws(CoveError) in
+    // The decoder's messages name the property and class: an argument has neither.
+    let prefix = "property 'argument' of class 'the query' is mixed: "
+    return try texts.enumerated().map { (i, text) throws(CoveError) in
         guard let json = try? JSONValue(parsing: text) else { return .value(.string(text)) }
-        if case .array(let items) = json {
-            return .list(try items.map { (item) throws(CoveError) in try loader.decode(item, p, cls) })
+        do throws(CoveError) {
+            if case .array(let items) = json {
+                return .list(try items.map { (item) throws(CoveError) in try loader.decode(item, p, cls) })
+            }
+            return .value(try loader.decode(json, p, cls))
+        } catch {
+            let why = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+            throw CoveError(error.code, "argument $\(i): \(why)")
         }
-        return .value(try loader.decode(json, p, cls))
     }
 }
 
@@ -157,6 +164,7 @@ struct LockWait {
     let timeout: Double?
 
     func run<T>(_ body: () throws -> T) throws -> T {
+        if let timeout, !(timeout >= 0) { throw CoveError(.invalidArgument, "--timeout must be a number of seconds, not \(timeout)") }
         let start = monotonicMilliseconds()
         var told = false
         while true {

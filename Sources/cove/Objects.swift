@@ -232,6 +232,7 @@ struct Import: ParsableCommand {
     private func loadItems(_ items: [ImportItem], realm: Realm, className: String?, lines: Int, data: String) throws {
         let loader = Loader(realm)
         let lockWait = LockWait(file: file, timeout: wait.timeout)
+        let batchSize = min(self.batchSize, max(items.count, 1))
         var progress = ProgressBar(total: items.count * 2)
         var keys: [Int64] = []
         keys.reserveCapacity(items.count)
@@ -267,17 +268,20 @@ struct Import: ParsableCommand {
         }
         batches = (items.count + batchSize - 1) / batchSize
         progress.finish()
-        let what = className.map { "\($0) objects" } ?? "objects of \(Set(items.map(\.className)).count) classes"
+        let classes = Set(items.map(\.className)).count
+        func what(_ n: Int) -> String {
+            className.map { objectsText(n, $0) } ?? "\(n) object\(n == 1 ? "" : "s") of \(classes) class\(classes == 1 ? "" : "es")"
+        }
         if let (start, i, error) = failure {
             let loaded = min(start, created)
             printError("cove: \(data):\(items[i].line): \(error.message)")
             let batchEnd = items[min(start + batchSize, items.count) - 1].line
-            report("imported \(loaded) \(what) in \(start / batchSize) batches; stopped at line \(items[i].line): lines \(items[start].line)-\(batchEnd) not loaded",
+            report("imported \(what(loaded)) in \(start / batchSize) batches; stopped at line \(items[i].line): lines \(items[start].line)-\(batchEnd) not loaded",
                    [JSONMember("imported", .int(Int64(loaded))), JSONMember("stopped_at_line", .int(Int64(items[i].line))),
                     JSONMember("error", .string(error.message))], format)
             throw ExitCode(1)
         }
-        report("imported \(items.count) \(what) from \(lines) lines in \(batches) batches",
+        report("imported \(what(items.count)) from \(lines) lines in \(batches) batches",
                [JSONMember("imported", .int(Int64(items.count))), JSONMember("lines", .int(Int64(lines))),
                 JSONMember("batches", .int(Int64(batches)))], format)
     }

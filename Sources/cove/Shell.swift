@@ -89,7 +89,8 @@ final class ShellSession {
         self.bail = bail
     }
 
-    /// Reads lines through libedit until end of input or .quit; false when a command failed.
+    /// Reads lines through libedit until end of input or .quit. A person saw each error as it
+    /// came, so the exit status is 0, as sqlite3's is.
     func interactive() -> Bool {
         let history = getenv("COVE_HISTORY").map { String(cString: $0) }
             ?? getenv("HOME").map { String(cString: $0) + "/.cove_history" }
@@ -100,7 +101,7 @@ final class ShellSession {
         while let line = editor.readLine(prompt: "cove> ") {
             if !execute(line, location: nil) { break }
         }
-        return !failed
+        return true
     }
 
     /// Reads standard input a line at a time until its end or .quit; false when a command

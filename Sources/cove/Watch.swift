@@ -92,6 +92,7 @@ struct Watch: ParsableCommand {
 
     /// Delivers, then waits for commits and refreshes until the count or time is reached.
     private func loop(_ realm: Realm, _ state: WatchState) throws {
+        if let seconds, !(seconds >= 0) { throw CoveError(.invalidArgument, "--seconds must be a number of seconds, not \(seconds)") }
         try realm.deliver()
         let deadline = seconds.map { Double(monotonicMilliseconds()) + $0 * 1000 }
         while state.failure == nil {
@@ -100,7 +101,7 @@ struct Watch: ParsableCommand {
             if let deadline {
                 let left = deadline - Double(monotonicMilliseconds())
                 if left <= 0 { break }
-                wait = min(wait, Int64(left))
+                wait = Int64(min(Double(wait), left))
             }
             if try realm.waitForChange(timeoutMilliseconds: wait) { _ = try realm.refresh() }
         }

@@ -142,7 +142,7 @@ final class CLIShellTests: CoveTestCase {
     private func makePeople() throws -> String {
         let path = "\(folder)/people.cove"
         let schema = try Schema(jsonText: #"{"Person": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "dog": "Dog?"}}, "#
-            + #""Dog": {"properties": {"name": "string"}}}"#)
+            + #""Dog": {"properties": {"name": "string", "owners": "@links(Person.dog)"}}}"#)
         let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
         defer { realm.close() }
         try realm.write {
@@ -186,7 +186,7 @@ final class CLIShellTests: CoveTestCase {
         XCTAssertTrue(shell.read(until: "no class or command 'Nobody'"), shell.output)
         XCTAssertTrue(shell.read(until: "cove> ", times: 6), shell.output)
         shell.send(".quit\r")
-        XCTAssertEqual(shell.exitStatus(), 1, shell.output)
+        XCTAssertEqual(shell.exitStatus(), 0, shell.output)
         XCTAssertTrue((FileHelper.read(history) ?? "").contains("Person"), FileHelper.read(history) ?? "no history")
 
         // A new shell reads the history: the up arrow finds the last line of the last one.
@@ -195,9 +195,9 @@ final class CLIShellTests: CoveTestCase {
         shell.send("\u{1B}[A\u{1B}[A\r")
         XCTAssertTrue(shell.read(until: "no class or command 'Nobody'"), shell.output)
         XCTAssertTrue(shell.read(until: "cove> ", times: 2), shell.output)
-        // Ctrl-D at an empty prompt leaves, with the status of a failed command.
+        // Ctrl-D at an empty prompt leaves.
         shell.send("\u{04}")
-        XCTAssertEqual(shell.exitStatus(), 1, shell.output)
+        XCTAssertEqual(shell.exitStatus(), 0, shell.output)
     }
 
     // MARK: The shell reading a script
@@ -277,6 +277,8 @@ final class CLIShellTests: CoveTestCase {
         XCTAssertEqual(r.out, "name\n----\nAnn \nBob \n".replacingOccurrences(of: " \n", with: "\n"))
         r = run(["query", path, "Person", "WHERE name == $0", "--arg", "Bob"])
         XCTAssertEqual(r.out, #"{"name":"Bob","age":28,"dog":null}"# + "\n")
+        r = run(["query", path, "Dog", "--columns", "name,owners,$key", "--format", "csv"])
+        XCTAssertEqual(r.out, "name,owners,$key\nRex,\"[\"\"Ann\"\"]\",0\n")
         r = run(["query", path, "Person", "SORT(age DESC)", "--count", "--format", "csv"])
         XCTAssertEqual(r.out, "count\n3\n")
         r = run(["dump", path, "Dog", "--format", "markdown"])
@@ -452,6 +454,9 @@ final class CLIShellTests: CoveTestCase {
         XCTAssertEqual(run(["query", path, "Person", "--format", "yaml"]).status, 64)
         XCTAssertTrue(run(["query", path, "Person", "--columns", "nope"]).err.contains("no property 'nope'"))
         XCTAssertTrue(run(["query", path, "Person", "age == $0"]).err.contains("$0"))
+        XCTAssertTrue(run(["query", path, "Person", "age == $0", "--arg", #"{"$date": 1}"#]).err.contains("argument $0: $date takes a string"))
+        XCTAssertTrue(run(["watch", path, "Person", "--seconds", "nan"]).err.contains("--seconds must be a number"))
+        XCTAssertTrue(run(["create", path, "Person", "{}", "--timeout=-1"]).err.contains("--timeout must be a number"))
         XCTAssertEqual(run(["set", path, "Person", "[1]", "TRUEPREDICATE"]).status, 1)
         XCTAssertEqual(run(["delete", path, "Person", " "]).status, 1)
     }
@@ -476,7 +481,10 @@ final class CLIShellTests: CoveTestCase {
         let realm = try Realm(configuration: .init(path: path, durability: .noSync))
         defer { realm.close() }
         let out = "\(folder)/watch.txt"
+        let csv = "\(folder)/watch.csv"
         XCTAssertEqual(system("timeout -s KILL 30 '\(CLITool.path)' watch '\(path)' Person 'age > 20' --changes 1 --seconds 20 > '\(out)' 2>&1 &"), 0)
+        XCTAssertEqual(system("timeout -s KILL 30 '\(CLITool.path)' watch '\(path)' Person --format csv --changes 1 --seconds 20 > '\(csv)' 2>&1 &"), 0)
+        XCTAssertEqual(CLITool.waitFor("time", inFile: csv), "time,version,change,key,properties\n")
         var text = CLITool.waitFor("initial", inFile: out)
         XCTAssertTrue(text.contains(#"{"initial":3,"version":"#), text)
         try realm.write {
@@ -488,5 +496,8 @@ final class CLIShellTests: CoveTestCase {
         XCTAssertTrue(text.contains(#""deleted":["Bob"],"inserted":["Dee"],"modified":[{"key":"Ann","properties":["age"]}]"#), text)
         let version = try realm.version
         XCTAssertTrue(text.contains(#""time":"20"#) && text.contains(#"{"version":\#(version),"#), text)
+        let rows = CLITool.waitFor("modified", inFile: csv)
+        XCTAssertTrue(rows.contains(",\(version),deleted,Bob,\n") && rows.contains(",\(version),inserted,Dee,\n")
+                      && rows.contains(",\(version),modified,Ann,age\n"), rows)
     }
 }
