@@ -166,6 +166,14 @@ final class ShellSession {
         return true
     }
 
+    /// The lines that are not dot-commands.
+    static let lineCommands: [(usage: String, help: String)] = [
+        ("CLASS [WHERE] [QUERY]", "Print the objects a query selects, e.g. Person WHERE age > $0 SORT(name ASC)"),
+        ("create CLASS {JSON}", "Create an object (or update the one with its primary key)"),
+        ("set CLASS {JSON} [WHERE] QUERY", "Set properties of the objects a query selects"),
+        ("delete CLASS [WHERE] QUERY", "Delete the objects a query selects"),
+    ]
+
     static let dotCommands: [(name: String, usage: String, help: String)] = [
         (".args", ".args [VALUE...|clear]", "Show or set the values of $0, $1... (JSON, or text taken as a string)"),
         (".check", ".check [quick]", "Check the file (quick: open it and read every class)"),
@@ -198,14 +206,11 @@ final class ShellSession {
         case ".quit", ".exit":
             return false
         case ".help":
-            let width = Self.dotCommands.map(\.usage.count).max() ?? 0
+            let lines = Self.lineCommands + Self.dotCommands.map { ($0.usage, $0.help) }
+            let width = lines.map(\.usage.count).max() ?? 0
             print("A line is a query, a write, or a dot-command:")
-            print("  CLASS [WHERE] [QUERY]" + String(repeating: " ", count: max(width - 20, 1)) + "Print the objects a query selects, e.g. Person WHERE age > $0 SORT(name ASC)")
-            print("  create CLASS {JSON}" + String(repeating: " ", count: max(width - 17, 1)) + "Create an object (or update the one with its primary key)")
-            print("  set CLASS {JSON} [WHERE] QUERY" + String(repeating: " ", count: max(width - 28, 1)) + "Set properties of the objects a query selects")
-            print("  delete CLASS [WHERE] QUERY" + String(repeating: " ", count: max(width - 24, 1)) + "Delete the objects a query selects")
-            for c in Self.dotCommands {
-                print("  " + c.usage + String(repeating: " ", count: width - c.usage.count + 2) + c.help)
+            for (usage, help) in lines {
+                print("  " + usage + String(repeating: " ", count: width - usage.count + 2) + help)
             }
         case ".mode":
             if rest.isEmpty {
