@@ -23,9 +23,12 @@ let package = Package(
         .systemLibrary(name: "CCove", path: "include"),
         // The C ABI: @c @implementation over include/cove.h.
         .target(name: "CoveC", dependencies: ["Cove", "CCove"], exclude: ["cove.exports"]),
+        // libedit's readline interface (Debian's libedit-dev), for `cove shell` alone.
+        .systemLibrary(name: "CLibEdit", path: "Sources/CLibEdit", providers: [.apt(["libedit-dev"])]),
         // The command-line tool.
         .executableTarget(name: "cove", dependencies: [
             "Cove",
+            "CLibEdit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The file parser's fuzz target: a libFuzzer entry point under -DCOVE_LIBFUZZER and

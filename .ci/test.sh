@@ -5,6 +5,12 @@
 # libcove; C and Python reuse that build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# The cove tool's shell links libedit (Debian's libedit-dev): installed when missing.
+if ! dpkg -s libedit-dev >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libedit-dev >&2
+fi
 cd "$COVE_ROOT"
 start=$SECONDS
 

@@ -1,35 +1,80 @@
-// `cove check FILE`: runs verify() over a file and prints what it found.
+// `cove check FILE`: runs verify() over a file (or, with --quick, opens it and reads every
+// class), and `cove info FILE`: what the library tells of a file.
 import ArgumentParser
 import Cove
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a Cove file: page checksums, tree order and counts, and free space.")
+        abstract: "Check a Cove file: page checksums, tree order and counts, free space, indexes and backlinks.")
 
     @Argument(help: "The Cove file to check.")
     var file: String
 
+    @Flag(help: "Only open the file (which checks its header and the pages of the last commit) and read the schema and every class's count.")
+    var quick = false
+
+    @Option(help: "Print the result as \(OutputMode.names) (default: the report and a last line '<file>: ok').")
+    var format: OutputMode?
+
     func run() throws {
         try withReadOnlyRealm(file) { realm in
-            print(try realm.verify())
-            print("\(file): ok")
+            let result = try checkFile(realm, file, quick: quick)
+            report(result.text, result.record, format)
         }
     }
 }
 
-/// `cove info FILE`: the version a file is at and how many versions are pinned.
+/// Checks `realm`: the full verify(), or the quick check.
+func checkFile(_ realm: Realm, _ file: String, quick: Bool) throws(CoveError) -> (text: String, record: [JSONMember]) {
+    let report: String
+    if quick {
+        var objects: UInt64 = 0
+        for cls in realm.schema.classes { objects += try realm.objectCount(cls.className) }
+        report = "quick check at version \(try realm.version): header and last commit read, \(realm.schema.classes.count) classes, \(objects) objects"
+    } else {
+        report = try realm.verify()
+    }
+    return ("\(report)\n\(file): ok", [JSONMember("file", .string(file)), JSONMember("check", .string(quick ? "quick" : "full")),
+                                      JSONMember("ok", .bool(true)), JSONMember("report", .string(report))])
+}
+
+/// `cove info FILE`: the file's size, schema version, version, pinned versions, and objects per
+/// class.
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the version of a Cove file.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show what a Cove file holds: size, versions, and objects per class.")
 
     @Argument(help: "The Cove file.")
     var file: String
 
+    @Option(help: "\(OutputMode.names) (default: line, a 'name: value' line each).")
+    var format: OutputMode = .line
+
     func run() throws {
         try withReadOnlyRealm(file) { realm in
-            print("file: \(file)")
-            print("schema version: \(try Realm.schemaVersion(at: file))")
-            print("version: \(try realm.version)")
-            print("active versions: \(try realm.activeVersionCount())")
+            printOut(Table(record: try fileInfo(realm, file)).rendered(format))
         }
     }
+}
+
+/// What `cove info` and the shell's .info print. The library tells neither the format version,
+/// the bytes in use and free, nor what recovery did when the file was opened: they are left out.
+func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] {
+    var st = stat()
+    let size: JSONValue = stat(file, &st) == 0 ? .int(Int64(st.st_size)) : .null
+    var members = [
+        JSONMember("file", .string(file)),
+        JSONMember("file_size", size),
+        JSONMember("schema_version", .int(Int64(try Realm.schemaVersion(at: file)))),
+        JSONMember("version", .int(Int64(try realm.version))),
+        JSONMember("active_versions", .int(Int64(try realm.activeVersionCount()))),
+        JSONMember("classes", .int(Int64(realm.schema.classes.count))),
+    ]
+    for cls in realm.schema.classes {
+        members.append(JSONMember("objects.\(cls.className)", .int(Int64(try realm.objectCount(cls.className)))))
+    }
+    return members
 }

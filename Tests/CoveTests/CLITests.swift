@@ -9,17 +9,7 @@ import Glibc
 
 final class CLITests: CoveTestCase {
     /// The `cove` executable built beside this test bundle.
-    private static let tool: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let exe = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        var dir = exe
-        // The bundle is <build>/debug/CovePackageTests.xctest: its folder holds the products.
-        while let slash = dir.lastIndex(of: "/"), !dir.hasSuffix("/debug"), !dir.hasSuffix("/release") {
-            dir = String(dir[..<slash])
-        }
-        return dir + "/cove"
-    }()
+    private static let tool = CLITool.path
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -88,8 +78,7 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(output.contains("imported 2 Dog objects from 2 lines in 1 batches"), output)
         (status, output) = run(["import", file, "Person", "\(folder)/people.jsonl", "--batch-size", "1"])
         XCTAssertEqual(status, 0, output)
-        XCTAssertTrue(output.contains("imported 2 Person objects from 3 lines in 3 batches"), output)
-        XCTAssertTrue(output.contains("100% 3/3 lines"), output)
+        XCTAssertTrue(output.contains("imported 2 Person objects from 3 lines in 2 batches"), output)
 
         (status, output) = run(["dump", file, "Person"])
         XCTAssertEqual(status, 0, output)
@@ -148,20 +137,13 @@ final class CLITests: CoveTestCase {
         let out = "\(folder)/watch.txt"
         XCTAssertEqual(system("'\(Self.tool)' watch '\(path)' Person 'age > 30' --changes 1 --seconds 20 > '\(out)' 2>&1 &"), 0)
         // Wait for the initial line, then commit from this process.
-        var text = ""
-        for _ in 0..<200 where !text.contains("initial") {
-            usleep(50_000)
-            text = FileHelper.read(out) ?? ""
-        }
-        XCTAssertTrue(text.contains(#"{"initial":1}"#), text)
+        var text = CLITool.waitFor("initial", inFile: out)
+        XCTAssertTrue(text.contains(#"{"initial":1,"#), text)
         try realm.write {
             try realm.dynamicCreate("Person", values: [("name", .string("b")), ("age", .int(50))])
             try realm.dynamicCreate("Person", values: [("name", .string("c")), ("age", .int(5))])
         }
-        for _ in 0..<200 where !text.contains("insertions") {
-            usleep(50_000)
-            text = FileHelper.read(out) ?? ""
-        }
+        text = CLITool.waitFor("insertions", inFile: out)
         XCTAssertTrue(text.contains(#""deletions":[],"insertions":[1],"modifications":[]"#), text)
         let (status, output) = run(["watch", "\(folder)/missing.cove", "Person"])
         XCTAssertNotEqual(status, 0, output)
@@ -169,20 +151,13 @@ final class CLITests: CoveTestCase {
         // Sections: a person moves from one age's section to a new one.
         let sectionsOut = "\(folder)/sections.txt"
         XCTAssertEqual(system("'\(Self.tool)' watch '\(path)' Person 'age > 30' --section-by age --changes 1 --seconds 20 > '\(sectionsOut)' 2>&1 &"), 0)
-        text = ""
-        for _ in 0..<200 where !text.contains("initialSections") {
-            usleep(50_000)
-            text = FileHelper.read(sectionsOut) ?? ""
-        }
+        text = CLITool.waitFor("initialSections", inFile: sectionsOut)
         XCTAssertTrue(text.contains(#"{"initialSections":["40","50"]}"#), text)
         try realm.write {
             guard let b = try realm.objects("Person").filter("name == 'b'").elements().first else { return }
             try b.setValue(.int(60), forKey: "age")
         }
-        for _ in 0..<200 where !text.contains("sectionsToDelete") {
-            usleep(50_000)
-            text = FileHelper.read(sectionsOut) ?? ""
-        }
+        text = CLITool.waitFor("sectionsToDelete", inFile: sectionsOut)
         XCTAssertTrue(text.contains(#"{"sectionsToDelete":[1],"sectionsToInsert":[1],"deletions":[],"insertions":[],"modifications":[]}"#), text)
     }
 
