@@ -27,8 +27,13 @@ struct Check: ParsableCommand {
     }
 }
 
-/// Checks `realm`: the full verify(), or the quick check.
+/// Checks `realm`: the full verify(), or the quick check. A file whose open discarded its last
+/// commit (a page it wrote no longer holds what it wrote) fails the check with the reason, even
+/// though the version before it reads well: that commit's changes are lost.
 func checkFile(_ realm: Realm, _ file: String, quick: Bool) throws(CoveError) -> (text: String, record: [JSONMember]) {
+    if let recovery = realm.recovery {
+        throw CoveError(.corrupt, "\(file): opening it discarded its last commit: \(recovery)")
+    }
     let report: String
     if quick {
         var objects: UInt64 = 0
@@ -60,8 +65,9 @@ struct Info: ParsableCommand {
     }
 }
 
-/// What `cove info` and the shell's .info print. The library tells neither the format version,
-/// the bytes in use and free, nor what recovery did when the file was opened: they are left out.
+/// What `cove info` and the shell's .info print, with what recovery left out when this process
+/// opened the file (null when nothing). The library tells neither the format version nor the
+/// bytes in use and free: they are left out.
 func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] {
     var st = stat()
     let size: JSONValue = stat(file, &st) == 0 ? .int(Int64(st.st_size)) : .null
@@ -72,6 +78,7 @@ func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] 
         JSONMember("version", .int(Int64(try realm.version))),
         JSONMember("active_versions", .int(Int64(try realm.activeVersionCount()))),
         JSONMember("classes", .int(Int64(realm.schema.classes.count))),
+        JSONMember("recovery", realm.recovery.map { .string($0.description) } ?? .null),
     ]
     for cls in realm.schema.classes {
         members.append(JSONMember("objects.\(cls.className)", .int(Int64(try realm.objectCount(cls.className)))))

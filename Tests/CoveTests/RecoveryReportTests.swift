@@ -67,5 +67,13 @@ final class RecoveryReportTests: CoveTestCase {
             XCTAssertNil(second.recovery)
             second.close()
         }
+
+        // The tool, opening the file first, says so: `info` shows it, `check` fails with it.
+        let info = CLITool.run(["info", path], in: folder)
+        XCTAssertEqual(info.status, 0, info.err)
+        XCTAssertTrue(info.out.contains("recovery: version \(lost) was discarded and version \(kept) opened"), info.out)
+        let check = CLITool.run(["check", path, "--quick"], in: folder)
+        XCTAssertNotEqual(check.status, 0)
+        XCTAssertTrue(check.err.contains("discarded its last commit") && check.err.contains("page \(page)"), check.err)
     }
 }
