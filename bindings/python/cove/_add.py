@@ -31,14 +31,16 @@ class Adder:
         self.adding: Dict[int, Object] = {}                # by id(): the objects being added now
         self.later: List[Tuple[Object, PropertyInfo, Any]] = []
 
-    def run(self, obj: Object) -> Object:
-        self.add(obj)
+    def run(self, obj: Object, nested: bool = False) -> Object:
+        """Adds `obj`; `nested` when it is linked from an object being written (then, as
+        create() does for a dict, update applies only to a class with a primary key)."""
+        self.add(obj, nested)
         for owner, p, value in self.later:
             owner._set(p.name, value, self.update)
             self.bind(p, value, owner)
         return obj
 
-    def add(self, obj: Object) -> Object:
+    def add(self, obj: Object, nested: bool = True) -> Object:
         realm = self.realm
         class_name = realm._declared(type(obj))
         info = realm._class_info(class_name)
@@ -56,7 +58,8 @@ class Adder:
                 deferred.append((p, value))  # type: ignore[arg-type]  # p is set: LATER needs one
             else:
                 values[name] = converted
-        made = realm.create(type(obj), values, update=self.update)
+        update = self.update and (not nested or info.primary_key is not None)
+        made = realm.create(type(obj), values, update=update)
         del self.adding[id(obj)]
         obj._become(made)
         for name, value in store.items():

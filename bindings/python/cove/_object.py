@@ -473,7 +473,7 @@ def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any
             return realm._create_nested(info.target, value, update)
         if isinstance(value, Object) and "_cove_values" in value.__dict__:
             # An unmanaged object assigned or given as a link is added, as in realm-swift.
-            return realm._add_object(value, update)
+            return realm._add_object(value, update, nested=True)
         return value
     if value is None and info.kind != LIST:
         return None

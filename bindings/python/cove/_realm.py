@@ -575,8 +575,9 @@ class Realm(RealmBase):
             raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
         batch = _Batch(self, class_name, info, update)
         rows = iter(objects)
+        whole = True    # whether the last row had every required value
         while True:
-            if batch.plain_keys is not None and not defaults:
+            if batch.plain_keys is not None and not defaults and whole:
                 # In C (_speedups.c): the rows with the same single-value keys, in the same
                 # order, as the batch's rows so far go into the batch as they are.
                 row = take(rows, batch.plain_keys, batch.rows, _Batch.SIZE)
@@ -592,8 +593,10 @@ class Realm(RealmBase):
             if defaults:
                 row = {**defaults, **row}
             if required:
-                # The C path above only takes rows with the keys of rows checked here.
+                # The C path above only takes rows with the keys of a row that had every
+                # required value; a row that lacks some (and updates an object) is checked here.
                 missing = [name for name in required if name not in row]
+                whole = not missing
                 if missing and not (update and self._updates(class_name, info, row)):
                     batch.flush()   # the objects before it are created, as for a bad value
                     raise missing_values(class_name, missing, f"create_many: object {batch.start} of the input: ")
@@ -662,8 +665,9 @@ class Realm(RealmBase):
                                           " (realm.create(cls, values) creates an object from a dict)")
         return [self._add_object(item, update) for item in _objects_in(obj, "add")]
 
-    def _add_object(self, obj: Object, update: bool) -> Object:
-        """add() of one object (inside a write)."""
+    def _add_object(self, obj: Object, update: bool, nested: bool = False) -> Object:
+        """add() of one object (inside a write); `nested` for an object linked from one being
+        written (see Adder.run)."""
         if not is_unmanaged(obj):
             if obj._realm is self:
                 return obj
@@ -674,7 +678,7 @@ class Realm(RealmBase):
                    "and this realm's own; copy it with realm.create(cls, obj.to_dict())")
         from ._add import Adder
 
-        return Adder(self, update).run(obj)
+        return Adder(self, update).run(obj, nested)
 
     def _create_nested(self, class_name: str, values: Mapping[str, Any], update: bool) -> Object:
         """The object a dict stands for inside another object's values."""
