@@ -64,7 +64,9 @@ def Property(*, primary_key: bool = False, indexed: bool = False, fulltext: bool
     ``primary_key`` makes it the class's primary key (int, str, ObjectId or UUID), ``indexed``
     adds a secondary index, ``fulltext`` a full-text index (strings). ``default`` is the value a
     new object gets when ``realm.create`` is not given one (a plain ``age: int = 3`` does the
-    same). ``type`` gives the schema notation outright ("float", "int?[]") instead of the
+    same), and the value the objects a file has get when an open adds the property. Without a
+    default, a property that is not optional, a collection or a link is required: a new object
+    must be given it (InvalidArgumentError, "missing value for property 'Dog.age'"). ``type`` gives the schema notation outright ("float", "int?[]") instead of the
     annotation's. Typed as Any so that ``age: int = cove.Property(...)`` type-checks, as
     ``dataclasses.field`` is.
     """

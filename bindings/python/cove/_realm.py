@@ -808,7 +808,9 @@ def open(
     (read-only, the old schema), ``m.new_realm`` (writable, the new schema),
     ``m.rename_property(cls, old, new)`` and ``for old, new in m.enumerate(cls)``. An exception
     it raises fails the open with that exception (its cause the library's CallbackError) and
-    leaves the file as it was.
+    leaves the file as it was. With declared classes, the objects the file has get the declared
+    default of each property the new schema adds to their class (rather than the zero of its
+    type), in that same write, before ``migration`` runs.
 
     ``durability`` is "full" (a commit survives power loss), "no_sync" (survives a process crash)
     or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:

@@ -1,6 +1,7 @@
 """A to-do list written as a typed Python program: declared classes, unmanaged objects added
-to the realm, a backlink, queries, live results and their changes. The test command checks it with `mypy --strict` and runs it;
-it prints what it finds and exits non-zero when something is not as expected.
+to the realm, a backlink, queries, live results and their changes. The test command checks it
+with `mypy --strict` and runs it; it prints what it finds and exits non-zero when something is
+not as expected.
 
     python typed_todo.py [FILE]
 """
