@@ -47,7 +47,8 @@ class Object(ObjectBase):
     objects it links to), and ``dog`` is then the realm's object: its attributes read and write
     the realm. A property not given holds its default, None when optional, an empty collection;
     a required one without a default has no value until it is assigned (reading it raises
-    NotFoundError, an AttributeError, and adding the object InvalidArgumentError).
+    NotFoundError, an AttributeError, and adding the object InvalidArgumentError). An unmanaged
+    object equals and hashes as itself only (its hash changes when it is added).
     """
 
     __cove_internal__ = ("_realm", "_handle", "_class_name", "_addr", "_cove_values")

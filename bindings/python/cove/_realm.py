@@ -651,7 +651,8 @@ class Realm(RealmBase):
         (copy it with ``realm.create(cls, obj.to_dict())``). A required value the object lacks
         raises InvalidArgumentError, as ``create`` does. Given an iterable of objects (a list,
         results), adds each of them and returns them as a list, as realm-swift's
-        ``add(_ objects:)``. Raises TransactionError outside a write.
+        ``add(_ objects:)``. Raises TransactionError outside a write. When add raises midway,
+        the objects it added before stay this realm's (and go if the write is cancelled).
         """
         if not self.in_write:
             from ._errors import TransactionError

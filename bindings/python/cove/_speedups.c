@@ -261,32 +261,6 @@ static PyObject *adopt(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     return wrap(args[0], args[1], args[3], handle);
 }
 
-/* manage(obj, realm, address, class_name): gives an object made without a handle (an unmanaged
- * cove.Object, made by calling its class) the handle at `address`, whose reference it takes
- * over, its realm and its class name: from then on its attributes read and write that object.
- * An object that has a handle already keeps it (TypeError, the reference released). */
-static PyObject *manage(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyObject_TypeCheck(args[0], ObjectBaseType) || !PyUnicode_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "manage(obj, realm, address: int, class_name: str)");
-        return NULL;
-    }
-    void *handle = handle_at(args[2]);
-    if (handle == NULL)
-        return NULL;
-    ObjectBase *obj = (ObjectBase *)args[0];
-    if (obj->handle != NULL) {
-        UNLOCKED(cove_release(handle));
-        PyErr_SetString(PyExc_TypeError, "manage: the object has a handle already");
-        return NULL;
-    }
-    obj->handle = handle;
-    Py_INCREF(args[1]);
-    Py_XSETREF(obj->realm, args[1]);
-    Py_INCREF(args[3]);
-    Py_XSETREF(obj->class_name, args[3]);
-    Py_RETURN_NONE;
-}
-
 /* ---- Accessor: the class attribute that reads a property ---------------------------------- */
 
 typedef struct {
@@ -1517,6 +1491,32 @@ static const PyType_Slot RealmBase_more[] = {
 };
 
 /* ---- the module ------------------------------------------------------------------------------ */
+
+/* manage(obj, realm, address, class_name): gives an object made without a handle (an unmanaged
+ * cove.Object, made by calling its class) the handle at `address`, whose reference it takes
+ * over, its realm and its class name: from then on its attributes read and write that object.
+ * An object that has a handle already keeps it (TypeError, the reference released). */
+static PyObject *manage(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyObject_TypeCheck(args[0], ObjectBaseType) || !PyUnicode_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "manage(obj, realm, address: int, class_name: str)");
+        return NULL;
+    }
+    void *handle = handle_at(args[2]);
+    if (handle == NULL)
+        return NULL;
+    ObjectBase *obj = (ObjectBase *)args[0];
+    if (obj->handle != NULL) {
+        UNLOCKED(cove_release(handle));
+        PyErr_SetString(PyExc_TypeError, "manage: the object has a handle already");
+        return NULL;
+    }
+    obj->handle = handle;
+    Py_INCREF(args[1]);
+    Py_XSETREF(obj->realm, args[1]);
+    Py_INCREF(args[3]);
+    Py_XSETREF(obj->class_name, args[3]);
+    Py_RETURN_NONE;
+}
 
 static PyMethodDef methods[] = {
     {"adopt", (PyCFunction)(void (*)(void))adopt, METH_FASTCALL,
