@@ -24,7 +24,7 @@ from ._errors import InvalidArgumentError, SchemaError
 
 if typing.TYPE_CHECKING:
     from ._results import Results
-from ._schema import PRIMITIVES
+from ._schema import PRIMITIVES, VALUE, ClassInfo, parse_class
 from ._speedups import Accessor
 from ._values import ObjectId, Timestamp
 
@@ -64,7 +64,9 @@ def Property(*, primary_key: bool = False, indexed: bool = False, fulltext: bool
     ``primary_key`` makes it the class's primary key (int, str, ObjectId or UUID), ``indexed``
     adds a secondary index, ``fulltext`` a full-text index (strings). ``default`` is the value a
     new object gets when ``realm.create`` is not given one (a plain ``age: int = 3`` does the
-    same). ``type`` gives the schema notation outright ("float", "int?[]") instead of the
+    same), and the value the objects a file has get when an open adds the property. Without a
+    default, a property that is not optional, a collection or a link is required: a new object
+    must be given it (InvalidArgumentError, "missing value for property 'Dog.age'"). ``type`` gives the schema notation outright ("float", "int?[]") instead of the
     annotation's. Typed as Any so that ``age: int = cove.Property(...)`` type-checks, as
     ``dataclasses.field`` is.
     """
@@ -443,6 +445,41 @@ def defaults_of(cls: type) -> Dict[str, Any]:
     """The default values of a declared class's properties."""
     fields: Dict[str, FieldDecl] = getattr(cls, "__cove_fields__", {})
     return {name: d.default for name, d in fields.items() if d.default is not MISSING and d.links is None}
+
+
+def shape_of(cls: type) -> Tuple["ClassInfo", Dict[str, Any]]:
+    """What an unmanaged object of a declared class holds: the class's properties as its own
+    declaration describes them (a link's target is not looked at: whether it is embedded is the
+    realm's to say when the object is added) and its defaults. Made once per class."""
+    shape: Optional[Tuple[ClassInfo, Dict[str, Any]]] = cls.__dict__.get("__cove_shape__")
+    if shape is None:
+        if not _is_declared(cls):
+            raise TypeError(f"{cls.__qualname__} is not a declared class: create objects with realm.create(class_name, values), "
+                            "or declare a class (class Dog(cove.Object): ...) and call it")
+        name = cls.__cove_class_name__  # type: ignore[attr-defined]
+        entry = schema_from_classes([cls])[name]
+        shape = (parse_class(name, entry, {}), defaults_of(cls))
+        setattr(cls, "__cove_shape__", shape)
+    return shape
+
+
+def required_of(cls: type, info: "ClassInfo") -> Tuple[str, ...]:
+    """The properties of `info` that a new object of the declared class `cls` must be given: its
+    declared single values that are neither optional nor given a default (the primary key has its
+    own rule)."""
+    fields: Dict[str, FieldDecl] = getattr(cls, "__cove_fields__", {})
+    return tuple(name for name, p in info.properties.items()
+                 if p.kind == VALUE and not p.optional and name != info.primary_key
+                 and name in fields and fields[name].default is MISSING)
+
+
+def missing_values(class_name: str, names: Sequence[str], where: str = "") -> InvalidArgumentError:
+    """The error for a new object that lacks required values (`names`, in schema order);
+    `where` goes first in the message."""
+    quoted = [f"'{class_name}.{name}'" for name in names]
+    if len(quoted) == 1:
+        return InvalidArgumentError(1, f"{where}missing value for property {quoted[0]}")
+    return InvalidArgumentError(1, f"{where}missing values for properties {', '.join(quoted[:-1])} and {quoted[-1]}")
 
 
 def class_name_of(cls: Union[str, Type[Any]]) -> str:

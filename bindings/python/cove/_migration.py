@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
 
-from ._declare import class_name_of
-from ._errors import InvalidatedError
+from ._declare import class_name_of, defaults_of
+from ._errors import InvalidatedError, MigrationRequiredError
 from ._lib import check, ffi, lib
 
 if TYPE_CHECKING:
@@ -145,6 +145,65 @@ AVAILABLE = hasattr(lib, "cove_config_set_migration")
 if AVAILABLE:
     ffi.def_extern(name="_cove_migration_object_cb")(_migration_object)
     ffi.def_extern(name="_cove_migration_cb")(_migration)
+
+
+def with_defaults(function: Optional[Callable[[Migration], Any]],
+                  classes: Dict[str, Type["Object"]]) -> Callable[[Migration], Any]:
+    """The migration that ``cove.open`` runs for declared classes with defaults: the objects the
+    file has of a class get the declared default of each property the new schema adds to it
+    (rather than the zero of its type), then `function` runs and sees them. Without `function`,
+    a change that needs one raises MigrationRequiredError, as the library does without a
+    migration. Everything happens in the migration's write: the file is left as it was if
+    anything raises."""
+    def migrate(m: Migration) -> None:
+        old, new = m.old_realm.schema, m.new_realm.schema
+        if function is None:
+            changes = _changes_needing_migration(old, new)
+            if changes:
+                raise MigrationRequiredError(13, f"the schema changed in ways that need a migration: {'; '.join(changes)}")
+        for name, cls in classes.items():
+            if name not in old or name not in new:
+                continue
+            before = old[name].get("properties", {})
+            added = {prop: value for prop, value in defaults_of(cls).items()
+                     if prop not in before and prop in new[name].get("properties", {})}
+            if not added:
+                continue
+            for _, obj in m.enumerate(name):
+                if obj is not None:
+                    for prop, value in added.items():
+                        obj._set(prop, value)
+        if function is not None:
+            function(m)
+
+    return migrate
+
+
+def _changes_needing_migration(old: Dict[str, Any], new: Dict[str, Any]) -> List[str]:
+    """What differs from the `old` schema to the `new` one (both as the library prints them)
+    beyond added classes, properties and indexes and backlinks: what needs a migration."""
+    changes: List[str] = []
+    for name, entry in new.items():
+        before = old.get(name)
+        if before is None:
+            continue
+        if bool(before.get("embedded", False)) != bool(entry.get("embedded", False)):
+            changes.append(f"class '{name}' changed being embedded")
+        if before.get("primaryKey") != entry.get("primaryKey"):
+            changes.append(f"class '{name}' changed its primary key")
+        properties = entry.get("properties", {})
+        for prop, notation in before.get("properties", {}).items():
+            if str(notation).startswith("@links("):
+                continue
+            if prop not in properties:
+                changes.append(f"property '{name}.{prop}' removed")
+            elif properties[prop] != notation:
+                changes.append(f"property '{name}.{prop}' changed from {notation} to {properties[prop]}")
+        for kind in ("indexed", "fulltext"):
+            for prop in before.get(kind, []):
+                if prop in properties and prop not in entry.get(kind, []):
+                    changes.append(f"index ({kind}) of '{name}.{prop}' removed")
+    return changes
 
 
 def open_with_migration(config: Any, function: Callable[[Migration], Any], classes: Dict[str, Type["Object"]],

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from . import _declare
 from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet
-from ._errors import InvalidArgumentError, WrongTypeError
+from ._errors import InvalidArgumentError, NotFoundError, WrongTypeError
 from ._lib import check, ffi, lib
-from ._speedups import MISS, Accessor, ObjectBase, adopt, set_value
+from ._speedups import MISS, Accessor, ObjectBase, adopt, manage, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
@@ -38,16 +38,46 @@ class Object(ObjectBase):
     and open the realm with ``cove.open(path, schema=[Dog, Person, Toy])``: objects of the class
     then come back as ``Dog`` instances. Objects of classes not declared in Python come back as
     plain ``cove.Object`` (or ``cove.EmbeddedObject``) instances.
+
+    Calling a declared class, ``Dog(name="Rex", age=3)``, makes an unmanaged object, as
+    realm-swift's ``Dog(value:)``: it belongs to no realm, its attributes are plain Python
+    values (a list, set or map property a Python list, set or dict; a link another object,
+    unmanaged or not; backlinks an empty list), read and assigned without a write, and they are
+    checked when it is added. ``realm.add(dog)`` inside a write creates it (and the unmanaged
+    objects it links to), and ``dog`` is then the realm's object: its attributes read and write
+    the realm. A property not given holds its default, None when optional, an empty collection;
+    a required one without a default has no value until it is assigned (reading it raises
+    NotFoundError, an AttributeError, and adding the object InvalidArgumentError). An unmanaged
+    object equals and hashes as itself only (its hash changes when it is added).
     """
 
-    __cove_internal__ = ("_realm", "_handle", "_class_name")
+    __cove_internal__ = ("_realm", "_handle", "_class_name", "_addr", "_cove_values")
 
     _realm: "Realm"
     _handle: Any
     _class_name: str
 
     def __init__(self, **values: Any) -> None:
-        raise TypeError("create objects with realm.create(cls, values)")
+        info, defaults = _declare.shape_of(type(self))
+        for name in values:
+            p = info.properties.get(name)
+            if p is None:
+                raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument '{name}': "
+                                f"class '{info.name}' has no property of that name")
+            if p.kind == BACKLINKS:
+                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+        store: Dict[str, Any] = {}
+        for name, p in info.properties.items():
+            if name in values:
+                store[name] = _held(p, values[name])
+            elif name in defaults:
+                store[name] = _held(p, defaults[name])
+            elif p.kind in _EMPTY:
+                store[name] = _EMPTY[p.kind]()
+            elif p.optional and p.kind != BACKLINKS:
+                store[name] = None
+        # The values of an unmanaged object; gone once it is added (is_unmanaged()).
+        self.__dict__["_cove_values"] = store
 
     def __init_subclass__(cls, *, class_name: Optional[str] = None, _base: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -65,7 +95,11 @@ class Object(ObjectBase):
         # ObjectBase keeps the handle as an address (_addr); its cffi pointer, which the calls
         # through cffi take, is made the first time it is asked for, then kept.
         if name == "_handle":
-            handle = self.__dict__["_handle"] = ffi.cast("cove_object_t*", self._addr)
+            try:
+                address = self._addr
+            except AttributeError:
+                raise _unmanaged_error(self, "belongs to no realm yet") from None
+            handle = self.__dict__["_handle"] = ffi.cast("cove_object_t*", address)
             return handle
         if name.startswith("__") or name in Object.__cove_internal__:
             raise AttributeError(name)
@@ -75,6 +109,9 @@ class Object(ObjectBase):
     # library from C, an underscore name is an ordinary attribute, and everything else, or a
     # write the library refused (which changed nothing), comes here.
     def _setattr(self, name: str, value: Any) -> None:
+        if "_cove_values" in self.__dict__:
+            self._store(name, value)
+            return
         self._set_general(name, value, False)
 
     def __getitem__(self, name: str) -> Any:
@@ -84,7 +121,11 @@ class Object(ObjectBase):
         self._set(name, value)
 
     def _get(self, name: str, encoded: Optional[bytes] = None) -> Any:
-        realm = self._realm
+        try:
+            realm = self._realm
+        except AttributeError:
+            # An object without a realm: an unmanaged one (its handle and realm come with add).
+            return self._stored(name)
         info = realm._property_info(self._class_name, name)
         kind = VALUE if info is None else info.kind
         if kind == VALUE or kind == LINK:
@@ -124,7 +165,12 @@ class Object(ObjectBase):
         # nothing: for a property that does not take the value as it is (a collection,
         # backlinks, an embedded object) the general path does what the property wants, and
         # for the others it raises the library's error.
-        if set_value(self._addr, name.encode(), value) is MISS:
+        try:
+            address = self._addr
+        except AttributeError:
+            self._store(name, value)
+            return
+        if set_value(address, name.encode(), value) is MISS:
             self._set_general(name, value, update)
 
     def _set_general(self, name: str, value: Any, update: bool) -> None:
@@ -157,6 +203,41 @@ class Object(ObjectBase):
         for name, value in values.items():
             self._set(name, value, update)
 
+    # -- unmanaged objects -----------------------------------------------------------------------
+
+    def _stored(self, name: str) -> Any:
+        """The value of `name` of an unmanaged object."""
+        store = self.__dict__.get("_cove_values")
+        if store is None:
+            raise AttributeError(name)
+        if name in store:
+            return store[name]
+        info, _ = _declare.shape_of(type(self))
+        p = info.properties.get(name)
+        if p is None:
+            raise NotFoundError(3, f"no property '{name}' in class '{info.name}'")
+        if p.kind == BACKLINKS:
+            return []     # nothing links to an object that is in no realm
+        raise NotFoundError(3, f"property '{info.name}.{name}' of the unmanaged object has no value yet")
+
+    def _store(self, name: str, value: Any) -> None:
+        """`name` = `value` on an unmanaged object: kept as it is (collections copied into a
+        list, set or dict), to be checked when the object is added."""
+        info, _ = _declare.shape_of(type(self))
+        p = info.properties.get(name)
+        if p is None:
+            raise NotFoundError(3, f"no property '{name}' in class '{info.name}'")
+        if p.kind == BACKLINKS:
+            raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+        self.__dict__["_cove_values"][name] = _held(p, value)
+
+    def _become(self, managed: "Object") -> None:
+        """Makes this unmanaged object `managed`'s object: it takes a handle of its own to the
+        same object of the realm, and its values are dropped (the realm's are read from now on)."""
+        handle = lib.cove_retain(managed._handle)
+        manage(self, managed._realm, int(ffi.cast("uintptr_t", handle)), managed._class_name)
+        del self.__dict__["_cove_values"]
+
     def _cove_link(self) -> Tuple[int, int]:
         """The (class key, object key) a link to the object holds; InvalidatedError once it
         was deleted (a link to nothing is never made), ClosedError once its realm closed."""
@@ -175,27 +256,44 @@ class Object(ObjectBase):
     # -- state ---------------------------------------------------------------------------------
 
     @property
+    def is_managed(self) -> bool:
+        """Whether the object belongs to a realm: False for an unmanaged object (made by calling
+        its class) until ``realm.add()`` adds it."""
+        return "_cove_values" not in self.__dict__
+
+    @property
     def is_valid(self) -> bool:
-        """False once the object was deleted (or its realm closed)."""
+        """False once the object was deleted (or its realm closed); True for an unmanaged one."""
+        if "_cove_values" in self.__dict__:
+            return True
         out = ffi.new("bool*")
         check(lib.cove_object_is_valid(self._handle, out))
         return bool(out[0])
 
     @property
     def class_name(self) -> str:
+        if "_cove_values" in self.__dict__:
+            return str(type(self).__cove_class_name__)  # type: ignore[attr-defined]
         return self._class_name
 
     @property
-    def realm(self) -> "Realm":
+    def realm(self) -> Optional["Realm"]:
+        """The object's realm; None for an unmanaged object (as realm-swift's ``realm``)."""
+        if "_cove_values" in self.__dict__:
+            return None
         return self._realm
 
     @property
     def is_embedded(self) -> bool:
+        if "_cove_values" in self.__dict__:
+            return bool(getattr(type(self), "__cove_embedded__", False))
         return self._realm._class_info(self._class_name).embedded
 
     @property
     def is_frozen(self) -> bool:
         """Whether the object keeps one version (from ``freeze()`` or a frozen realm)."""
+        if "_cove_values" in self.__dict__:
+            return False
         return self._realm.is_frozen
 
     def freeze(self) -> "Object":
@@ -261,6 +359,9 @@ class Object(ObjectBase):
         return self._snapshot()
 
     def _snapshot(self) -> Dict[str, Any]:
+        store = self.__dict__.get("_cove_values")
+        if store is not None:
+            return {name: plain(value) for name, value in store.items()}
         info = self._realm._class_info(self._class_name)
         return {name: plain(self._get(name)) for name, p in info.properties.items() if p.kind != BACKLINKS}
 
@@ -273,10 +374,15 @@ class Object(ObjectBase):
             return self is other
 
     def __hash__(self) -> int:
+        # An unmanaged object hashes as itself (and so differently once it is added).
+        if "_cove_values" in self.__dict__:
+            return object.__hash__(self)
         return hash(self._identity())
 
     def __repr__(self) -> str:
         kind = type(self)
+        if "_cove_values" in self.__dict__:
+            return f"<{kind.__qualname__} (unmanaged)>"
         if kind in (Object, EmbeddedObject):
             prefix = f"cove.{kind.__name__} {self._class_name}"
         else:
@@ -318,15 +424,42 @@ def plain(value: Any) -> Any:
     """A property value as plain Python: collections copied, embedded objects as dicts."""
     from ._collections import List, Map, Set
 
-    if isinstance(value, List):
+    if isinstance(value, (List, list)):
         return [plain(v) for v in value]
-    if isinstance(value, Set):
+    if isinstance(value, (Set, set)):
         return set(value)
-    if isinstance(value, Map):
+    if isinstance(value, (Map, dict)):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, Object) and value._realm._class_info(value._class_name).embedded:
+    if isinstance(value, Object) and value.is_embedded:
         return value._snapshot()
     return value
+
+
+def is_unmanaged(value: Any) -> bool:
+    """Whether `value` is an unmanaged object (made by calling a declared class, not added)."""
+    return isinstance(value, Object) and "_cove_values" in value.__dict__
+
+
+def _unmanaged_error(obj: Object, what: str) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        1, f"the {type(obj).__qualname__} object is unmanaged: it {what}; add it with realm.add() inside a write first")
+
+
+# The value an unmanaged object's collection property holds when it is not given one.
+_EMPTY: Dict[str, Callable[..., Any]] = {LIST: list, SET: set, MAP: dict}
+
+
+def _held(p: PropertyInfo, value: Any) -> Any:
+    """What an unmanaged object keeps for `value` of property `p`: a collection's elements
+    copied into a list, set or dict, anything else as it is."""
+    make = _EMPTY.get(p.kind)
+    if make is None:
+        return value
+    try:
+        return make(value.items() if p.kind == MAP and isinstance(value, abc.Mapping) else value)
+    except (TypeError, ValueError):
+        what = "a mapping of strings to its values" if p.kind == MAP else "an iterable of its elements"
+        raise WrongTypeError(2, f"{p.label} takes {what}, got {type(value).__name__}") from None
 
 
 def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any:
@@ -337,14 +470,19 @@ def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any
         return value
     if not info.embedded:
         # collections.abc's Mapping: typing's answers isinstance() through two more calls.
-        return realm._create_nested(info.target, value, update) if isinstance(value, abc.Mapping) else value
+        if isinstance(value, abc.Mapping):
+            return realm._create_nested(info.target, value, update)
+        if isinstance(value, Object) and "_cove_values" in value.__dict__:
+            # An unmanaged object assigned or given as a link is added, as in realm-swift.
+            return realm._add_object(value, update, nested=True)
+        return value
     if value is None and info.kind != LIST:
         return None
     if isinstance(value, abc.Mapping):
         return Embedded(dict(value))
     if isinstance(value, Object):
-        if value._class_name != info.target:
-            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value._class_name}")
+        if value.class_name != info.target:
+            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value.class_name}")
         return Embedded(value._snapshot())
     raise WrongTypeError(
         2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")

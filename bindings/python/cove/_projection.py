@@ -154,7 +154,7 @@ class Projection:
         check(lib.cove_projection_new(root._handle, c_names, c_paths, len(names), out))
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_handle", owned(out[0]))
-        object.__setattr__(self, "_reach", {name: _reach(root.realm, expected, f.key_path) for name, f in fields.items()})
+        object.__setattr__(self, "_reach", {name: _reach(root._realm, expected, f.key_path) for name, f in fields.items()})
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -165,7 +165,7 @@ class Projection:
 
     @property
     def realm(self) -> "Realm":
-        return self._root.realm
+        return self._root._realm
 
     @classmethod
     def fields(cls) -> Dict[str, ProjectedProperty]:

@@ -14,11 +14,11 @@ from typing import (TYPE_CHECKING, Literal, Any, Callable, Dict, Iterable, Itera
 from . import _migration, _notifications
 
 from ._collections import Embedded
-from ._declare import class_name_of, defaults_of, schema_from_classes
+from ._declare import MISSING, class_name_of, defaults_of, missing_values, required_of, schema_from_classes
 from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
 from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
-from ._object import EmbeddedObject, Object, install_accessors, prepare
+from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged, prepare
 from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
@@ -82,6 +82,8 @@ class Realm(RealmBase):
         # differs, or a class is declared.
         self._create_plans: Dict[Any, Tuple[Any, ...]] = {}
         self._targets: Dict[Any, Tuple[bytes, Type[Object], str]] = {}
+        # The required properties of each declared class (_required), cleared with the plans.
+        self._requireds: Dict[str, Tuple[str, ...]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -327,6 +329,7 @@ class Realm(RealmBase):
             # Plans and targets name the properties and classes of the schema they were made in.
             self._create_plans.clear()
             self._targets.clear()
+            self._requireds.clear()
         self._schema_cache = schema
         self._infos = {}
         return schema
@@ -410,6 +413,7 @@ class Realm(RealmBase):
             self._link_classes.clear()   # made before the class was declared
             self._create_plans.clear()
             self._targets.clear()
+            self._requireds.clear()
         return name
 
     # -- objects -------------------------------------------------------------------------------
@@ -455,6 +459,8 @@ class Realm(RealmBase):
         out = ffi.new("cove_object_t**")
         check(lib.cove_object_find(self._h(), class_name.encode(), pk, out))
         is_new = out[0] == ffi.NULL
+        if is_new and declared is not None:
+            self._check_required(class_name, declared, info, values)
         if is_new:
             check(lib.cove_object_create_with_primary_key(self._h(), class_name.encode(), pk, out))
         obj = self._wrap(out[0], class_name)
@@ -481,6 +487,9 @@ class Realm(RealmBase):
                              if name in info.properties)
             if any(name not in props for name, _ in defaults):
                 return ()
+            # A required value not given: MISSING, which the C path does not write, sends the
+            # create to _create_new, which raises.
+            defaults += tuple((sys.intern(name), MISSING) for name in self._required(class_name))
         key = None if info.primary_key is None else sys.intern(info.primary_key)
         # The last item: the keys of the last dict created from and their names, kept in C.
         return (self._addr, class_name.encode(), declared or Object, class_name, props, defaults, key, [None, None])
@@ -493,6 +502,7 @@ class Realm(RealmBase):
             for name, default in defaults_of(declared).items():
                 if name in info.properties:
                     values.setdefault(name, default)
+            self._check_required(class_name, declared, info, values)
         names: List[str] = []
         row: List[Any] = []
         later: Dict[str, Any] = {}
@@ -548,22 +558,26 @@ class Realm(RealmBase):
         call; lists, sets, maps and embedded objects of each object are set afterwards (for a
         class without a primary key, an object that has any is created on its own, in order).
         A declared class's defaults fill what new objects are not given (not with
-        ``update=True``). A bad value raises with the library's message naming the object's
-        index in its batch; the objects before it stay created until the write is cancelled.
+        ``update=True``), and a new object of a declared class that lacks a required value (see
+        ``create``) raises InvalidArgumentError naming the object's index in the input and the
+        property. A bad value raises with the library's message naming the object's index; the
+        objects before it stay created until the write is cancelled.
         """
         class_name = self._declared(cls)
         info = self._class_info(class_name)
         declared = self._classes.get(class_name)
         defaults = {} if declared is None or update else {
             k: v for k, v in _declare_defaults(declared).items() if k in info.properties}
+        required = self._required(class_name)
         if not self.in_write:
             from ._errors import TransactionError
 
             raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
         batch = _Batch(self, class_name, info, update)
         rows = iter(objects)
+        whole = True    # whether the last row had every required value
         while True:
-            if batch.plain_keys is not None and not defaults:
+            if batch.plain_keys is not None and not defaults and whole:
                 # In C (_speedups.c): the rows with the same single-value keys, in the same
                 # order, as the batch's rows so far go into the batch as they are.
                 row = take(rows, batch.plain_keys, batch.rows, _Batch.SIZE)
@@ -578,12 +592,94 @@ class Realm(RealmBase):
                 raise InvalidArgumentError(1, f"create_many() takes dicts of property values, got {type(row).__name__}")
             if defaults:
                 row = {**defaults, **row}
+            if required:
+                # The C path above only takes rows with the keys of a row that had every
+                # required value; a row that lacks some (and updates an object) is checked here.
+                missing = [name for name in required if name not in row]
+                whole = not missing
+                if missing and not (update and self._updates(class_name, info, row)):
+                    batch.flush()   # the objects before it are created, as for a bad value
+                    raise missing_values(class_name, missing, f"create_many: object {batch.start} of the input: ")
                 if tuple(row) == batch.plain_keys and len(batch.rows) < _Batch.SIZE:
                     batch.rows.append(list(row.values()))
                     continue
             batch.add(row)
         batch.flush()
         return batch.created
+
+    def _required(self, class_name: str) -> Tuple[str, ...]:
+        """The properties a new object of `class_name` must be given: none for a class not
+        declared in Python (the schema notation has no defaults: a value not given is its type's
+        zero), else required_of() its declared class."""
+        required = self._requireds.get(class_name)
+        if required is None:
+            declared = self._classes.get(class_name)
+            required = () if declared is None else required_of(declared, self._class_info(class_name))
+            self._requireds[class_name] = required
+        return required
+
+    def _check_required(self, class_name: str, declared: Optional[Type[Object]], info: ClassInfo,
+                        values: Mapping[str, Any]) -> None:
+        """Raises InvalidArgumentError naming the required properties `values` lacks."""
+        if declared is None:
+            return
+        missing = [name for name in self._required(class_name) if name not in values]
+        if missing and self.in_write:   # outside a write, the library's TransactionError comes first
+            raise missing_values(class_name, missing)
+
+    def _updates(self, class_name: str, info: ClassInfo, row: Mapping[str, Any]) -> bool:
+        """Whether create_many(update=True) updates an object with `row` (its primary key is
+        given and an object has it) rather than creating one."""
+        pk = info.primary_key
+        return pk is not None and pk in row and self.find(class_name, row[pk]) is not None
+
+    @overload
+    def add(self, obj: _O, update: bool = False) -> _O: ...
+    @overload
+    def add(self, obj: Iterable[_O], update: bool = False) -> List[_O]: ...
+
+    def add(self, obj: Union[Object, Iterable[Object]], update: bool = False) -> Any:
+        """Adds an unmanaged object (made by calling its declared class, ``Dog(name="Rex")``)
+        inside a write, as realm-swift's ``add``: the object is created with its values, the
+        unmanaged objects it links to (in links, lists, sets and maps; embedded ones are created
+        inside it) are added with it, and the same Python objects are then this realm's: their
+        attributes read and write the realm. Returns ``obj``.
+
+        ``update=True`` updates the object with the same primary key when there is one (and
+        the objects it links to likewise) rather than raising DuplicateKeyError. An object of
+        this realm already is left as it is; one of another realm raises InvalidArgumentError
+        (copy it with ``realm.create(cls, obj.to_dict())``). A required value the object lacks
+        raises InvalidArgumentError, as ``create`` does. Given an iterable of objects (a list,
+        results), adds each of them and returns them as a list, as realm-swift's
+        ``add(_ objects:)``. Raises TransactionError outside a write. When add raises midway,
+        the objects it added before stay this realm's (and go if the write is cancelled).
+        """
+        if not self.in_write:
+            from ._errors import TransactionError
+
+            what = obj.class_name if isinstance(obj, Object) else "the"
+            raise TransactionError(5, f"cannot add {what} objects outside a write transaction")
+        if isinstance(obj, Object):
+            return self._add_object(obj, update)
+        if isinstance(obj, (str, bytes, Mapping)):
+            raise InvalidArgumentError(1, f"add() takes a cove.Object or an iterable of them, got {type(obj).__name__}"
+                                          " (realm.create(cls, values) creates an object from a dict)")
+        return [self._add_object(item, update) for item in _objects_in(obj, "add")]
+
+    def _add_object(self, obj: Object, update: bool, nested: bool = False) -> Object:
+        """add() of one object (inside a write); `nested` for an object linked from one being
+        written (see Adder.run)."""
+        if not is_unmanaged(obj):
+            if obj._realm is self:
+                return obj
+            owner = obj._realm
+            where = owner.path if owner.path is not None else "an in-memory realm"
+            raise InvalidArgumentError(
+                1, f"the {obj.class_name} object belongs to another realm ({where}): add() takes unmanaged objects "
+                   "and this realm's own; copy it with realm.create(cls, obj.to_dict())")
+        from ._add import Adder
+
+        return Adder(self, update).run(obj, nested)
 
     def _create_nested(self, class_name: str, values: Mapping[str, Any], update: bool) -> Object:
         """The object a dict stands for inside another object's values."""
@@ -643,14 +739,7 @@ class Realm(RealmBase):
         if isinstance(obj, Results):
             obj.delete_all()
             return
-        try:
-            objects = list(obj)
-        except TypeError:
-            raise InvalidArgumentError(1, f"delete() takes a cove.Object or an iterable of them, got {type(obj).__name__}") from None
-        for item in objects:
-            if not isinstance(item, Object):
-                raise InvalidArgumentError(1, f"delete() takes cove.Objects, got {type(item).__name__} among them")
-        for item in objects:
+        for item in _objects_in(obj, "delete"):
             if item.is_valid:
                 check(lib.cove_object_delete(item._handle))
 
@@ -664,6 +753,19 @@ class Realm(RealmBase):
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else ("frozen" if self._frozen else "live")
         return f"<cove.Realm {self._path or ':memory:'} {state}>"
+
+
+def _objects_in(values: Any, call: str) -> List[Object]:
+    """The objects of an iterable given to add() or delete() (`call`), all taken first (a live
+    collection that changes meanwhile skips none)."""
+    try:
+        objects = list(values)
+    except TypeError:
+        raise InvalidArgumentError(1, f"{call}() takes a cove.Object or an iterable of them, got {type(values).__name__}") from None
+    for item in objects:
+        if not isinstance(item, Object):
+            raise InvalidArgumentError(1, f"{call}() takes cove.Objects, got {type(item).__name__} among them")
+    return objects
 
 
 #: The durability a realm is opened with: "full" (a commit survives power loss), "no_sync" (a
@@ -707,7 +809,9 @@ def open(
     (read-only, the old schema), ``m.new_realm`` (writable, the new schema),
     ``m.rename_property(cls, old, new)`` and ``for old, new in m.enumerate(cls)``. An exception
     it raises fails the open with that exception (its cause the library's CallbackError) and
-    leaves the file as it was.
+    leaves the file as it was. With declared classes, the objects the file has get the declared
+    default of each property the new schema adds to their class (rather than the zero of its
+    type), in that same write, before ``migration`` runs.
 
     ``durability`` is "full" (a commit survives power loss), "no_sync" (survives a process crash)
     or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:
@@ -744,11 +848,29 @@ def open(
             raise InvalidArgumentError(1, f"migration is a function taking a cove.Migration, got {type(migration).__name__}")
         if not _migration.AVAILABLE:
             raise InvalidArgumentError(1, "this libcove has no migrations (cove_config_set_migration)")
+    if _adds_to_objects(fspath, classes, schema_version, read_only):
+        # The declared defaults of the properties the schema adds go to the file's objects in
+        # the migration's write, before the program's own migration, if any, runs.
+        migration = _migration.with_defaults(migration, classes)
+    if migration is not None:
         return Realm(_migration.open_with_migration(config, migration, classes, fspath), path=fspath,
                      frozen=False, classes=classes)
     out = ffi.new("cove_realm_t**")
     check(lib.cove_open(config, out))
     return Realm(out[0], path=fspath, frozen=False, classes=classes)
+
+
+def _adds_to_objects(fspath: Optional[str], classes: Dict[str, Type[Object]], version: int, read_only: bool) -> bool:
+    """Whether opening may add properties with declared defaults to objects a file has: there
+    is a file, of a lower schema version, and a declared class has defaults."""
+    if fspath is None or read_only or not classes or not _migration.AVAILABLE:
+        return False
+    if not any(defaults_of(cls) for cls in classes.values()):
+        return False
+    out = ffi.new("uint64_t*")
+    if lib.cove_schema_version_at(fspath.encode(), out) != 0:
+        return False    # no file yet (or one the open will refuse)
+    return int(out[0]) < version
 
 
 def _declare_defaults(cls: Type[Object]) -> Dict[str, Any]:

@@ -1465,7 +1465,10 @@ static PyMethodDef RealmBase_methods[] = {
      "DuplicateKeyError. Lists, sets and maps take iterables and dicts; a dict for a link to an\n"
      "embedded class creates the embedded object, a dict for another link creates (or with\n"
      "``update``, upserts) the linked object. A declared class's defaults fill what a new\n"
-     "object is not given. A link takes an object of this realm, of a frozen copy of it or of\n"
+     "object is not given; a required value (not optional, not a collection or link, no\n"
+     "default) that a new object of a declared class is not given raises InvalidArgumentError\n"
+     "(\"missing value for property 'Dog.name'\"). An unmanaged object given for a link is\n"
+     "added (``add``). A link takes an object of this realm, of a frozen copy of it or of\n"
      "another realm open on the same file; an object of a realm on another file raises\n"
      "InvalidArgumentError (here and wherever an object becomes a link or a query argument)."},
     {"find", (PyCFunction)(void (*)(void))RealmBase_find, METH_FASTCALL | METH_KEYWORDS,
@@ -1489,9 +1492,37 @@ static const PyType_Slot RealmBase_more[] = {
 
 /* ---- the module ------------------------------------------------------------------------------ */
 
+/* manage(obj, realm, address, class_name): gives an object made without a handle (an unmanaged
+ * cove.Object, made by calling its class) the handle at `address`, whose reference it takes
+ * over, its realm and its class name: from then on its attributes read and write that object.
+ * An object that has a handle already keeps it (TypeError, the reference released). */
+static PyObject *manage(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyObject_TypeCheck(args[0], ObjectBaseType) || !PyUnicode_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "manage(obj, realm, address: int, class_name: str)");
+        return NULL;
+    }
+    void *handle = handle_at(args[2]);
+    if (handle == NULL)
+        return NULL;
+    ObjectBase *obj = (ObjectBase *)args[0];
+    if (obj->handle != NULL) {
+        UNLOCKED(cove_release(handle));
+        PyErr_SetString(PyExc_TypeError, "manage: the object has a handle already");
+        return NULL;
+    }
+    obj->handle = handle;
+    Py_INCREF(args[1]);
+    Py_XSETREF(obj->realm, args[1]);
+    Py_INCREF(args[3]);
+    Py_XSETREF(obj->class_name, args[3]);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"adopt", (PyCFunction)(void (*)(void))adopt, METH_FASTCALL,
      "adopt(cls, realm, address, class_name): an object that takes over the handle at address"},
+    {"manage", (PyCFunction)(void (*)(void))manage, METH_FASTCALL,
+     "manage(obj, realm, address, class_name): an object without a handle takes over the one at address"},
     {"find_int", (PyCFunction)(void (*)(void))find_int, METH_FASTCALL,
      "find_int(realm, class_name, key, cls, realm, class_name): the object with that int primary key, None, or MISS"},
     {"object_by_key", (PyCFunction)(void (*)(void))object_by_key, METH_FASTCALL,

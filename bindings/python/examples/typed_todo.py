@@ -1,6 +1,7 @@
-"""A to-do list written as a typed Python program: declared classes, a backlink, queries,
-live results and their changes. The test command checks it with `mypy --strict` and runs it;
-it prints what it finds and exits non-zero when something is not as expected.
+"""A to-do list written as a typed Python program: declared classes, unmanaged objects added
+to the realm, a backlink, queries, live results and their changes. The test command checks it
+with `mypy --strict` and runs it; it prints what it finds and exits non-zero when something is
+not as expected.
 
     python typed_todo.py [FILE]
 """
@@ -32,7 +33,8 @@ def main(path: Optional[str] = None) -> int:
         with realm.write():
             home = realm.create(Project, {"name": "home"})
             for title, priority in [("milk", 2), ("bank", 3), ("plants", 1)]:
-                task = realm.create(Task, {"title": title, "priority": priority})
+                # An unmanaged Task, added: the same object is the realm's from then on.
+                task: Task = realm.add(Task(title=title, priority=priority))
                 home.tasks.append(task)
         urgent: cove.Results[Task] = realm.objects(Task).filter("priority >= $0", 2).sorted("title")
         seen: List[cove.CollectionChange] = []

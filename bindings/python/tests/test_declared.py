@@ -125,13 +125,16 @@ def test_objects_come_back_as_their_classes(realm: cove.Realm) -> None:
         assert isinstance(rex.toys, cove.List) and isinstance(rex.toys[0], Toy) and rex.toys[0].brand == "A"
         assert isinstance(rex.home, Address) and isinstance(rex.home, cove.EmbeddedObject)
         assert rex.home.street is None
-        ann = realm.create(Person, {"name": "Ann", "dogs": [rex, {"name": "Max"}], "best": rex})
+        ann = realm.create(Person, {"name": "Ann", "dogs": [rex, {"name": "Max", "age": 1}], "best": rex})
         assert isinstance(ann, Person) and isinstance(ann.best, Dog) and ann.best == rex
         assert all(isinstance(d, Dog) for d in ann.dogs) and ann.dogs[1].weight == 1.5
         rex.owner = ann
         assert isinstance(rex.owner, Person)
-        everything = realm.create(Everything, {"dog_set": [rex], "typing_map": {"r": rex}, "toy_map": {"t": {"brand": "T"}},
-                                               "renamed": [{"name": "Fido"}]})
+        zero = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        required = {"i": 0, "f": 0.0, "b": False, "s": "", "data": b"", "when": zero, "stamp": zero,
+                    "d": decimal.Decimal(0), "u": uuid.UUID(int=0), "oid": cove.ObjectId(), "as_float": 0.0}
+        everything = realm.create(Everything, {**required, "dog_set": [rex], "typing_map": {"r": rex},
+                                               "toy_map": {"t": {"brand": "T"}}, "renamed": [{"name": "Fido"}]})
         assert isinstance(next(iter(everything.dog_set)), Dog)
         assert isinstance(everything.typing_map["r"], Dog) and isinstance(everything.toy_map["t"], Toy)
         assert isinstance(everything.renamed[0], Hound) and everything.renamed[0].class_name == "HoundDog"
@@ -167,7 +170,7 @@ def test_typed_attributes(realm: cove.Realm) -> None:
         with pytest.raises(cove.WrongTypeError, match="cannot be null"):
             e.s = None
         with pytest.raises(cove.WrongTypeError):
-            realm.create(Dog, {"name": "Bad", "tags": [1]})
+            realm.create(Dog, {"name": "Bad", "age": 1, "tags": [1]})
         with pytest.raises(cove.WrongTypeError, match="links to Dog"):
             realm.create(Person, {"name": "Bob", "best": e})
     with pytest.raises(cove.TransactionError):
@@ -196,7 +199,7 @@ def test_defaults_apply_to_new_objects_only(realm: cove.Realm) -> None:
 
 def test_deleted_objects(realm: cove.Realm) -> None:
     with realm.write():
-        rex = realm.create(Dog, {"name": "Rex", "toys": [{"brand": "A"}]})
+        rex = realm.create(Dog, {"name": "Rex", "age": 3, "toys": [{"brand": "A"}]})
         toy = rex.toys[0]
         toys = rex.toys
         ann = realm.create(Person, {"name": "Ann", "dogs": [rex], "best": rex})
@@ -213,7 +216,7 @@ def test_deleted_objects(realm: cove.Realm) -> None:
 
 def test_backlinks_read_as_live_results_of_declared_objects(realm: cove.Realm) -> None:
     with realm.write():
-        rex = realm.create(Dog, {"name": "Rex"})
+        rex = realm.create(Dog, {"name": "Rex", "age": 3})
         owners = rex.owners
         assert isinstance(owners, cove.Results) and len(owners) == 0
         ann = realm.create(Person, {"name": "Ann", "dogs": [rex]})
@@ -288,7 +291,7 @@ def test_schema_errors() -> None:
 
 def test_classes_are_not_constructed_directly(realm: cove.Realm) -> None:
     with pytest.raises(TypeError, match="realm.create"):
-        Dog()
+        cove.Object()                                       # a declared class makes unmanaged objects
     with realm.write():
         with pytest.raises(cove.InvalidArgumentError, match="declared cove.Object subclass"):
             realm.create(int, {})                           # type: ignore[call-overload]
@@ -300,7 +303,7 @@ def test_reopen(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "r.cove"
     with cove.open(path, schema=CLASSES, schema_version=1) as realm:
         with realm.write():
-            rex = realm.create(Dog, {"name": "Rex", "tags": ["a"], "toys": [{"brand": "A", "price": 1.5}]})
+            rex = realm.create(Dog, {"name": "Rex", "age": 3, "tags": ["a"], "toys": [{"brand": "A", "price": 1.5}]})
             realm.create(Person, {"name": "Ann", "dogs": [rex]})
         schema = realm.schema
     with cove.open(path, schema=CLASSES, schema_version=1) as realm:
