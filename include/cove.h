@@ -428,6 +428,15 @@ cove_status_t cove_active_versions(cove_realm_t* realm, uint64_t* out_count);
 cove_status_t cove_recovery(cove_realm_t* realm, bool* out_discarded, uint64_t* out_discarded_version,
                             uint64_t* out_opened_version, char** out_reason);
 
+/**
+ * How the file's space is used at the version the realm reads: its format version, the bytes of
+ * its pages, and of those holding data of a version in use (the others are free, and later
+ * commits reuse them). Each out may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_file_space(cove_realm_t* realm, uint32_t* out_format_version, uint64_t* out_total_bytes,
+                              uint64_t* out_used_bytes);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Schema                                                                                      */
 /* ------------------------------------------------------------------------------------------ */

@@ -138,6 +138,18 @@ public func cove_recovery(_ realm: OpaquePointer?, _ outDiscarded: UnsafeMutable
 }
 
 @c @implementation
+public func cove_file_space(_ realm: OpaquePointer?, _ outFormat: UnsafeMutablePointer<UInt32>?,
+                            _ outTotal: UnsafeMutablePointer<UInt64>?, _ outUsed: UnsafeMutablePointer<UInt64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let r = try handle(realm, RealmHandle.self, "realm", in: "cove_file_space").realm
+        let space = try call { () throws(CoveError) in try r.fileSpace() }
+        outFormat?.pointee = space.formatVersion
+        outTotal?.pointee = space.totalBytes
+        outUsed?.pointee = space.usedBytes
+    }
+}
+
+@c @implementation
 public func cove_verify(_ realm: OpaquePointer?, _ outReport: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let r = try handle(realm, RealmHandle.self, "realm", in: "cove_verify").realm

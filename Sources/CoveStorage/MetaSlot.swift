@@ -94,6 +94,9 @@ struct MetaSlot: Equatable, Sendable {
     /// The same in every version of a file.
     var secondSlot: PageNumber = MetaSlot.spreadSecondSlot
 
+    /// The format version the slot was written in (a new slot: this build's).
+    var format: UInt32 = MetaSlot.formatVersion
+
     /// The page number of `inlineCatalog` (0: none).
     var inlineCatalogPage: PageNumber { inlineCatalog == nil ? 0 : catalog.page.pgno }
 
@@ -204,6 +207,7 @@ struct MetaSlot: Equatable, Sendable {
                             listHead: u64(120), listHeadChecksum: u32(128), listEntries: u32(132),
                             listInlineBytes: u32(136), recentFree: [], recentHistory: [])
         meta.secondSlot = format >= 5 ? u64(152) : 1
+        meta.format = format
         guard meta.secondSlot == 1 || meta.secondSlot == spreadSecondSlot else {
             return .damaged("the second meta slot is at page \(meta.secondSlot), neither 1 nor \(spreadSecondSlot)")
         }

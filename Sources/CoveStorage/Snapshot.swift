@@ -149,3 +149,11 @@ public final class Snapshot: PageStore, @unchecked Sendable {
         history.count + UInt64(box.meta.recentHistory.count)
     }
 }
+
+extension Snapshot {
+    /// The format version of the meta slot this snapshot read (a file of an older format is
+    /// written in the newest from its next commit on).
+    public var formatVersion: UInt32 { meta.format }
+    /// The pages of the file that no version in use references: reused by later commits.
+    public var freePageCount: UInt64 { meta.freePageCount }
+}

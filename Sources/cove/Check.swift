@@ -65,15 +65,19 @@ struct Info: ParsableCommand {
     }
 }
 
-/// What `cove info` and the shell's .info print, with what recovery left out when this process
-/// opened the file (null when nothing). The library tells neither the format version nor the
-/// bytes in use and free: they are left out.
+/// What `cove info` and the shell's .info print: the file's size, format, the bytes its pages
+/// hold in use and free, versions, what recovery left out when this process opened the file
+/// (null when nothing), and objects per class.
 func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] {
+    let space = try realm.fileSpace()
     var st = stat()
     let size: JSONValue = stat(file, &st) == 0 ? .int(Int64(st.st_size)) : .null
     var members = [
         JSONMember("file", .string(file)),
         JSONMember("file_size", size),
+        JSONMember("format_version", .int(Int64(space.formatVersion))),
+        JSONMember("used_bytes", .int(Int64(space.usedBytes))),
+        JSONMember("free_bytes", .int(Int64(space.freeBytes))),
         JSONMember("schema_version", .int(Int64(try Realm.schemaVersion(at: file)))),
         JSONMember("version", .int(Int64(try realm.version))),
         JSONMember("active_versions", .int(Int64(try realm.activeVersionCount()))),

@@ -168,6 +168,32 @@ public final class Realm {
         }
     }
 
+    /// How the file's space is used at the version this realm reads: what `cove info` shows,
+    /// and what deciding to compact needs.
+    public struct FileSpace: Sendable, Equatable {
+        /// The file format version (a file of an older format is written in the newest from its
+        /// next commit on).
+        public let formatVersion: UInt32
+        /// The size of a page.
+        public let pageSize: Int
+        /// The bytes of the file's pages, and of those that hold data of a version in use (the
+        /// rest are free: later commits reuse them).
+        public let totalBytes: UInt64
+        public let usedBytes: UInt64
+        public var freeBytes: UInt64 { totalBytes - usedBytes }
+    }
+
+    /// How the file's space is used at the version this realm reads (inside a write: the version
+    /// the write started from).
+    /// - Throws: `.closed`.
+    public func fileSpace() throws(CoveError) -> FileSpace {
+        try checkOpen()
+        let s = try pinnedSnapshot()
+        let size = UInt64(CoveStorage.pageSize)
+        return FileSpace(formatVersion: s.formatVersion, pageSize: Int(size), totalBytes: s.pageCount * size,
+                         usedBytes: (s.pageCount - s.freePageCount) * size)
+    }
+
     /// The number of versions pinned now in the file by every process, the newest included.
     public func activeVersionCount() throws(CoveError) -> UInt64 {
         try checkOpen()

@@ -111,6 +111,7 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_version, , cove_version(f->realm, &o->u64))                                                \
     X(cove_active_versions, , cove_active_versions(f->realm, &o->u64))                                \
     X(cove_recovery, , cove_recovery(f->realm, &o->flag, &o->u64, &o->u64, &o->text))                 \
+    X(cove_file_space, , cove_file_space(f->realm, &o->u32, &o->u64, &o->u64))                        \
     X(cove_schema_json, , cove_schema_json(f->realm, &o->text))                                       \
     X(cove_class_key, , cove_class_key(f->realm, "Person", &o->u32))                                  \
     X(cove_property_key, , cove_property_key(f->realm, "Person", "age", &o->i64))                     \

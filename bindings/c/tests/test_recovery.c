@@ -1,7 +1,7 @@
 /* cove_recovery(): a file whose last commit has a page that no longer holds what the commit
  * wrote opens at the version before, and the realm says which version it discarded, which it
- * opened and which page failed; an intact file says nothing. Runs in an empty working
- * directory. */
+ * opened and which page failed; an intact file says nothing. cove_file_space(): the format and
+ * the bytes of the file's pages, and of those in use. Runs in an empty working directory. */
 #include <cove.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +81,12 @@ int main(void) {
     if (reason) printf("recovery: %s\n", reason);
     cove_free(reason);
     CHECK(query_count(realm, "Item", "TRUEPREDICATE", NULL, 0) == 100);
+    uint32_t format = 0;
+    uint64_t total = 0, used = 0;
+    CHECK_OK(cove_file_space(realm, &format, &total, &used));
+    CHECK(format == 5 && total <= (uint64_t)after_size && used > 0 && used < total && total % PAGE == 0);
+    CHECK_OK(cove_file_space(realm, NULL, NULL, NULL));
+    CHECK_FAILS(cove_file_space(NULL, &format, NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "realm");
     CHECK_FAILS(cove_recovery(realm, NULL, NULL, NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "out_discarded");
     cove_release(realm);
     free(before);

@@ -40,6 +40,19 @@ def _release_realm(handle: Any, open_: List[bool]) -> None:
     release_handle(handle)
 
 
+class FileSpace(NamedTuple):
+    """How a file's space is used (``Realm.file_space()``): the bytes of its pages, and of those
+    holding data of a version in use; the rest are free, and later commits reuse them."""
+
+    format_version: int
+    total_bytes: int
+    used_bytes: int
+
+    @property
+    def free_bytes(self) -> int:
+        return self.total_bytes - self.used_bytes
+
+
 class Recovery(NamedTuple):
     """A commit that opening the file discarded (``Realm.recovery``)."""
 
@@ -148,6 +161,13 @@ class Realm(RealmBase):
         out = ffi.new("uint64_t*")
         check(lib.cove_active_versions(self._h(), out))
         return int(out[0])
+
+    def file_space(self) -> FileSpace:
+        """How the file's space is used at the version this realm reads."""
+        out_format = ffi.new("uint32_t*")
+        out_bytes = ffi.new("uint64_t[2]")
+        check(lib.cove_file_space(self._h(), out_format, out_bytes, out_bytes + 1))
+        return FileSpace(int(out_format[0]), int(out_bytes[0]), int(out_bytes[1]))
 
     @property
     def recovery(self) -> Optional["Recovery"]:
