@@ -453,11 +453,20 @@ final class ObjectStore {
     /// the table's class, its column by that position, without hashing its key.
     func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
-        let i = try t.position(ofProperty: name)
+        return try get(t, objectKey, propertyAt: try t.position(ofProperty: name))
+    }
+
+    /// The value of the property at position `i` of `t`'s class: a plain column's cell read as
+    /// its kind says, without the property; other properties through `value(_:of:)`.
+    private func get(_ t: Table, _ objectKey: Int64, propertyAt i: Int) throws(CoveError) -> Value {
+        let plain = t.plainColumnAt[i]
+        if plain.column >= 0, let v = PropertyCodec.plainValue(try storedCell(t, objectKey, column: plain.column), plain.spec.kind) {
+            return v
+        }
         let p = t.cls.properties[i]
         let c = t.columnOfPropertyAt[i]
         // Without a column of its own (backlinks), the general path says why.
-        if c < 0 { return try get(cls, objectKey, p) }
+        if c < 0 { return try get(t.cls, objectKey, p) }
         return try value(try storedCell(t, objectKey, column: c), of: p)
     }
 
@@ -465,15 +474,7 @@ final class ObjectStore {
     /// found by position without hashing, a plain column's cell read as its kind says.
     func get(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
-        let i = try t.position(ofPropertyKey: propertyKey)
-        let plain = t.plainColumnAt[i]
-        if plain.column >= 0, let v = PropertyCodec.plainValue(try storedCell(t, objectKey, column: plain.column), plain.spec.kind) {
-            return v
-        }
-        let p = t.cls.properties[i]
-        let c = t.columnOfPropertyAt[i]
-        if c < 0 { return try get(cls, objectKey, p) }
-        return try value(try storedCell(t, objectKey, column: c), of: p)
+        return try get(t, objectKey, propertyAt: try t.position(ofPropertyKey: propertyKey))
     }
 
     /// The objects of `sourceClass` whose link `property` points at `objectKey`, one per link:
