@@ -168,7 +168,7 @@ final class ChangeWorker: @unchecked Sendable {
         do throws(CoveError) {
             let differ = try job.differ.moved(to: realm)
             guard let rows = base.rows else {
-                let initial = try differ.engine.elements()
+                let initial = try differ.initialRows(store)
                 job.publish(.init(baseID: base.id, version: version, changes: nil, rows: initial, plan: differ.engine.lastPlan))
                 return
             }

@@ -322,11 +322,13 @@ struct CollectionDiffer {
     var rowKeys = RowKeysCache()
     /// Its query's predicate, bound once for the incremental path, shared with its moved copies.
     var localPredicate = LocalPredicateCache()
+    /// The plan and state of the incremental path of sorted results, shared likewise.
+    var sortedState = SortedRowsCache()
 
     /// The same differ reading `realm` (a frozen copy at another version).
     func moved(to realm: Realm) throws(CoveError) -> CollectionDiffer {
         CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass,
-                         rowKeys: rowKeys, localPredicate: localPredicate)
+                         rowKeys: rowKeys, localPredicate: localPredicate, sortedState: sortedState)
     }
 
     /// The changes from `rows` (the results at the record's first version) to the results at
@@ -338,6 +340,13 @@ struct CollectionDiffer {
         if let fast = try incremental(rows, record, touched, store) { return fast }
         if let fast = try incrementalSorted(rows, record, touched, store) { return fast }
         let new = try engine.elements()
+        return (try changes(from: rows, to: new, record, touched, store), new)
+    }
+
+    /// The changes from `rows` to `new` found by comparing them, the rows that stayed checked
+    /// against the key-path filter.
+    func changes(from rows: [Value], to new: [Value], _ record: ChangeRecord, _ touched: Set<UInt32>,
+                 _ store: ObjectStore) throws(CoveError) -> CollectionChangeSet {
         var modified: (Value) -> Bool = { _ in false }
         var failure: CoveError?
         if let cls = rootClass {
@@ -355,7 +364,7 @@ struct CollectionDiffer {
         }
         let changes = CollectionChangeSet.diff(old: rows, new: new, modified: modified)
         if let failure { throw failure }
-        return (changes, new)
+        return changes
     }
 }
 
@@ -409,7 +418,7 @@ final class CollectionRegistration: NotifierRegistration {
             }
             if initialPending {
                 initialPending = false
-                rows = try differ.engine.elements()
+                rows = try differ.initialRows(store)
                 job?.rebase(version: target, rows: rows)
                 callback(.initial)
                 return true
