@@ -177,7 +177,7 @@ final class ChangeWorker: @unchecked Sendable {
             let merged = ChangeRecord.merged(records, after: base.version, through: version)
             guard !merged.schemaChanged else { return }
             let advanced = try differ.advance(from: rows, merged, store)
-            job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? CollectionChangeSet(),
+            job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? .unchanged,
                               rows: advanced?.rows ?? rows, plan: differ.engine.lastPlan))
         } catch {
             return

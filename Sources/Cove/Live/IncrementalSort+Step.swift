@@ -121,6 +121,7 @@ struct SortStep {
             }
         }
         var changes = CollectionChangeSet()
+        changes.resorted = stillHere.map(\.new).sorted()
         for (i, k) in zip(leavingAt, leavingKeys) where !returned.contains(k) { changes.deletions.append(i) }
         for (n, a) in arriving.enumerated() where !returned.contains(a.key) {
             changes.insertions.append(newPosition[n])
@@ -164,6 +165,7 @@ struct SortStep {
             }
         }
         var changes = CollectionChangeSet()
+        changes.resorted = []
         try collectModifications(found, into: &changes)
         return changes
     }

@@ -299,8 +299,19 @@ extension CollectionChangeSet {
             out.modificationsOld.append(i - old.lowerBound)
         }
         out.movedModified = movedModified.filter { new.contains($0) }.map { $0 - new.lowerBound }
+        out.resorted = resorted?.filter { new.contains($0) }.map { $0 - new.lowerBound }
         return out
     }
+
+    /// The change set of a commit that changed nothing the rows show.
+    static var unchanged: CollectionChangeSet {
+        var c = CollectionChangeSet()
+        c.resorted = []
+        return c
+    }
+
+    /// Whether rows that kept their place may have changed their sort values.
+    var mayHaveResorted: Bool { resorted.map { !$0.isEmpty } ?? true }
 
     /// How many of the ascending `indices` are below `bound`.
     static func count(below bound: Int, _ indices: [Int]) -> Int {

@@ -374,6 +374,9 @@ struct CollectionDiffer {
 final class CollectionRegistration: NotifierRegistration {
     let differ: CollectionDiffer
     let callback: (CollectionChange) -> Void
+    /// Whether it also hears of change sets whose rows may have changed their sort values in
+    /// place and nothing else (layers keyed on those values: sections).
+    var hearsResorting = false
     var rows: [Value]
     /// The worker's side of this observer (nil: every change set is computed here).
     var job: CollectionJob?
@@ -412,7 +415,7 @@ final class CollectionRegistration: NotifierRegistration {
                     callback(.initial)
                 } else {
                     job.rebase(version: target, rows: rows)
-                    if let changes = ready.changes, !changes.isEmpty { callback(.update(changes)) }
+                    if let changes = ready.changes, calls(changes) { callback(.update(changes)) }
                 }
                 return true
             }
@@ -432,12 +435,16 @@ final class CollectionRegistration: NotifierRegistration {
                 differ.engine.seed(rows, plan: differ.engine.lastPlan)
             }
             job?.rebase(version: target, rows: rows)
-            if let changes = advanced?.changes, !changes.isEmpty { callback(.update(changes)) }
+            if let changes = advanced?.changes, calls(changes) { callback(.update(changes)) }
             return true
         } catch {
             callback(.error(error))
             return false
         }
+    }
+
+    private func calls(_ changes: CollectionChangeSet) -> Bool {
+        !changes.isEmpty || (hearsResorting && changes.mayHaveResorted)
     }
 }
 
@@ -860,6 +867,13 @@ extension Results {
     /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property),
     ///   and the error the results were made with (`queryError`).
     public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        try observeChanges(keyPaths: keyPaths, hearingResorting: false, block)
+    }
+
+    /// `observeChanges`; with `hearingResorting`, also called with change sets that only say
+    /// rows may have changed their sort values in place.
+    func observeChanges(keyPaths: [String]?, hearingResorting: Bool,
+                        _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         if let failure = engine.failure { throw failure }
         let realm = engine.realm
         try realm.requireObservable("results")
@@ -876,6 +890,7 @@ extension Results {
         }
         let differ = CollectionDiffer(engine: engine, filter: filter, relevant: try engine.relevantClasses(store), rootClass: root)
         let registration = CollectionRegistration(differ: differ, version: try realm.version, callback: block)
+        registration.hearsResorting = hearingResorting
         try realm.register(registration)
         try realm.attachToChangeWorker(registration)
         return NotificationToken(registration)
@@ -887,7 +902,7 @@ extension ResultsEngine {
     /// objects were modified, for the layers built on results (sections, projections).
     func observeRaw(keyPaths: [String]?, _ block: @escaping (CollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
         let results = Results<Value>(engine: self)
-        return try results.observeChanges(keyPaths: keyPaths) { [weak self] change in
+        return try results.observeChanges(keyPaths: keyPaths, hearingResorting: true) { [weak self] change in
             var modified = Set<Value>()
             if case .update(let c) = change {
                 let rows = (try? self?.elements()) ?? []
