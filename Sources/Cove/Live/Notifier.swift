@@ -233,11 +233,10 @@ final class RealmNotifier {
         }
         let current = try realm.version
         let store = try realm.objectStore()
-        // The notification thread is computing this very version: its change sets come
-        // sooner than this thread could compute them.
-        realm.watcher?.worker.waitWhileComputing(current, timeoutMs: 1000)
         // The change records are read only for the observers without a change set computed
-        // ahead (which they take now, so that a newer one cannot replace it meanwhile).
+        // ahead (which they take now, so that a newer one cannot replace it meanwhile; one the
+        // notification thread is computing now is waited for, and the others are left to this
+        // thread).
         var claimed = Set<ObjectIdentifier>()
         var oldest = current
         for registration in registrations where registration.version < current || registration.initialPending {
