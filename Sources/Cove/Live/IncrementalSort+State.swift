@@ -10,6 +10,8 @@ struct SortedRows: Sendable {
     var order: [Int64]
     /// For DISTINCT: the matches by group.
     var groups: DistinctGroups?
+    /// Rows of `order` whose sort values are known.
+    var fence = SortFence()
 }
 
 /// The matches of DISTINCT results by group of equal values; each group's first member is its
@@ -139,17 +141,21 @@ extension IncrementalSortPlan {
         } else {
             matches = try store.objectKeys(cls)
         }
-        guard let distinct else { return SortedRows(order: try Self.sorted(matches, by: order, classKey, store), groups: nil) }
+        guard let distinct else {
+            let (keys, fence) = try Self.sorted(matches, by: order, classKey, store)
+            return SortedRows(order: keys, groups: nil, fence: fence)
+        }
         // Each group's first member in group order stands for it; the rows are those, sorted.
         var groups = DistinctGroups()
         var firsts: [Int64] = []
-        for k in try Self.sorted(matches, by: groupOrder, classKey, store) {
+        for k in try Self.sorted(matches, by: groupOrder, classKey, store).keys {
             let (g, made) = groups.group(of: try Self.distinctValues(cls, k, distinct, store))
             if made { firsts.append(k) }
             groups.members[Int(g)].append(k)
             groups.groupOf[k] = g
         }
-        return SortedRows(order: try Self.sorted(firsts, by: order, classKey, store), groups: groups)
+        let (keys, fence) = try Self.sorted(firsts, by: order, classKey, store)
+        return SortedRows(order: keys, groups: groups, fence: fence)
     }
 
     /// The values DISTINCT compares of one object.
@@ -160,10 +166,13 @@ extension IncrementalSortPlan {
         return values
     }
 
-    /// `keys` sorted by `sortKeys`, then by key.
+    /// `keys` sorted by `sortKeys`, then by key, and the fence of the order.
     static func sorted(_ keys: [Int64], by sortKeys: [IncrementalSortKey], _ classKey: UInt32,
-                       _ store: ObjectStore) throws(CoveError) -> [Int64] {
-        if sortKeys.isEmpty { return keys.sorted() }
+                       _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence) {
+        if sortKeys.isEmpty {
+            let sorted = keys.sorted()
+            return (sorted, try SortFence(count: sorted.count) { (i: Int) throws(CoveError) in ([], sorted[i]) })
+        }
         // Own properties of keys in ascending order are read a column at a time.
         let ascendingKeys = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
         let rows = ascendingKeys ? CollectionDiffer.rows(keys[...], classKey) : []
@@ -180,12 +189,15 @@ extension IncrementalSortPlan {
         }
         var order = Array(keys.indices)
         order.sort { a, b in
-            for (c, key) in sortKeys.enumerated() {
+            for c in sortKeys.indices {
                 let o = SortValue.order(columns[c][a], columns[c][b])
-                if o != 0 { return key.ascending ? o < 0 : o > 0 }
+                if o != 0 { return sortKeys[c].ascending ? o < 0 : o > 0 }
             }
             return keys[a] < keys[b]
         }
-        return order.map { keys[$0] }
+        let fence = try SortFence(count: order.count) { (i: Int) throws(CoveError) in
+            (columns.map { $0[order[i]] }, keys[order[i]])
+        }
+        return (order.map { keys[$0] }, fence)
     }
 }

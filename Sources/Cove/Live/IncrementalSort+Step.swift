@@ -60,7 +60,7 @@ struct SortStep {
             leaving = moving.union(deleted)
             for k in moving where try matches(k) { entering.append(k) }
         }
-        if leaving.isEmpty && entering.isEmpty { return try inPlace(state.order, modified) }
+        if leaving.isEmpty && entering.isEmpty { return try inPlace(state.order, state.fence, modified) }
 
         // Where the leaving rows and the possibly modified ones stand: one pass over the order.
         let order = state.order
@@ -85,21 +85,29 @@ struct SortStep {
         // last one ended).
         var arriving: [Sorted] = []
         for k in entering { arriving.append((try values(of: k, plan.order), k)) }
-        arriving.sort { Self.before($0, $1, plan.order) }
+        let keys = plan.order
+        arriving.sort { Self.before($0, $1, keys) }
         let stayedCount = order.count - leavingAt.count
+        func stayed(_ rank: Int) -> Int64 { order[CollectionChangeSet.index(ofRank: rank, skipping: leavingAt)] }
+        var fence = state.fence.staying(leavingAt)
+        if fence.isEmpty && !arriving.isEmpty && stayedCount >= 8 {
+            fence = try SortFence(count: stayedCount) { (r: Int) throws(CoveError) in (try values(of: stayed(r), keys), stayed(r)) }
+        }
         var points: [Int] = []
         points.reserveCapacity(arriving.count)
         var lo = 0
         for a in arriving {
-            var hi = stayedCount
+            let bracket = fence.bracket(a, stayedCount) { Self.before($0, $1, keys) }
+            lo = max(lo, bracket.lowerBound)
+            var hi = bracket.upperBound
             while lo < hi {
                 let mid = (lo + hi) / 2
-                let row = order[CollectionChangeSet.index(ofRank: mid, skipping: leavingAt)]
-                if try sortsBefore(row, a, plan.order) { lo = mid + 1 } else { hi = mid }
+                if try sortsBefore(stayed(mid), a, keys) { lo = mid + 1 } else { hi = mid }
             }
             points.append(lo)
         }
         let (newOrder, newPosition) = Self.merge(order, leavingAt, arriving.map(\.key), points)
+        state.fence = fence.merged(points, arriving, newPosition)
 
         // An arriving row that was there before and keeps its place among the rows that stayed
         // (and the other returning rows of its gap) did not move: it is modified, not deleted
@@ -145,13 +153,15 @@ struct SortStep {
 
     /// The changes when no row moves: the rows among `candidates` the filter sees as modified,
     /// found by binary search when they are few, else in one pass over the order.
-    private mutating func inPlace(_ order: [Int64], _ candidates: Set<Int64>) throws(CoveError) -> CollectionChangeSet {
+    private mutating func inPlace(_ order: [Int64], _ fence: SortFence, _ candidates: Set<Int64>) throws(CoveError) -> CollectionChangeSet {
         var found: [(new: Int, old: Int, key: Int64)] = []
         if candidates.count <= 16 {
             // Every row's values are as they were: the order is sorted by them now.
+            let keys = plan.order
             for k in candidates {
-                let a = (try values(of: k, plan.order), k)
-                var lo = 0, hi = order.count
+                let a = (try values(of: k, keys), k)
+                let bracket = fence.bracket(a, order.count) { Self.before($0, $1, keys) }
+                var lo = bracket.lowerBound, hi = bracket.upperBound
                 while lo < hi {
                     let mid = (lo + hi) / 2
                     if try sortsBefore(order[mid], a, plan.order) { lo = mid + 1 } else { hi = mid }
@@ -221,24 +231,24 @@ struct SortStep {
     private func values(of key: Int64, _ keys: [IncrementalSortKey]) throws(CoveError) -> [SortValue] {
         var out: [SortValue] = []
         out.reserveCapacity(keys.count)
-        for k in keys { out.append(try k.value(of: key, store)) }
+        for i in keys.indices { out.append(try keys[i].value(of: key, store)) }
         return out
     }
 
     /// Whether the row `key` sorts before `a` by `keys` (then object key), its values read one
     /// key at a time, the next only on a tie.
     private func sortsBefore(_ key: Int64, _ a: Sorted, _ keys: [IncrementalSortKey]) throws(CoveError) -> Bool {
-        for (i, k) in keys.enumerated() {
-            let c = SortValue.order(try k.value(of: key, store), a.values[i])
-            if c != 0 { return k.ascending ? c < 0 : c > 0 }
+        for i in keys.indices {
+            let c = SortValue.order(try keys[i].value(of: key, store), a.values[i])
+            if c != 0 { return keys[i].ascending ? c < 0 : c > 0 }
         }
         return key < a.key
     }
 
-    private static func before(_ a: Sorted, _ b: Sorted, _ keys: [IncrementalSortKey]) -> Bool {
-        for (i, k) in keys.enumerated() {
+    static func before(_ a: Sorted, _ b: Sorted, _ keys: [IncrementalSortKey]) -> Bool {
+        for i in keys.indices {
             let c = SortValue.order(a.values[i], b.values[i])
-            if c != 0 { return k.ascending ? c < 0 : c > 0 }
+            if c != 0 { return keys[i].ascending ? c < 0 : c > 0 }
         }
         return a.key < b.key
     }
