@@ -1,88 +1,116 @@
-// Rows of a sorted order whose sort values are known, about one in 32: a binary search
-// for where an arriving row goes first narrows, in memory, to the rows between two of them, and
+// Rows of a sorted order whose sort values are known, about one in 16: a binary search for
+// where an arriving row goes first narrows, in memory, to the rows between two of them, and
 // reads the values of only a few rows there (a read costs a lookup in the store; a search over
 // 100,000 rows without the fence reads 17). The rows of the fence are those whose values were
-// read or computed anyway: every 32nd when the order is evaluated (or on the first search), then
-// the arriving rows, thinned so that they stay about as far apart. (Short orders space them
-// closer: one in two for 32 rows.)
+// read or computed anyway: every 16th when the order is evaluated (or on the first search), then
+// arriving rows where the fence has a gap. It follows the order from one change set to the
+// next in place: the rows that left drop out, the others move to their new positions. (Short
+// orders space it closer: one in two for 32 rows.)
 
 struct SortFence: Sendable {
-    /// Positions in the order, ascending, and the rows there with their values.
+    /// Positions in the order, ascending, and the object keys there.
     var positions: [Int] = []
-    var rows: [(values: [SortValue], key: Int64)] = []
+    var keys: [Int64] = []
+    /// The rows' values of the sort keys, `width` a row.
+    var values: [SortValue] = []
+    var width = 0
     /// How far apart its rows are kept.
-    var spacing = 32
+    var spacing = 16
+
+    /// The rows of the fence that stay in a change: their indices in the fence, and their
+    /// ranks among the rows of the order that stay.
+    struct Staying {
+        var entries: [Int] = []
+        var ranks: [Int] = []
+    }
 
     var isEmpty: Bool { positions.isEmpty }
 
     /// How far apart the rows of the fence of `count` rows go.
-    static func spacing(for count: Int) -> Int { max(2, min(32, count / 16)) }
+    static func spacing(for count: Int) -> Int { max(2, min(16, count / 16)) }
+
+    init() {}
 
     /// The fence of an order of `count` rows whose values `value(i)` gives.
-    init(count: Int, _ value: (Int) throws(CoveError) -> (values: [SortValue], key: Int64)) throws(CoveError) {
+    init(count: Int, width: Int, _ value: (Int) throws(CoveError) -> SortStep.Sorted) throws(CoveError) {
+        self.width = width
         spacing = Self.spacing(for: count)
         var i = 0
         while i < count {
+            let row = try value(i)
             positions.append(i)
-            rows.append(try value(i))
+            keys.append(row.key)
+            values.append(contentsOf: row.values)
             i += spacing
         }
     }
 
-    init() {}
-
-    /// The fence's rows that stay when the rows at `leaving` (ascending) leave, numbered by
-    /// their rank among the rows that stay.
-    func staying(_ leaving: [Int]) -> SortFence {
-        var out = SortFence()
-        out.spacing = spacing
+    /// The rows of the fence that stay when the rows at `leaving` (ascending) leave.
+    func staying(_ leaving: [Int]) -> Staying {
+        var out = Staying()
+        out.entries.reserveCapacity(positions.count)
+        out.ranks.reserveCapacity(positions.count)
         var l = 0
-        for (p, row) in zip(positions, rows) {
+        for (i, p) in positions.enumerated() {
             while l < leaving.count && leaving[l] < p { l += 1 }
             if l < leaving.count && leaving[l] == p { continue }
-            out.positions.append(p - l)
-            out.rows.append(row)
+            out.entries.append(i)
+            out.ranks.append(p - l)
         }
         return out
     }
 
-    /// The ranks between which the row `a` goes, by the rows of the fence (numbered by rank):
-    /// after every row of the fence that sorts before it, up to the first that does not.
-    func bracket(_ a: SortStep.Sorted, _ count: Int, _ before: (SortStep.Sorted, SortStep.Sorted) -> Bool) -> Range<Int> {
-        var lo = 0, hi = rows.count
+    /// Whether the fence's row `i` sorts before `a` by `sortKeys`, then object key.
+    private func row(_ i: Int, before a: SortStep.Sorted, _ sortKeys: [IncrementalSortKey]) -> Bool {
+        for k in 0..<width {
+            let c = SortValue.order(values[i * width + k], a.values[k])
+            if c != 0 { return sortKeys[k].ascending ? c < 0 : c > 0 }
+        }
+        return keys[i] < a.key
+    }
+
+    /// The ranks between which the row `a` goes among `count` rows that stay, by the staying
+    /// rows of the fence (all of them, at their positions, when `staying` is nil): after every
+    /// one that sorts before it, up to the first that does not.
+    func bracket(_ a: SortStep.Sorted, _ staying: Staying?, _ count: Int, _ sortKeys: [IncrementalSortKey]) -> Range<Int> {
+        let n = staying?.entries.count ?? positions.count
+        func entry(_ j: Int) -> Int { staying?.entries[j] ?? j }
+        func rank(_ j: Int) -> Int { staying?.ranks[j] ?? positions[j] }
+        var lo = 0, hi = n
         while lo < hi {
             let mid = (lo + hi) / 2
-            if before(rows[mid], a) { lo = mid + 1 } else { hi = mid }
+            if row(entry(mid), before: a, sortKeys) { lo = mid + 1 } else { hi = mid }
         }
-        return (lo > 0 ? positions[lo - 1] + 1 : 0)..<(lo < rows.count ? positions[lo] : count)
+        return (lo > 0 ? rank(lo - 1) + 1 : 0)..<(lo < n ? rank(lo) : count)
     }
 
-    /// The fence after the merge: the staying rows (numbered by rank) at their new positions,
-    /// the arriving ones at theirs, each kept when it is at least half a spacing past the last
-    /// one kept.
-    func merged(_ points: [Int], _ arriving: [SortStep.Sorted], _ arrivingPositions: [Int]) -> SortFence {
-        var out = SortFence()
-        out.spacing = spacing
-        var a = 0, p = 0
-        func keep(_ position: Int, _ row: SortStep.Sorted) {
-            if let last = out.positions.last, position - last < spacing / 2 { return }
-            out.positions.append(position)
-            out.rows.append(row)
-        }
-        for (rank, row) in zip(positions, rows) {
-            // Arrivals before this row: those placed at or before its rank.
+    /// Follows the order through a change: the staying rows move to their new positions (the
+    /// arrivals placed at or before a rank come before the row of that rank), the others drop
+    /// out, and an arriving row at `arrivingPositions[n]` joins where it is a spacing away from
+    /// the rows on both sides.
+    mutating func advance(_ staying: Staying, _ points: [Int], _ arriving: [SortStep.Sorted], _ arrivingPositions: [Int]) {
+        var p = 0
+        for (w, (i, rank)) in zip(staying.entries, staying.ranks).enumerated() {
             while p < points.count && points[p] <= rank { p += 1 }
-            let position = rank + p
-            while a < arriving.count && arrivingPositions[a] < position {
-                keep(arrivingPositions[a], arriving[a])
-                a += 1
+            positions[w] = rank + p
+            if w != i {
+                keys[w] = keys[i]
+                for k in 0..<width { values.swapAt(w * width + k, i * width + k) }
             }
-            keep(position, row)
         }
-        while a < arriving.count {
-            keep(arrivingPositions[a], arriving[a])
-            a += 1
+        let kept = staying.entries.count
+        positions.removeLast(positions.count - kept)
+        keys.removeLast(keys.count - kept)
+        values.removeLast(values.count - kept * width)
+        // Arrivals in the gaps, found by binary search; few, so inserted one at a time.
+        for (row, position) in zip(arriving, arrivingPositions) {
+            let at = CollectionChangeSet.count(below: position, positions)
+            if at > 0 && position - positions[at - 1] < spacing { continue }
+            if at < positions.count && positions[at] - position < spacing { continue }
+            if positions.isEmpty { width = row.values.count }
+            positions.insert(position, at: at)
+            keys.insert(row.key, at: at)
+            values.insert(contentsOf: row.values, at: at * width)
         }
-        return out
     }
 }

@@ -171,7 +171,7 @@ extension IncrementalSortPlan {
                        _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence) {
         if sortKeys.isEmpty {
             let sorted = keys.sorted()
-            return (sorted, try SortFence(count: sorted.count) { (i: Int) throws(CoveError) in ([], sorted[i]) })
+            return (sorted, try SortFence(count: sorted.count, width: 0) { (i: Int) throws(CoveError) in ([], sorted[i]) })
         }
         // Own properties of keys in ascending order are read a column at a time.
         let ascendingKeys = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
@@ -195,7 +195,7 @@ extension IncrementalSortPlan {
             }
             return keys[a] < keys[b]
         }
-        let fence = try SortFence(count: order.count) { (i: Int) throws(CoveError) in
+        let fence = try SortFence(count: order.count, width: sortKeys.count) { (i: Int) throws(CoveError) in
             (columns.map { $0[order[i]] }, keys[order[i]])
         }
         return (order.map { keys[$0] }, fence)

@@ -32,7 +32,8 @@ struct SortStep {
     /// costs less; `state` is then left as it was, or without its groups.
     mutating func advance(_ state: inout SortedRows) throws(CoveError) -> CollectionChangeSet? {
         let table = record.tables[classKey] ?? ChangeRecord.TableChanges()
-        let bound = state.order.count / 4 + 64
+        // Past a quarter of the matches, evaluating again costs less.
+        let bound = (state.groups?.groupOf.count ?? state.order.count) / 4 + 64
         guard (table.inserted + table.deleted).reduce(0, { $0 + $1.count }) <= bound else { return nil }
         // The objects whose place or membership may change, and those that went.
         var deleted = Set<Int64>()
@@ -89,15 +90,19 @@ struct SortStep {
         arriving.sort { Self.before($0, $1, keys) }
         let stayedCount = order.count - leavingAt.count
         func stayed(_ rank: Int) -> Int64 { order[CollectionChangeSet.index(ofRank: rank, skipping: leavingAt)] }
-        var fence = state.fence.staying(leavingAt)
+        var fence = state.fence
+        state.fence = SortFence()
+        var staying = fence.staying(leavingAt)
         if fence.isEmpty && !arriving.isEmpty && stayedCount >= 8 {
-            fence = try SortFence(count: stayedCount) { (r: Int) throws(CoveError) in (try values(of: stayed(r), keys), stayed(r)) }
+            // Built over the rows that stay, numbered by rank.
+            fence = try SortFence(count: stayedCount, width: keys.count) { (r: Int) throws(CoveError) in (try values(of: stayed(r), keys), stayed(r)) }
+            staying = SortFence.Staying(entries: Array(fence.positions.indices), ranks: fence.positions)
         }
         var points: [Int] = []
         points.reserveCapacity(arriving.count)
         var lo = 0
         for a in arriving {
-            let bracket = fence.bracket(a, stayedCount) { Self.before($0, $1, keys) }
+            let bracket = fence.bracket(a, staying, stayedCount, keys)
             lo = max(lo, bracket.lowerBound)
             var hi = bracket.upperBound
             while lo < hi {
@@ -107,7 +112,8 @@ struct SortStep {
             points.append(lo)
         }
         let (newOrder, newPosition) = Self.merge(order, leavingAt, arriving.map(\.key), points)
-        state.fence = fence.merged(points, arriving, newPosition)
+        fence.advance(staying, points, arriving, newPosition)
+        state.fence = fence
 
         // An arriving row that was there before and keeps its place among the rows that stayed
         // (and the other returning rows of its gap) did not move: it is modified, not deleted
@@ -160,7 +166,7 @@ struct SortStep {
             let keys = plan.order
             for k in candidates {
                 let a = (try values(of: k, keys), k)
-                let bracket = fence.bracket(a, order.count) { Self.before($0, $1, keys) }
+                let bracket = fence.bracket(a, nil, order.count, keys)
                 var lo = bracket.lowerBound, hi = bracket.upperBound
                 while lo < hi {
                     let mid = (lo + hi) / 2
@@ -274,7 +280,15 @@ struct SortStep {
         for g in Set(leavingGroup.keys).union(joining.keys) {
             let i = Int(g)
             let first = groups.members[i].first
-            if let out = leavingGroup[g] { groups.members[i].removeAll { out.contains($0) } }
+            if let out = leavingGroup[g] {
+                // A few leave a group most often, the first member among them: found by a scan
+                // from the front each, not a hash of every member.
+                if out.count <= 8 {
+                    for k in out { if let at = groups.members[i].firstIndex(of: k) { groups.members[i].remove(at: at) } }
+                } else {
+                    groups.members[i].removeAll { out.contains($0) }
+                }
+            }
             // The members left kept their values: they are in group order by their values now.
             for k in joining[g] ?? [] {
                 let a = (try values(of: k, plan.groupOrder), k)
@@ -295,8 +309,9 @@ struct SortStep {
 }
 
 /// A quick test of whether a key may be one of a few: a bit per key over their range when it
-/// is narrow, else a bit per hash of the key in a table of 256 bits per key (a hash set's lookup
-/// per row would cost more than the pass over the rows itself). False positives only.
+/// is narrow (up to a million keys, or 256 a key), else a bit per hash of the key in a table of
+/// 256 bits per key (a hash set's lookup per row would cost more than the pass over the rows
+/// itself). False positives only.
 struct KeyFilter {
     private let low: Int64
     private let bits: [UInt64]
@@ -305,7 +320,7 @@ struct KeyFilter {
 
     init(_ keys: [Int64]) {
         let lo = keys.min() ?? 0, hi = keys.max() ?? 0
-        if hi &- lo >= 0 && hi &- lo < Int64(max(keys.count, 1)) << 8 {
+        if hi &- lo >= 0 && hi &- lo < max(Int64(keys.count) << 8, 1 << 20) {
             var bits = [UInt64](repeating: 0, count: Int((hi - lo) >> 6) + 1)
             for k in keys { bits[Int((k - lo) >> 6)] |= 1 << UInt64((k - lo) & 63) }
             self.low = lo

@@ -20,6 +20,9 @@ struct IncrementalSortKey: Sendable {
     var ascending: Bool
     /// The properties along the path from the objects: links, then the one whose value sorts.
     var steps: [(cls: ObjectSchema, property: Property)]
+    /// The last step, on its own: a read of it copies nothing out of `steps`.
+    private let valueClass: ObjectSchema
+    private let valueProperty: Property
 
     /// Whether the key reads through links.
     var hops: Bool { steps.count > 1 }
@@ -38,18 +41,20 @@ struct IncrementalSortKey: Sendable {
         self.path = path
         self.ascending = ascending
         self.steps = steps
+        (valueClass, valueProperty) = steps[steps.count - 1]
     }
 
     /// The key's value for `objectKey` as a sort compares it: whether the path crossed a null
     /// link (such a row sorts after every value), and the value (null then).
     func value(of objectKey: Int64, _ store: ObjectStore) throws(CoveError) -> SortValue {
         var key = objectKey
-        for (cls, p) in steps.dropLast() {
-            guard case .link(let l) = try store.get(cls, key, p) else { return SortValue(crossed: true, value: .null) }
-            key = l.objectKey
+        if steps.count > 1 {
+            for (cls, p) in steps.dropLast() {
+                guard case .link(let l) = try store.get(cls, key, p) else { return SortValue(crossed: true, value: .null) }
+                key = l.objectKey
+            }
         }
-        let (cls, p) = steps[steps.count - 1]
-        return SortValue(crossed: false, value: try store.get(cls, key, p))
+        return SortValue(crossed: false, value: try store.get(valueClass, key, valueProperty))
     }
 }
 
@@ -62,7 +67,13 @@ struct SortValue: Sendable {
     /// sort orders them (a path that crossed a null link after every value).
     static func order(_ a: SortValue, _ b: SortValue) -> Int {
         if a.crossed != b.crossed { return a.crossed ? 1 : -1 }
-        return QueryEvaluator.sortOrder(a.value, b.value)
+        // The common pairs first, as `sortOrder` orders them.
+        switch (a.value, b.value) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.double(let x), .double(let y)) where !x.isNaN && !y.isNaN: return x < y ? -1 : (x > y ? 1 : 0)
+        case (.string(let x), .string(let y)): return QueryEvaluator.compareUTF8(x, y)
+        default: return QueryEvaluator.sortOrder(a.value, b.value)
+        }
     }
 }
 
@@ -207,22 +218,29 @@ extension CollectionDiffer {
                            _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
         guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey,
               let plan = try sortedState.plan(engine, cls, store, localPredicate) else { return nil }
-        // Where the change set starts: the state kept with these rows, or (without DISTINCT and
-        // a window) the rows themselves.
-        var state = sortedState.take(for: rows)
-        if state == nil, !plan.needsKeptState, let keys = Self.objectKeys(of: rows, classKey) {
-            state = SortedRows(order: keys, groups: nil)
-        }
-        var step = SortStep(plan: plan, cls: cls, classKey: classKey, store: store, record: record, touched: touched, filter: filter)
-        guard var state, let full = try step.advance(&state) else {
+        /// Nothing to start from, or too much changed: the state afresh, and the rows compared
+        /// (without DISTINCT and a window, by the full path).
+        func restart() throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
             guard plan.needsKeptState else { return nil }
-            // Nothing to start from, or too much changed: the state afresh, and the rows compared.
             let fresh = try plan.evaluate(cls, classKey, store)
             let newRows = SortedRowsCache.distinctStorage(Self.rows(fresh.order[plan.window(fresh.order.count)], classKey))
-            let changes = try changes(from: rows, to: newRows, record, touched, store)
+            let compared = try self.changes(from: rows, to: newRows, record, touched, store)
             sortedState.keep(fresh, for: newRows)
-            return (changes, newRows)
+            return (compared, newRows)
         }
+        // Where the change set starts: the state kept with these rows, or (without DISTINCT and
+        // a window) the rows themselves. The state is the only holder of its storage, so that
+        // the step changes it in place.
+        var state: SortedRows
+        if let kept = sortedState.take(for: rows) {
+            state = kept
+        } else if !plan.needsKeptState, let keys = Self.objectKeys(of: rows, classKey) {
+            state = SortedRows(order: keys, groups: nil)
+        } else {
+            return try restart()
+        }
+        var step = SortStep(plan: plan, cls: cls, classKey: classKey, store: store, record: record, touched: touched, filter: filter)
+        guard let full = try step.advance(&state) else { return try restart() }
         let moved = !full.insertions.isEmpty || !full.deletions.isEmpty
         var changes = full
         var newRows = rows
@@ -241,13 +259,12 @@ extension CollectionDiffer {
 
     /// Links to `keys`' objects of the class `classKey`.
     static func rows(_ keys: ArraySlice<Int64>, _ classKey: UInt32) -> [Value] {
-        [Value](unsafeUninitializedCapacity: keys.count) { buffer, count in
-            var i = 0
-            for k in keys {
-                (buffer.baseAddress! + i).initialize(to: .link(ObjectLink(classKey: classKey, objectKey: k)))
-                i += 1
+        keys.withUnsafeBufferPointer { source in
+            [Value](unsafeUninitializedCapacity: source.count) { buffer, count in
+                guard let to = buffer.baseAddress, let from = source.baseAddress else { return }
+                for i in 0..<source.count { (to + i).initialize(to: .link(ObjectLink(classKey: classKey, objectKey: from[i]))) }
+                count = source.count
             }
-            count = i
         }
     }
 
