@@ -205,6 +205,11 @@ extension CollectionDiffer {
         guard let cls = rootClass, let classKey = cls.classKey,
               let plan = try sortedState.plan(engine, cls, store, localPredicate), plan.needsKeptState else { return rows }
         let state = try plan.evaluate(cls, classKey, store)
+        // It stands for the rows when it gives them (the query's own evaluation takes other
+        // paths: indexes, a scan keeping the first few).
+        guard let keys = Self.objectKeys(of: rows, classKey), keys.elementsEqual(state.order[plan.window(state.order.count)]) else {
+            return rows
+        }
         let kept = SortedRowsCache.distinctStorage(rows)
         sortedState.keep(state, for: kept)
         return kept
