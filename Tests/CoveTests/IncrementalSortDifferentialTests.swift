@@ -1,6 +1,7 @@
 // A randomized differential test of the incremental change sets of sorted results (several
 // keys, DISTINCT before and after the sort, OFFSET and LIMIT, keys through one and two to-one
-// links, key paths) and of sectioned results: after every delivery, each change set applied to
+// links, key paths; integers, doubles with both zeros and the infinities, strings alike in their
+// first bytes, dates) and of sectioned results: after every delivery, each change set applied to
 // the rows of the previous delivery must give the rows a fresh query gives now, the observed
 // results must read those rows, and the modifications must name exactly the rows that stayed
 // and whose observed properties (or linked objects) were written. Commits come from the
@@ -11,11 +12,24 @@ import XCTest
 
 final class IncrementalSortDifferentialTests: CoveTestCase {
     static let schema = """
-    {"Item": {"properties": {"name": "string", "score": "int", "other": "int", "owner": "Owner?", "tags": "Tag[]"}},
+    {"Item": {"properties": {"name": "string", "score": "int", "other": "int", "owner": "Owner?", "tags": "Tag[]",
+                             "rank": "double", "label": "string", "stamp": "date"}},
      "Owner": {"properties": {"name": "string", "boss": "Owner?"}},
      "Tag": {"properties": {"label": "string"}}}
     """
     static let names = ["a", "b", "c", "d", "e"]
+    /// Doubles with both zeros and the infinities; strings alike in their first seven bytes,
+    /// or shorter.
+    static let ranks: [Double] = [-.infinity, -1.5, -0.0, 0.0, 2.25, 1e300, .infinity]
+    static let labels = ["", "abcdefg", "abcdefgh1", "abcdefgh2", "abcdefgi", "ab", "ab\u{0}"]
+
+    static func someValue(_ property: String, _ rng: inout SeededRandom) -> Value {
+        switch property {
+        case "rank": return .double(ranks[rng.below(ranks.count)])
+        case "label": return .string(labels[rng.below(labels.count)])
+        default: return .timestamp(Timestamp(seconds: Int64(rng.below(4)) - 2, nanoseconds: Int32(rng.below(2))))
+        }
+    }
 
     /// What the test knows of the writes since the last delivery: object keys and the
     /// properties written (a write of an equal value, and a link set to null by a deletion,
@@ -74,6 +88,12 @@ final class IncrementalSortDifferentialTests: CoveTestCase {
             Observed("by name, key paths [score]", keyPaths: ["score"]) { $0.sorted(byKeyPath: "name") },
             Observed("by score, key paths [owner.name]", keyPaths: ["owner.name"]) { $0.sorted(byKeyPath: "score") },
             Observed("by owner.name, key paths []", keyPaths: []) { $0.sorted(byKeyPath: "owner.name") },
+            Observed("by rank descending, label") {
+                $0.sorted(by: [SortDescriptor(keyPath: "rank", ascending: false), SortDescriptor(keyPath: "label")])
+            },
+            Observed("by label") { $0.sorted(byKeyPath: "label") },
+            Observed("by stamp, score") { $0.sorted(by: [SortDescriptor(keyPath: "stamp"), SortDescriptor(keyPath: "score")]) },
+            Observed("by stamp, limited") { $0.filter("TRUEPREDICATE SORT(stamp DESC) LIMIT(6)") },
         ]
     }
 
@@ -140,7 +160,8 @@ final class IncrementalSortDifferentialTests: CoveTestCase {
         let owner: Value = pick.map { $0.isInvalidated ? .null : .link($0.link) } ?? .null
         let item = try realm.dynamicCreate("Item", values: [
             ("name", .string(Self.names[rng.below(5)])), ("score", .int(Int64(rng.below(8)))),
-            ("other", .int(Int64(rng.below(3)))), ("owner", owner)])
+            ("other", .int(Int64(rng.below(3)))), ("owner", owner), ("rank", Self.someValue("rank", &rng)),
+            ("label", Self.someValue("label", &rng)), ("stamp", Self.someValue("stamp", &rng))])
         if rng.below(2) == 0 { try item.dynamicList("tags").append(.link(tags[rng.below(tags.count)].link)) }
         return item
     }
@@ -159,7 +180,7 @@ final class IncrementalSortDifferentialTests: CoveTestCase {
             for _ in 0..<(1 + rng.below(5)) {
                 let item = items[rng.below(items.count)]
                 let owner = owners.isEmpty ? nil : owners[rng.below(owners.count)]
-                switch rng.below(14) {
+                switch rng.below(16) {
                 case 0, 1:
                     _ = try createItem(realm, &rng, owners, tags)
                 case 2 where items.count > 10:
@@ -198,6 +219,9 @@ final class IncrementalSortDifferentialTests: CoveTestCase {
                     }
                     written.owners[owner.objectKey] = nil
                     try realm.delete(owner)
+                case 14, 15:
+                    let property = ["rank", "label", "stamp"][rng.below(3)]
+                    try set(item, property, Self.someValue(property, &rng), &written)
                 case 12:
                     let tag = tags[rng.below(tags.count)]
                     try tag.setValue(.string("t\(rng.below(4))"), forKey: "label")

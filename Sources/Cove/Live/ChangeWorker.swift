@@ -205,7 +205,7 @@ final class ChangeWorker: @unchecked Sendable {
         do throws(CoveError) {
             let differ = try job.differ.moved(to: realm)
             guard let rows = base.rows else {
-                let initial = try differ.initialRows(store)
+                let initial = try differ.initialRows(store, at: version)
                 job.publish(.init(baseID: base.id, version: version, changes: nil, rows: initial, plan: differ.engine.lastPlan))
                 return
             }
@@ -213,7 +213,7 @@ final class ChangeWorker: @unchecked Sendable {
             guard base.version < version else { return }
             let merged = ChangeRecord.merged(records, after: base.version, through: version)
             guard !merged.schemaChanged else { return }
-            let advanced = try differ.advance(from: rows, merged, store)
+            let advanced = try differ.advance(from: rows, since: base.version, merged, store, at: version)
             job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? .unchanged,
                               rows: advanced?.rows ?? rows, plan: differ.engine.lastPlan))
         } catch {

@@ -12,6 +12,8 @@ struct SortedRows: Sendable {
     var groups: DistinctGroups?
     /// Rows of `order` whose sort values are known.
     var fence = SortFence()
+    /// The code of each row's first sort value (`SortCode`), when the state has them.
+    var codes: [UInt64]?
 }
 
 /// The matches of DISTINCT results by group of equal values; each group's first member is its
@@ -53,9 +55,12 @@ struct DistinctGroups: Sendable {
 }
 
 /// A differ's plan of the incremental path (bound once per schema) and the state its last
-/// change set left, found again by the identity of the rows it made (as `RowKeysCache` finds
-/// its keys): holding the rows keeps their storage from being reused, so the same storage and
-/// count mean the same rows. Shared with the differ's moved copies (the change worker's).
+/// change set left, found again by the version it describes and the identity of the rows it made
+/// (as `RowKeysCache` finds its keys): holding the rows keeps their storage from being reused,
+/// so the same storage and count mean the same rows. The version matters too: rows may stay the
+/// same while the state beside them changes (a row past the LIMIT, a member of a DISTINCT group),
+/// and a change set from an older version would not see what came and went in between. Shared
+/// with the differ's moved copies (the change worker's).
 final class SortedRowsCache: @unchecked Sendable {
     private struct PlanEntry {
         var schema: Schema
@@ -64,6 +69,7 @@ final class SortedRowsCache: @unchecked Sendable {
 
     private struct StateEntry {
         var rows: [Value]
+        var version: UInt64
         var state: SortedRows
     }
 
@@ -93,25 +99,31 @@ final class SortedRowsCache: @unchecked Sendable {
         rows.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
     }
 
-    /// The state kept with `rows`, taken out (nil when they are not the rows it was kept with).
-    func take(for rows: [Value]) -> SortedRows? {
+    /// The state kept with `rows` at `version`, taken out (nil when it was kept with others).
+    func take(for rows: [Value], at version: UInt64) -> SortedRows? {
         let id = Self.identity(rows)
         return stateEntry.withLock { entry in
-            guard let e = entry, e.rows.count == rows.count, Self.identity(e.rows) == id else { return nil }
+            guard let e = entry, e.version == version, e.rows.count == rows.count, Self.identity(e.rows) == id else { return nil }
             entry = nil
             return e.state
         }
     }
 
-    /// Keeps `state` as the one `rows` stand for (rows from `distinctStorage`).
-    func keep(_ state: SortedRows, for rows: [Value]) {
-        let entry = StateEntry(rows: rows, state: state)
+    /// Keeps `state` as the one `rows` (from `distinctStorage`) stand for at `version`.
+    func keep(_ state: SortedRows, for rows: [Value], at version: UInt64) {
+        let entry = StateEntry(rows: rows, version: version, state: state)
         stateEntry.withLock { $0 = entry }
     }
 
-    /// Drops the kept state.
-    func forget() {
-        stateEntry.withLock { $0 = nil }
+    /// The state kept with `rows` at `version` holds at `target` too (nothing the results read
+    /// changed in between).
+    func carry(_ rows: [Value], from version: UInt64, to target: UInt64) {
+        let id = Self.identity(rows)
+        stateEntry.withLock { entry in
+            if entry?.version == version, entry?.rows.count == rows.count, entry.map({ Self.identity($0.rows) }) == id {
+                entry?.version = target
+            }
+        }
     }
 
     /// `rows`, with storage of their own when they are empty (every empty array shares one
@@ -142,8 +154,8 @@ extension IncrementalSortPlan {
             matches = try store.objectKeys(cls)
         }
         guard let distinct else {
-            let (keys, fence) = try Self.sorted(matches, by: order, classKey, store)
-            return SortedRows(order: keys, groups: nil, fence: fence)
+            let (keys, fence, codes) = try Self.sorted(matches, by: order, classKey, store)
+            return SortedRows(order: keys, groups: nil, fence: fence, codes: codes)
         }
         // Each group's first member in group order stands for it; the rows are those, sorted.
         var groups = DistinctGroups()
@@ -154,8 +166,8 @@ extension IncrementalSortPlan {
             groups.members[Int(g)].append(k)
             groups.groupOf[k] = g
         }
-        let (keys, fence) = try Self.sorted(firsts, by: order, classKey, store)
-        return SortedRows(order: keys, groups: groups, fence: fence)
+        let (keys, fence, codes) = try Self.sorted(firsts, by: order, classKey, store)
+        return SortedRows(order: keys, groups: groups, fence: fence, codes: codes)
     }
 
     /// The values DISTINCT compares of one object.
@@ -166,12 +178,13 @@ extension IncrementalSortPlan {
         return values
     }
 
-    /// `keys` sorted by `sortKeys`, then by key, and the fence of the order.
+    /// `keys` sorted by `sortKeys`, then by key; the fence of the order, and the codes of the
+    /// rows' first values when they have them.
     static func sorted(_ keys: [Int64], by sortKeys: [IncrementalSortKey], _ classKey: UInt32,
-                       _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence) {
+                       _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence, codes: [UInt64]?) {
         if sortKeys.isEmpty {
             let sorted = keys.sorted()
-            return (sorted, try SortFence(count: sorted.count, width: 0) { (i: Int) throws(CoveError) in ([], sorted[i]) })
+            return (sorted, try SortFence(count: sorted.count, width: 0) { (i: Int) throws(CoveError) in ([], sorted[i]) }, nil)
         }
         // Own properties of keys in ascending order are read a column at a time.
         let ascendingKeys = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
@@ -198,6 +211,7 @@ extension IncrementalSortPlan {
         let fence = try SortFence(count: order.count, width: sortKeys.count) { (i: Int) throws(CoveError) in
             (columns.map { $0[order[i]] }, keys[order[i]])
         }
-        return (order.map { keys[$0] }, fence)
+        let codes = sortKeys[0].hasCodes ? SortCode.codes(order.map { columns[0][$0] }) : nil
+        return (order.map { keys[$0] }, fence, codes)
     }
 }

@@ -61,7 +61,7 @@ struct SortStep {
             leaving = moving.union(deleted)
             for k in moving where try matches(k) { entering.append(k) }
         }
-        if leaving.isEmpty && entering.isEmpty { return try inPlace(state.order, state.fence, modified) }
+        if leaving.isEmpty && entering.isEmpty { return try inPlace(state, modified) }
 
         // Where the leaving rows and the possibly modified ones stand: one pass over the order.
         let order = state.order
@@ -89,31 +89,49 @@ struct SortStep {
         let keys = plan.order
         arriving.sort { Self.before($0, $1, keys) }
         let stayedCount = order.count - leavingAt.count
-        func stayed(_ rank: Int) -> Int64 { order[CollectionChangeSet.index(ofRank: rank, skipping: leavingAt)] }
+        func stayed(_ rank: Int) -> Int { CollectionChangeSet.index(ofRank: rank, skipping: leavingAt) }
+        // With the codes of every row's first value the searches compare in memory; without,
+        // the fence narrows them first.
+        let codes = state.codes
+        state.codes = nil
+        let arrivingCodes = codes == nil ? nil : SortCode.codes(arriving.map { $0.values[0] })
         var fence = state.fence
         state.fence = SortFence()
-        var staying = fence.staying(leavingAt)
-        if fence.isEmpty && !arriving.isEmpty && stayedCount >= 8 {
-            // Built over the rows that stay, numbered by rank.
-            fence = try SortFence(count: stayedCount, width: keys.count) { (r: Int) throws(CoveError) in (try values(of: stayed(r), keys), stayed(r)) }
-            staying = SortFence.Staying(entries: Array(fence.positions.indices), ranks: fence.positions)
+        var staying = SortFence.Staying()
+        if arrivingCodes == nil {
+            staying = fence.staying(leavingAt)
+            if fence.isEmpty && !arriving.isEmpty && stayedCount >= 8 {
+                // Built over the rows that stay, numbered by rank.
+                fence = try SortFence(count: stayedCount, width: keys.count) { (r: Int) throws(CoveError) in
+                    (try values(of: order[stayed(r)], keys), order[stayed(r)])
+                }
+                staying = SortFence.Staying(entries: Array(fence.positions.indices), ranks: fence.positions)
+            }
         }
         var points: [Int] = []
         points.reserveCapacity(arriving.count)
         var lo = 0
-        for a in arriving {
-            let bracket = fence.bracket(a, staying, stayedCount, keys)
-            lo = max(lo, bracket.lowerBound)
-            var hi = bracket.upperBound
+        for (n, a) in arriving.enumerated() {
+            var hi = stayedCount
+            if arrivingCodes == nil {
+                let bracket = fence.bracket(a, staying, stayedCount, keys)
+                lo = max(lo, bracket.lowerBound)
+                hi = bracket.upperBound
+            }
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if try sortsBefore(stayed(mid), a, keys) { lo = mid + 1 } else { hi = mid }
+                let i = stayed(mid)
+                if try rowBefore(order[i], codes?[i], a, arrivingCodes?[n], keys) { lo = mid + 1 } else { hi = mid }
             }
             points.append(lo)
         }
         let (newOrder, newPosition) = Self.merge(order, leavingAt, arriving.map(\.key), points)
-        fence.advance(staying, points, arriving, newPosition)
-        state.fence = fence
+        if let codes, let arrivingCodes {
+            state.codes = Self.merge(codes, leavingAt, arrivingCodes, points).order
+        } else {
+            fence.advance(staying, points, arriving, newPosition)
+            state.fence = fence
+        }
 
         // An arriving row that was there before and keeps its place among the rows that stayed
         // (and the other returning rows of its gap) did not move: it is modified, not deleted
@@ -159,18 +177,23 @@ struct SortStep {
 
     /// The changes when no row moves: the rows among `candidates` the filter sees as modified,
     /// found by binary search when they are few, else in one pass over the order.
-    private mutating func inPlace(_ order: [Int64], _ fence: SortFence, _ candidates: Set<Int64>) throws(CoveError) -> CollectionChangeSet {
+    private mutating func inPlace(_ state: SortedRows, _ candidates: Set<Int64>) throws(CoveError) -> CollectionChangeSet {
+        let order = state.order
         var found: [(new: Int, old: Int, key: Int64)] = []
         if candidates.count <= 16 {
             // Every row's values are as they were: the order is sorted by them now.
             let keys = plan.order
             for k in candidates {
                 let a = (try values(of: k, keys), k)
-                let bracket = fence.bracket(a, nil, order.count, keys)
-                var lo = bracket.lowerBound, hi = bracket.upperBound
+                let code = state.codes == nil ? nil : SortCode.code(a.0[0])
+                var lo = 0, hi = order.count
+                if code == nil {
+                    let bracket = state.fence.bracket(a, nil, order.count, keys)
+                    (lo, hi) = (bracket.lowerBound, bracket.upperBound)
+                }
                 while lo < hi {
                     let mid = (lo + hi) / 2
-                    if try sortsBefore(order[mid], a, plan.order) { lo = mid + 1 } else { hi = mid }
+                    if try rowBefore(order[mid], code == nil ? nil : state.codes?[mid], a, code, keys) { lo = mid + 1 } else { hi = mid }
                 }
                 if lo < order.count && order[lo] == k { found.append((lo, lo, k)) }
             }
@@ -195,11 +218,11 @@ struct SortStep {
         changes.modificationsOld = modified.map(\.old)
     }
 
-    /// The order with the rows at `leavingAt` (ascending) taken out and `arriving` put in, each
-    /// before the stayed row of rank `points[n]` (ascending), the stayed rows copied a run at a
-    /// time; and the arriving rows' new positions.
-    static func merge(_ order: [Int64], _ leavingAt: [Int], _ arriving: [Int64], _ points: [Int]) -> (order: [Int64], positions: [Int]) {
-        var out: [Int64] = []
+    /// The order (or what goes with each of its rows) with the rows at `leavingAt` (ascending)
+    /// taken out and `arriving` put in, each before the stayed row of rank `points[n]`
+    /// (ascending), the stayed rows copied a run at a time; and the arriving rows' new positions.
+    static func merge<T>(_ order: [T], _ leavingAt: [Int], _ arriving: [T], _ points: [Int]) -> (order: [T], positions: [Int]) {
+        var out: [T] = []
         out.reserveCapacity(order.count - leavingAt.count + arriving.count)
         var positions: [Int] = []
         positions.reserveCapacity(arriving.count)
@@ -239,6 +262,18 @@ struct SortStep {
         out.reserveCapacity(keys.count)
         for i in keys.indices { out.append(try keys[i].value(of: key, store)) }
         return out
+    }
+
+    /// Whether the row `key` (the code of its first value `code`) sorts before `a` (its code
+    /// `aCode`) by `keys`, then object key: by the codes when they differ, or tie and say the
+    /// values are equal and there is no other key; else by the values read.
+    private func rowBefore(_ key: Int64, _ code: UInt64?, _ a: Sorted, _ aCode: UInt64?,
+                           _ keys: [IncrementalSortKey]) throws(CoveError) -> Bool {
+        if let code, let aCode {
+            if code != aCode { return (code < aCode) == keys[0].ascending }
+            if keys.count == 1 && SortCode.isExact(code) { return key < a.key }
+        }
+        return try sortsBefore(key, a, keys)
     }
 
     /// Whether the row `key` sorts before `a` by `keys` (then object key), its values read one

@@ -27,6 +27,9 @@ struct IncrementalSortKey: Sendable {
     /// Whether the key reads through links.
     var hops: Bool { steps.count > 1 }
 
+    /// Whether its values have codes (`SortCode`).
+    var hasCodes: Bool { SortCode.applies(to: valueProperty) }
+
     /// The key when `path` is one the incremental path follows; nil otherwise.
     init?(_ path: BoundPath, ascending: Bool) {
         guard path.root == .object, path.quantifier == nil, case .none = path.postfix, !path.isMultiple,
@@ -97,6 +100,10 @@ struct IncrementalSortPlan: Sendable {
 
     /// Whether the rows alone do not say the state a change set starts from.
     var needsKeptState: Bool { distinct != nil || hasWindow }
+
+    /// Whether a state evaluated for the initial call is worth keeping: it is needed, or it
+    /// gives codes to compare by (`SortCode`).
+    var keepsInitialState: Bool { needsKeptState || order.first?.hasCodes == true }
 
     /// The sort keys that read through links.
     var linkedKeys: [IncrementalSortKey] { (order + groupOrder).filter(\.hops) }
@@ -198,12 +205,13 @@ extension CollectionDiffer {
     static let incrementallySorted = Atomic<Int>(0)
 
     /// The rows of the initial call. For sorted results whose rows alone do not say what the
-    /// next change set starts from (DISTINCT, OFFSET, LIMIT), the order of every match is kept
-    /// beside them.
-    func initialRows(_ store: ObjectStore) throws(CoveError) -> [Value] {
+    /// next change set starts from (DISTINCT, OFFSET, LIMIT), or whose first sort key has codes,
+    /// the state evaluated beside them is kept (an evaluation more, on the notification thread
+    /// mostly, for change sets that compare in memory).
+    func initialRows(_ store: ObjectStore, at version: UInt64) throws(CoveError) -> [Value] {
         let rows = try engine.elements()
         guard let cls = rootClass, let classKey = cls.classKey,
-              let plan = try sortedState.plan(engine, cls, store, localPredicate), plan.needsKeptState else { return rows }
+              let plan = try sortedState.plan(engine, cls, store, localPredicate), plan.keepsInitialState else { return rows }
         let state = try plan.evaluate(cls, classKey, store)
         // It stands for the rows when it gives them (the query's own evaluation takes other
         // paths: indexes, a scan keeping the first few).
@@ -211,7 +219,7 @@ extension CollectionDiffer {
             return rows
         }
         let kept = SortedRowsCache.distinctStorage(rows)
-        sortedState.keep(state, for: kept)
+        sortedState.keep(state, for: kept, at: version)
         return kept
     }
 
@@ -219,8 +227,8 @@ extension CollectionDiffer {
     /// are not of a shape the plan follows (see `IncrementalSortPlan`), or when they are but
     /// their rows say all the next change set needs (then the full path makes this one). Ties
     /// sort by object key, as a full evaluation over the table (in key order) sorts them.
-    func incrementalSorted(_ rows: [Value], _ record: ChangeRecord, _ touched: Set<UInt32>,
-                           _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
+    func incrementalSorted(_ rows: [Value], since version: UInt64, _ record: ChangeRecord, _ touched: Set<UInt32>,
+                           _ store: ObjectStore, at target: UInt64) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
         guard !record.schemaChanged, let cls = rootClass, let classKey = cls.classKey,
               let plan = try sortedState.plan(engine, cls, store, localPredicate) else { return nil }
         /// Nothing to start from, or too much changed: the state afresh, and the rows compared
@@ -230,14 +238,14 @@ extension CollectionDiffer {
             let fresh = try plan.evaluate(cls, classKey, store)
             let newRows = SortedRowsCache.distinctStorage(Self.rows(fresh.order[plan.window(fresh.order.count)], classKey))
             let compared = try self.changes(from: rows, to: newRows, record, touched, store)
-            sortedState.keep(fresh, for: newRows)
+            sortedState.keep(fresh, for: newRows, at: target)
             return (compared, newRows)
         }
         // Where the change set starts: the state kept with these rows, or (without DISTINCT and
         // a window) the rows themselves. The state is the only holder of its storage, so that
         // the step changes it in place.
         var state: SortedRows
-        if let kept = sortedState.take(for: rows) {
+        if let kept = sortedState.take(for: rows, at: version) {
             state = kept
         } else if !plan.needsKeptState, let keys = Self.objectKeys(of: rows, classKey) {
             state = SortedRows(order: keys, groups: nil)
@@ -257,7 +265,7 @@ extension CollectionDiffer {
             newRows = Self.rows(state.order[...], classKey)
         }
         newRows = SortedRowsCache.distinctStorage(newRows)
-        sortedState.keep(state, for: newRows)
+        sortedState.keep(state, for: newRows, at: target)
         Self.incrementallySorted.add(1, ordering: .relaxed)
         return (changes, newRows)
     }

@@ -330,14 +330,18 @@ struct CollectionDiffer {
                          rowKeys: rowKeys, localPredicate: localPredicate, sortedState: sortedState)
     }
 
-    /// The changes from `rows` (the results at the record's first version) to the results at
-    /// the engine's realm's version, and the new rows; nil when the record touches nothing
-    /// that can change them (the rows stand).
-    func advance(from rows: [Value], _ record: ChangeRecord, _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
+    /// The changes from `rows` (the results at `version`, the record's first) to the results at
+    /// `target`, the engine's realm's version, and the new rows; nil when the record touches
+    /// nothing that can change them (the rows stand).
+    func advance(from rows: [Value], since version: UInt64, _ record: ChangeRecord, _ store: ObjectStore,
+                 at target: UInt64) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
         let touched = record.touchedClasses
-        if !record.schemaChanged && touched.isDisjoint(with: relevant) { return nil }
+        if !record.schemaChanged && touched.isDisjoint(with: relevant) {
+            sortedState.carry(rows, from: version, to: target)
+            return nil
+        }
         if let fast = try incremental(rows, record, touched, store) { return fast }
-        if let fast = try incrementalSorted(rows, record, touched, store) { return fast }
+        if let fast = try incrementalSorted(rows, since: version, record, touched, store, at: target) { return fast }
         let new = try engine.elements()
         return (try changes(from: rows, to: new, record, touched, store), new)
     }
@@ -425,13 +429,13 @@ final class CollectionRegistration: NotifierRegistration {
             }
             if initialPending {
                 initialPending = false
-                rows = try differ.initialRows(store)
+                rows = try differ.initialRows(store, at: target)
                 job?.rebase(version: target, rows: rows)
                 callback(.initial)
                 return true
             }
             guard let record else { return true }
-            let advanced = try differ.advance(from: rows, record, store)
+            let advanced = try differ.advance(from: rows, since: version, record, store, at: target)
             if let advanced {
                 // The rows are the results' at this version, whichever path made them: a read
                 // after the delivery needs not evaluate (or sort) them again.
