@@ -271,15 +271,16 @@ struct SortStep {
                            _ keys: [IncrementalSortKey]) throws(CoveError) -> Bool {
         if let code, let aCode {
             if code != aCode { return (code < aCode) == keys[0].ascending }
-            if keys.count == 1 && SortCode.isExact(code) { return key < a.key }
+            // Equal first values: the other keys decide.
+            if SortCode.isExact(code) { return try sortsBefore(key, a, keys, from: 1) }
         }
         return try sortsBefore(key, a, keys)
     }
 
-    /// Whether the row `key` sorts before `a` by `keys` (then object key), its values read one
-    /// key at a time, the next only on a tie.
-    private func sortsBefore(_ key: Int64, _ a: Sorted, _ keys: [IncrementalSortKey]) throws(CoveError) -> Bool {
-        for i in keys.indices {
+    /// Whether the row `key` sorts before `a` by `keys` from the `first` on (then object key),
+    /// its values read one key at a time, the next only on a tie.
+    private func sortsBefore(_ key: Int64, _ a: Sorted, _ keys: [IncrementalSortKey], from first: Int = 0) throws(CoveError) -> Bool {
+        for i in first..<keys.count {
             let c = SortValue.order(try keys[i].value(of: key, store), a.values[i])
             if c != 0 { return keys[i].ascending ? c < 0 : c > 0 }
         }
