@@ -14,6 +14,8 @@ struct SortedRows: Sendable {
     var fence = SortFence()
     /// The code of each row's first sort value (`SortCode`), when the state has them.
     var codes: [UInt64]?
+    /// The order and codes before the last step, whose storage the next one writes into.
+    var spare: (order: [Int64], codes: [UInt64]) = ([], [])
 }
 
 /// The matches of DISTINCT results by group of equal values; each group's first member is its
@@ -75,6 +77,8 @@ final class SortedRowsCache: @unchecked Sendable {
 
     private let planEntry = Mutex<PlanEntry?>(nil)
     private let stateEntry = Mutex<StateEntry?>(nil)
+    /// Empty rows whose storage the next rows made are written into.
+    private let spareRows = Mutex<[Value]>([])
 
     /// The plan of `engine`'s results (nil when the incremental path does not follow them),
     /// with the filter bound as `localPredicate` binds it now.
@@ -123,6 +127,28 @@ final class SortedRowsCache: @unchecked Sendable {
             if entry?.version == version, entry?.rows.count == rows.count, entry.map({ Self.identity($0.rows) }) == id {
                 entry?.version = target
             }
+        }
+    }
+
+    /// Keeps the storage of `rows`, the rows of a previous delivery that nothing else holds now
+    /// (emptied here), for the next rows made: a fresh array of 100,000 rows is fresh pages,
+    /// each a fault. Not when they are `current` (the delivery kept its rows), or the results
+    /// are not of the incremental path's shape. (Rows something else still holds are not
+    /// emptied: emptying them makes an array of their capacity instead.)
+    func recycle(_ rows: inout [Value], current: [Value]) {
+        let incremental = planEntry.withLock { $0?.plan != nil }
+        guard incremental, !rows.isEmpty, Self.identity(rows) != Self.identity(current) else { return }
+        var spare: [Value] = []
+        swap(&spare, &rows)
+        spare.removeAll(keepingCapacity: true)
+        spareRows.withLock { $0 = spare }
+    }
+
+    /// The spare storage for rows (empty), taken.
+    func takeSpareRows() -> [Value] {
+        spareRows.withLock { spare in
+            defer { spare = [] }
+            return spare
         }
     }
 

@@ -125,9 +125,14 @@ struct SortStep {
             }
             points.append(lo)
         }
-        let (newOrder, newPosition) = Self.merge(order, leavingAt, arriving.map(\.key), points)
+        // Into the storage of the order and codes before the last step.
+        var newOrder = state.spare.order, newCodes = state.spare.codes
+        state.spare = ([], [])
+        let newPosition = Self.merge(order, leavingAt, arriving.map(\.key), points, into: &newOrder)
         if let codes, let arrivingCodes {
-            state.codes = Self.merge(codes, leavingAt, arrivingCodes, points).order
+            _ = Self.merge(codes, leavingAt, arrivingCodes, points, into: &newCodes)
+            state.codes = newCodes
+            state.spare.codes = codes
         } else {
             fence.advance(staying, points, arriving, newPosition)
             state.fence = fence
@@ -172,6 +177,7 @@ struct SortStep {
         }
         try collectModifications(stillHere, into: &changes)
         state.order = newOrder
+        state.spare.order = order
         return changes
     }
 
@@ -220,9 +226,12 @@ struct SortStep {
 
     /// The order (or what goes with each of its rows) with the rows at `leavingAt` (ascending)
     /// taken out and `arriving` put in, each before the stayed row of rank `points[n]`
-    /// (ascending), the stayed rows copied a run at a time; and the arriving rows' new positions.
-    static func merge<T>(_ order: [T], _ leavingAt: [Int], _ arriving: [T], _ points: [Int]) -> (order: [T], positions: [Int]) {
-        var out: [T] = []
+    /// (ascending), the stayed rows copied a run at a time; returns the arriving rows' new
+    /// positions.
+    /// The result goes into `out`, emptied first, whose storage is kept when it is large
+    /// enough (a fresh array of 100,000 keys is fresh pages, each a fault).
+    static func merge<T>(_ order: [T], _ leavingAt: [Int], _ arriving: [T], _ points: [Int], into out: inout [T]) -> [Int] {
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(order.count - leavingAt.count + arriving.count)
         var positions: [Int] = []
         positions.reserveCapacity(arriving.count)
@@ -247,7 +256,7 @@ struct SortStep {
                 i = end
             }
         }
-        return (out, positions)
+        return positions
     }
 
     /// Whether the object exists and matches the filter.

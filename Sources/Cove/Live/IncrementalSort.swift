@@ -262,12 +262,23 @@ extension CollectionDiffer {
             changes = full.windowed(plan.window(state.order.count - full.insertions.count + full.deletions.count), new)
             if moved { newRows = Self.rows(state.order[new], classKey) }
         } else if moved {
-            newRows = Self.rows(state.order[...], classKey)
+            newRows = sortedState.takeSpareRows()
+            Self.rows(state.order[...], classKey, into: &newRows)
         }
         newRows = SortedRowsCache.distinctStorage(newRows)
         sortedState.keep(state, for: newRows, at: target)
         Self.incrementallySorted.add(1, ordering: .relaxed)
         return (changes, newRows)
+    }
+
+    /// Links to `keys`' objects of the class `classKey`, into `rows` (emptied first; its
+    /// storage kept when large enough).
+    static func rows(_ keys: ArraySlice<Int64>, _ classKey: UInt32, into rows: inout [Value]) {
+        rows.removeAll(keepingCapacity: true)
+        rows.reserveCapacity(keys.count)
+        keys.withUnsafeBufferPointer { source in
+            for k in source { rows.append(.link(ObjectLink(classKey: classKey, objectKey: k))) }
+        }
     }
 
     /// Links to `keys`' objects of the class `classKey`.

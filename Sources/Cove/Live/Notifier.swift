@@ -405,10 +405,10 @@ final class CollectionRegistration: NotifierRegistration {
 
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
         // The rows of the previous delivery, mostly last held here once the results and the
-        // worker hold the new ones: freed after the callback (100,000 rows take a quarter of a
-        // millisecond), and on this thread, so that the next rows of their size reuse the memory.
-        let previous = rows
-        defer { withExtendedLifetime(previous) {} }
+        // worker hold the new ones: let go after the callback (freeing 100,000 rows takes a
+        // quarter of a millisecond), their storage kept for the next rows of sorted results.
+        var previous = rows
+        defer { differ.sortedState.recycle(&previous, current: rows) }
         do throws(CoveError) {
             // The worker's change set, when the notifier claimed one for this delivery (it
             // starts where this observer stands and ends at this delivery's version).
