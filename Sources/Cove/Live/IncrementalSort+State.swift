@@ -1,7 +1,8 @@
 // What an observer of sorted results keeps between deliveries for the incremental path: the
-// order of every row before OFFSET and LIMIT, and for DISTINCT each match's group with the
-// group's members in order; the whole of it computed once (at the initial call, or when nothing
-// else can be started from), then advanced by each change set.
+// order of every row before OFFSET and LIMIT, for DISTINCT each match's group with the group's
+// members in order, and the codes of the rows' first sort values or a fence of known values;
+// the whole of it computed once (at the initial call, or when nothing else can be started
+// from), then advanced by each change set.
 import Synchronization
 
 /// The state a change set of sorted results starts from.

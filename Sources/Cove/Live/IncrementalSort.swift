@@ -8,9 +8,13 @@
 // property the filter, the sort or DISTINCT reads, and those whose sort key reads a linked
 // object that was written there (found back through the backlinks, IncrementalSort+Links.swift);
 // they leave the order, and those that match now go back in by binary search over the rows that
-// stayed. A commit that touches k objects of n rows costs one pass over the n keys (finding where
-// the leaving rows were) and one copy of them, plus O(k log n) reads; one that moves nothing
-// costs O(k log n) reads, or one pass when k is large.
+// stayed, comparing codes of the first sort value in memory (IncrementalSort+Codes.swift) or,
+// without them, narrowed by a fence of known values (IncrementalSort+Fence.swift). A commit that
+// touches k objects of n rows costs one pass over the n keys (finding where the leaving rows
+// were) and one copy of them and of the codes, written into the storage of the step before,
+// plus O(k log n) comparisons and the reads of the k objects' values (and of rows whose codes
+// tie); one that moves nothing costs O(k log n), or one pass when k is large. Windows and
+// sections follow from the order's change set (below, and SectionedResults+Incremental.swift).
 import Synchronization
 
 /// A sort key of the incremental path: a single-valued property of the objects, or one reached
