@@ -31,6 +31,11 @@ public struct CollectionChangeSet: Equatable, Sendable {
     /// New indices of rows that moved (so are in `deletions` and `insertions`) and whose
     /// objects changed too: what layers that regroup the rows (sections) need. Not compared.
     var movedModified: [Int] = []
+    /// New indices of the rows that kept their place though their sort values may have changed
+    /// (sorted results after a write of a property the sort reads), ascending; nil when the
+    /// change set came from comparing the rows and does not say. For layers keyed on those
+    /// values (sections). Not compared.
+    var resorted: [Int]?
 
     public init() {}
 

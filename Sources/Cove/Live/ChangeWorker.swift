@@ -7,7 +7,10 @@
 // starts from the version the observer stands on and ends at the version being delivered, and
 // the query's rows with it (the Results' first read after it costs nothing); otherwise (the
 // realm moved on before the worker got there) it computes the change set itself, as without a
-// worker. Either way the observer then hands its new state back to the worker.
+// worker. Either way the observer then hands its new state back to the worker. Each change set
+// is computed once: a delivery that finds the worker computing exactly the one it needs waits
+// for it, and one that finds the worker not yet there claims the job, which the worker then
+// leaves to it (a commit of the observing realm is mostly delivered before the worker wakes).
 import CoveStorage
 import Synchronization
 #if canImport(Glibc)
@@ -35,16 +38,23 @@ final class CollectionJob: @unchecked Sendable {
         var plan: String
     }
 
+    /// Who computes the change set from the base with `baseID`: the worker (up to `version`),
+    /// or the realm's thread (the worker leaves that base to it).
+    struct Claim: Sendable {
+        var baseID: UInt64
+        var worker: UInt64?
+    }
+
     // `differ` reads the realm's thread's engine, but the worker only moves it to its own
     // frozen realms, which reads the engine's immutable source and stages.
     let differ: CollectionDiffer
-    private let state: Mutex<(base: Base, ready: Ready?, cancelled: Bool)>
+    private let state: Mutex<(base: Base, ready: Ready?, cancelled: Bool, claim: Claim?)>
     private let worker: ChangeWorker
 
     init(differ: CollectionDiffer, version: UInt64, worker: ChangeWorker) {
         self.differ = differ
         self.worker = worker
-        state = Mutex((Base(id: 0, version: version, rows: nil), nil, false))
+        state = Mutex((Base(id: 0, version: version, rows: nil), nil, false, nil))
     }
 
     var base: Base { state.withLock { $0.base } }
@@ -62,17 +72,57 @@ final class CollectionJob: @unchecked Sendable {
         state.withLock { s in if ready.baseID == s.base.id { s.ready = ready } }
     }
 
-    /// The ready change set from `start` (or the initial rows) to `end`, taken; nil when the
-    /// worker has none for exactly that.
-    func take(startingAt start: UInt64, initial: Bool, endingAt end: UInt64) -> Ready? {
-        let taken = state.withLock { s -> Ready? in
-            guard let ready = s.ready, ready.baseID == s.base.id, ready.version == end,
-                  initial == (s.base.rows == nil), initial || s.base.version == start else { return nil }
-            s.ready = nil
-            return ready
+    /// Whether the realm's thread computes the change set from the current base itself.
+    var isClaimedByRealm: Bool {
+        state.withLock { s in s.claim.map { $0.baseID == s.base.id && $0.worker == nil } ?? false }
+    }
+
+    /// The base, when the worker may compute from it up to `version` (the realm's thread has
+    /// not claimed it); the worker's claim then holds until `endComputing`.
+    func beginComputing(at version: UInt64) -> Base? {
+        state.withLock { s -> Base? in
+            if let c = s.claim, c.baseID == s.base.id, c.worker == nil { return nil }
+            s.claim = Claim(baseID: s.base.id, worker: version)
+            return s.base
         }
-        if taken != nil { worker.served.add(1, ordering: .relaxed) }
-        return taken
+    }
+
+    func endComputing() {
+        state.withLock { s in if s.claim?.worker != nil { s.claim = nil } }
+    }
+
+    /// The ready change set from `start` (or the initial rows) to `end`, taken; nil when the
+    /// worker has none for exactly that, and then the realm's thread computes it: the worker
+    /// leaves it alone from now on. While the worker is computing exactly that change set,
+    /// waits for it (at most `timeoutMs`).
+    func take(startingAt start: UInt64, initial: Bool, endingAt end: UInt64, timeoutMs: Int = 1000) -> Ready? {
+        enum Outcome { case taken(Ready), computing, mine }
+        var pause: UInt64 = 20_000
+        var waited: UInt64 = 0
+        while true {
+            let outcome = state.withLock { s -> Outcome in
+                if let ready = s.ready, ready.baseID == s.base.id, ready.version == end,
+                   initial == (s.base.rows == nil), initial || s.base.version == start {
+                    s.ready = nil
+                    return .taken(ready)
+                }
+                if let c = s.claim, c.baseID == s.base.id, c.worker == end, waited < UInt64(timeoutMs) * 1_000_000 { return .computing }
+                s.claim = Claim(baseID: s.base.id, worker: nil)
+                return .mine
+            }
+            switch outcome {
+            case .taken(let ready):
+                worker.served.add(1, ordering: .relaxed)
+                return ready
+            case .mine:
+                return nil
+            case .computing:
+                var ts = timespec(tv_sec: 0, tv_nsec: Int(pause))
+                nanosleep(&ts, nil)
+                waited += pause
+                pause = min(pause * 2, 1_000_000)
+            }
+        }
     }
 
     /// The observer delivered up to `version`, where its rows are `rows`.
@@ -80,6 +130,7 @@ final class CollectionJob: @unchecked Sendable {
         state.withLock { s in
             s.base = Base(id: s.base.id &+ 1, version: version, rows: rows)
             s.ready = nil
+            s.claim = nil
         }
     }
 }
@@ -93,8 +144,6 @@ final class ChangeWorker: @unchecked Sendable {
     let kicked = Atomic<Bool>(false)
     /// Change sets served to deliveries (for tests and diagnostics).
     let served = Atomic<Int>(0)
-    /// The version whose change sets are being computed now (0: none).
-    let computing = Atomic<UInt64>(0)
 
     init(source: Realm.FrozenSource) {
         self.source = Mutex(source)
@@ -120,7 +169,9 @@ final class ChangeWorker: @unchecked Sendable {
         let snapshot: Snapshot
         do { snapshot = try storage.beginRead() } catch { return storage.latestVersion() }
         let newest = snapshot.version
-        let pending = live.filter { !$0.isReady(at: newest) && !($0.base.rows != nil && $0.base.version == newest) }
+        let pending = live.filter {
+            !$0.isReady(at: newest) && !($0.base.rows != nil && $0.base.version == newest) && !$0.isClaimedByRealm
+        }
         if pending.isEmpty {
             snapshot.end()
             return newest
@@ -141,34 +192,20 @@ final class ChangeWorker: @unchecked Sendable {
             // a record missing because it moved meanwhile leaves that job to its realm.
             records = (try? ChangeRecord.read(from: history, after: oldest, through: newest)) ?? [:]
         }
-        computing.store(newest, ordering: .releasing)
-        defer { computing.store(0, ordering: .releasing) }
         for job in pending { compute(job, realm, store, records, newest) }
         return newest
-    }
-
-    /// Waits while the change sets of `version` are being computed (at most `timeoutMs`): a
-    /// delivery of that version takes them sooner than it could compute them.
-    func waitWhileComputing(_ version: UInt64, timeoutMs: Int) {
-        var pause: UInt64 = 20_000
-        var waited: UInt64 = 0
-        while computing.load(ordering: .acquiring) == version && waited < UInt64(timeoutMs) * 1_000_000 {
-            var ts = timespec(tv_sec: 0, tv_nsec: Int(pause))
-            nanosleep(&ts, nil)
-            waited += pause
-            pause = min(pause * 2, 1_000_000)
-        }
     }
 
     /// One job's change set at `version` (or its initial rows); on any failure it publishes
     /// nothing, and the realm's thread computes that delivery itself.
     private func compute(_ job: CollectionJob, _ realm: Realm, _ store: ObjectStore,
                          _ records: [UInt64: ChangeRecord], _ version: UInt64) {
-        let base = job.base
+        guard let base = job.beginComputing(at: version) else { return }
+        defer { job.endComputing() }
         do throws(CoveError) {
             let differ = try job.differ.moved(to: realm)
             guard let rows = base.rows else {
-                let initial = try differ.engine.elements()
+                let initial = try differ.initialRows(store, at: version)
                 job.publish(.init(baseID: base.id, version: version, changes: nil, rows: initial, plan: differ.engine.lastPlan))
                 return
             }
@@ -176,8 +213,8 @@ final class ChangeWorker: @unchecked Sendable {
             guard base.version < version else { return }
             let merged = ChangeRecord.merged(records, after: base.version, through: version)
             guard !merged.schemaChanged else { return }
-            let advanced = try differ.advance(from: rows, merged, store)
-            job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? CollectionChangeSet(),
+            let advanced = try differ.advance(from: rows, since: base.version, merged, store, at: version)
+            job.publish(.init(baseID: base.id, version: version, changes: advanced?.changes ?? .unchanged,
                               rows: advanced?.rows ?? rows, plan: differ.engine.lastPlan))
         } catch {
             return

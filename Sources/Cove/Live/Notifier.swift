@@ -233,11 +233,10 @@ final class RealmNotifier {
         }
         let current = try realm.version
         let store = try realm.objectStore()
-        // The notification thread is computing this very version: its change sets come
-        // sooner than this thread could compute them.
-        realm.watcher?.worker.waitWhileComputing(current, timeoutMs: 1000)
         // The change records are read only for the observers without a change set computed
-        // ahead (which they take now, so that a newer one cannot replace it meanwhile).
+        // ahead (which they take now, so that a newer one cannot replace it meanwhile; one the
+        // notification thread is computing now is waited for, and the others are left to this
+        // thread).
         var claimed = Set<ObjectIdentifier>()
         var oldest = current
         for registration in registrations where registration.version < current || registration.initialPending {
@@ -322,22 +321,35 @@ struct CollectionDiffer {
     var rowKeys = RowKeysCache()
     /// Its query's predicate, bound once for the incremental path, shared with its moved copies.
     var localPredicate = LocalPredicateCache()
+    /// The plan and state of the incremental path of sorted results, shared likewise.
+    var sortedState = SortedRowsCache()
 
     /// The same differ reading `realm` (a frozen copy at another version).
     func moved(to realm: Realm) throws(CoveError) -> CollectionDiffer {
         CollectionDiffer(engine: try engine.moved(to: realm), filter: filter, relevant: relevant, rootClass: rootClass,
-                         rowKeys: rowKeys, localPredicate: localPredicate)
+                         rowKeys: rowKeys, localPredicate: localPredicate, sortedState: sortedState)
     }
 
-    /// The changes from `rows` (the results at the record's first version) to the results at
-    /// the engine's realm's version, and the new rows; nil when the record touches nothing
-    /// that can change them (the rows stand).
-    func advance(from rows: [Value], _ record: ChangeRecord, _ store: ObjectStore) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
+    /// The changes from `rows` (the results at `version`, the record's first) to the results at
+    /// `target`, the engine's realm's version, and the new rows; nil when the record touches
+    /// nothing that can change them (the rows stand).
+    func advance(from rows: [Value], since version: UInt64, _ record: ChangeRecord, _ store: ObjectStore,
+                 at target: UInt64) throws(CoveError) -> (changes: CollectionChangeSet, rows: [Value])? {
         let touched = record.touchedClasses
-        if !record.schemaChanged && touched.isDisjoint(with: relevant) { return nil }
+        if !record.schemaChanged && touched.isDisjoint(with: relevant) {
+            sortedState.carry(rows, from: version, to: target)
+            return nil
+        }
         if let fast = try incremental(rows, record, touched, store) { return fast }
-        if let fast = try incrementalSorted(rows, record, touched, store) { return fast }
+        if let fast = try incrementalSorted(rows, since: version, record, touched, store, at: target) { return fast }
         let new = try engine.elements()
+        return (try changes(from: rows, to: new, record, touched, store), new)
+    }
+
+    /// The changes from `rows` to `new` found by comparing them, the rows that stayed checked
+    /// against the key-path filter.
+    func changes(from rows: [Value], to new: [Value], _ record: ChangeRecord, _ touched: Set<UInt32>,
+                 _ store: ObjectStore) throws(CoveError) -> CollectionChangeSet {
         var modified: (Value) -> Bool = { _ in false }
         var failure: CoveError?
         if let cls = rootClass {
@@ -355,7 +367,7 @@ struct CollectionDiffer {
         }
         let changes = CollectionChangeSet.diff(old: rows, new: new, modified: modified)
         if let failure { throw failure }
-        return (changes, new)
+        return changes
     }
 }
 
@@ -365,6 +377,9 @@ struct CollectionDiffer {
 final class CollectionRegistration: NotifierRegistration {
     let differ: CollectionDiffer
     let callback: (CollectionChange) -> Void
+    /// Whether it also hears of change sets whose rows may have changed their sort values in
+    /// place and nothing else (layers keyed on those values: sections).
+    var hearsResorting = false
     var rows: [Value]
     /// The worker's side of this observer (nil: every change set is computed here).
     var job: CollectionJob?
@@ -389,6 +404,11 @@ final class CollectionRegistration: NotifierRegistration {
     }
 
     override func deliver(_ store: ObjectStore, _ record: ChangeRecord?) -> Bool {
+        // The rows of the previous delivery, mostly last held here once the results and the
+        // worker hold the new ones: let go after the callback (freeing 100,000 rows takes a
+        // quarter of a millisecond), their storage kept for the next rows of sorted results.
+        var previous = rows
+        defer { differ.sortedState.recycle(&previous, current: rows) }
         do throws(CoveError) {
             // The worker's change set, when the notifier claimed one for this delivery (it
             // starts where this observer stands and ends at this delivery's version).
@@ -403,19 +423,19 @@ final class CollectionRegistration: NotifierRegistration {
                     callback(.initial)
                 } else {
                     job.rebase(version: target, rows: rows)
-                    if let changes = ready.changes, !changes.isEmpty { callback(.update(changes)) }
+                    if let changes = ready.changes, calls(changes) { callback(.update(changes)) }
                 }
                 return true
             }
             if initialPending {
                 initialPending = false
-                rows = try differ.engine.elements()
+                rows = try differ.initialRows(store, at: target)
                 job?.rebase(version: target, rows: rows)
                 callback(.initial)
                 return true
             }
             guard let record else { return true }
-            let advanced = try differ.advance(from: rows, record, store)
+            let advanced = try differ.advance(from: rows, since: version, record, store, at: target)
             if let advanced {
                 // The rows are the results' at this version, whichever path made them: a read
                 // after the delivery needs not evaluate (or sort) them again.
@@ -423,12 +443,16 @@ final class CollectionRegistration: NotifierRegistration {
                 differ.engine.seed(rows, plan: differ.engine.lastPlan)
             }
             job?.rebase(version: target, rows: rows)
-            if let changes = advanced?.changes, !changes.isEmpty { callback(.update(changes)) }
+            if let changes = advanced?.changes, calls(changes) { callback(.update(changes)) }
             return true
         } catch {
             callback(.error(error))
             return false
         }
+    }
+
+    private func calls(_ changes: CollectionChangeSet) -> Bool {
+        !changes.isEmpty || (hearsResorting && changes.mayHaveResorted)
     }
 }
 
@@ -851,6 +875,13 @@ extension Results {
     /// - Throws: `.frozen`, `.inWrite`, `.invalidArgument` (a key path that names no property),
     ///   and the error the results were made with (`queryError`).
     public func observeChanges(keyPaths: [String]? = nil, _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
+        try observeChanges(keyPaths: keyPaths, hearingResorting: false, block)
+    }
+
+    /// `observeChanges`; with `hearingResorting`, also called with change sets that only say
+    /// rows may have changed their sort values in place.
+    func observeChanges(keyPaths: [String]?, hearingResorting: Bool,
+                        _ block: @escaping (CollectionChange) -> Void) throws(CoveError) -> NotificationToken {
         if let failure = engine.failure { throw failure }
         let realm = engine.realm
         try realm.requireObservable("results")
@@ -867,6 +898,7 @@ extension Results {
         }
         let differ = CollectionDiffer(engine: engine, filter: filter, relevant: try engine.relevantClasses(store), rootClass: root)
         let registration = CollectionRegistration(differ: differ, version: try realm.version, callback: block)
+        registration.hearsResorting = hearingResorting
         try realm.register(registration)
         try realm.attachToChangeWorker(registration)
         return NotificationToken(registration)
@@ -878,7 +910,7 @@ extension ResultsEngine {
     /// objects were modified, for the layers built on results (sections, projections).
     func observeRaw(keyPaths: [String]?, _ block: @escaping (CollectionChange, Set<Value>) -> Void) throws(CoveError) -> NotificationToken {
         let results = Results<Value>(engine: self)
-        return try results.observeChanges(keyPaths: keyPaths) { [weak self] change in
+        return try results.observeChanges(keyPaths: keyPaths, hearingResorting: true) { [weak self] change in
             var modified = Set<Value>()
             if case .update(let c) = change {
                 let rows = (try? self?.elements()) ?? []

@@ -68,16 +68,10 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
     let keyPath: String?
 
     /// The sections as stored rows, cut once per version of the realm (and per edit inside a
-    /// write) however many times they are read and however many sections are observed. A lock,
-    /// because frozen sectioned results are read by many threads.
-    private let grouping = Mutex<Grouping?>(nil)
-
-    struct Grouping: Sendable {
-        var generation: UInt64
-        var edits: Int
-        var sections: [(key: Value, rows: [Value])]
-        var position: [Value: Int]
-    }
+    /// write) however many times they are read and however many sections are observed, or
+    /// advanced from the last ones by an observer's delivery. A lock, because frozen sectioned
+    /// results are read by many threads.
+    private let grouping = Mutex<SectionGrouping?>(nil)
 
     init(results: Results<Element>, ascending: Bool = true, keyPath: String? = nil, key: @escaping (Element) throws -> Value) {
         self.results = results
@@ -86,40 +80,66 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
         self.key = key
     }
 
-    /// The sections now as stored rows (links or values), ordered by key.
-    func currentGrouping() throws -> Grouping {
+    /// The generation and write count of the realm now, which a grouping is cut at.
+    private func stamp() throws -> (generation: UInt64, edits: Int) {
         let realm = results.engine.realm
-        let generation = realm.generation
-        let edits = try realm.objectStore().editCount
-        if let hit = grouping.withLock({ g -> Grouping? in
+        return (realm.generation, try realm.objectStore().editCount)
+    }
+
+    /// The sections now as stored rows (links or values), ordered by key.
+    func currentGrouping() throws -> SectionGrouping {
+        let (generation, edits) = try stamp()
+        if let hit = grouping.withLock({ g -> SectionGrouping? in
             guard let g, g.generation == generation, g.edits == edits else { return nil }
             return g
         }) {
             return hit
         }
-        var order: [Value] = []
-        var byKey: [Value: [Value]] = [:]
-        for v in try results.engine.elements() {
-            let k = try key(try Element._fromResultsValue(v, realm))
-            if byKey[k] == nil { order.append(k) }
-            byKey[k, default: []].append(v)
-        }
-        Self.sortKeys(&order, ascending)
-        let sections = order.map { (key: $0, rows: byKey[$0] ?? []) }
-        let g = Grouping(generation: generation, edits: edits, sections: sections,
-                         position: Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) }))
+        let rows = try results.engine.elements()
+        var rowKeys: [Value] = []
+        rowKeys.reserveCapacity(rows.count)
+        for v in rows { rowKeys.append(try rowKey(v)) }
+        let g = SectionGrouping(generation: generation, edits: edits, rows: rows, rowKeys: rowKeys, ascending: ascending)
         grouping.withLock { $0 = g }
         return g
     }
 
+    /// The section key of one stored row.
+    private func rowKey(_ row: Value) throws -> Value {
+        try key(try Element._fromResultsValue(row, results.engine.realm))
+    }
+
+    /// The sections after the results' change set `change` took them from the rows `last` was
+    /// cut from to the rows now (the results' after a delivery), kept as the sections now; nil
+    /// when the sections are not advanced but cut again (sections by a key function, and see
+    /// `SectionsStep`).
+    func step(from last: SectionGrouping?, _ change: CollectionChangeSet) throws -> SectionsStep? {
+        guard keyPath != nil, let last else { return nil }
+        let (generation, edits) = try stamp()
+        guard let step = try SectionsStep(from: last, change, rows: try results.engine.elements(), generation: generation, edits: edits,
+                                          key: rowKey) else { return nil }
+        grouping.withLock { g in
+            if g?.generation != generation || g?.edits != edits { g = step.grouping }
+        }
+        return step
+    }
+
     /// The sections now with their rows as stored values (links for objects), ordered by key;
-    /// cut once per version however often they are read.
-    public func sectionRows() throws -> [(key: Value, rows: [Value])] { try currentGrouping().sections }
+    /// made once per version however often they are read.
+    public func sectionRows() throws -> [(key: Value, rows: [Value])] {
+        let g = try currentGrouping()
+        if let made = g.materialized { return made }
+        let made = g.makeSections()
+        grouping.withLock { current in
+            if current?.generation == g.generation && current?.edits == g.edits { current?.materialized = made }
+        }
+        return made
+    }
 
     /// The rows of the section of `key` now, as stored values; nil when there is none.
     public func rows(ofKey key: Value) throws -> [Value]? {
         let g = try currentGrouping()
-        return g.position[key].map { g.sections[$0].rows }
+        return g.index(of: key).map { g.rows(at: $0) }
     }
 
     /// The realm; nil once it was closed.
@@ -134,17 +154,13 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
     /// The sections now: key and elements, ordered by key.
     public func sections() throws -> [(key: Value, elements: [Element])] {
         let realm = results.engine.realm
-        return try currentGrouping().sections.map { s in
+        return try sectionRows().map { s in
             (s.key, try s.rows.map { try Element._fromResultsValue($0, realm) })
         }
     }
 
-    static func sortKeys(_ keys: inout [Value], _ ascending: Bool) {
-        keys.sort { ascending ? QueryEvaluator.sortOrder($0, $1) < 0 : QueryEvaluator.sortOrder($0, $1) > 0 }
-    }
-
     /// The number of sections.
-    public func checkedCount() throws -> Int { try currentGrouping().sections.count }
+    public func checkedCount() throws -> Int { try currentGrouping().count }
 
     /// The number of sections; stops the program on a failure (see `checkedCount()`).
     public var count: Int { Self.orStop("count") { try checkedCount() } }
@@ -155,7 +171,7 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
     public var endIndex: Int { count }
 
     /// The section keys, in order.
-    public func checkedAllKeys() throws -> [Value] { try currentGrouping().sections.map(\.key) }
+    public func checkedAllKeys() throws -> [Value] { try currentGrouping().keys }
 
     /// The section keys, in order; stops the program on a failure.
     public var allKeys: [Value] { Self.orStop("allKeys") { try checkedAllKeys() } }
@@ -169,15 +185,15 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
     /// The element at `indexPath` (section, row); stops the program when there is none.
     public subscript(indexPath: IndexPath) -> Element {
         Self.orStop("[\(indexPath)]") {
-            let sections = try currentGrouping().sections
-            guard indexPath.count == 2, indexPath.section >= 0, indexPath.section < sections.count else {
-                throw CoveError(.outOfRange, "index path \(indexPath) is out of range for \(sections.count) sections")
+            let g = try currentGrouping()
+            guard indexPath.count == 2, indexPath.section >= 0, indexPath.section < g.count else {
+                throw CoveError(.outOfRange, "index path \(indexPath) is out of range for \(g.count) sections")
             }
-            let rows = sections[indexPath.section].rows
-            guard indexPath.row >= 0, indexPath.row < rows.count else {
-                throw CoveError(.outOfRange, "row \(indexPath.row) is out of range for a section of \(rows.count)")
+            let count = g.rowCount(at: indexPath.section)
+            guard indexPath.row >= 0, indexPath.row < count else {
+                throw CoveError(.outOfRange, "row \(indexPath.row) is out of range for a section of \(count)")
             }
-            return try Element._fromResultsValue(rows[indexPath.row], results.engine.realm)
+            return try Element._fromResultsValue(g.row(indexPath.row, at: indexPath.section), results.engine.realm)
         }
     }
 
@@ -191,11 +207,11 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
 
     /// The section at `index`, live: it follows its key.
     public func section(at index: Int) throws -> ResultsSection<Element> {
-        let all = try currentGrouping().sections
-        guard index >= 0 && index < all.count else {
-            throw CoveError(.outOfRange, "section \(index) is out of range for \(all.count) sections")
+        let keys = try currentGrouping().keys
+        guard index >= 0 && index < keys.count else {
+            throw CoveError(.outOfRange, "section \(index) is out of range for \(keys.count) sections")
         }
-        return ResultsSection(parent: self, key: all[index].key)
+        return ResultsSection(parent: self, key: keys[index])
     }
 
     /// A frozen copy, readable from any thread.
@@ -229,7 +245,7 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
             p.append(sectionKeyPath)
             paths = p
         }
-        var old: [(key: Value, rows: [Value])] = []
+        var last: SectionGrouping?
         var stopped = false
         return try results.engine.observeRaw(keyPaths: paths) { change, modified in
             // A failure is delivered once; the observation ends with it.
@@ -238,25 +254,30 @@ public final class SectionedResults<Element: RealmCollectionValue>: RandomAccess
                 if case .error = c { stopped = true }
                 block(c)
             }
-            switch change {
-            case .initial:
-                do {
-                    old = try self.currentGrouping().sections
+            do {
+                switch change {
+                case .initial:
+                    last = try self.currentGrouping()
                     block(.initial)
-                } catch {
-                    block(.error(error as? CoveError ?? CoveError(.callback, "\(error)")))
-                }
-            case .update:
-                do {
-                    let new = try self.currentGrouping().sections
-                    let changes = Self.diff(old, new, modified)
-                    old = new
+                case .update(let c):
+                    let changes: SectionedChangeSet
+                    if let step = try self.step(from: last, c) {
+                        changes = step.changes
+                        last = step.grouping
+                    } else {
+                        // Sections by a key function over rows and objects that did not change
+                        // are as they were.
+                        if c.isEmpty && self.keyPath == nil { return }
+                        let new = try self.currentGrouping()
+                        changes = Self.diff(last?.makeSections() ?? [], new.makeSections(), modified)
+                        last = new
+                    }
                     if !changes.isEmpty { block(.update(changes)) }
-                } catch {
-                    block(.error(error as? CoveError ?? CoveError(.callback, "\(error)")))
+                case .error(let e):
+                    block(.error(e))
                 }
-            case .error(let e):
-                block(.error(e))
+            } catch {
+                block(.error(error as? CoveError ?? CoveError(.callback, "\(error)")))
             }
         }
     }
@@ -360,7 +381,7 @@ public final class ResultsSection<Element: RealmCollectionValue>: RandomAccessCo
     /// insertions (`sectionsToInsert` and `sectionsToDelete` stay empty).
     public func observeChanges(keyPaths: [String]? = nil, sectionKeyPath: String? = nil,
                         _ block: @escaping (SectionedChange) -> Void) throws -> NotificationToken {
-        var old: [Value]?
+        var last: SectionGrouping?
         let key = self.key
         let parent = self.parent
         var stopped = false
@@ -377,20 +398,28 @@ public final class ResultsSection<Element: RealmCollectionValue>: RandomAccessCo
         }
         return try parent.results.engine.observeRaw(keyPaths: paths) { change, modified in
             do {
-                let now = try parent.rows(ofKey: key)
                 switch change {
                 case .initial:
-                    old = now
+                    last = try parent.currentGrouping()
                     block(.initial)
-                case .update:
+                case .update(let u):
                     // The observer's one section is there while it has no rows too: a key
                     // that goes away deletes its rows, one that comes back inserts them.
-                    var c = SectionedChangeSet()
-                    let d = CollectionChangeSet.diff(old: old ?? [], new: now ?? [], modified: { modified.contains($0) })
-                    c.deletions = d.deletions.map { IndexPath(row: $0, section: 0) }
-                    c.insertions = d.insertions.map { IndexPath(row: $0, section: 0) }
-                    c.modifications = d.modifications.map { IndexPath(row: $0, section: 0) }
-                    old = now
+                    var c: SectionedChangeSet
+                    if let previous = last, let step = try parent.step(from: previous, u) {
+                        c = step.changes(ofKey: key, from: previous)
+                        last = step.grouping
+                    } else {
+                        if u.isEmpty && parent.keyPath == nil { return }
+                        let new = try parent.currentGrouping()
+                        func rows(_ g: SectionGrouping?) -> [Value] { g.flatMap { g in g.index(of: key).map { g.rows(at: $0) } } ?? [] }
+                        let d = CollectionChangeSet.diff(old: rows(last), new: rows(new), modified: { modified.contains($0) })
+                        c = SectionedChangeSet()
+                        c.deletions = d.deletions.map { IndexPath(row: $0, section: 0) }
+                        c.insertions = d.insertions.map { IndexPath(row: $0, section: 0) }
+                        c.modifications = d.modifications.map { IndexPath(row: $0, section: 0) }
+                        last = new
+                    }
                     if !c.isEmpty { block(.update(c)) }
                 case .error(let e):
                     block(.error(e))

@@ -8,7 +8,10 @@
 // realm's notification thread has computed the change set, then refreshes); beside it, the
 // naive way: re-running the query and diffing the keys. Then sorted results over every object,
 // observed one at a time, after commits that write 100 objects (the sort key untouched, or
-// written), beside sorting again. Environment: BENCH_OBJECTS (100000), BENCH_ROUNDS (50).
+// written), beside sorting again; and the same with DISTINCT, LIMIT, a sort key through a link
+// (each person is on one of 1,000 teams) and sections. Environment: BENCH_OBJECTS (100000),
+// BENCH_ROUNDS (50); BENCH_ROWS (for profiling): only the sorted rows whose label contains it,
+// without the first table and without evaluating again.
 import Cove
 import Dispatch
 import Glibc
@@ -30,23 +33,33 @@ func settle() {
 
 let objects = envInt("BENCH_OBJECTS", 100_000)
 let rounds = envInt("BENCH_ROUNDS", 50)
+let onlyRows = getenv("BENCH_ROWS").map { String(cString: $0) }
+/// The rounds of the first table (none when profiling some sorted rows).
+let firstRounds = onlyRows == nil ? rounds : 0
 let dir = try freshDirectory("notifications")
 defer { _ = system("rm -rf '\(dir)'") }
 
-let schema = try Schema(jsonText: #"{"Person": {"properties": {"name": "string", "age": "int", "score": "double"}}}"#)
+let schema = try Schema(jsonText: #"""
+    {"Person": {"properties": {"name": "string", "age": "int", "score": "double", "team": "Team?"}},
+     "Team": {"properties": {"name": "string"}}}
+    """#)
 let realm = try Realm(configuration: .init(path: "\(dir)/n.cove", durability: .noSync, schema: schema, schemaVersion: 1))
 var state: UInt64 = 1
 @MainActor func random(_ n: Int) -> Int {
     state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
     return Int((state >> 33) % UInt64(n))
 }
-try realm.write {
+let teamCount = 1_000
+let teams = try realm.write { () -> [DynamicObject] in
+    let teams = try (0..<teamCount).map { i in try realm.dynamicCreate("Team", values: [("name", .string("t\(i)"))]) }
     for i in 0..<objects {
-        try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("age", .int(Int64(random(100)))), ("score", .double(0))])
+        try realm.dynamicCreate("Person", values: [("name", .string("p\(i)")), ("age", .int(Int64(random(100)))), ("score", .double(0)),
+                                                   ("team", .link(teams[random(teamCount)].link))])
     }
+    return teams
 }
 let people = try realm.objects("Person")
-let adults = try people.filter("age > 50")
+let adults = people.filter("age > 50")
 let all = try people.elements()
 var delivered = 0
 var deliveredAt: UInt64 = 0
@@ -111,7 +124,7 @@ var lastWorker = 0.0
 func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 
 var inside = Figures(), moving = Figures(), naiveInside = Figures(), naiveMoving = Figures()
-for _ in 0..<rounds {
+for _ in 0..<firstRounds {
     let inAdults = try adults.elements()
     let change100 = { () throws in
         for _ in 0..<100 { try inAdults[random(inAdults.count)].setValue(.double(Double(random(1000))), forKey: "score") }
@@ -203,7 +216,7 @@ DispatchQueue.global().async { [schema, path, writer] in
 }
 
 var insideAcross = Figures(), movingAcross = Figures()
-for _ in 0..<rounds {
+for _ in 0..<firstRounds {
     var (l, c) = try measureAcross(move: false)
     insideAcross.latency.append(l); insideAcross.cpu.append(c); insideAcross.commit.append(lastCommit)
     insideAcross.worker.append(lastWorker)
@@ -221,55 +234,98 @@ extension String {
         return String(s.dropLast(2)) + "." + String(s.suffix(2))
     }
 }
-print("| Commit (\(rounds) runs, medians) | Cove: commit → callback | of which commitWrite | Cove: delivery CPU | Cove: notification thread CPU | Re-run and diff: commit → result | Re-run and diff: CPU |")
-print("|---|--:|--:|--:|--:|--:|--:|")
 func row(_ label: String, _ f: Figures, _ naive: Figures?) {
     let rerun = naive.map { " \(ms(median($0.latency))) ms | \(ms(median($0.cpu))) ms |" } ?? " | |"
     print("| \(label) | \(ms(median(f.latency))) ms | \(ms(median(f.commit))) ms | \(ms(median(f.cpu))) ms | \(ms(median(f.worker))) ms |" + rerun)
 }
-row("100 objects changed inside the results", inside, naiveInside)
-row("100 objects moved out, 100 in", moving, naiveMoving)
-row("100 objects changed inside, committed by another thread", insideAcross, nil)
-row("100 moved out, 100 in, committed by another thread", movingAcross, nil)
+if firstRounds > 0 {
+    print("| Commit (\(rounds) runs, medians) | Cove: commit → callback | of which commitWrite | Cove: delivery CPU | Cove: notification thread CPU | Re-run and diff: commit → result | Re-run and diff: CPU |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    row("100 objects changed inside the results", inside, naiveInside)
+    row("100 objects moved out, 100 in", moving, naiveMoving)
+    row("100 objects changed inside, committed by another thread", insideAcross, nil)
+    row("100 moved out, 100 in, committed by another thread", movingAcross, nil)
+}
 token.invalidate()
 
 // Sorted live results over every object: each observed alone, 100 objects written per commit
-// (the sort key untouched, or written), commit to callback; beside it, sorting again.
-@MainActor func sortedRow(_ label: String, _ results: Results<DynamicObject>, _ edit: ([DynamicObject]) throws -> Void) throws {
+// (the sort key untouched, or written), commit to callback; beside it, evaluating again (a new
+// Results, or new sections, read once). Each edit gets every person and, when it needs them, the
+// observed rows (read before the write).
+@MainActor func sortedRow(_ label: String, observe: (@escaping () -> Void) throws -> NotificationToken,
+                          rows: (() throws -> [DynamicObject])?, again evaluate: () throws -> Void,
+                          _ edit: ([DynamicObject], [DynamicObject]) throws -> Void) throws {
+    if let onlyRows, !label.contains(onlyRows) { return }
     var f = Figures(), again = Figures()
-    let sortedToken = try results.observeChanges { _ in
+    let sortedToken = try observe {
         delivered += 1
         deliveredAt = now()
     }
     try realm.deliver()
     for _ in 0..<rounds {
-        let (l, c) = try measure { try edit(all) }
+        let shown = try rows?() ?? []
+        let (l, c) = try measure { try edit(all, shown) }
         f.latency.append(l); f.cpu.append(c); f.commit.append(lastCommit); f.worker.append(lastWorker)
         let c0 = cpu()
         let start = now()
-        _ = try realm.objects("Person").sorted(by: sortKeys(label)).objectKeys()
+        if onlyRows == nil { try evaluate() }
         again.latency.append(Double(now() - start) / 1e6); again.cpu.append(Double(cpu() - c0) / 1e6)
     }
     sortedToken.invalidate()
     row(label, f, again)
 }
-func sortKeys(_ label: String) -> [SortDescriptor] {
-    label.contains("by score") ? [SortDescriptor(keyPath: "score")] : label.contains("by age") ? [SortDescriptor(keyPath: "age")] : [SortDescriptor(keyPath: "name")]
+
+/// A row for live results: `make` builds them over a fresh `Person` results (the observed ones
+/// once, new ones for each evaluation again).
+@MainActor func resultsRow(_ label: String, _ make: @escaping (Results<DynamicObject>) throws -> Results<DynamicObject>,
+                           needsRows: Bool = false, _ edit: ([DynamicObject], [DynamicObject]) throws -> Void) throws {
+    let observed = try make(people)
+    try sortedRow(label, observe: { callback in try observed.observeChanges { _ in callback() } },
+                  rows: needsRows ? { try observed.elements() } : nil, again: { _ = try make(try realm.objects("Person")).objectKeys() }, edit)
 }
+
+/// Writes the score of `n` objects picked from every person.
+@MainActor func writeScores(_ n: Int) -> ([DynamicObject], [DynamicObject]) throws -> Void {
+    { all, _ in for _ in 0..<n { try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score") } }
+}
+@MainActor func writeAges(_ n: Int) -> ([DynamicObject], [DynamicObject]) throws -> Void {
+    { all, _ in for _ in 0..<n { try all[random(all.count)].setValue(.int(Int64(random(100))), forKey: "age") } }
+}
+
 print("")
 print("| Sorted results over all \(objects) objects (\(rounds) runs, medians) | Cove: commit → callback | of which commitWrite | Cove: delivery CPU | Cove: notification thread CPU | Sort again: time | Sort again: CPU |")
 print("|---|--:|--:|--:|--:|--:|--:|")
-let byName = people.sorted(byKeyPath: "name")
-try sortedRow("sorted by name, 100 scores written", byName) { all in
-    for _ in 0..<100 { try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score") }
+try resultsRow("sorted by name, 100 scores written", { $0.sorted(byKeyPath: "name") }, writeScores(100))
+try resultsRow("sorted by score, 100 scores written", { $0.sorted(byKeyPath: "score") }, writeScores(100))
+try resultsRow("sorted by age, 100 ages written", { $0.sorted(byKeyPath: "age") }, writeAges(100))
+try resultsRow("sorted by name, 1 score written", { $0.sorted(byKeyPath: "name") }, writeScores(1))
+try resultsRow("sorted by score, distinct by name, 100 scores written",
+               { $0.sorted(byKeyPath: "score").distinct(by: ["name"]) }, writeScores(100))
+// The 100 rows are each age's lowest score: raising theirs puts another in each place.
+try resultsRow("sorted by score, distinct by age (100 rows), the rows' 100 scores raised",
+               { $0.sorted(byKeyPath: "score").distinct(by: ["age"]) }, needsRows: true) { _, shown in
+    for o in shown { try o.setValue(.double(Double(1000 + random(1000))), forKey: "score") }
 }
-try sortedRow("sorted by score, 100 scores written", people.sorted(byKeyPath: "score")) { all in
-    for _ in 0..<100 { try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score") }
+// 100 scores written at random and one of a row: that row mostly leaves, and the next enters.
+try resultsRow("sorted by score descending, limit 100, 100 scores written",
+               { $0.filter("TRUEPREDICATE SORT(score DESC) LIMIT(100)") }, needsRows: true) { all, shown in
+    for _ in 0..<100 { try all[random(all.count)].setValue(.double(Double(random(2000))), forKey: "score") }
+    try shown[random(shown.count)].setValue(.double(Double(random(2000))), forKey: "score")
 }
-try sortedRow("sorted by age, 100 ages written", people.sorted(byKeyPath: "age")) { all in
-    for _ in 0..<100 { try all[random(all.count)].setValue(.int(Int64(random(100))), forKey: "age") }
+try resultsRow("sorted by team.name, name; 100 teams written",
+               { $0.sorted(by: [SortDescriptor(keyPath: "team.name"), SortDescriptor(keyPath: "name")]) }) { all, _ in
+    for _ in 0..<100 { try all[random(all.count)].setValue(.link(teams[random(teamCount)].link), forKey: "team") }
 }
-try sortedRow("sorted by name, 1 score written", byName) { all in
-    try all[random(all.count)].setValue(.double(Double(random(1000))), forKey: "score")
+try resultsRow("sorted by team.name, name; 1 team's name written (its rows move)",
+               { $0.sorted(by: [SortDescriptor(keyPath: "team.name"), SortDescriptor(keyPath: "name")]) }) { all, _ in
+    guard case .link(let team) = try all[random(all.count)]["team"], let t = try realm.object(for: team) else { return }
+    try t.setValue(.string("t\(random(teamCount))"), forKey: "name")
 }
+let byAge = try people.sectioned(by: "age")
+try sortedRow("sectioned by age, 100 ages written",
+              observe: { callback in try byAge.observeChanges { _ in callback() } }, rows: nil,
+              again: { _ = try realm.objects("Person").sectioned(by: "age").sectionRows() }, writeAges(100))
+try sortedRow("sectioned by age, 100 scores written",
+              observe: { callback in try byAge.observeChanges { _ in callback() } }, rows: nil,
+              again: { _ = try realm.objects("Person").sectioned(by: "age").sectionRows() }, writeScores(100))
 realm.close()
