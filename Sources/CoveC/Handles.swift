@@ -97,8 +97,8 @@ final class RealmHandle: Handle {
 
     /// A copy of `bytes` that lives until `clearScratch()`; (nil, 0) for no bytes.
     func keep(_ bytes: UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int) {
-        if bytes.isEmpty { return (nil, 0) }
-        return (scratchLock.locked { scratch.copy(bytes) }, bytes.count)
+        guard let copy = scratchLock.locked({ scratch.copy(bytes) }) else { return (nil, 0) }
+        return (copy, bytes.count)
     }
 
     /// Frees the strings and binaries handed out so far (the header's lifetime rule).
@@ -119,27 +119,28 @@ struct ScratchArena {
     private var next: UnsafeMutableRawPointer?
     private var left = 0
 
-    /// A copy of `bytes` (not empty), valid until `clear()`.
-    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer {
+    /// A copy of `bytes`, valid until `clear()`; nil for no bytes.
+    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer? {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return nil }
         let n = bytes.count
         let p: UnsafeMutableRawPointer
         if n > Self.blockSize / 4 {
             p = UnsafeMutableRawPointer.allocate(byteCount: n, alignment: 8)
             large.append(p)
         } else {
-            if n > left {
-                let block = UnsafeMutableRawPointer.allocate(byteCount: Self.blockSize, alignment: 8)
-                blocks.append(block)
-                next = block
+            if let free = next, n <= left {
+                p = free
+            } else {
+                p = UnsafeMutableRawPointer.allocate(byteCount: Self.blockSize, alignment: 8)
+                blocks.append(p)
                 left = Self.blockSize
             }
-            p = next!
             // The next value starts 8-aligned, as C expects of a binary it may cast.
-            let used = (n + 7) & ~7
-            next = p + min(used, left)
-            left -= min(used, left)
+            let used = min((n + 7) & ~7, left)
+            next = p + used
+            left -= used
         }
-        p.copyMemory(from: bytes.baseAddress!, byteCount: n)
+        p.copyMemory(from: source, byteCount: n)
         return p
     }
 

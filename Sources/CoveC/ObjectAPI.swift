@@ -172,7 +172,7 @@ final class CreatorMemo {
         guard n == self.propertyNames.count, creator.className == className else { return false }
         for j in 0..<n {
             guard let p = propertyNames?[j] else { return false }
-            let same = self.propertyNames[j].withUnsafeBufferPointer { strcmp($0.baseAddress!, p) == 0 }
+            let same = self.propertyNames[j].withUnsafeBufferPointer { name in name.baseAddress.map { strcmp($0, p) == 0 } ?? false }
             if !same { return false }
         }
         return true
