@@ -10,7 +10,7 @@
 // Loading takes two passes: the first creates every object with its plain values, the second
 // sets links, collections, embedded objects and mixed values, so links may point forward and
 // in cycles.
-import Cove
+@_spi(CoveBindings) import Cove
 
 /// Writes objects as JSON.
 final class DumpEncoder {
@@ -223,57 +223,10 @@ final class Loader {
         p.collection == .none && !p.isLink && p.type != .mixed
     }
 
-    /// Sets the members' properties on `object` (collections replaced whole).
+    /// Sets the members' properties on `object` (collections replaced whole), links resolved
+    /// by `decode`.
     func apply(_ members: [JSONMember], to object: DynamicObject) throws(CoveError) {
-        let cls = object.objectSchema
-        for m in members {
-            guard let p = cls[property: m.key], !p.isBacklinks else {
-                throw CoveError(.invalidArgument, "class '\(cls.className)' has no property '\(m.key)' to set")
-            }
-            let embedded = p.type.objectClassName.flatMap { realm.schema[$0] }?.isEmbedded ?? false
-            func items() throws(CoveError) -> [JSONValue] {
-                guard case .array(let items) = m.value else { throw expected("an array", m.value, p, cls) }
-                return items
-            }
-            switch p.collection {
-            case .none:
-                if embedded, case .object(let inner) = m.value {
-                    try apply(inner, to: try object.createEmbeddedObject(forProperty: p.name))
-                } else {
-                    try object.setValue(try decode(m.value, p, cls), forKey: p.name)
-                }
-            case .list:
-                let list = try object.dynamicList(p.name)
-                try list.removeAll()
-                for item in try items() {
-                    if embedded {
-                        guard case .object(let inner) = item else { throw expected("an object", item, p, cls) }
-                        try apply(inner, to: try list.appendEmbedded())
-                    } else {
-                        try list.append(try decode(item, p, cls))
-                    }
-                }
-            case .set:
-                let set = try object.dynamicMutableSet(p.name)
-                try set.removeAll()
-                for item in try items() { _ = try set.insert(try decode(item, p, cls)) }
-            case .map:
-                guard case .object(let entries) = m.value else { throw expected("an object", m.value, p, cls) }
-                let map = try object.dynamicMap(p.name)
-                try map.removeAll()
-                for e in entries {
-                    if embedded, case .object(let inner) = e.value {
-                        try apply(inner, to: try map.setEmbedded(forKey: e.key))
-                    } else {
-                        try map.setValue(try decode(e.value, p, cls), forKey: e.key)
-                    }
-                }
-            }
-        }
-    }
-
-    private func expected(_ what: String, _ got: JSONValue, _ p: Property, _ cls: ObjectSchema) -> CoveError {
-        CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation): expected \(what), got \(got.kindName)")
+        try ObjectJSON.apply(members, to: object) { (json, p, cls) throws(CoveError) in try decode(json, p, cls) }
     }
 
     /// One value of property `p`: links resolved through primary keys, `$ref` and `$key`.

@@ -136,8 +136,16 @@ public enum ObjectJSON {
         return object
     }
 
-    /// Sets the members' properties on `object`.
+    /// Sets the members' properties on `object` (collections replaced whole).
     static func apply(_ members: [JSONMember], to object: DynamicObject) throws(CoveError) {
+        let realm = object.realm
+        try apply(members, to: object) { (json, p, cls) throws(CoveError) in try decode(json, p, cls, realm) }
+    }
+
+    /// `apply(_:to:)` with `decode` making each single value and element: for a loader that
+    /// resolves links its own way (`cove import`'s primary keys and `$ref`s).
+    @_spi(CoveBindings) public static func apply(_ members: [JSONMember], to object: DynamicObject,
+                                                decode: (JSONValue, Property, ObjectSchema) throws(CoveError) -> Value) throws(CoveError) {
         let cls = object.objectSchema
         let realm = object.realm
         for m in members {
@@ -147,9 +155,9 @@ public enum ObjectJSON {
             switch p.collection {
             case .none:
                 if embedded, case .object(let inner) = m.value {
-                    try apply(inner, to: try object.createEmbeddedObject(forProperty: p.name))
+                    try apply(inner, to: try object.createEmbeddedObject(forProperty: p.name), decode: decode)
                 } else {
-                    try object.setValue(try decode(m.value, p, cls, realm), forKey: p.name)
+                    try object.setValue(try decode(m.value, p, cls), forKey: p.name)
                 }
             case .list:
                 guard case .array(let items) = m.value else { throw expected("an array", m.value, p, cls) }
@@ -158,25 +166,25 @@ public enum ObjectJSON {
                 for item in items {
                     if embedded {
                         guard case .object(let inner) = item else { throw expected("an object", item, p, cls) }
-                        try apply(inner, to: try list.appendEmbedded())
+                        try apply(inner, to: try list.appendEmbedded(), decode: decode)
                     } else {
-                        try list.append(try decode(item, p, cls, realm))
+                        try list.append(try decode(item, p, cls))
                     }
                 }
             case .set:
                 guard case .array(let items) = m.value else { throw expected("an array", m.value, p, cls) }
                 let set = try object.dynamicMutableSet(p.name)
                 try set.removeAll()
-                for item in items { try set.insert(try decode(item, p, cls, realm)) }
+                for item in items { try set.insert(try decode(item, p, cls)) }
             case .map:
                 guard case .object(let entries) = m.value else { throw expected("an object", m.value, p, cls) }
                 let map = try object.dynamicMap(p.name)
                 try map.removeAll()
                 for e in entries {
                     if embedded, case .object(let inner) = e.value {
-                        try apply(inner, to: try map.setEmbedded(forKey: e.key))
+                        try apply(inner, to: try map.setEmbedded(forKey: e.key), decode: decode)
                     } else {
-                        try map.setValue(try decode(e.value, p, cls, realm), forKey: e.key)
+                        try map.setValue(try decode(e.value, p, cls), forKey: e.key)
                     }
                 }
             }

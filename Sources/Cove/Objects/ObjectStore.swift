@@ -854,14 +854,10 @@ final class ObjectStore {
         guard t.storesOnlyAt[i], let cell = PropertyCodec.exactCell(value, t.plainColumnAt[i].spec) else {
             return try set(cls, objectKey, t.cls.properties[i], value)
         }
-        let c = t.plainColumnAt[i].column
-        if objectKey >= 0, let at = t.pending.position(of: UInt64(objectKey)) {
-            do { try t.pending.set(at: at, column: c, cell) } catch { throw CoveError(error) }
-        } else {
+        if objectKey < 0 || t.pending.position(of: UInt64(objectKey)) == nil {
             guard try locate(t, objectKey) != nil else { throw invalidated(t.cls, objectKey) }
-            do { try t.tree.set(UInt64(objectKey), column: c, cell) } catch { throw CoveError(error) }
         }
-        t.dirty = true
+        try storeCell(t, objectKey, column: t.plainColumnAt[i].column, cell)
         changes.recordModify(t.classKey, objectKey, propertyKey)
     }
 
