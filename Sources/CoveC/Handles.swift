@@ -200,8 +200,9 @@ class RealmChild: Handle {
     }
 
     override func requireOpen(in function: StaticString) throws(CFailure) {
-        if realmHandle.realm.isClosed { throw closedRealm(function) }
-        try takeToCurrentThread(realmHandle.realm, in: function)
+        let realm = realmHandle.realm
+        if realm.isClosed { throw closedRealm(function) }
+        try takeToCurrentThread(realm, in: function)
     }
 }
 

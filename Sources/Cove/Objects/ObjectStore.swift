@@ -211,15 +211,15 @@ final class ObjectStore {
         shapes.spareTables[t.classKey] = t
     }
 
-    /// The class names a realm opened with some of the file's classes sees (nil: every class):
-    /// `visibleObjectSchema(_:)` finds no other. The store itself works on every class of the file,
-    /// so that deleting an object clears the links to it from classes the realm does not see.
-    let visible: Set<String>?
+    /// The file's classes a realm opened with some of them does not see (usually none):
+    /// `visibleObjectSchema(_:)` finds none of them. The store itself works on every class of
+    /// the file, so that deleting an object clears the links to it from classes out of sight.
+    let hidden: Set<String>
 
-    init(pages: TransactionPages, schema: Schema, visible: Set<String>? = nil, shapes: TableShapes = TableShapes()) {
+    init(pages: TransactionPages, schema: Schema, hidden: Set<String> = [], shapes: TableShapes = TableShapes()) {
         self.pages = pages
         self.schema = schema
-        self.visible = visible
+        self.hidden = hidden
         self.shapes = shapes
         catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
     }
@@ -237,7 +237,7 @@ final class ObjectStore {
 
     /// `objectSchema(_:)` for a class named by the realm's user: one the realm sees.
     func visibleObjectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
-        if let visible, !visible.contains(className) {
+        if !hidden.isEmpty && hidden.contains(className) {
             throw CoveError(.notFound, "no class '\(className)' in the schema")
         }
         return try objectSchema(className)

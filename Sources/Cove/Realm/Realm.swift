@@ -30,6 +30,7 @@ public final class Realm {
         didSet {
             tableShapes = TableShapes()
             schema = Self.visible(fileSchema, visibleClassNames)
+            hiddenClassNames = Self.hidden(fileSchema, schema)
         }
     }
     /// The schema this realm sees, keys included: the file's classes, or those the
@@ -38,6 +39,8 @@ public final class Realm {
     public private(set) var schema: Schema = .empty
     /// The class names the configuration's schema gives, nil for every class of the file.
     private let visibleClassNames: Set<String>?
+    /// The file's classes this realm does not see (usually none).
+    private var hiddenClassNames: Set<String> = []
     /// The table shapes the transactions of this realm worked out for `fileSchema`.
     private var tableShapes = TableShapes()
     /// The bytes of the schema record `schema` was read from, to notice another process's change.
@@ -48,7 +51,7 @@ public final class Realm {
     private var schemaKnownAt: UInt64 = 0
     /// The thread a live realm belongs to (`pthread_self()` of the thread that opened it, or of
     /// the one `moveToCurrentThread()` moved it to).
-    private let ownerThread = Atomic<UInt>(UInt(pthread_self()))
+    @usableFromInline let ownerThread = Atomic<UInt>(UInt(pthread_self()))
     /// Set while a migration block runs on this realm's write: it may not commit, cancel or close.
     private var isMigrating = false
     /// The realm's observers and their delivery.
@@ -95,6 +98,7 @@ public final class Realm {
         visibleClassNames = visible
         fileSchema = schema
         self.schema = Self.visible(schema, visible)
+        hiddenClassNames = Self.hidden(schema, self.schema)
         self.schemaRecordBytes = schemaRecordBytes
         self.configuration = configuration
         self.file = file
@@ -394,7 +398,7 @@ public final class Realm {
             // Frozen realms are read by any number of threads at once: each call gets a store of
             // its own over the one immutable snapshot, so no cache is shared between threads.
             guard let snapshot else { throw CoveError(.closed, closedReason ?? "the realm is closed") }
-            let store = ObjectStore(pages: TransactionPages(.read(snapshot)), schema: fileSchema, visible: visibleClassNames)
+            let store = ObjectStore(pages: TransactionPages(.read(snapshot)), schema: fileSchema, hidden: hiddenClassNames)
             store.isFrozen = true
             return store
         }
@@ -408,7 +412,7 @@ public final class Realm {
             }
             schemaKnownAt = at
         }
-        let s = ObjectStore(pages: pages, schema: fileSchema, visible: visibleClassNames, shapes: tableShapes)
+        let s = ObjectStore(pages: pages, schema: fileSchema, hidden: hiddenClassNames, shapes: tableShapes)
         objects = s
         return s
     }
@@ -564,6 +568,11 @@ public final class Realm {
         names.map { schema.restricted(to: $0) } ?? schema
     }
 
+    /// The classes of `file` that `visible` leaves out.
+    private static func hidden(_ file: Schema, _ visible: Schema) -> Set<String> {
+        file.classes.count == visible.classes.count ? [] : Set(file.classNames).subtracting(visible.classNames)
+    }
+
     private func close(reason: String) {
         guard closedReason == nil else { return }
         closedReason = reason
@@ -592,9 +601,15 @@ public final class Realm {
     /// realm move between threads while it is idle, as thread pools need. Nothing for a frozen
     /// realm, which any thread may read.
     /// - Throws: `.wrongThread` while another thread writes through it.
-    @_spi(CoveBindings) public func moveToCurrentThread() throws(CoveError) {
+    /// Inlined into the bindings' calls: the common case, a realm already on this thread, costs
+    /// a load and a compare there.
+    @_spi(CoveBindings) @inlinable public func moveToCurrentThread() throws(CoveError) {
         let me = UInt(pthread_self())
-        if isFrozen || ownerThread.load(ordering: .relaxed) == me { return }
+        if ownerThread.load(ordering: .relaxed) == me || isFrozen { return }
+        try move(to: me)
+    }
+
+    @usableFromInline func move(to me: UInt) throws(CoveError) {
         if writeTransaction != nil {
             throw CoveError(.wrongThread, "the realm is in a write transaction on another thread: it can move to this thread once that write commits or is cancelled")
         }
