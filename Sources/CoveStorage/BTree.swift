@@ -84,6 +84,14 @@ public struct BTree<Store: PageStore> {
     @inlinable
     public var isEmpty: Bool { root.page.isNone }
 
+    /// Whether the tree is one leaf (or empty): its root page is at level 0.
+    /// - Throws: `.corrupt` when the root page cannot be read.
+    /// - Complexity: O(1)
+    public func isOneLeaf() throws(StorageError) -> Bool {
+        if root.page.isNone { return true }
+        return try store.page(root.page.pgno).load(fromByteOffset: PageHeader.flagsOffset, as: UInt8.self) == 0
+    }
+
     /// The longest byte-string key a tree accepts.
     @inlinable
     public static var maxKeyLength: Int { 1024 }

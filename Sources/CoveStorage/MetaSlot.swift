@@ -41,10 +41,12 @@ struct MetaSlot: Equatable, Sendable {
     /// on keep it at page 8, with seven pages after each slot where that slot's commits write
     /// the pages they rewrite again and again, in one run with the slot (docs/FORMAT.md,
     /// "Slot areas").
-    /// Files of formats 1 to 4 (formats 1 and 2 with bytes 140..<148 zero) are read as they
-    /// are (their second slot at page 1), and written as format 5 from their next commit,
-    /// keeping their second slot where it is.
-    static let formatVersion: UInt32 = 5
+    /// 6: the object layer keeps small lists, sets and maps inline, in a collection area per
+    /// class (docs/FORMAT-objects.md, "Small collections"); the pages themselves are as in 5.
+    /// Files of formats 1 to 5 (formats 1 and 2 with bytes 140..<148 zero) are read as they
+    /// are (formats 1 to 4 with their second slot at page 1), and written as format 6 from
+    /// their next commit, keeping their second slot where it is.
+    static let formatVersion: UInt32 = 6
 
     /// The second slot's page in files made from format 5 on.
     static let spreadSecondSlot: PageNumber = 8

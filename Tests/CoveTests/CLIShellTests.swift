@@ -285,7 +285,7 @@ final class CLIShellTests: CoveTestCase {
         XCTAssertEqual(r.out, "| name |\n|---|\n| Rex |\n")
         r = run(["info", path, "--format", "json"])
         XCTAssertTrue(r.out.contains(#""schema_version":1,"#) && r.out.contains(#""objects.Person":3"#), r.out)
-        XCTAssertTrue(r.out.contains(#""format_version":5,"#) && r.out.contains(#""recovery":null"#), r.out)
+        XCTAssertTrue(r.out.contains(#""format_version":6,"#) && r.out.contains(#""recovery":null"#), r.out)
         XCTAssertTrue(r.out.contains(#""used_bytes":"#) && r.out.contains(#""free_bytes":"#), r.out)
         r = run(["check", path, "--format", "csv"])
         XCTAssertTrue(r.out.hasPrefix("file,check,ok,report\n") && r.out.contains(",full,true,"), r.out)

@@ -9,7 +9,7 @@ final class FileSpaceTests: CoveTestCase {
         let realm = try Realm(configuration: .init(path: "\(folder)/space.cove", durability: .noSync, schema: schema, schemaVersion: 1))
         defer { realm.close() }
         let empty = try realm.fileSpace()
-        XCTAssertEqual(empty.formatVersion, 5)
+        XCTAssertEqual(empty.formatVersion, 6)
         XCTAssertEqual(empty.pageSize, 4096)
         XCTAssertEqual(empty.totalBytes % 4096, 0)
         XCTAssertLessThan(empty.usedBytes, empty.totalBytes)

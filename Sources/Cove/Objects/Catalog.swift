@@ -11,6 +11,7 @@ enum CatalogKey {
     static let primaryKeyTag: UInt8 = 0x03
     static let backlinksTag: UInt8 = 0x04
     static let indexTag: UInt8 = 0x05
+    static let collectionsTag: UInt8 = 0x06
 
     /// The schema record: schema version, keys and the notation.
     static let schema: [UInt8] = [schemaTag]
@@ -33,6 +34,12 @@ enum CatalogKey {
     /// A secondary index: (index key of the value, object key) pairs.
     static func index(_ classKey: UInt32, property: Int64) -> [UInt8] {
         key(indexTag, UInt64(classKey), 4, UInt64(bitPattern: property), 8)
+    }
+
+    /// A class's collection area: the small lists, sets and maps of its objects, each one
+    /// entry (object key, property key) -> the collection's elements (see `InlineCollection`).
+    static func collections(_ classKey: UInt32) -> [UInt8] {
+        key(collectionsTag, UInt64(classKey), 4)
     }
 
     /// `tag`, then `first` in `firstBytes` big-endian bytes and `second` in `secondBytes`: built
@@ -209,7 +216,7 @@ struct OpenPrimaryKeyRange: Equatable {
 
 /// Walks the pages of every catalog entry for `Storage.verify()`: tables (their clusters and
 /// overflow chains, the trees of their lists, sets and maps), primary-key indexes and backlink
-/// trees, secondary indexes.
+/// trees, secondary indexes, collection areas.
 let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
     guard let tag = key.first else { return }
     switch tag {
@@ -231,7 +238,7 @@ let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(S
             }
             return true
         }
-    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag:
+    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag, CatalogKey.collectionsTag:
         guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
             throw .corrupt("catalog: an index entry of \(value.count) bytes")
         }

@@ -1,16 +1,28 @@
-// Lists, sets and maps: each an object's own B+tree whose root sits in the property's column.
-// A list is keyed by sparse u64 order keys (positions come from the subtree counts), a set by
-// the elements' order-preserving index keys, a map by its keys' UTF-8 bytes; every value is the
+// Lists, sets and maps. A collection is either inline, its elements one byte string in its
+// table's collection area (a byte-keyed B+tree per class, keyed by object and property), or,
+// past `InlineCollection.limit` bytes, a B+tree of its own whose root sits in the property's
+// column; the column of an inline one holds its element count and a marker. A list's tree is
+// keyed by sparse u64 order keys (positions come from the subtree counts), a set's by the
+// elements' order-preserving index keys, a map's by its keys' UTF-8 bytes; every value is the
 // element's mixed encoding. Links held in collections (of links, or of mixed) keep counted
 // backlink entries, so a deleted target can be found and removed, and embedded elements die
 // with their owner.
 import CoveStorage
 
-extension ObjectStore {
-    /// The gap between the order keys of a list written in one go; a list is renumbered with
-    /// this spacing when an insert finds no room between two neighbours.
-    static let listKeySpacing: UInt64 = 1 << 32
+extension TreeRoot {
+    /// The page version that marks a root as an inline collection's (page 0 is never a tree's).
+    static let inlineMarker: UInt64 = 1
 
+    /// The column value of an inline collection of `count` elements.
+    static func inline(count: Int) -> TreeRoot {
+        TreeRoot(page: PageRef(pgno: 0, version: inlineMarker), count: UInt64(count))
+    }
+
+    /// Whether this is an inline collection's column value.
+    var isInline: Bool { page.pgno == 0 && page.version == Self.inlineMarker }
+}
+
+extension ObjectStore {
     // MARK: Finding a collection
 
     /// Checks that `p` of `cls` is a collection of `kind` and returns its column.
@@ -22,28 +34,98 @@ extension ObjectStore {
         return try column(p, in: t)
     }
 
-    /// The collection tree of `p` (a list, set or map) of one object.
-    func collectionTree(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> BTree<TransactionPages> {
-        let t = try table(cls, holding: objectKey)
-        let c = try collectionColumn(t, p, kind)
-        guard case .root(let root) = try storedCell(t, objectKey, column: c) else {
-            throw CoveError(.corrupt, "property '\(p.name)' of class '\(cls.className)' does not hold a collection root")
-        }
-        return BTree(store: pages, root: root, keyKind: kind == .list ? .u64 : .bytes)
+    /// The key of `p` of `objectKey` in its class's collection area: the object key and the
+    /// property key, big-endian (an object's collections side by side, objects in key order).
+    static func inlineKey(_ objectKey: Int64, _ p: Property) -> [UInt8] {
+        CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8) + CatalogKey.bigEndian(UInt64(p.key ?? 0), bytes: 4)
     }
 
-    /// Runs `body` on the collection tree of `p` inside a write and stores its new root.
+    /// Whether `p` may be kept inline: its property key fits the area's keys.
+    static func mayBeInline(_ p: Property) -> Bool {
+        guard let key = p.key else { return false }
+        return key > 0 && key <= Int64(UInt32.max)
+    }
+
+    /// The collection `root` names (the column value of `p` of `objectKey`).
+    func collection(_ root: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
+        if root.isInline {
+            let area = try tree(CatalogKey.collections(try classKey(of: cls)))
+            do throws(StorageError) {
+                guard let bytes = try area.get(Self.inlineKey(objectKey, p)) else {
+                    throw StorageError.corrupt("property '\(p.name)' of the \(cls.className) object \(objectKey) holds \(root.count) elements inline, and the collection area has none")
+                }
+                return StoredCollection(.inline(try InlineCollection(bytes: bytes, count: Int(root.count), keyed: kind != .list)), kind: kind)
+            } catch {
+                throw CoveError(error)
+            }
+        }
+        if root.page.isNone {
+            return StoredCollection(.inline(InlineCollection(keyed: kind != .list)), kind: kind)
+        }
+        return StoredCollection(.tree(BTree(store: pages, root: root, keyKind: kind == .list ? .u64 : .bytes)), kind: kind)
+    }
+
+    /// The column value of `p` of one object.
+    private func collectionRoot(_ t: Table, _ objectKey: Int64, column c: Int, _ p: Property) throws(CoveError) -> TreeRoot {
+        guard case .root(let root) = try storedCell(t, objectKey, column: c) else {
+            throw CoveError(.corrupt, "property '\(p.name)' of class '\(t.cls.className)' does not hold a collection root")
+        }
+        return root
+    }
+
+    /// The collection `p` (a list, set or map) of one object.
+    func collection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
+        let t = try table(cls, holding: objectKey)
+        let c = try collectionColumn(t, p, kind)
+        return try collection(try collectionRoot(t, objectKey, column: c, p), cls, objectKey, p, kind)
+    }
+
+    /// Runs `body` on collection `p` of one object inside a write, then settles its form and
+    /// stores it: inline while its bytes stay within `InlineCollection.limit`, a tree past
+    /// that, and inline again once a tree of one leaf shrinks to `InlineCollection.shrinkLimit`.
     func editCollection<R>(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
-                           _ body: (inout BTree<TransactionPages>) throws(CoveError) -> R) throws(CoveError) -> R {
+                           _ body: (inout StoredCollection) throws(CoveError) -> R) throws(CoveError) -> R {
         try requireWrite()
-        var tree = try collectionTree(cls, objectKey, p, kind)
-        let before = tree.root
-        let result = try body(&tree)
-        if tree.root != before {
-            let t = try table(cls, holding: objectKey)
-            try storeCell(t, objectKey, column: try column(p, in: t), .root(tree.root))
+        let t = try table(cls, holding: objectKey)
+        let c = try collectionColumn(t, p, kind)
+        let before = try collectionRoot(t, objectKey, column: c, p)
+        var stored = try collection(before, cls, objectKey, p, kind)
+        let result = try body(&stored)
+        let after = try settle(stored, was: before, cls, objectKey, p)
+        if after != before {
+            try storeCell(t, objectKey, column: c, .root(after))
         }
         return result
+    }
+
+    /// Stores `stored` in the form its size calls for and returns the column value naming it.
+    private func settle(_ stored: StoredCollection, was before: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64,
+                        _ p: Property) throws(CoveError) -> TreeRoot {
+        let areaKey = CatalogKey.collections(try classKey(of: cls))
+        let entryKey = Self.inlineKey(objectKey, p)
+        switch stored.form {
+        case .inline(let c):
+            if !stored.inlineEdited && before.isInline == (c.count > 0) { return before }
+            if c.count > 0 && c.bytes.count <= InlineCollection.limit && Self.mayBeInline(p) {
+                try editTree(areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
+                return .inline(count: c.count)
+            }
+            if before.isInline {
+                try editTree(areaKey) { (area) throws(StorageError) in _ = try area.remove(entryKey) }
+            }
+            if c.count == 0 { return .empty }
+            do { return try StoredCollection.tree(from: c, kind: stored.kind, store: pages).root } catch { throw CoveError(error) }
+        case .tree(var tree):
+            // Only a tree this edit changed, and small enough to be worth a look, moves back.
+            guard tree.root != before, tree.count > 0, tree.count * 2 <= UInt64(InlineCollection.shrinkLimit),
+                  Self.mayBeInline(p) else { return tree.root }
+            let c: InlineCollection?
+            do { c = try StoredCollection.inline(from: tree, kind: stored.kind, limit: InlineCollection.shrinkLimit) } catch { throw CoveError(error) }
+            guard let c else { return tree.root }
+            do { try tree.removeAll() } catch { throw CoveError(error) }
+            try editTree(areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
+            return .inline(count: c.count)
+        }
     }
 
     /// Notes a collection operation in the change record.
@@ -140,7 +222,7 @@ extension ObjectStore {
     // MARK: Lists
 
     func listCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collectionTree(cls, objectKey, p, .list).count)
+        Int(try collection(cls, objectKey, p, .list).count)
     }
 
     func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
@@ -150,7 +232,7 @@ extension ObjectStore {
     /// The element at position `index` of a list or set (in the set's order).
     private func element(at index: Int, of cls: ObjectSchema, _ objectKey: Int64, _ p: Property,
                          _ kind: CollectionKind) throws(CoveError) -> Value {
-        let tree = try collectionTree(cls, objectKey, p, kind)
+        let tree = try collection(cls, objectKey, p, kind)
         guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
         do {
             return try tree.withEntry(at: UInt64(index)) { (_, v) throws(StorageError) -> Value in
@@ -163,14 +245,14 @@ extension ObjectStore {
 
     /// Every element, in order.
     func listValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
-        try collectionValues(try collectionTree(cls, objectKey, p, .list))
+        try collectionValues(try collection(cls, objectKey, p, .list))
     }
 
-    func collectionValues(_ tree: BTree<TransactionPages>) throws(CoveError) -> [Value] {
+    func collectionValues(_ tree: StoredCollection) throws(CoveError) -> [Value] {
         var out: [Value] = []
         out.reserveCapacity(Int(tree.count))
         do {
-            try tree.forEach(fromPosition: 0) { (_: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+            try tree.forEach { (_: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
                 out.append(try Self.decodeStored(v))
                 return true
             }
@@ -192,47 +274,10 @@ extension ObjectStore {
         try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) in
             guard index >= 0, UInt64(index) <= tree.count else { throw outOfRange(p, cls, index, tree.count, inserting: true) }
             let bytes = element.encodeMixed()
-            try storage { () throws(StorageError) in
-                var key = try Self.orderKey(in: tree, at: UInt64(index))
-                if key == nil {
-                    try Self.renumber(&tree)
-                    key = try Self.orderKey(in: tree, at: UInt64(index))
-                }
-                guard let key else { throw .corrupt("list '\(p.name)': no order key after renumbering") }
-                _ = try tree.put(key, bytes)
-            }
+            try storage { () throws(StorageError) in try tree.insert(bytes, at: UInt64(index)) }
         }
         try countBacklink(cls, p, source: objectKey, element, 1)
         try record(cls, objectKey, p, .insert(index))
-    }
-
-    /// A key that sorts between the keys at `index - 1` and `index`, or nil when they are
-    /// adjacent (or the list's ends are reached).
-    static func orderKey(in tree: BTree<TransactionPages>, at index: UInt64) throws(StorageError) -> UInt64? {
-        let count = tree.count
-        let below: UInt64? = index == 0 ? nil : try tree.u64Key(at: index - 1)
-        let above: UInt64? = index == count ? nil : try tree.u64Key(at: index)
-        switch (below, above) {
-        case (nil, nil): return listKeySpacing
-        case (let b?, nil): return b <= UInt64.max - listKeySpacing ? b + listKeySpacing : nil
-        case (nil, let a?): return a >= 2 ? a / 2 : nil
-        case (let b?, let a?): return a - b >= 2 ? b + (a - b) / 2 : nil
-        }
-    }
-
-    /// Rewrites every order key of a list evenly spaced, keeping the order.
-    /// - Complexity: O(n)
-    static func renumber(_ tree: inout BTree<TransactionPages>) throws(StorageError) {
-        var values: [[UInt8]] = []
-        values.reserveCapacity(Int(tree.count))
-        try tree.forEach(fromPosition: 0) { (_: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) -> Bool in
-            values.append(Array(v))
-            return true
-        }
-        try tree.removeAll()
-        for (i, v) in values.enumerated() {
-            _ = try tree.put(UInt64(i + 1) * listKeySpacing, v)
-        }
     }
 
     /// Replaces the element at `index`.
@@ -242,9 +287,7 @@ extension ObjectStore {
             guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
             var old = Value.null
             try storage { () throws(StorageError) in
-                let (key, bytes) = try tree.u64Entry(at: UInt64(index))
-                old = try Self.decodeStored(bytes)
-                _ = try tree.put(key, element.encodeMixed())
+                old = try Self.decodeStored(try tree.replace(at: UInt64(index), with: element.encodeMixed()))
             }
             return old
         }
@@ -266,9 +309,7 @@ extension ObjectStore {
             guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
             var old = Value.null
             try storage { () throws(StorageError) in
-                let (key, bytes) = try tree.u64Entry(at: UInt64(index))
-                old = try Self.decodeStored(bytes)
-                _ = try tree.remove(key)
+                old = try Self.decodeStored(try tree.remove(at: UInt64(index)))
             }
             return old
         }
@@ -318,7 +359,7 @@ extension ObjectStore {
     // MARK: Sets
 
     func setCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collectionTree(cls, objectKey, p, .set).count)
+        Int(try collection(cls, objectKey, p, .set).count)
     }
 
     /// The element at `index` in the set's order (the order of the values' index keys).
@@ -327,11 +368,11 @@ extension ObjectStore {
     }
 
     func setValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
-        try collectionValues(try collectionTree(cls, objectKey, p, .set))
+        try collectionValues(try collection(cls, objectKey, p, .set))
     }
 
     func setContains(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
-        let tree = try collectionTree(cls, objectKey, p, .set)
+        let tree = try collection(cls, objectKey, p, .set)
         // A null is simply not in a set that cannot hold one (set algebra between an optional
         // and a required set asks this).
         if value.isNull && (!p.isOptional || p.isLink) && p.type != .mixed { return false }
@@ -351,7 +392,7 @@ extension ObjectStore {
             var inserted: Int?
             try storage { () throws(StorageError) in
                 if try !tree.contains(key) {
-                    _ = try tree.put(key, element.encodeMixed())
+                    try tree.put(key, element.encodeMixed())
                     inserted = Int(try tree.rank(of: key))
                 }
             }
@@ -373,7 +414,7 @@ extension ObjectStore {
             var position = 0
             try storage { () throws(StorageError) in
                 position = Int(try tree.rank(of: element.indexKey()))
-                _ = try tree.remove(element.indexKey())
+                try tree.remove(key: element.indexKey())
             }
             return position
         }
@@ -400,11 +441,11 @@ extension ObjectStore {
     }
 
     func mapCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collectionTree(cls, objectKey, p, .map).count)
+        Int(try collection(cls, objectKey, p, .map).count)
     }
 
     func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
-        let tree = try collectionTree(cls, objectKey, p, .map)
+        let tree = try collection(cls, objectKey, p, .map)
         let bytes: [UInt8]?
         do { bytes = try tree.get(key.utf8Bytes) } catch { throw CoveError(error) }
         guard let bytes else { return nil }
@@ -413,7 +454,7 @@ extension ObjectStore {
 
     /// The entry at `index` in key order (UTF-8 byte order).
     func mapEntry(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> (key: String, value: Value) {
-        let tree = try collectionTree(cls, objectKey, p, .map)
+        let tree = try collection(cls, objectKey, p, .map)
         guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
         do {
             return try tree.withEntry(at: UInt64(index)) { (k, v) throws(StorageError) -> (key: String, value: Value) in
@@ -426,11 +467,11 @@ extension ObjectStore {
     }
 
     func mapEntries(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [(key: String, value: Value)] {
-        let tree = try collectionTree(cls, objectKey, p, .map)
+        let tree = try collection(cls, objectKey, p, .map)
         var out: [(key: String, value: Value)] = []
         out.reserveCapacity(Int(tree.count))
         do {
-            try tree.forEach(fromPosition: 0) { (k: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
+            try tree.forEach { (k: UnsafeRawBufferPointer, v: UnsafeRawBufferPointer) throws(StorageError) -> Bool in
                 guard let key = String(utf8: k) else { throw .corrupt("map '\(p.name)': a key is not UTF-8") }
                 out.append((key, try Self.decodeStored(v)))
                 return true
@@ -455,7 +496,7 @@ extension ObjectStore {
                 if let bytes = try tree.get(key.utf8Bytes) {
                     old = try Self.decodeStored(bytes)
                 }
-                _ = try tree.put(key.utf8Bytes, element.encodeMixed())
+                try tree.put(key.utf8Bytes, element.encodeMixed())
             }
             return old
         }
@@ -469,11 +510,11 @@ extension ObjectStore {
     func mapErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Bool {
         try requireWrite()
         guard let old = try mapGet(cls, objectKey, p, key) else {
-            _ = try collectionTree(cls, objectKey, p, .map)
+            _ = try collection(cls, objectKey, p, .map)
             return false
         }
         try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
-            try storage { () throws(StorageError) in _ = try tree.remove(key.utf8Bytes) }
+            try storage { () throws(StorageError) in try tree.remove(key: key.utf8Bytes) }
         }
         try released(cls, objectKey, p, old)
         try record(cls, objectKey, p, .eraseKey(key))
@@ -489,7 +530,7 @@ extension ObjectStore {
         try requireWrite()
         let target = try embeddedTarget(p, cls)
         try checkMapKey(key, p, cls)
-        _ = try collectionTree(cls, objectKey, p, .map)
+        _ = try collection(cls, objectKey, p, .map)
         let child = try insertRow(target)
         try mapPut(cls, objectKey, p, key, .link(ObjectLink(classKey: try classKey(of: target), objectKey: child)))
         return child
@@ -501,7 +542,7 @@ extension ObjectStore {
     /// tree's pages are freed.
     private func clearCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) {
         try requireWrite()
-        let values = try collectionValues(try collectionTree(cls, objectKey, p, kind))
+        let values = try collectionValues(try collection(cls, objectKey, p, kind))
         try editCollection(cls, objectKey, p, kind) { (tree) throws(CoveError) in
             try storage { () throws(StorageError) in try tree.removeAll() }
         }
@@ -539,11 +580,58 @@ extension ObjectStore {
         case .map:
             for (key, value) in try mapEntries(cls, objectKey, p) where value == link {
                 try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
-                    try storage { () throws(StorageError) in _ = try tree.put(key.utf8Bytes, Value.null.encodeMixed()) }
+                    try storage { () throws(StorageError) in try tree.put(key.utf8Bytes, Value.null.encodeMixed()) }
                 }
                 try countBacklink(cls, p, source: objectKey, link, -1)
                 try record(cls, objectKey, p, .setKey(key))
             }
         }
+    }
+}
+
+extension ObjectStore {
+    // MARK: Checking
+
+    /// Checks the collections of every object against the two forms: an inline one has its
+    /// entry in its class's collection area, holding as many well-formed elements as its column
+    /// counts (sets and maps in strictly ascending key order), within the inline limit; an
+    /// empty one holds no root; the area holds an entry for nothing else. Returns the number of
+    /// inline collections checked. (The trees' own pages are checked by the storage's verify.)
+    /// - Throws: `.corrupt` naming class, property and object.
+    func verifyCollections() throws(CoveError) -> Int {
+        var checked = 0
+        for cls in schema.classes {
+            let area = try tree(CatalogKey.collections(try classKey(of: cls)))
+            let properties = cls.properties.filter { $0.collection != .none && !$0.isBacklinks && $0.key != nil }
+            var inline: UInt64 = 0
+            if !properties.isEmpty {
+                let t = try table(cls)
+                for key in try objectKeys(cls) {
+                    for p in properties {
+                        let root = try collectionRoot(t, key, column: try column(p, in: t), p)
+                        let where_ = "\(p.collection.rawValue) '\(p.name)' of the \(cls.className) object \(key)"
+                        if root.isInline {
+                            guard root.count > 0 else { throw CoveError(.corrupt, "\(where_) is inline with no elements") }
+                            let stored: StoredCollection
+                            do { stored = try collection(root, cls, key, p, p.collection) } catch {
+                                throw CoveError(.corrupt, "\(where_): \(error.message)")
+                            }
+                            guard case .inline(let c) = stored.form, c.bytes.count <= InlineCollection.limit else {
+                                throw CoveError(.corrupt, "\(where_) is inline and larger than \(InlineCollection.limit) bytes")
+                            }
+                            _ = try collectionValues(stored)
+                            inline += 1
+                        } else if root.page.isNone {
+                            guard root.count == 0 else { throw CoveError(.corrupt, "\(where_) counts \(root.count) elements and has no root") }
+                        }
+                    }
+                }
+            }
+            guard area.count == inline else {
+                throw CoveError(.corrupt, "the collection area of class '\(cls.className)' holds \(area.count) entries for \(inline) inline collections")
+            }
+            checked += Int(inline)
+        }
+        return checked
     }
 }

@@ -89,12 +89,18 @@ extension ObjectStore {
             var children: [Int64] = []
             switch cell {
             case .link(let child): children.append(Int64(bitPattern: child))
-            case .root(let root) where !root.page.isNone:
-                var tree = BTree(store: pages, root: root, keyKind: p.collection == .list ? .u64 : .bytes)
+            case .root(let root) where !root.page.isNone || root.isInline:
+                var stored = try collection(root, cls, key, p, p.collection)
                 if embeddedTarget != nil {
-                    for case .link(let l) in try collectionValues(tree) { children.append(l.objectKey) }
+                    for case .link(let l) in try collectionValues(stored) { children.append(l.objectKey) }
                 }
-                do { try tree.removeAll() } catch { throw CoveError(error) }
+                if root.isInline {
+                    try editTree(CatalogKey.collections(try classKey(of: cls))) { (area) throws(StorageError) in
+                        _ = try area.remove(Self.inlineKey(key, p))
+                    }
+                } else {
+                    do { try stored.removeAll() } catch { throw CoveError(error) }
+                }
                 do { try t.tree.set(UInt64(bitPattern: key), column: column, .root(.empty)) } catch { throw CoveError(error) }
             default: break
             }
@@ -124,6 +130,7 @@ extension ObjectStore {
         } catch {
             throw CoveError(error)
         }
+        try dropTree(CatalogKey.collections(classKey))
         t.dropped = true
         t.dirty = true
         try dropPrimaryKeyIndex(t)

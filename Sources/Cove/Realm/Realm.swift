@@ -363,7 +363,8 @@ public final class Realm {
     /// Checks the whole file: page checksums, tree order and counts, that live and free pages
     /// partition the file, that every index (primary key and secondary) has exactly one entry
     /// per object, holding its value at the realm's current version, and that every backlink
-    /// tree holds exactly the links its property holds. Returns a readable report.
+    /// tree holds exactly the links its property holds, and that every small collection kept
+    /// inline is whole and counted by its object. Returns a readable report.
     /// - Throws: `.corrupt` naming the first problem; `.closed`.
     public func verify() throws(CoveError) -> String {
         try checkOpen()
@@ -376,7 +377,8 @@ public final class Realm {
         let store = try objectStore()
         let entries = try store.verifyIndexes()
         let backlinks = try store.verifyBacklinks()
-        return report + "; \(entries) index entries match their objects; \(backlinks) backlink entries match their links"
+        let inline = try store.verifyCollections()
+        return report + "; \(entries) index entries match their objects; \(backlinks) backlink entries match their links; \(inline) inline collections match their objects"
     }
 
     /// Closes the realm: cancels a write in progress, unpins its version, and closes the file when

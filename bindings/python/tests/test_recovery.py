@@ -46,6 +46,6 @@ def test_a_damaged_page_of_the_last_commit_is_reported(tmp_path: pathlib.Path) -
         assert len(realm.objects("Item")) == 100
         assert isinstance(recovery, cove.Recovery)
         space = realm.file_space()
-        assert isinstance(space, cove.FileSpace) and space.format_version == 5
+        assert isinstance(space, cove.FileSpace) and space.format_version == 6
         assert space.total_bytes <= len(after) and 0 < space.used_bytes < space.total_bytes  # of the version opened
         assert space.free_bytes == space.total_bytes - space.used_bytes
