@@ -84,7 +84,7 @@ int main(void) {
     uint32_t format = 0;
     uint64_t total = 0, used = 0;
     CHECK_OK(cove_file_space(realm, &format, &total, &used));
-    CHECK(format == 5 && total <= (uint64_t)after_size && used > 0 && used < total && total % PAGE == 0);
+    CHECK(format == 6 && total <= (uint64_t)after_size && used > 0 && used < total && total % PAGE == 0);
     CHECK_OK(cove_file_space(realm, NULL, NULL, NULL));
     CHECK_FAILS(cove_file_space(NULL, &format, NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "realm");
     CHECK_FAILS(cove_recovery(realm, NULL, NULL, NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "out_discarded");
