@@ -1,13 +1,18 @@
-"""A writer killed (SIGKILL) at a random moment while its commits move a list between its two
-forms, inline in the class's collection area and a B+tree of its own: the file reopens whole,
-verify() passes, and the list is exactly what the last committed write left."""
+"""Lists, sets and maps in their two forms, inline in the class's collection area and a B+tree of
+their own. A writer killed (SIGKILL) at a random moment while its commits move a list between the
+forms: the file reopens whole, verify() passes, and the list is exactly what the last committed
+write left. A file of format 5, whose collections are all trees, is read as it is and its
+collections move inline as they are written."""
 
+import importlib.util
 import multiprocessing
 import os
 import pathlib
 import random
+import shutil
 import signal
 import time
+import types
 
 import cove
 
@@ -66,3 +71,34 @@ def test_a_writer_killed_while_lists_switch_forms(tmp_path: pathlib.Path) -> Non
             assert sorted(box.tags) == sorted(_pattern(step)[: step % 40])
         last = step
     assert last > 20, "the writers committed enough steps to switch forms many times"
+
+
+def _seed_module() -> types.ModuleType:
+    script = pathlib.Path(__file__).resolve().parents[3] / "Tests" / "Corpus" / "make-realm-seeds.py"
+    spec = importlib.util.spec_from_file_location("make_realm_seeds", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_format_5_file_is_read_and_its_collections_move_inline(tmp_path: pathlib.Path) -> None:
+    seeds = _seed_module()
+    corpus = pathlib.Path(seeds.__file__).parent / "file"
+    path = tmp_path / "old.cove"
+    shutil.copy(corpus / "realm-every-kind-format5.cove", path)
+    with cove.open(path, schema=seeds.SCHEMA, schema_version=1) as realm:
+        assert realm.file_space().format_version == 5
+        assert "; 0 inline collections" in realm.verify()
+        fido = realm.objects("Dog").filter("name == 'Fido'")[0]
+        rex = realm.objects("Dog").filter("name BEGINSWITH 'Rex'")[0]
+        assert sorted(fido.tags) == ["c", "d"]
+        assert list(rex.anything) == [1, "two", 3.0, None]
+        with realm.write():
+            fido.tags.add("e")
+            rex.scores["w"] = 3.0
+        assert realm.file_space().format_version == 6
+        assert "; 2 inline collections" in realm.verify()
+        assert sorted(fido.tags) == ["c", "d", "e"]
+        assert dict(rex.scores) == {"w": 3.0, "x": 1.5, "y": -2.0}
+        assert list(rex.anything) == [1, "two", 3.0, None], "an unwritten tree stays as it was"
