@@ -150,6 +150,16 @@ static void cove_done(cove_realm_t* realm) {
     cove_release(realm);
 }
 
+/* Commits, notes the bytes in use in `used`, closes, and returns the size of file `name`. */
+static long long cove_commit_close(cove_realm_t* realm, const char* name, uint64_t* used) {
+    OK(cove_commit(realm));
+    *used = cove_used(realm);
+    cove_done(realm);
+    char path[300];
+    cove_path(name, path, sizeof path);
+    return file_size(path);
+}
+
 /* kind 0: int list, 1: string set, 2: int map. Returns the file size; `used` the bytes in use. */
 static long long cove_small(int kind, uint64_t* used) {
     static const char* classes[] = {"ListItem", "SetItem", "MapItem"};
@@ -183,12 +193,7 @@ static long long cove_small(int kind, uint64_t* used) {
         }
         cove_release(o);
     }
-    OK(cove_commit(realm));
-    *used = cove_used(realm);
-    cove_done(realm);
-    char path[300];
-    cove_path("small", path, sizeof path);
-    return file_size(path);
+    return cove_commit_close(realm, "small", used);
 }
 
 static long long cove_products(uint64_t* used) {
@@ -209,12 +214,7 @@ static long long cove_products(uint64_t* used) {
         cove_release(tags);
         cove_release(o);
     }
-    OK(cove_commit(realm));
-    *used = cove_used(realm);
-    cove_done(realm);
-    char path[300];
-    cove_path("products", path, sizeof path);
-    return file_size(path);
+    return cove_commit_close(realm, "products", used);
 }
 
 /* Row (c), and with the list row (d) on the same file: times per object in out[0] and out[1]. */
