@@ -37,7 +37,12 @@ extension ObjectStore {
     /// The key of `p` of `objectKey` in its class's collection area: the object key and the
     /// property key, big-endian (an object's collections side by side, objects in key order).
     static func inlineKey(_ objectKey: Int64, _ p: Property) -> [UInt8] {
-        CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8) + CatalogKey.bigEndian(UInt64(p.key ?? 0), bytes: 4)
+        let object = UInt64(bitPattern: objectKey), property = UInt32(truncatingIfNeeded: p.key ?? 0)
+        return [UInt8](unsafeUninitializedCapacity: 12) { out, count in
+            for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: object >> (56 - 8 * UInt64(i))) }
+            for i in 0..<4 { out[8 + i] = UInt8(truncatingIfNeeded: property >> (24 - 8 * UInt32(i))) }
+            count = 12
+        }
     }
 
     /// Whether `p` may be kept inline: its property key fits the area's keys.
@@ -47,14 +52,22 @@ extension ObjectStore {
     }
 
     /// The collection `root` names (the column value of `p` of `objectKey`).
-    func collection(_ root: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
+    func collection(_ root: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
+                    table t: Table? = nil) throws(CoveError) -> StoredCollection {
         if root.isInline {
-            let area = try tree(CatalogKey.collections(try classKey(of: cls)))
+            if let last = lastInline, last.objectKey == objectKey, last.propertyKey == p.key, last.root == root {
+                return StoredCollection(.inline(last.collection), kind: kind)
+            }
+            let areaKey: [UInt8]
+            if let t { areaKey = t.areaKey } else { areaKey = CatalogKey.collections(try classKey(of: cls)) }
+            let area = try tree(areaKey)
             do throws(StorageError) {
                 guard let bytes = try area.get(Self.inlineKey(objectKey, p)) else {
                     throw StorageError.corrupt("property '\(p.name)' of the \(cls.className) object \(objectKey) holds \(root.count) elements inline, and the collection area has none")
                 }
-                return StoredCollection(.inline(try InlineCollection(bytes: bytes, count: Int(root.count), keyed: kind != .list)), kind: kind)
+                let c = try InlineCollection(bytes: bytes, count: Int(root.count), keyed: kind != .list)
+                if let key = p.key { lastInline = (objectKey, key, root, c) }
+                return StoredCollection(.inline(c), kind: kind)
             } catch {
                 throw CoveError(error)
             }
@@ -77,7 +90,7 @@ extension ObjectStore {
     func collection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
-        return try collection(try collectionRoot(t, objectKey, column: c, p), cls, objectKey, p, kind)
+        return try collection(try collectionRoot(t, objectKey, column: c, p), cls, objectKey, p, kind, table: t)
     }
 
     /// Runs `body` on collection `p` of one object inside a write, then settles its form and
@@ -89,9 +102,9 @@ extension ObjectStore {
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
         let before = try collectionRoot(t, objectKey, column: c, p)
-        var stored = try collection(before, cls, objectKey, p, kind)
+        var stored = try collection(before, cls, objectKey, p, kind, table: t)
         let result = try body(&stored)
-        let after = try settle(stored, was: before, cls, objectKey, p)
+        let after = try settle(stored, was: before, t, objectKey, p)
         if after != before {
             try storeCell(t, objectKey, column: c, .root(after))
         }
@@ -99,16 +112,19 @@ extension ObjectStore {
     }
 
     /// Stores `stored` in the form its size calls for and returns the column value naming it.
-    private func settle(_ stored: StoredCollection, was before: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64,
+    private func settle(_ stored: StoredCollection, was before: TreeRoot, _ t: Table, _ objectKey: Int64,
                         _ p: Property) throws(CoveError) -> TreeRoot {
-        let areaKey = CatalogKey.collections(try classKey(of: cls))
-        let entryKey = Self.inlineKey(objectKey, p)
         switch stored.form {
         case .inline(let c):
             if !stored.inlineEdited && before.isInline == (c.count > 0) { return before }
+            let areaKey = t.areaKey
+            let entryKey = Self.inlineKey(objectKey, p)
+            lastInline = nil
             if c.count > 0 && c.bytes.count <= InlineCollection.limit && Self.mayBeInline(p) {
                 try editTree(areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
-                return .inline(count: c.count)
+                let root = TreeRoot.inline(count: c.count)
+                if let key = p.key { lastInline = (objectKey, key, root, c) }
+                return root
             }
             if before.isInline {
                 try editTree(areaKey) { (area) throws(StorageError) in _ = try area.remove(entryKey) }
@@ -117,14 +133,18 @@ extension ObjectStore {
             do { return try StoredCollection.tree(from: c, kind: stored.kind, store: pages).root } catch { throw CoveError(error) }
         case .tree(var tree):
             // Only a tree this edit changed, and small enough to be worth a look, moves back.
-            guard tree.root != before, tree.count > 0, tree.count * 2 <= UInt64(InlineCollection.shrinkLimit),
+            guard tree.count > 0, tree.count * 2 <= UInt64(InlineCollection.shrinkLimit), tree.root != before,
                   Self.mayBeInline(p) else { return tree.root }
             let c: InlineCollection?
             do { c = try StoredCollection.inline(from: tree, kind: stored.kind, limit: InlineCollection.shrinkLimit) } catch { throw CoveError(error) }
             guard let c else { return tree.root }
             do { try tree.removeAll() } catch { throw CoveError(error) }
-            try editTree(areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
-            return .inline(count: c.count)
+            let entryKey = Self.inlineKey(objectKey, p)
+            try editTree(t.areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
+            let root = TreeRoot.inline(count: c.count)
+            lastInline = nil
+            if let key = p.key { lastInline = (objectKey, key, root, c) }
+            return root
         }
     }
 

@@ -95,6 +95,7 @@ extension ObjectStore {
                     for case .link(let l) in try collectionValues(stored) { children.append(l.objectKey) }
                 }
                 if root.isInline {
+                    lastInline = nil
                     try editTree(CatalogKey.collections(try classKey(of: cls))) { (area) throws(StorageError) in
                         _ = try area.remove(Self.inlineKey(key, p))
                     }
@@ -131,6 +132,7 @@ extension ObjectStore {
             throw CoveError(error)
         }
         try dropTree(CatalogKey.collections(classKey))
+        lastInline = nil
         t.dropped = true
         t.dirty = true
         try dropPrimaryKeyIndex(t)

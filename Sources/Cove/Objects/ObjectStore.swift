@@ -31,6 +31,13 @@ final class ObjectStore {
     /// The class `objectSchema(_:)` found last (the schema never changes under a store).
     private var lastClass: ObjectSchema?
     private var dirtyTrees: Set<[UInt8]> = []
+    /// The key `editTree` added to `dirtyTrees` last (an edit of the same tree again adds
+    /// nothing); cleared when the set is.
+    private var lastDirtyTree: [UInt8]?
+    /// The inline collection read or written last, with its object key, property key (unique
+    /// in the file) and column value: reading a small list element by element finds its entry
+    /// in the collection area once. Every write to a collection area updates or clears it.
+    var lastInline: (objectKey: Int64, propertyKey: Int64, root: TreeRoot, collection: InlineCollection)?
     /// What this transaction did, for the commit's history record.
     var changes = ChangeRecord()
     /// Grows with every write through this store, so results computed before a write in
@@ -41,6 +48,8 @@ final class ObjectStore {
     final class Table {
         let cls: ObjectSchema
         let classKey: UInt32
+        /// The catalog key of the class's collection area (`CatalogKey.collections`).
+        private(set) lazy var areaKey: [UInt8] = CatalogKey.collections(classKey)
         var entry: TableEntry
         /// The table's clusters; any edit drops the cached location.
         var tree: ClusterTree<TransactionPages> {
@@ -384,8 +393,11 @@ final class ObjectStore {
             throw CoveError(error)
         }
         trees[key] = t
-        lastTree = nil
-        dirtyTrees.insert(key)
+        lastTree = (key, t)
+        if lastDirtyTree != key {
+            dirtyTrees.insert(key)
+            lastDirtyTree = key
+        }
     }
 
     // MARK: Reads
@@ -1071,6 +1083,7 @@ final class ObjectStore {
                 }
             }
             dirtyTrees.removeAll()
+            lastDirtyTree = nil
         } catch {
             throw CoveError(error)
         }
