@@ -169,7 +169,13 @@ typedef enum {
     COVE_TYPE_DECIMAL128 = 8,
     COVE_TYPE_OBJECT_ID = 9,
     COVE_TYPE_UUID = 10,
-    COVE_TYPE_LINK = 11
+    COVE_TYPE_LINK = 11,
+    /** Input only, to cove_object_create_many() and cove_object_create_with_values(): the
+     *  elements of a list or set property, `u.elements.count` values at `u.elements.items`. */
+    COVE_TYPE_LIST = 12,
+    /** Input only, as #COVE_TYPE_LIST: the entries of a map property, `u.elements.count`
+     *  entries as 2 * count values at `u.elements.items`, each key (a string) then its value. */
+    COVE_TYPE_MAP = 13
 } cove_value_type_e;
 
 /**
@@ -191,6 +197,7 @@ typedef struct cove_value {
         uint8_t object_id[12];
         uint8_t uuid[16];
         struct { uint32_t class_key; int64_t object_key; } link;
+        struct { const struct cove_value* items; size_t count; } elements;
     } u;
 } cove_value_t;
 
@@ -675,14 +682,18 @@ cove_status_t cove_object_create_or_update(cove_realm_t* realm, const char* clas
  * for each property, with the names looked up once for the whole batch.
  * @param realm a live realm in a write transaction.
  * @param class_name NUL-terminated UTF-8; a class that is not embedded.
- * @param property_names `n_properties` distinct NUL-terminated UTF-8 names of single-value
- *   properties (not lists, sets, maps or backlinks). When the class has a primary key it must be
- *   among them. May be NULL when `n_properties` is 0.
+ * @param property_names `n_properties` distinct NUL-terminated UTF-8 names of properties (not
+ *   backlinks). When the class has a primary key it must be among them. May be NULL when
+ *   `n_properties` is 0.
  * @param n_properties the number of names (0 creates objects with every property at its default).
  * @param values `n_objects * n_properties` values, row-major: `values[i * n_properties + j]` is
  *   property j of object i. Checked as cove_object_set() checks them (an int is accepted for a
  *   float or double property; a #COVE_TYPE_LINK value names an existing object of the target
- *   class). May be NULL when there are no values.
+ *   class). A list or set property takes a #COVE_TYPE_LIST value, a map a #COVE_TYPE_MAP value
+ *   (its elements checked as cove_list_insert(), cove_set_insert() and cove_map_set() check
+ *   them; a set keeps a duplicate once, a map a key given twice with its last value); each
+ *   collection is written in one edit (an updated object's replaced), and not one of embedded
+ *   objects (create those in place). May be NULL when there are no values.
  * @param n_objects the number of objects.
  * @param update false: every object is new (#COVE_ERR_DUPLICATE_KEY for a primary key that
  *   exists, also one given earlier in the same batch). true: create-or-update by primary key as
@@ -698,8 +709,9 @@ cove_status_t cove_object_create_or_update(cove_realm_t* realm, const char* clas
  *   from property_names, update with a class without primary key, an embedded class, counts
  *   whose product overflows, and for a bad value (type tag, UTF-8, timestamp, a link to a missing
  *   object);
- *   #COVE_ERR_NOT_FOUND (unknown class or property); #COVE_ERR_WRONG_TYPE (a collection property,
- *   or a value of the wrong type); #COVE_ERR_DUPLICATE_KEY (update false); #COVE_ERR_NOT_IN_WRITE;
+ *   #COVE_ERR_NOT_FOUND (unknown class or property); #COVE_ERR_WRONG_TYPE (a value of the wrong
+ *   type: a single value for a collection or elements for a single value among them, a
+ *   collection of embedded objects); #COVE_ERR_DUPLICATE_KEY (update false); #COVE_ERR_NOT_IN_WRITE;
  *   #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
  *   The names and counts are checked before any object is made. A bad value stops the batch at
  *   its object, with a message naming the object's index, the property and the problem, e.g.
@@ -716,17 +728,18 @@ cove_status_t cove_object_create_many(cove_realm_t* realm, const char* class_nam
                                       size_t* out_created);
 
 /**
- * Creates one object with values for some of its single-value properties, in one call: the
- * one-object form of cove_object_create_many(), which also gives the object. Properties not
- * named keep their defaults. Faster than cove_object_create_with_primary_key() followed by
- * cove_object_set() for each property, and the object never exists without its values.
+ * Creates one object with values for some of its properties, in one call: the one-object form
+ * of cove_object_create_many(), which also gives the object. Properties not named keep their
+ * defaults. Faster than cove_object_create_with_primary_key() followed by cove_object_set() for
+ * each property (and a collection's inserts), and the object never exists without its values.
  * @param realm a live realm in a write transaction.
  * @param class_name NUL-terminated UTF-8; a class that is not embedded.
- * @param property_names `n_properties` distinct NUL-terminated UTF-8 names of single-value
- *   properties (not lists, sets, maps or backlinks); the primary key among them when the class
- *   has one. May be NULL when `n_properties` is 0.
+ * @param property_names `n_properties` distinct NUL-terminated UTF-8 names of properties (not
+ *   backlinks); the primary key among them when the class has one. May be NULL when
+ *   `n_properties` is 0.
  * @param values `n_properties` values, `values[j]` for `property_names[j]`, checked as
- *   cove_object_set() checks them. May be NULL when `n_properties` is 0.
+ *   cove_object_set() checks them; lists, sets and maps take #COVE_TYPE_LIST and
+ *   #COVE_TYPE_MAP values as in cove_object_create_many(). May be NULL when `n_properties` is 0.
  * @param out receives the object (+1).
  * @return #COVE_OK; as cove_object_create_many() otherwise (the message names the property and
  *   the problem, e.g. "cove_object_create_with_values: property 'age' of class 'Person' is int,

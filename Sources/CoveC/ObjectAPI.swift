@@ -115,7 +115,7 @@ public func cove_object_create_or_update(_ realm: OpaquePointer?, _ className: U
 /// name twice, the primary key missing) into a creator.
 private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?,
                      _ propertyNames: UnsafePointer<UnsafePointer<CChar>?>?, _ nProperties: Int,
-                     in function: StaticString) throws(CFailure) -> (realm: RealmHandle, names: [String], creator: DynamicCreator) {
+                     in function: StaticString) throws(CFailure) -> (realm: RealmHandle, names: [String], creator: CreatorMemo) {
     let h = try realmHandle(realm, in: function)
     let name = try string(className, "class_name", in: function)
     // size_t arrives as Int: a count above Int.max arrives negative.
@@ -130,7 +130,7 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
         throw failure(Int32(COVE_ERR_NOT_IN_WRITE), "\(function): cannot create objects of class '\(name)' outside a write transaction")
     }
     if let memo = h.creatorMemo, memo.matches(name, propertyNames, nProperties) {
-        return (h, memo.names, memo.creator)
+        return (h, memo.names, memo)
     }
     var names: [String] = []
     names.reserveCapacity(nProperties)
@@ -141,14 +141,23 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
         }
         names.append(n)
     }
+    // Lists, sets and maps take their elements; every other name (unknown ones included, for
+    // the creator to report) a single value.
+    let cls = h.realm.schema[name]
+    let kinds: [CollectionKind] = names.map { n in
+        guard let p = cls?[property: n], !p.isBacklinks else { return .none }
+        return p.collection
+    }
     let made: DynamicCreator
     do throws(CoveError) {
-        made = try h.realm.dynamicCreator(name, properties: names)
+        made = try h.realm.dynamicCreator(name, properties: zip(names, kinds).filter { $0.1 == .none }.map(\.0),
+                                          collections: zip(names, kinds).filter { $0.1 != .none }.map(\.0))
     } catch {
         throw failure(error.code.rawValue, "\(function): \(error.message)")
     }
-    h.creatorMemo = CreatorMemo(names: names, creator: made)
-    return (h, names, made)
+    let memo = CreatorMemo(names: names, kinds: kinds, creator: made)
+    h.creatorMemo = memo
+    return (h, names, memo)
 }
 
 /// The creator a realm handle's last create by values made, and the names it was made for: a
@@ -159,12 +168,47 @@ private func creator(_ realm: OpaquePointer?, _ className: UnsafePointer<CChar>?
 final class CreatorMemo {
     let propertyNames: [[CChar]]
     let names: [String]
+    /// What each name is: a single value (`.none`), or a list, set or map given its elements.
+    let kinds: [CollectionKind]
+    let hasCollections: Bool
     let creator: DynamicCreator
+    /// Each object's single values and collections' elements, reused from object to object.
+    var row: [Value]
+    var elements: [[Value]]
 
-    init(names: [String], creator: DynamicCreator) {
+    init(names: [String], kinds: [CollectionKind], creator: DynamicCreator) {
         propertyNames = names.map { Array($0.utf8CString) }
         self.names = names
+        self.kinds = kinds
+        hasCollections = kinds.contains { $0 != .none }
         self.creator = creator
+        row = [Value](repeating: .null, count: creator.properties.count)
+        elements = [[Value]](repeating: [], count: creator.collections.count)
+    }
+
+    /// Reads the `names.count` values of one object from `first` on into `row` and
+    /// `elements`; a bad one reported with `context(j)` naming its property.
+    func read(_ values: UnsafePointer<cove_value_t>?, _ first: Int, in function: StaticString,
+              _ context: (Int) -> String) throws(CFailure) {
+        if !hasCollections {
+            try readValues(values, first, into: &row, in: function, context)
+            return
+        }
+        var single = 0, collection = 0
+        for j in 0..<names.count {
+            let v = values.map { $0 + (first + j) }
+            do throws(CFailure) {
+                if kinds[j] == .none {
+                    row[single] = try ValueBridge.value(v, "value", in: function)
+                    single += 1
+                } else {
+                    elements[collection] = try ValueBridge.elements(v, map: kinds[j] == .map, in: function)
+                    collection += 1
+                }
+            } catch {
+                throw rewordedFailure(error, function, context(j))
+            }
+        }
     }
 
     /// Whether the C strings name the same class and properties, in the same order.
@@ -181,7 +225,7 @@ final class CreatorMemo {
 
 /// The `row.count` values of a C array from `first` on, into `row`; a bad one reported with
 /// `context(j)` naming its property.
-private func readValues(_ values: UnsafePointer<cove_value_t>?, _ first: Int, into row: inout [Value],
+func readValues(_ values: UnsafePointer<cove_value_t>?, _ first: Int, into row: inout [Value],
                     in function: StaticString, _ context: (Int) -> String) throws(CFailure) {
     for j in 0..<row.count {
         do throws(CFailure) {
@@ -206,17 +250,22 @@ public func cove_object_create_many(_ realm: OpaquePointer?, _ className: Unsafe
         if cellCount > 0 && values == nil {
             throw invalidArgument(function, "values is NULL with n_objects \(nObjects) and n_properties \(nProperties)")
         }
-        let (h, names, creator) = try creator(realm, className, propertyNames, nProperties, in: function)
+        let (h, names, memo) = try creator(realm, className, propertyNames, nProperties, in: function)
+        let creator = memo.creator
         let name = creator.className
         if update && h.realm.schema[name]?.primaryKey == nil {
             throw invalidArgument(function, "update needs a primary key, and class '\(name)' has none")
         }
-        var row = [Value](repeating: .null, count: nProperties)
         for i in 0..<nObjects {
-            try readValues(values, i * nProperties, into: &row, in: function) { j in "object \(i): property '\(names[j])' of class '\(name)'" }
+            try memo.read(values, i * nProperties, in: function) { j in "object \(i): property '\(names[j])' of class '\(name)'" }
             // A refused row leaves nothing: the engine checks every value before the object exists.
             do throws(CoveError) {
-                if update { try creator.createOrUpdate(row) } else { try creator.create(row) }
+                switch (update, memo.hasCollections) {
+                case (true, false): try creator.createOrUpdate(memo.row)
+                case (true, true): try creator.createOrUpdate(memo.row, elements: memo.elements)
+                case (false, false): try creator.create(memo.row)
+                case (false, true): try creator.create(memo.row, elements: memo.elements)
+                }
             } catch {
                 throw failure(error.code.rawValue, "\(function): object \(i): \(error.message)")
             }
@@ -235,11 +284,13 @@ public func cove_object_create_with_values(_ realm: OpaquePointer?, _ className:
         if nProperties > 0 && values == nil {
             throw invalidArgument(function, "values is NULL with n_properties \(nProperties)")
         }
-        let (h, names, creator) = try creator(realm, className, propertyNames, nProperties, in: function)
-        var row = [Value](repeating: .null, count: nProperties)
-        try readValues(values, 0, into: &row, in: function) { j in "property '\(names[j])' of class '\(creator.className)'" }
+        let (h, names, memo) = try creator(realm, className, propertyNames, nProperties, in: function)
+        try memo.read(values, 0, in: function) { j in "property '\(names[j])' of class '\(memo.creator.className)'" }
         let object: DynamicObject
-        do throws(CoveError) { object = try creator.createObject(row) } catch {
+        do throws(CoveError) {
+            object = memo.hasCollections ? try memo.creator.createObject(memo.row, elements: memo.elements)
+                                         : try memo.creator.createObject(memo.row)
+        } catch {
             throw failure(error.code.rawValue, "\(function): \(error.message)")
         }
         give(object, of: h, to: out)

@@ -44,9 +44,43 @@ enum ValueBridge {
             return .uuid(UUID(uuid: v.u.uuid))
         case Int(COVE_TYPE_LINK.rawValue):
             return .link(ObjectLink(classKey: v.u.link.class_key, objectKey: v.u.link.object_key))
+        case Int(COVE_TYPE_LIST.rawValue), Int(COVE_TYPE_MAP.rawValue):
+            throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): \(what) is a \(v.type == Int32(COVE_TYPE_LIST.rawValue) ? "COVE_TYPE_LIST" : "COVE_TYPE_MAP") of elements, which only a list, set or map property of a create takes")
         default:
             throw invalidArgument(function, "\(what) has type tag \(v.type), which is not a cove_value_type_e")
         }
+    }
+
+    /// The elements a #COVE_TYPE_LIST value gives (with `map`, a #COVE_TYPE_MAP value's keys
+    /// and values, alternating), for a collection property of a create.
+    static func elements(_ pointer: UnsafePointer<cove_value_t>?, map: Bool, in function: StaticString) throws(CFailure) -> [Value] {
+        guard let v = pointer?.pointee else { throw invalidArgument(function, "value is NULL") }
+        let wanted = map ? Int32(COVE_TYPE_MAP.rawValue) : Int32(COVE_TYPE_LIST.rawValue)
+        guard v.type == wanted else {
+            throw failure(Int32(COVE_ERR_WRONG_TYPE),
+                          "\(function): a \(map ? "map" : "list or set") takes its elements as a \(map ? "COVE_TYPE_MAP" : "COVE_TYPE_LIST") value, not type tag \(v.type)")
+        }
+        // size_t arrives as Int: a count above Int.max arrives negative.
+        let count = v.u.elements.count
+        let (n, overflow) = count.multipliedReportingOverflow(by: map ? 2 : 1)
+        guard count >= 0, !overflow else { throw invalidArgument(function, "the elements' count \(UInt(bitPattern: count)) is too large") }
+        if n == 0 { return [] }
+        guard let items = v.u.elements.items else { throw invalidArgument(function, "the elements are NULL with count \(count)") }
+        var out: [Value] = []
+        out.reserveCapacity(n)
+        for k in 0..<n {
+            do throws(CFailure) {
+                if map && k % 2 == 0 {
+                    guard items[k].type == Int32(COVE_TYPE_STRING.rawValue) else {
+                        throw invalidArgument(function, "key \(k / 2) has type tag \(items[k].type), not COVE_TYPE_STRING")
+                    }
+                }
+                out.append(try value(items + k, "value", in: function))
+            } catch {
+                throw rewordedFailure(error, function, map ? (k % 2 == 0 ? "key \(k / 2)" : "value \(k / 2)") : "element \(k)")
+            }
+        }
+        return out
     }
 
     private static func bytes(_ data: UnsafeRawPointer?, _ size: Int, _ what: StaticString, in function: StaticString) throws(CFailure) -> [UInt8] {

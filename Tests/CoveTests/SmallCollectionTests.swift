@@ -287,6 +287,53 @@ final class SmallCollectionTests: CoveTestCase {
         XCTAssertEqual(try inlineCount(realm), 0)
     }
 
+    // MARK: Collections given whole to a creator
+
+    func testCreatorTakesCollectionsWhole() throws {
+        let schema = #"{"Bag": {"primaryKey": "id", "properties": {"id": "int", "nums": "int[]", "tags": "string<>", "m": "int{}", "notes": "Note[]", "items": "Item[]"}}, "Item": {"properties": {"label": "string"}}, "Note": {"embedded": true, "properties": {"text": "string"}}}"#
+        let realm = try open("creator.cove", schema: schema)
+        try realm.write {
+            let item = try realm.dynamicCreate("Item", values: [("label", .string("x"))])
+            let creator = try realm.dynamicCreator("Bag", properties: ["id"], collections: ["nums", "tags", "m", "items"])
+            try creator.create([.int(1)], elements: [[.int(3), .int(1), .int(3)], [.string("b"), .string("a"), .string("b")],
+                                                     [.string("y"), .int(2), .string("x"), .int(1), .string("y"), .int(9)],
+                                                     [.link(item.link), .link(item.link)]])
+            let bag = try XCTUnwrap(realm.dynamicObject(ofType: "Bag", forPrimaryKey: .int(1)))
+            XCTAssertEqual(try bag.dynamicList("nums").values(), [.int(3), .int(1), .int(3)])
+            XCTAssertEqual(try bag.dynamicMutableSet("tags").values(), [.string("a"), .string("b")])
+            XCTAssertEqual(try bag.dynamicMap("m").entries().map(\.key), ["x", "y"])
+            XCTAssertEqual(try bag.dynamicMap("m")["y"], .int(9), "a key given twice keeps its last value")
+            XCTAssertEqual(try bag.dynamicList("items").count, 2)
+            // An update replaces each collection.
+            XCTAssertFalse(try creator.createOrUpdate([.int(1)], elements: [[.int(7)], [], [.string("k"), .int(0)], []]))
+            XCTAssertEqual(try bag.dynamicList("nums").values(), [.int(7)])
+            XCTAssertEqual(try bag.dynamicMutableSet("tags").count, 0)
+            XCTAssertEqual(try bag.dynamicList("items").count, 0)
+            // A collection past the inline limit goes straight to a tree.
+            try creator.create([.int(2)], elements: [(0..<300).map { .int(Int64($0)) }, [], [], []])
+            let big = try XCTUnwrap(realm.dynamicObject(ofType: "Bag", forPrimaryKey: .int(2)))
+            XCTAssertEqual(try big.dynamicList("nums").count, 300)
+            XCTAssertEqual(try big.dynamicList("nums")[299], .int(299))
+
+            assertThrows(.wrongType, containing: "property 'id' of class 'Bag' is int: give it as one value") {
+                _ = try realm.dynamicCreator("Bag", properties: ["id"], collections: ["id"])
+            }
+            assertThrows(.wrongType, containing: "holds embedded Note objects") {
+                _ = try realm.dynamicCreator("Bag", properties: ["id"], collections: ["notes"])
+            }
+            assertThrows(.invalidArgument, containing: "3 elements are not key and value pairs") {
+                try creator.create([.int(3)], elements: [[], [], [.string("a"), .int(1), .string("b")], []])
+            }
+            assertThrows(.wrongType, containing: "'nums'") {
+                try creator.create([.int(4)], elements: [[.string("not an int")], [], [], []])
+            }
+            assertThrows(.invalidArgument, containing: "2 element arrays for 4 collections") {
+                try creator.create([.int(5)], elements: [[], []])
+            }
+        }
+        XCTAssertTrue(try realm.verify().contains("backlink entries match their links"))
+    }
+
     // MARK: Migrations
 
     func testMigrationDropsInlineDataOfARemovedPropertyAndClass() throws {

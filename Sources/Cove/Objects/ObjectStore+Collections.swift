@@ -572,6 +572,114 @@ extension ObjectStore {
         if !values.isEmpty { try record(cls, objectKey, p, .clear) }
     }
 
+    /// Replaces every element of collection `p` by `elements` in one edit: a list's in order, a
+    /// set's (duplicates once), a map's as key, value, key, value... (a key given twice keeps
+    /// its last value). The old elements go as `clear` would take them; the new ones are
+    /// checked as one by one inserts check them, and nothing changes when one is refused. A
+    /// small collection is written to its object's collection area once.
+    /// - Throws: `.wrongType` (a value of the wrong type, a collection of embedded objects,
+    ///   `p` not a collection), `.invalidArgument` (a bad map key, a map's elements not in
+    ///   pairs, a link to a missing object), `.notInWrite`.
+    func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ elements: [Value]) throws(CoveError) {
+        try assignCollection(cls, objectKey, p, try prepareCollection(cls, p, elements))
+    }
+
+    /// Elements checked and encoded for `assignCollection`, before any object changes.
+    struct PreparedCollection {
+        /// The stored values, in the collection's order.
+        var stored: [Value]
+        /// Each element's key (empty in a list) and encoding, in the collection's order.
+        var entries: [(key: [UInt8], value: [UInt8])]
+    }
+
+    /// Checks and encodes `elements` for collection `p` of `cls` (see `assignCollection`).
+    func prepareCollection(_ cls: ObjectSchema, _ p: Property, _ elements: [Value]) throws(CoveError) -> PreparedCollection {
+        try requireWrite()
+        let kind = p.collection
+        guard kind != .none else { throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), not a list, set or map") }
+        if let name = p.type.objectClassName, try objectSchema(name).isEmbedded {
+            throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' holds embedded \(name) objects: create them in place, one by one")
+        }
+        // The new elements, checked and encoded before anything changes.
+        var stored: [Value] = []
+        var entries: [(key: [UInt8], value: [UInt8])] = []
+        stored.reserveCapacity(kind == .map ? elements.count / 2 : elements.count)
+        entries.reserveCapacity(stored.capacity)
+        switch kind {
+        case .map:
+            guard elements.count % 2 == 0 else {
+                throw CoveError(.invalidArgument, "map '\(p.name)' of class '\(cls.className)': \(elements.count) elements are not key and value pairs")
+            }
+            var position: [String: Int] = [:]
+            for i in stride(from: 0, to: elements.count, by: 2) {
+                guard case .string(let key) = elements[i] else {
+                    throw CoveError(.invalidArgument, "map '\(p.name)' of class '\(cls.className)': key \(i / 2) is \(elements[i]), not a string")
+                }
+                try checkMapKey(key, p, cls)
+                let e = try element(elements[i + 1], for: p, of: cls)
+                if let at = position[key] {
+                    stored[at] = e
+                    entries[at].value = e.encodeMixed()
+                } else {
+                    position[key] = entries.count
+                    stored.append(e)
+                    entries.append((key.utf8Bytes, e.encodeMixed()))
+                }
+            }
+        case .set:
+            var seen: Set<[UInt8]> = []
+            for v in elements {
+                let e = try element(v, for: p, of: cls)
+                let key = e.indexKey()
+                guard key.count <= BTree<TransactionPages>.maxKeyLength else {
+                    throw CoveError(.invalidArgument, "set '\(p.name)' of class '\(cls.className)': an element of \(key.count) bytes is longer than a set holds (\(BTree<TransactionPages>.maxKeyLength - 1))")
+                }
+                if seen.insert(key).inserted {
+                    stored.append(e)
+                    entries.append((key, e.encodeMixed()))
+                }
+            }
+        default:
+            for v in elements {
+                let e = try element(v, for: p, of: cls)
+                stored.append(e)
+                entries.append(([], e.encodeMixed()))
+            }
+        }
+        if kind != .list {
+            let order = entries.indices.sorted { a, b in entries[a].key.lexicographicallyPrecedes(entries[b].key) }
+            entries = order.map { entries[$0] }
+            stored = order.map { stored[$0] }
+        }
+        return PreparedCollection(stored: stored, entries: entries)
+    }
+
+    /// Replaces every element of collection `p` of one object by the prepared ones.
+    func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ prepared: PreparedCollection) throws(CoveError) {
+        let kind = p.collection
+        let (stored, entries) = (prepared.stored, prepared.entries)
+        let old = try collectionValues(try collection(cls, objectKey, p, kind))
+        var fresh = InlineCollection(keyed: kind != .list)
+        for e in entries {
+            e.key.withUnsafeBytes { k in e.value.withUnsafeBytes { v in fresh.append(key: k, v) } }
+        }
+        try editCollection(cls, objectKey, p, kind) { (c) throws(CoveError) in
+            try storage { () throws(StorageError) in try c.replaceAll(with: fresh) }
+        }
+        if p.keepsBacklinks {
+            for v in old { try released(cls, objectKey, p, v) }
+            for v in stored { try countBacklink(cls, p, source: objectKey, v, 1) }
+        }
+        if !old.isEmpty { try record(cls, objectKey, p, .clear) }
+        for (i, e) in entries.enumerated() {
+            if kind == .map {
+                try record(cls, objectKey, p, .insertKey(String(decoding: e.key, as: UTF8.self)))
+            } else {
+                try record(cls, objectKey, p, .insert(i))
+            }
+        }
+    }
+
     /// Empties and frees collection `p` of an object that is being deleted.
     func dropCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
         try clearCollection(cls, objectKey, p, p.collection)

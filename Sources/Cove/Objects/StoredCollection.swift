@@ -159,6 +159,14 @@ struct StoredCollection {
         }
     }
 
+    /// Replaces every entry by those of `c` (a tree's pages are freed; the form is settled
+    /// afterwards as for any edit).
+    mutating func replaceAll(with c: InlineCollection) throws(StorageError) {
+        if case .tree(var t) = form { try t.removeAll() }
+        form = .inline(c)
+        inlineEdited = true
+    }
+
     // MARK: Order keys of a list's tree
 
     /// The gap between the order keys of a list written in one go; a list is renumbered with

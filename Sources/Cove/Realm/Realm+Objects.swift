@@ -20,13 +20,20 @@ extension Realm {
     /// `properties` in order: the names are checked and resolved once, not at every object, so
     /// a bulk load costs less per object than `dynamicCreate` (SQL's prepared statement, for
     /// creates). Use it inside writes of this realm.
+    /// `collections` names lists, sets and maps whose elements each call gives too (see
+    /// `DynamicCreator.create(_:elements:)`): each is written once, a small one straight into
+    /// its object's collection area.
     /// - Throws: `.notFound` (class or property), `.invalidArgument` (an embedded class, a
     ///   backlinks property, a name given twice, the primary key missing from `properties`),
-    ///   `.wrongType` (a collection property: fill collections once the object exists).
-    public func dynamicCreator(_ className: String, properties: [String]) throws(CoveError) -> DynamicCreator {
+    ///   `.wrongType` (a collection among `properties`, a single value or a collection of
+    ///   embedded objects among `collections`).
+    public func dynamicCreator(_ className: String, properties: [String], collections: [String] = []) throws(CoveError) -> DynamicCreator {
         let store = try objectStore()
-        let plan = try store.createPlan(try store.visibleObjectSchema(className), properties: properties)
-        return DynamicCreator(realm: self, className: className, properties: properties, plan: plan, store: store)
+        let cls = try store.visibleObjectSchema(className)
+        let plan = try store.createPlan(cls, properties: properties)
+        try DynamicCreator.checkCollections(collections, of: cls, besides: properties, store: store)
+        return DynamicCreator(realm: self, className: className, properties: properties, collections: collections,
+                              plan: plan, store: store)
     }
 
     /// Creates the object with primary key `primaryKey`, or updates the one that has it: sets
@@ -131,26 +138,105 @@ public final class DynamicCreator {
     public let className: String
     /// The properties whose values each call gives, in order.
     public let properties: [String]
+    /// The lists, sets and maps whose elements each call gives, in order.
+    public let collections: [String]
     private var plan: ObjectStore.CreatePlan
+    private var collectionProperties: [Property]
     /// The serial of the transaction's store `plan` was resolved in: a later write resolves it
     /// again, so a migration between them cannot leave it pointing at the wrong properties.
     private var store: UInt64
 
-    init(realm: Realm, className: String, properties: [String], plan: ObjectStore.CreatePlan, store: ObjectStore) {
+    init(realm: Realm, className: String, properties: [String], collections: [String], plan: ObjectStore.CreatePlan,
+         store: ObjectStore) {
         self.realm = realm
         self.className = className
         self.properties = properties
+        self.collections = collections
         self.plan = plan
+        collectionProperties = collections.compactMap { plan.cls[property: $0] }
         self.store = store.serial
+    }
+
+    /// Checks that `names` are distinct lists, sets and maps of `cls`, none of embedded
+    /// objects, none among `singles`.
+    static func checkCollections(_ names: [String], of cls: ObjectSchema, besides singles: [String], store: ObjectStore) throws(CoveError) {
+        for (j, name) in names.enumerated() {
+            guard let p = cls[property: name], !p.isBacklinks else {
+                if let p = cls[property: name], p.isBacklinks {
+                    throw CoveError(.invalidArgument, "property '\(name)' of class '\(cls.className)' is backlinks: it is computed and cannot be set")
+                }
+                throw CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
+            }
+            guard p.collection != .none else {
+                throw CoveError(.wrongType, "property '\(name)' of class '\(cls.className)' is \(p.typeNotation): give it as one value, not as elements")
+            }
+            if let target = p.type.objectClassName, try store.objectSchema(target).isEmbedded {
+                throw CoveError(.wrongType, "property '\(name)' of class '\(cls.className)' holds embedded \(target) objects: create them in place, one by one")
+            }
+            if names[..<j].contains(name) || singles.contains(name) {
+                throw CoveError(.invalidArgument, "property '\(name)' of class '\(cls.className)' is named twice")
+            }
+        }
     }
 
     private func currentStore() throws(CoveError) -> ObjectStore {
         let s = try realm.objectStore()
         if s.serial != store {
-            plan = try s.createPlan(try s.visibleObjectSchema(className), properties: properties)
+            let cls = try s.visibleObjectSchema(className)
+            plan = try s.createPlan(cls, properties: properties)
+            try Self.checkCollections(collections, of: cls, besides: properties, store: s)
+            collectionProperties = collections.compactMap { cls[property: $0] }
             store = s.serial
         }
         return s
+    }
+
+    /// Creates an object from `values`, one for each of `properties`, and `elements`, those of
+    /// each of `collections` in order: a list's in order, a set's (duplicates once), a map's
+    /// as key (a string), value, key, value... Each collection is written in one edit.
+    /// - Throws: as `create(_:)`; for a bad element `.wrongType` or `.invalidArgument` naming
+    ///   the collection (a wrong type, a bad map key, a map's elements not in pairs, a link to
+    ///   a missing object); `.invalidArgument` for a wrong number of element arrays. Every
+    ///   element is checked before the object is made: a refused one leaves nothing.
+    public func create(_ values: [Value], elements: [[Value]]) throws(CoveError) {
+        _ = try createObject(values, elements: elements)
+    }
+
+    /// `create(_:elements:)`, giving the object.
+    public func createObject(_ values: [Value], elements: [[Value]]) throws(CoveError) -> DynamicObject {
+        let store = try currentStore()
+        let prepared = try prepare(store, elements)
+        let key = try store.create(plan, values)
+        for (p, e) in zip(collectionProperties, prepared) { try store.assignCollection(plan.cls, key, p, e) }
+        return DynamicObject(realm: realm, objectSchema: plan.cls, classKey: try store.classKey(of: plan.cls), objectKey: key)
+    }
+
+    private func prepare(_ store: ObjectStore, _ elements: [[Value]]) throws(CoveError) -> [ObjectStore.PreparedCollection] {
+        try requireElements(elements)
+        var prepared: [ObjectStore.PreparedCollection] = []
+        prepared.reserveCapacity(elements.count)
+        for (p, e) in zip(collectionProperties, elements) { prepared.append(try store.prepareCollection(plan.cls, p, e)) }
+        return prepared
+    }
+
+    /// `createOrUpdate(_:)` with `elements` as `create(_:elements:)` takes them: an updated
+    /// object's collections are replaced by them.
+    @discardableResult
+    public func createOrUpdate(_ values: [Value], elements: [[Value]]) throws(CoveError) -> Bool {
+        let store = try currentStore()
+        let prepared = try prepare(store, elements)
+        let created = try store.createOrUpdate(plan, values)
+        guard let pk = plan.primaryKeyValue, let key = try store.find(plan.cls, primaryKey: values[pk]) else {
+            throw CoveError(.internal, "class '\(className)': the object created or updated is not found by its primary key")
+        }
+        for (p, e) in zip(collectionProperties, prepared) { try store.assignCollection(plan.cls, key, p, e) }
+        return created
+    }
+
+    private func requireElements(_ elements: [[Value]]) throws(CoveError) {
+        guard elements.count == collections.count else {
+            throw CoveError(.invalidArgument, "\(elements.count) element arrays for \(collections.count) collections of class '\(className)'")
+        }
     }
 
     /// Creates an object from `values`, one for each of `properties` in order; a caller

@@ -288,7 +288,7 @@ static void test_bad_arguments(void) {
                 COVE_ERR_INVALID_ARGUMENT, "backlinks");
     const char* list[] = {"tags"};
     CHECK_FAILS(cove_object_create_many(realm, "Dog", list, 1, rows, 1, false, &created),
-                COVE_ERR_WRONG_TYPE, "property 'tags' of class 'Dog' is a list (string[])");
+                COVE_ERR_WRONG_TYPE, "property 'tags' of class 'Dog': a list or set takes its elements as a COVE_TYPE_LIST value, not type tag 5");
     CHECK_FAILS(cove_object_create_many(realm, "Dog", properties, 1, rows, 1, true, &created),
                 COVE_ERR_INVALID_ARGUMENT, "class 'Dog' has none");
     CHECK_FAILS(cove_object_create_many(realm, "Toy", properties, 1, rows, 1, false, &created),
@@ -363,7 +363,7 @@ static void test_create_with_values(void) {
                 "class 'Person' has primary key 'name': the property names must include it");
     const char* list[] = {"tags"};
     CHECK_FAILS(cove_object_create_with_values(realm, "Dog", list, 1, values, &none), COVE_ERR_WRONG_TYPE,
-                "property 'tags' of class 'Dog' is a list");
+                "property 'tags' of class 'Dog': a list or set takes its elements as a COVE_TYPE_LIST value");
     CHECK_FAILS(cove_object_create_with_values(realm, "Dog", dog_properties, 2, NULL, &none), COVE_ERR_INVALID_ARGUMENT,
                 "values is NULL with n_properties 2");
     CHECK_FAILS(cove_object_create_with_values(realm, "Toy", NULL, 0, NULL, &none), COVE_ERR_INVALID_ARGUMENT,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -601,6 +602,101 @@ static void test_bad_input_on_small_collections(void) {
     close_realm(realm);
 }
 
+/* Lists, sets and maps given whole to cove_object_create_many() and
+ * cove_object_create_with_values(): COVE_TYPE_LIST and COVE_TYPE_MAP values. */
+static cove_value_t str(const char* s) {
+    cove_value_t v = {.type = COVE_TYPE_STRING};
+    v.u.string.data = s;
+    v.u.string.size = strlen(s);
+    return v;
+}
+
+static cove_value_t int_of(int64_t i) {
+    cove_value_t v = {.type = COVE_TYPE_INT};
+    v.u.integer = i;
+    return v;
+}
+
+static cove_value_t elements(cove_value_type_e type, const cove_value_t* items, size_t count) {
+    cove_value_t v = {.type = (int32_t)type};
+    v.u.elements.items = items;
+    v.u.elements.count = count;
+    return v;
+}
+
+static void test_collections_given_to_creates(void) {
+    cove_realm_t* realm = open_file("creates.cove");
+    static const char* names[] = {"n", "nums", "tags", "counts"};
+    cove_value_t nums[3] = {int_of(3), int_of(1), int_of(3)};
+    cove_value_t tags[3] = {str("b"), str("a"), str("b")};
+    cove_value_t counts[4] = {str("y"), int_of(2), str("x"), int_of(1)};
+    cove_value_t rows[8] = {int_of(1), elements(COVE_TYPE_LIST, nums, 3), elements(COVE_TYPE_LIST, tags, 3),
+                            elements(COVE_TYPE_MAP, counts, 2),
+                            int_of(2), elements(COVE_TYPE_LIST, NULL, 0), elements(COVE_TYPE_LIST, tags, 1),
+                            elements(COVE_TYPE_MAP, NULL, 0)};
+    size_t created = 0;
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create_many(realm, "Item", names, 4, rows, 2, false, &created));
+    CHECK(created == 2);
+    cove_object_t* item = NULL;
+    CHECK_OK(cove_object_create_with_values(realm, "Item", names, 4, rows, &item));
+    CHECK_OK(cove_commit(realm));
+    cove_list_t* list = NULL;
+    cove_set_t* set = NULL;
+    cove_map_t* map = NULL;
+    CHECK_OK(cove_object_get_list(item, "nums", &list));
+    CHECK_OK(cove_object_get_set(item, "tags", &set));
+    CHECK_OK(cove_object_get_map(item, "counts", &map));
+    size_t size = 0;
+    cove_value_t out;
+    CHECK_OK(cove_list_size(list, &size));
+    CHECK(size == 3);
+    CHECK_OK(cove_list_get(list, 2, &out));
+    CHECK(out.type == COVE_TYPE_INT && out.u.integer == 3);
+    CHECK_OK(cove_set_size(set, &size));
+    CHECK(size == 2);                       /* "b" once */
+    CHECK_OK(cove_set_get(set, 0, &out));
+    CHECK(out.type == COVE_TYPE_STRING && out.u.string.size == 1 && out.u.string.data[0] == 'a');
+    CHECK_OK(cove_map_size(map, &size));
+    CHECK(size == 2);
+    cove_string_t key;
+    CHECK_OK(cove_map_get_at(map, 0, &key, &out));
+    CHECK(key.size == 1 && key.data[0] == 'x' && out.u.integer == 1);
+    CHECK(query_count(realm, "Item", "nums.@count == 3 AND tags.@count == 2 AND counts.@count == 2", NULL, 0) == 2);
+    CHECK(query_count(realm, "Item", "n == 2 AND nums.@count == 0 AND tags.@count == 1", NULL, 0) == 1);
+    check_verify(realm);
+
+    /* Bad input: named and explained, nothing created. */
+    CHECK_OK(cove_begin_write(realm));
+    cove_value_t bad[4] = {int_of(9), int_of(5), elements(COVE_TYPE_LIST, tags, 1), elements(COVE_TYPE_MAP, NULL, 0)};
+    CHECK_FAILS(cove_object_create_many(realm, "Item", names, 4, bad, 1, false, &created), COVE_ERR_WRONG_TYPE,
+                "object 0: property 'nums' of class 'Item': a list or set takes its elements as a COVE_TYPE_LIST value");
+    bad[1] = elements(COVE_TYPE_LIST, tags, 1);
+    CHECK_FAILS(cove_object_create_many(realm, "Item", names, 4, bad, 1, false, &created), COVE_ERR_WRONG_TYPE, "'nums'");
+    bad[1] = elements(COVE_TYPE_LIST, nums, 1);
+    bad[0] = elements(COVE_TYPE_LIST, nums, 1);
+    CHECK_FAILS(cove_object_create_many(realm, "Item", names, 4, bad, 1, false, &created), COVE_ERR_WRONG_TYPE,
+                "property 'n' of class 'Item': value is a COVE_TYPE_LIST of elements");
+    bad[0] = int_of(9);
+    cove_value_t bad_keys[2] = {int_of(1), int_of(2)};
+    bad[3] = elements(COVE_TYPE_MAP, bad_keys, 1);
+    CHECK_FAILS(cove_object_create_many(realm, "Item", names, 4, bad, 1, false, &created), COVE_ERR_INVALID_ARGUMENT,
+                "key 0 has type tag 1, not COVE_TYPE_STRING");
+    static const char* toy_names[] = {"n", "toys"};
+    cove_value_t toys[2] = {int_of(1), elements(COVE_TYPE_LIST, NULL, 0)};
+    CHECK_FAILS(cove_object_create_with_values(realm, "Item", toy_names, 2, toys, &item), COVE_ERR_WRONG_TYPE,
+                "holds embedded Toy objects");
+    CHECK_OK(cove_commit(realm));
+    CHECK(query_count(realm, "Item", "n == 9", NULL, 0) == 0);
+    check_verify(realm);
+
+    cove_release(list);
+    cove_release(set);
+    cove_release(map);
+    cove_release(item);
+    close_realm(realm);
+}
+
 int main(void) {
     test_space_of_one_element_collections();
     test_list_grows_and_shrinks();
@@ -608,5 +704,6 @@ int main(void) {
     test_set_and_map_grow_and_shrink();
     test_links_in_small_collections();
     test_bad_input_on_small_collections();
+    test_collections_given_to_creates();
     return check_summary("test_small_collections");
 }

@@ -15,14 +15,14 @@ from . import _migration, _notifications
 
 from ._collections import Embedded
 from ._declare import MISSING, class_name_of, defaults_of, missing_values, required_of, schema_from_classes
-from ._errors import Error, InvalidArgumentError, NotFoundError, error_for
+from ._errors import Error, InvalidArgumentError, NotFoundError, WrongTypeError, error_for
 from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged, prepare
-from ._schema import BACKLINKS, LINK, VALUE, ClassInfo, PropertyInfo, parse_class
+from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
-from ._values import pack_rows, write_value
+from ._values import Elements, pack_rows, write_value
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -899,6 +899,27 @@ def _declare_defaults(cls: Type[Object]) -> Dict[str, Any]:
     return defaults_of(cls)
 
 
+def _elements_of_values(p: Any) -> bool:
+    """Whether `p` is a list, set or map of values (not of objects), which a batch call takes
+    whole, as its elements."""
+    return p.kind in (LIST, SET, MAP) and p.target is None
+
+
+def _elements(p: Any, value: Any) -> Elements:
+    """The elements of `value` for collection `p` in a batch call."""
+    if p.kind == MAP:
+        if not isinstance(value, dict):
+            raise WrongTypeError(2, f"{p.label} takes a dict, got {type(value).__name__}")
+        items: List[Any] = []
+        for key, item in value.items():
+            items.append(key)
+            items.append(item)
+        return Elements(items, True, len(value))
+    if isinstance(value, dict):
+        raise WrongTypeError(2, f"{p.label} takes a list or set of values, got dict")
+    return Elements(list(value), False, len(value))
+
+
 class _Batch:
     """Rows of create_many waiting for one cove_object_create_many call: consecutive rows with
     the same single-value properties, up to SIZE of them."""
@@ -921,8 +942,10 @@ class _Batch:
         self.start = 0        # the input's index of the batch's first row
 
     def _plan(self, keys: Tuple[str, ...]) -> Tuple[Tuple[str, ...], bool]:
-        """The single-value names among `keys`, and whether every key is one that is written
-        as it is (no link that may need preparing, no collection or embedded value)."""
+        """The names among `keys` that go into the batch call (single values, links, and lists,
+        sets and maps of values, which go in as their elements), and whether every key is one
+        that is written as it is (no link that may need preparing, no collection or embedded
+        value)."""
         names = []
         plain = True
         for name in keys:
@@ -933,7 +956,7 @@ class _Batch:
                 names.append(name)
             else:
                 plain = False
-                if p.kind == LINK:
+                if p.kind == LINK or _elements_of_values(p):
                     names.append(name)
         return tuple(names), plain
 
@@ -962,6 +985,9 @@ class _Batch:
             elif p.kind == LINK and not (p.embedded and value is not None):
                 names_list.append(name)
                 values.append(prepare(self.realm, p, value, self.update))
+            elif _elements_of_values(p) and isinstance(value, (list, tuple, set, frozenset, dict)):
+                names_list.append(name)
+                values.append(_elements(p, value))
             else:
                 extras[name] = value
         names = tuple(names_list)

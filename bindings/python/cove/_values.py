@@ -23,6 +23,20 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 TYPE_NULL, TYPE_INT, TYPE_BOOL, TYPE_FLOAT, TYPE_DOUBLE, TYPE_STRING, TYPE_BINARY = range(7)
 TYPE_TIMESTAMP, TYPE_DECIMAL128, TYPE_OBJECT_ID, TYPE_UUID, TYPE_LINK = range(7, 12)
+TYPE_LIST, TYPE_MAP = 12, 13
+
+
+class Elements:
+    """The elements of a list or set (`items`), or the entries of a map (`items` alternating
+    key and value), going into a create in one value: written as a COVE_TYPE_LIST or
+    COVE_TYPE_MAP value."""
+
+    __slots__ = ("items", "is_map", "count")
+
+    def __init__(self, items: List[Any], is_map: bool, count: int) -> None:
+        self.items = items
+        self.is_map = is_map
+        self.count = count
 
 
 class Timestamp(_dt.datetime):
@@ -206,6 +220,13 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = No
     when it is an object of the same file (see `check_same_file`)."""
     if value is None:
         out.type = TYPE_NULL
+    elif isinstance(value, Elements):
+        items, filled, failure = pack_rows(ffi, [value.items], len(value.items), keep, realm)
+        if failure is not None:
+            raise failure
+        out.type = TYPE_MAP if value.is_map else TYPE_LIST
+        out.u.elements.items = items
+        out.u.elements.count = value.count
     elif isinstance(value, bool):
         out.type = TYPE_BOOL
         out.u.boolean = value

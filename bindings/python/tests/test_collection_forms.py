@@ -14,6 +14,8 @@ import signal
 import time
 import types
 
+import pytest
+
 import cove
 
 SCHEMA = {"Box": {"primaryKey": "id", "properties": {"id": "int", "step": "int", "words": "string[]",
@@ -102,3 +104,33 @@ def test_a_format_5_file_is_read_and_its_collections_move_inline(tmp_path: pathl
         assert sorted(fido.tags) == ["c", "d", "e"]
         assert dict(rex.scores) == {"w": 3.0, "x": 1.5, "y": -2.0}
         assert list(rex.anything) == [1, "two", 3.0, None], "an unwritten tree stays as it was"
+
+
+BATCH = {"Thing": {"properties": {"n": "int", "nums": "int[]", "tags": "string<>", "counts": "int{}"}},
+         "Keyed": {"primaryKey": "id", "properties": {"id": "int", "nums": "int[]", "counts": "double{}"}}}
+
+
+def test_create_many_takes_lists_sets_and_maps_whole(tmp_path: pathlib.Path) -> None:
+    with cove.open(tmp_path / "batch.cove", schema=BATCH, durability="no_sync") as realm:
+        with realm.write():
+            realm.create_many("Thing", [{"n": i, "nums": [i, i + 1], "tags": {"b", "a"}, "counts": {"x": i}}
+                                        for i in range(500)])
+            realm.create_many("Thing", [{"n": -1, "nums": list(range(400))}])       # past the inline limit
+            realm.create_many("Keyed", [{"id": 1, "nums": [1, 2, 3], "counts": {"a": 1.5}}])
+            realm.create_many("Keyed", [{"id": 1, "nums": [9], "counts": {}}], update=True)
+        things = realm.objects("Thing")
+        assert len(things) == 501
+        assert list(things.filter("n == 7")[0].nums) == [7, 8]
+        assert sorted(things.filter("n == 7")[0].tags) == ["a", "b"]
+        assert dict(things.filter("n == 7")[0].counts) == {"x": 7}
+        assert len(things.filter("n == -1")[0].nums) == 400
+        keyed = realm.find("Keyed", 1)
+        assert list(keyed.nums) == [9] and dict(keyed.counts) == {}
+        assert "; 1501 inline collections" in realm.verify()  # 500 x 3, and the keyed list
+        with realm.write():
+            with pytest.raises(cove.WrongTypeError) as info:
+                realm.create_many("Thing", [{"n": 1000, "nums": ["x"]}])
+            assert "'nums'" in str(info.value)
+            with pytest.raises(cove.WrongTypeError):
+                realm.create_many("Thing", [{"n": 1001, "counts": [1, 2]}])
+        assert len(realm.objects("Thing").filter("n >= 1000")) == 0, "a refused row leaves nothing"
