@@ -2106,7 +2106,9 @@ cove_status_t cove_projection_observe(cove_projection_t* projection, const char*
  * Checks the whole file at the realm's current version: every reachable page's checksum, every
  * tree's order and counts, that live and free pages partition the file, that every index (primary
  * key and secondary) has exactly one entry per object holding its value, and that every backlink
- * tree holds exactly the links its property holds (counted for collections and mixed values).
+ * tree holds exactly the links its property holds (counted for collections and mixed values),
+ * and that every small list, set or map kept inline in its class's collection area is whole and
+ * counted by its object, the area holding nothing else.
  * @param out_report receives a text report (free with cove_free()); may be NULL.
  * @return #COVE_OK when the file is sound; #COVE_ERR_CORRUPT naming the first problem found;
  *   #COVE_ERR_CLOSED.

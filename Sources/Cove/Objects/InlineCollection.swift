@@ -170,6 +170,23 @@ struct InlineCollection {
         count += 1
     }
 
+    /// Appends an entry whose value is `value`'s mixed encoding, written in place: a list's
+    /// next element, or (with `key`) a set's or map's entry that sorts after every entry held.
+    mutating func append(key: [UInt8]? = nil, mixed value: Value) {
+        if let key {
+            Self.appendLength(key.count, to: &bytes)
+            bytes.append(contentsOf: key)
+        }
+        Self.appendLength(value.mixedEncodedSize, to: &bytes)
+        value.appendMixed(to: &bytes)
+        count += 1
+    }
+
+    /// Room for `n` more bytes.
+    mutating func reserve(_ n: Int) {
+        bytes.reserveCapacity(bytes.count + n)
+    }
+
     /// Bytes of the entry `key` (nil for a list) and `value` would take.
     static func entrySize(keyBytes: Int?, valueBytes: Int) -> Int {
         var size = lengthSize(valueBytes) + valueBytes

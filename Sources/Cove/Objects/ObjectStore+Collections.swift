@@ -45,6 +45,18 @@ extension ObjectStore {
         }
     }
 
+    /// Puts `bytes` as the entry of `p` of `objectKey` in `area`, its key built on the stack.
+    static func putInline(_ area: inout BTree<TransactionPages>, _ objectKey: Int64, _ p: Property,
+                          _ bytes: [UInt8]) throws(StorageError) {
+        var key = (UInt64(bitPattern: objectKey).bigEndian, UInt32(truncatingIfNeeded: p.key ?? 0).bigEndian)
+        let result = withUnsafeBytes(of: &key) { k in
+            bytes.withUnsafeBytes { v in
+                Result { () throws(StorageError) in _ = try area.put(UnsafeRawBufferPointer(rebasing: k[0..<12]), v) }
+            }
+        }
+        try result.get()
+    }
+
     /// Whether `p` may be kept inline: its property key fits the area's keys.
     static func mayBeInline(_ p: Property) -> Bool {
         guard let key = p.key else { return false }
@@ -118,15 +130,15 @@ extension ObjectStore {
         case .inline(let c):
             if !stored.inlineEdited && before.isInline == (c.count > 0) { return before }
             let areaKey = t.areaKey
-            let entryKey = Self.inlineKey(objectKey, p)
             lastInline = nil
             if c.count > 0 && c.bytes.count <= InlineCollection.limit && Self.mayBeInline(p) {
-                try editTree(areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
+                try editTree(areaKey) { (area) throws(StorageError) in try Self.putInline(&area, objectKey, p, c.bytes) }
                 let root = TreeRoot.inline(count: c.count)
                 if let key = p.key { lastInline = (objectKey, key, root, c) }
                 return root
             }
             if before.isInline {
+                let entryKey = Self.inlineKey(objectKey, p)
                 try editTree(areaKey) { (area) throws(StorageError) in _ = try area.remove(entryKey) }
             }
             if c.count == 0 { return .empty }
@@ -139,8 +151,7 @@ extension ObjectStore {
             do { c = try StoredCollection.inline(from: tree, kind: stored.kind, limit: InlineCollection.shrinkLimit) } catch { throw CoveError(error) }
             guard let c else { return tree.root }
             do { try tree.removeAll() } catch { throw CoveError(error) }
-            let entryKey = Self.inlineKey(objectKey, p)
-            try editTree(t.areaKey) { (area) throws(StorageError) in _ = try area.put(entryKey, c.bytes) }
+            try editTree(t.areaKey) { (area) throws(StorageError) in try Self.putInline(&area, objectKey, p, c.bytes) }
             let root = TreeRoot.inline(count: c.count)
             lastInline = nil
             if let key = p.key { lastInline = (objectKey, key, root, c) }
@@ -588,8 +599,10 @@ extension ObjectStore {
     struct PreparedCollection {
         /// The stored values, in the collection's order.
         var stored: [Value]
-        /// Each element's key (empty in a list) and encoding, in the collection's order.
-        var entries: [(key: [UInt8], value: [UInt8])]
+        /// The elements in the inline form (which a tree is built from when they are too many).
+        var inline: InlineCollection
+        /// A map's keys, in order.
+        var mapKeys: [String]
     }
 
     /// Checks and encodes `elements` for collection `p` of `cls` (see `assignCollection`).
@@ -600,11 +613,9 @@ extension ObjectStore {
         if let name = p.type.objectClassName, try objectSchema(name).isEmbedded {
             throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' holds embedded \(name) objects: create them in place, one by one")
         }
-        // The new elements, checked and encoded before anything changes.
+        var inline = InlineCollection(keyed: kind != .list)
         var stored: [Value] = []
-        var entries: [(key: [UInt8], value: [UInt8])] = []
-        stored.reserveCapacity(kind == .map ? elements.count / 2 : elements.count)
-        entries.reserveCapacity(stored.capacity)
+        var mapKeys: [String] = []
         switch kind {
         case .map:
             guard elements.count % 2 == 0 else {
@@ -619,14 +630,18 @@ extension ObjectStore {
                 let e = try element(elements[i + 1], for: p, of: cls)
                 if let at = position[key] {
                     stored[at] = e
-                    entries[at].value = e.encodeMixed()
                 } else {
-                    position[key] = entries.count
+                    position[key] = mapKeys.count
+                    mapKeys.append(key)
                     stored.append(e)
-                    entries.append((key.utf8Bytes, e.encodeMixed()))
                 }
             }
+            let order = mapKeys.indices.sorted { a, b in mapKeys[a].utf8.lexicographicallyPrecedes(mapKeys[b].utf8) }
+            mapKeys = order.map { mapKeys[$0] }
+            stored = order.map { stored[$0] }
+            for (k, e) in zip(mapKeys, stored) { inline.append(key: k.utf8Bytes, mixed: e) }
         case .set:
+            var keyed: [(key: [UInt8], value: Value)] = []
             var seen: Set<[UInt8]> = []
             for v in elements {
                 let e = try element(v, for: p, of: cls)
@@ -634,49 +649,41 @@ extension ObjectStore {
                 guard key.count <= BTree<TransactionPages>.maxKeyLength else {
                     throw CoveError(.invalidArgument, "set '\(p.name)' of class '\(cls.className)': an element of \(key.count) bytes is longer than a set holds (\(BTree<TransactionPages>.maxKeyLength - 1))")
                 }
-                if seen.insert(key).inserted {
-                    stored.append(e)
-                    entries.append((key, e.encodeMixed()))
-                }
+                if seen.insert(key).inserted { keyed.append((key, e)) }
             }
+            keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+            stored = keyed.map(\.value)
+            for k in keyed { inline.append(key: k.key, mixed: k.value) }
         default:
-            for v in elements {
-                let e = try element(v, for: p, of: cls)
-                stored.append(e)
-                entries.append(([], e.encodeMixed()))
-            }
+            stored.reserveCapacity(elements.count)
+            for v in elements { stored.append(try element(v, for: p, of: cls)) }
+            inline.reserve(stored.reduce(0) { $0 + 2 + $1.mixedEncodedSize })
+            for e in stored { inline.append(mixed: e) }
         }
-        if kind != .list {
-            let order = entries.indices.sorted { a, b in entries[a].key.lexicographicallyPrecedes(entries[b].key) }
-            entries = order.map { entries[$0] }
-            stored = order.map { stored[$0] }
-        }
-        return PreparedCollection(stored: stored, entries: entries)
+        return PreparedCollection(stored: stored, inline: inline, mapKeys: mapKeys)
     }
 
     /// Replaces every element of collection `p` of one object by the prepared ones.
     func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ prepared: PreparedCollection) throws(CoveError) {
         let kind = p.collection
-        let (stored, entries) = (prepared.stored, prepared.entries)
-        let old = try collectionValues(try collection(cls, objectKey, p, kind))
-        var fresh = InlineCollection(keyed: kind != .list)
-        for e in entries {
-            e.key.withUnsafeBytes { k in e.value.withUnsafeBytes { v in fresh.append(key: k, v) } }
-        }
+        let stored = prepared.stored
+        let t = try table(cls, holding: objectKey)
+        let c = try collectionColumn(t, p, kind)
+        let before = try collectionRoot(t, objectKey, column: c, p)
+        // A new object's collection is empty: nothing to read, release or record.
+        let old = before == .empty ? [] : try collectionValues(try collection(before, cls, objectKey, p, kind, table: t))
         try editCollection(cls, objectKey, p, kind) { (c) throws(CoveError) in
-            try storage { () throws(StorageError) in try c.replaceAll(with: fresh) }
+            try storage { () throws(StorageError) in try c.replaceAll(with: prepared.inline) }
         }
         if p.keepsBacklinks {
             for v in old { try released(cls, objectKey, p, v) }
             for v in stored { try countBacklink(cls, p, source: objectKey, v, 1) }
         }
         if !old.isEmpty { try record(cls, objectKey, p, .clear) }
-        for (i, e) in entries.enumerated() {
-            if kind == .map {
-                try record(cls, objectKey, p, .insertKey(String(decoding: e.key, as: UTF8.self)))
-            } else {
-                try record(cls, objectKey, p, .insert(i))
-            }
+        if kind == .map {
+            for key in prepared.mapKeys { try record(cls, objectKey, p, .insertKey(key)) }
+        } else {
+            for i in stored.indices { try record(cls, objectKey, p, .insert(i)) }
         }
     }
 

@@ -24,10 +24,12 @@ final class ObjectStore {
         for t in moreTables.values { try body(t) }
     }
     private var trees: [[UInt8]: BTree<TransactionPages>] = [:]
-    /// The tree `tree(_:)` returned last, and its key: lookups of one class by primary key ask
-    /// for the same index every time, and comparing a key of a few bytes costs less than
-    /// hashing it. Every write to `trees` clears it.
+    /// The tree `tree(_:)` returned or `editTree` wrote last, and its key: lookups of one class
+    /// by primary key ask for the same index every time, and comparing a key of a few bytes
+    /// costs less than hashing it.
     private var lastTree: (key: [UInt8], tree: BTree<TransactionPages>)?
+    /// Whether `lastTree` was edited since `trees` last held it (see `saveLastTree`).
+    private var lastTreeUnsaved = false
     /// The class `objectSchema(_:)` found last (the schema never changes under a store).
     private var lastClass: ObjectSchema?
     private var dirtyTrees: Set<[UInt8]> = []
@@ -360,6 +362,7 @@ final class ObjectStore {
     /// its root page records; an empty one gets `emptyKind`.
     func tree(_ key: [UInt8], emptyKind: BTreeKeyKind = .bytes) throws(CoveError) -> BTree<TransactionPages> {
         if let last = lastTree, last.key == key { return last.tree }
+        saveLastTree()
         if let t = trees[key] {
             lastTree = (key, t)
             return t
@@ -379,8 +382,17 @@ final class ObjectStore {
         return t
     }
 
+    /// Writes the last tree back into `trees` when an edit left it there alone.
+    @inline(__always)
+    private func saveLastTree() {
+        guard lastTreeUnsaved, let last = lastTree else { return }
+        trees[last.key] = last.tree
+        lastTreeUnsaved = false
+    }
+
     /// Replaces the cached tree at `key`, which must hold no pages, by an empty one of `kind`.
     func resetEmptyTree(_ key: [UInt8], kind: BTreeKeyKind) {
+        saveLastTree()
         trees[key] = BTree(store: pages, root: .empty, keyKind: kind)
         lastTree = nil
     }
@@ -392,8 +404,10 @@ final class ObjectStore {
         } catch {
             throw CoveError(error)
         }
-        trees[key] = t
+        // Kept as the last tree alone until another is looked up (an edit of the same tree
+        // again, the common case, then costs no dictionary write).
         lastTree = (key, t)
+        lastTreeUnsaved = true
         if lastDirtyTree != key {
             dirtyTrees.insert(key)
             lastDirtyTree = key
@@ -763,6 +777,7 @@ final class ObjectStore {
 
     /// Whether the catalog (or this transaction's edits) holds a non-empty tree at `key`.
     func catalogContains(_ key: [UInt8]) throws(StorageError) -> Bool {
+        saveLastTree()
         if let t = trees[key] { return !t.root.page.isNone }
         return try catalog.contains(key)
     }
@@ -1071,6 +1086,7 @@ final class ObjectStore {
             }
             t.dirty = false
         }
+        saveLastTree()
         do {
             for key in dirtyTrees {
                 guard let t = trees[key] else { continue }

@@ -10,7 +10,29 @@ extension Value {
     /// bytes; uuid: its 16 bytes; link: class key (4 bytes) then object key (8 bytes).
     /// Numbers are little-endian.
     public func encodeMixed() -> [UInt8] {
-        var out: [UInt8] = [tag.rawValue]
+        var out: [UInt8] = []
+        out.reserveCapacity(mixedEncodedSize)
+        appendMixed(to: &out)
+        return out
+    }
+
+    /// The bytes of `encodeMixed()`, without making them.
+    var mixedEncodedSize: Int {
+        switch self {
+        case .null: return 1
+        case .bool: return 2
+        case .int, .double: return 9
+        case .float: return 5
+        case .string(let s): return 1 + s.utf8.count
+        case .data(let d): return 1 + d.count
+        case .timestamp, .objectId, .link: return 13
+        case .decimal128, .uuid: return 17
+        }
+    }
+
+    /// Appends `encodeMixed()`'s bytes to `out`.
+    func appendMixed(to out: inout [UInt8]) {
+        out.append(tag.rawValue)
         switch self {
         case .null: break
         case .bool(let b): out.append(b ? 1 : 0)
@@ -29,7 +51,6 @@ extension Value {
             Value.appendLittleEndian(UInt64(l.classKey), bytes: 4, to: &out)
             Value.appendLittleEndian(UInt64(bitPattern: l.objectKey), bytes: 8, to: &out)
         }
-        return out
     }
 
     /// The value of a mixed cell written by `encodeMixed()`. Throws `CoveError(.corrupt)` for an
@@ -108,6 +129,6 @@ extension Value {
     }
 
     static func appendLittleEndian(_ v: UInt64, bytes n: Int, to out: inout [UInt8]) {
-        for i in 0..<n { out.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
     }
 }
