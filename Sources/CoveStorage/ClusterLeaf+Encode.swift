@@ -191,7 +191,7 @@ struct ClusterRows {
                     case .int:
                         let spread = l > h ? 0 : UInt64(bitPattern: h) &- UInt64(bitPattern: l)
                         p &+= 8 &+ ClusterLayout.deltaWidth(spread) &* n
-                    case .string, .binary, .mixed: p &+= 4 &* n
+                    case .string, .binary, .mixed, .collectionInRow: p &+= 4 &* n
                     case .timestamp: p &+= 12 &* n
                     case .collection: p &+= 24 &* n
                     default: p &+= ClusterLayout.elementSize(kinds[j]) &* n
@@ -309,7 +309,7 @@ struct ClusterRows {
                     if case .value(.root(let r)) = column[i] { r.encode(into: page + (v &+ 24 &* k)) }
                 }
                 p &+= 24 &* n
-            case .string, .binary, .mixed:
+            case .string, .binary, .mixed, .collectionInRow:
                 p &+= 4 &* n
                 for (k, i) in range.enumerated() {
                     guard ClusterLayout.storeHeapValue(column[i], page, entry: v &+ 4 &* k, heap: &heap, floor: p) else {
@@ -422,7 +422,7 @@ extension ClusterLeaf {
                     page.storeBytes(of: UInt32(bitPattern: ns).littleEndian, toByteOffset: v &+ 8 &* total &+ 4 &* (n &+ r), as: UInt32.self)
                 }
                 p &+= 12 &* total
-            case .string, .binary, .mixed:
+            case .string, .binary, .mixed, .collectionInRow:
                 (page + v).copyMemory(from: base + oldValues, byteCount: 4 &* n)
                 p &+= 4 &* total
                 for (r, cell) in column.enumerated() {
@@ -683,7 +683,7 @@ extension ClusterLeaf {
             case .timestamp:
                 moveElements(from: from, to: to, size: 8)
                 moveElements(from: from &+ 8 &* n, to: to &+ 8 &* m, size: 4)
-            case .string, .binary, .mixed:
+            case .string, .binary, .mixed, .collectionInRow:
                 garbage &+= old.heapBytes(j, r)
                 moveElements(from: from, to: to, size: 4)
             case let kind:

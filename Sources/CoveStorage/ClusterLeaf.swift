@@ -6,10 +6,14 @@
 /// The type of one column of a table.
 public enum ColumnKind: UInt8, Sendable {
     case bool = 1, int, float, double, timestamp, decimal128, objectId, uuid, link, string, binary, mixed, collection
+    /// A list, set or map whose cell holds its value as bytes, in the page's heap as a string's
+    /// are (the object layer's encoding: its elements, or the root of a tree of its own).
+    case collectionInRow
 
-    /// Whether values live in the page's heap (or in overflow pages): string, binary, mixed.
+    /// Whether values live in the page's heap (or in overflow pages): string, binary, mixed and
+    /// collections in the row.
     @inlinable
-    public var isBytes: Bool { self == .string || self == .binary || self == .mixed }
+    public var isBytes: Bool { self == .string || self == .binary || self == .mixed || self == .collectionInRow }
 }
 
 /// One column of a table: its kind and whether it accepts `.null`.
@@ -39,7 +43,7 @@ public struct ColumnSpec: Sendable, Hashable {
         case .decimal128, .uuid: return .bytes16(0, 0)
         case .objectId: return .bytes12(0, 0)
         case .link: return .link(0)
-        case .string, .binary, .mixed: return .bytes([])
+        case .string, .binary, .mixed, .collectionInRow: return .bytes([])
         case .collection: return .root(.empty)
         }
     }
@@ -67,7 +71,7 @@ public enum CellValue: Sendable, Hashable {
         switch (self, kind) {
         case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.timestamp, .timestamp),
              (.bytes16, .decimal128), (.bytes16, .uuid), (.bytes12, .objectId), (.link, .link),
-             (.bytes, .string), (.bytes, .binary), (.bytes, .mixed), (.root, .collection):
+             (.bytes, .string), (.bytes, .binary), (.bytes, .mixed), (.bytes, .collectionInRow), (.root, .collection):
             return true
         default:
             return false
@@ -167,7 +171,7 @@ enum ClusterLayout {
         case .double, .link: return 8
         case .timestamp, .objectId: return 12
         case .decimal128, .uuid: return 16
-        case .string, .binary, .mixed: return 4
+        case .string, .binary, .mixed, .collectionInRow: return 4
         case .collection: return 24
         }
     }
@@ -488,7 +492,7 @@ struct ClusterLeaf {
         case .objectId: return .value(.bytes12(u64(v &+ 12 &* i), u32(v &+ 12 &* i &+ 8)))
         case .link: return .value(.link(u64(v &+ 8 &* i)))
         case .collection: return .value(.root(TreeRoot.decode(from: base + (v &+ 24 &* i))))
-        case .string, .binary, .mixed:
+        case .string, .binary, .mixed, .collectionInRow:
             switch try bytesRef(j, i) {
             case .inline(let bytes): return .value(.bytes(Array(bytes)))
             case .overflow(let ref, let length): return .overflow(ref, length: length)

@@ -11,7 +11,7 @@ final class ClusterTreeTests: XCTestCase {
         ColumnSpec(.timestamp, nullable: true), ColumnSpec(.decimal128), ColumnSpec(.objectId, nullable: true),
         ColumnSpec(.uuid), ColumnSpec(.link, nullable: true), ColumnSpec(.string), ColumnSpec(.binary, nullable: true),
         ColumnSpec(.mixed), ColumnSpec(.collection), ColumnSpec(.int, nullable: true), ColumnSpec(.string, nullable: true),
-        ColumnSpec(.bool, nullable: true),
+        ColumnSpec(.bool, nullable: true), ColumnSpec(.collectionInRow, nullable: true),
     ]
 
     static func randomBytes(_ rng: inout SeededRandom) -> [UInt8] {
@@ -37,7 +37,7 @@ final class ClusterTreeTests: XCTestCase {
         case .decimal128, .uuid: return .bytes16(rng.next(), rng.next())
         case .objectId: return .bytes12(rng.next(), UInt32(truncatingIfNeeded: rng.next()))
         case .link: return .link(rng.next() >> 8)
-        case .string, .binary, .mixed: return .bytes(randomBytes(&rng))
+        case .string, .binary, .mixed, .collectionInRow: return .bytes(randomBytes(&rng))
         case .collection: return .root(TreeRoot(page: PageRef(pgno: rng.next() >> 20, version: UInt64(rng.below(99))), count: UInt64(rng.below(9))))
         }
     }

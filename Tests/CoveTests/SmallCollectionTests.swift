@@ -1,9 +1,10 @@
-// Small lists, sets and maps kept inline in their class's collection area, and the switch to a
-// tree of their own and back: a randomized run across the limit against an in-memory model with
-// verify() after every commit, the file space they take, queries and notifications on both
-// forms, links and embedded objects inline, and migrations dropping inline data.
+// Small lists, sets and maps kept inline (in their object's row, or in their class's collection
+// area in tables made before format 6), and the switch to a tree of their own and back: a
+// randomized run across the limit against an in-memory model with verify() after every commit,
+// in both places, the file space they take, queries and notifications on both forms, links and
+// embedded objects inline, creators given collections whole, and migrations dropping inline data.
 import XCTest
-import Cove
+@testable import Cove
 
 final class SmallCollectionTests: CoveTestCase {
 
@@ -37,7 +38,18 @@ final class SmallCollectionTests: CoveTestCase {
     // MARK: Randomized, across the limit
 
     func testRandomEditsAcrossTheLimitMatchAModel() throws {
-        let realm = try open()
+        try randomEdits(file: "row.cove")
+    }
+
+    /// The same in a table whose small collections live in the class's collection area.
+    func testRandomEditsInTheCollectionAreaMatchAModel() throws {
+        Property.collectionsInArea = true
+        defer { Property.collectionsInArea = false }
+        try randomEdits(file: "area.cove")
+    }
+
+    private func randomEdits(file: String) throws {
+        let realm = try open(file)
         var rng = SeededRandom(seed: 34)
         let boxes = 4
         try realm.write {
@@ -132,7 +144,7 @@ final class SmallCollectionTests: CoveTestCase {
         XCTAssertTrue(seenInline.contains { $0 <= boxes }, "\(seenInline)")
         // Everything survives a reopen.
         realm.close()
-        let again = try open()
+        let again = try open(file)
         let reread = try again.dynamicObjects("Box")
         for b in 0..<boxes {
             XCTAssertEqual(try reread[b].dynamicList("words").values(), words[b].map { .string($0) })
@@ -143,19 +155,36 @@ final class SmallCollectionTests: CoveTestCase {
     /// A list that grew to a tree and shrank a little stays a tree; once it shrinks to half
     /// the limit it goes inline again.
     func testSwitchingFormsHasHysteresis() throws {
-        let realm = try open()
+        // In the row: up to 480 bytes inline, back at 240.
+        try hysteresis(file: "row.cove", shrinkTo: 7)
+    }
+
+    func testSwitchingFormsHasHysteresisInTheArea() throws {
+        // In the collection area: up to 960 bytes, back at 480.
+        Property.collectionsInArea = true
+        defer { Property.collectionsInArea = false }
+        try hysteresis(file: "area.cove", shrinkTo: 14)
+    }
+
+    /// A list that grew to a tree and shrank a little stays a tree; once it shrinks to half
+    /// the limit (`shrinkTo` elements of 32 bytes) it goes inline again.
+    private func hysteresis(file: String, shrinkTo small: Int) throws {
+        let realm = try open(file)
         let box = try realm.write { try realm.dynamicCreate("Box") }
         let list = try box.dynamicList("words")
         let word = String(repeating: "x", count: 30)   // 32 bytes an element inline
-        try realm.write { for _ in 0..<10 { try list.append(.string(word)) } }
+        try realm.write { for _ in 0..<10 { try list.append(.string(word)) } }            // 320 bytes
         XCTAssertEqual(try inlineCount(realm), 1)
-        try realm.write { for _ in 0..<30 { try list.append(.string(word)) } }  // 1280 bytes
+        try realm.write { for _ in 0..<30 { try list.append(.string(word)) } }            // 1280 bytes
         XCTAssertEqual(try inlineCount(realm), 0)
-        try realm.write { for _ in 0..<12 { try list.remove(at: 0) } }          // 896 bytes: still a tree
-        XCTAssertEqual(try inlineCount(realm), 0)
-        try realm.write { for _ in 0..<14 { try list.remove(at: 0) } }          // 448 bytes: inline
+        try realm.write { for _ in 0..<(40 - 2 * small) { try list.remove(at: 0) } }      // twice the shrink limit's share
+        XCTAssertEqual(try inlineCount(realm), 0, "still a tree")
+        try realm.write { for _ in 0..<small { try list.remove(at: 0) } }
         XCTAssertEqual(try inlineCount(realm), 1)
-        XCTAssertEqual(try list.count, 14)
+        XCTAssertEqual(try list.count, small)
+        assertThrows(.wrongType, containing: "property 'words' is a list, not a single value") {
+            _ = try box.value(forKey: "words")
+        }
         try realm.write { try list.removeAll() }
         XCTAssertEqual(try inlineCount(realm), 0)
         XCTAssertEqual(try list.values(), [])

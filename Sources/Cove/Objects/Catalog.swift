@@ -225,12 +225,14 @@ let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(S
         let tree = ClusterTree(store: snapshot, root: entry.root, columns: entry.columns.map(\.spec))
         try tree.forEachPage(page)
         // The lists, sets and maps of its objects: each a tree of its own, checked whole.
-        let collectionColumns = entry.columns.indices.filter { entry.columns[$0].spec.kind == .collection }
+        let collectionColumns = entry.columns.indices.filter {
+            entry.columns[$0].spec.kind == .collection || entry.columns[$0].spec.kind == .collectionInRow
+        }
         if collectionColumns.isEmpty { return }
         try tree.forEachCluster { view throws(StorageError) in
             for i in 0..<view.count {
                 for c in collectionColumns {
-                    guard case .root(let root) = try view.value(c, i), !root.page.isNone else { continue }
+                    guard let root = ObjectStore.treeRoot(in: try view.value(c, i)) else { continue }
                     let collection = try BTree(store: snapshot, root: root)
                     try collection.verify()
                     try collection.forEachPage(page)

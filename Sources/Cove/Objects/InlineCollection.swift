@@ -21,6 +21,12 @@ struct InlineCollection {
     /// A B+tree of one leaf whose entries would take at most this many bytes inline moves back
     /// (half the limit, so that a collection at the limit does not switch at every edit).
     static let shrinkLimit = limit / 2
+    /// The most bytes a collection keeps inline in its object's row (tables made since format
+    /// 6): an eighth of a page, so that an object with a few collections and strings stays
+    /// within the quarter page a row takes before its largest values go to overflow pages.
+    static let rowLimit = 480
+    /// A tree of one leaf that would take at most this many bytes in the row moves back.
+    static let rowShrinkLimit = rowLimit / 2
 
     init(keyed: Bool) {
         bytes = []

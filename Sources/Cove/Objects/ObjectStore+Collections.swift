@@ -63,10 +63,117 @@ extension ObjectStore {
         return key > 0 && key <= Int64(UInt32.max)
     }
 
-    /// The collection `root` names (the column value of `p` of `objectKey`).
-    func collection(_ root: TreeRoot, _ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
+    /// What a collection column holds for one object. A table made since format 6 keeps its
+    /// collections in the row (`collectionInRow` columns): nothing when empty, else bytes, tag 1
+    /// then the element count (LEB128) and the elements (InlineCollection's encoding), or tag 0
+    /// then the `TreeRoot` of a tree of their own. A table made before keeps a `TreeRoot` per
+    /// object (`collection` columns), and its small collections in the class's collection area.
+    enum CollectionCell: Equatable {
+        case empty
+        case tree(TreeRoot)
+        /// Inline in the class's collection area, with its element count (`collection` columns).
+        case area(TreeRoot)
+        /// Inline in the row (`collectionInRow` columns).
+        case row(InlineCollection)
+
+        static let rowInlineTag: UInt8 = 1
+        static let rowTreeTag: UInt8 = 0
+
+        static func == (a: CollectionCell, b: CollectionCell) -> Bool {
+            switch (a, b) {
+            case (.empty, .empty): return true
+            case (.tree(let x), .tree(let y)), (.area(let x), .area(let y)): return x == y
+            case (.row(let x), .row(let y)): return x.count == y.count && x.bytes == y.bytes
+            default: return false
+            }
+        }
+    }
+
+    /// The collection cell `value` holds, for `p` of class `cls`.
+    static func collectionCell(_ value: CellValue, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> CollectionCell {
+        switch value {
+        case .root(let root):
+            if root.isInline { return .area(root) }
+            return root.page.isNone ? .empty : .tree(root)
+        case .null:
+            return .empty
+        case .bytes(let b):
+            if b.isEmpty { return .empty }
+            do throws(StorageError) {
+                switch b[0] {
+                case CollectionCell.rowTreeTag where b.count == 1 + TreeRoot.encodedSize:
+                    let root = b.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress! + 1) }
+                    guard !root.page.isNone, root.count > 0 else { throw StorageError.corrupt("an empty tree") }
+                    return .tree(root)
+                case CollectionCell.rowInlineTag:
+                    var at = 1
+                    var count: UInt64 = 0
+                    var shift: UInt64 = 0
+                    while true {
+                        guard at < b.count, shift < 35 else { throw StorageError.corrupt("a malformed element count") }
+                        count |= UInt64(b[at] & 0x7F) << shift
+                        at += 1
+                        if b[at - 1] & 0x80 == 0 { break }
+                        shift += 7
+                    }
+                    guard count > 0, count <= UInt64(b.count) else { throw StorageError.corrupt("\(count) elements in \(b.count) bytes") }
+                    return .row(try InlineCollection(bytes: Array(b[at...]), count: Int(count), keyed: p.collection != .list))
+                default:
+                    throw StorageError.corrupt("a cell of \(b.count) bytes with tag \(b[0])")
+                }
+            } catch {
+                throw CoveError(.corrupt, "\(p.collection.rawValue) '\(p.name)' of class '\(cls.className)': \(error.message)")
+            }
+        default:
+            throw CoveError(.corrupt, "property '\(p.name)' of class '\(cls.className)' does not hold a collection")
+        }
+    }
+
+    /// The root of the tree of its own a collection cell names, if it names one: for walks
+    /// that know only the column kinds (verify's page walk, dropping a table).
+    static func treeRoot(in value: CellValue) -> TreeRoot? {
+        switch value {
+        case .root(let root) where !root.page.isNone:
+            return root
+        case .bytes(let b) where b.count == 1 + TreeRoot.encodedSize && b[0] == CollectionCell.rowTreeTag:
+            let root = b.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress! + 1) }
+            return root.page.isNone ? nil : root
+        default:
+            return nil
+        }
+    }
+
+    /// The cell a `collectionInRow` column stores for `cell`.
+    static func rowValue(_ cell: CollectionCell) -> CellValue {
+        switch cell {
+        case .empty, .area: return .null
+        case .tree(let root):
+            var out = [UInt8](repeating: 0, count: 1 + TreeRoot.encodedSize)
+            out[0] = CollectionCell.rowTreeTag
+            out.withUnsafeMutableBytes { root.encode(into: $0.baseAddress! + 1) }
+            return .bytes(out)
+        case .row(let c):
+            var out: [UInt8] = [CollectionCell.rowInlineTag]
+            out.reserveCapacity(1 + 10 + c.bytes.count)
+            var n = UInt64(c.count)
+            while n >= 0x80 { out.append(UInt8(truncatingIfNeeded: n) | 0x80); n >>= 7 }
+            out.append(UInt8(n))
+            out.append(contentsOf: c.bytes)
+            return .bytes(out)
+        }
+    }
+
+    /// The collection `cell` names (the column value of `p` of `objectKey`).
+    func collection(_ cell: CollectionCell, _ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
                     table t: Table? = nil) throws(CoveError) -> StoredCollection {
-        if root.isInline {
+        switch cell {
+        case .empty:
+            return StoredCollection(.inline(InlineCollection(keyed: kind != .list)), kind: kind)
+        case .row(let c):
+            return StoredCollection(.inline(c), kind: kind)
+        case .tree(let root):
+            return StoredCollection(.tree(BTree(store: pages, root: root, keyKind: kind == .list ? .u64 : .bytes)), kind: kind)
+        case .area(let root):
             if let last = lastInline, last.objectKey == objectKey, last.propertyKey == p.key, last.root == root {
                 return StoredCollection(.inline(last.collection), kind: kind)
             }
@@ -84,43 +191,78 @@ extension ObjectStore {
                 throw CoveError(error)
             }
         }
-        if root.page.isNone {
-            return StoredCollection(.inline(InlineCollection(keyed: kind != .list)), kind: kind)
-        }
-        return StoredCollection(.tree(BTree(store: pages, root: root, keyKind: kind == .list ? .u64 : .bytes)), kind: kind)
     }
 
-    /// The column value of `p` of one object.
-    private func collectionRoot(_ t: Table, _ objectKey: Int64, column c: Int, _ p: Property) throws(CoveError) -> TreeRoot {
-        guard case .root(let root) = try storedCell(t, objectKey, column: c) else {
-            throw CoveError(.corrupt, "property '\(p.name)' of class '\(t.cls.className)' does not hold a collection root")
-        }
-        return root
+    /// The collection cell of `p` of one object.
+    func collectionCell(_ t: Table, _ objectKey: Int64, column c: Int, _ p: Property) throws(CoveError) -> CollectionCell {
+        try Self.collectionCell(try storedCell(t, objectKey, column: c), p, t.cls)
     }
 
     /// The collection `p` (a list, set or map) of one object.
     func collection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
-        return try collection(try collectionRoot(t, objectKey, column: c, p), cls, objectKey, p, kind, table: t)
+        return try collection(try collectionCell(t, objectKey, column: c, p), cls, objectKey, p, kind, table: t)
+    }
+
+    /// The number of elements of `p` of one object, read from its cell alone.
+    func collectionCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> Int {
+        let t = try table(cls, holding: objectKey)
+        let c = try collectionColumn(t, p, kind)
+        switch try collectionCell(t, objectKey, column: c, p) {
+        case .empty: return 0
+        case .tree(let root), .area(let root): return Int(root.count)
+        case .row(let inline): return inline.count
+        }
     }
 
     /// Runs `body` on collection `p` of one object inside a write, then settles its form and
-    /// stores it: inline while its bytes stay within `InlineCollection.limit`, a tree past
-    /// that, and inline again once a tree of one leaf shrinks to `InlineCollection.shrinkLimit`.
+    /// stores it: inline while its bytes stay within the limit of where it is kept (the row or
+    /// the collection area), a tree past that, and inline again once a tree of one leaf shrinks
+    /// to half the limit.
     func editCollection<R>(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind,
                            _ body: (inout StoredCollection) throws(CoveError) -> R) throws(CoveError) -> R {
         try requireWrite()
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
-        let before = try collectionRoot(t, objectKey, column: c, p)
+        let before = try collectionCell(t, objectKey, column: c, p)
         var stored = try collection(before, cls, objectKey, p, kind, table: t)
         let result = try body(&stored)
-        let after = try settle(stored, was: before, t, objectKey, p)
-        if after != before {
-            try storeCell(t, objectKey, column: c, .root(after))
+        if t.entry.columns[c].spec.kind == .collectionInRow {
+            if let after = try settleInRow(stored, was: before) {
+                try storeCell(t, objectKey, column: c, Self.rowValue(after))
+            }
+        } else {
+            let root: TreeRoot
+            switch before {
+            case .tree(let r), .area(let r): root = r
+            case .empty, .row: root = .empty
+            }
+            let after = try settle(stored, was: root, t, objectKey, p)
+            if after != root { try storeCell(t, objectKey, column: c, .root(after)) }
         }
         return result
+    }
+
+    /// The cell a `collectionInRow` column takes for `stored`, or nil when it is `before`.
+    private func settleInRow(_ stored: StoredCollection, was before: CollectionCell) throws(CoveError) -> CollectionCell? {
+        switch stored.form {
+        case .inline(let c):
+            if !stored.inlineEdited { return nil }
+            if c.count == 0 { return before == .empty ? nil : .empty }
+            if c.bytes.count <= InlineCollection.rowLimit { return .row(c) }
+            do { return .tree(try StoredCollection.tree(from: c, kind: stored.kind, store: pages).root) } catch { throw CoveError(error) }
+        case .tree(var tree):
+            // A tree comes from a tree cell: unchanged, emptied, still large, or small again.
+            if case .tree(let root) = before, tree.root == root { return nil }
+            if tree.count == 0 { return .empty }
+            guard tree.count * 2 <= UInt64(InlineCollection.rowShrinkLimit) else { return .tree(tree.root) }
+            let c: InlineCollection?
+            do { c = try StoredCollection.inline(from: tree, kind: stored.kind, limit: InlineCollection.rowShrinkLimit) } catch { throw CoveError(error) }
+            guard let c else { return .tree(tree.root) }
+            do { try tree.removeAll() } catch { throw CoveError(error) }
+            return .row(c)
+        }
     }
 
     /// Stores `stored` in the form its size calls for and returns the column value naming it.
@@ -171,6 +313,14 @@ extension ObjectStore {
     /// and doubles widened as for single values) and, for a link, against its class and
     /// existence. Elements of embedded classes are made in place, never linked.
     func element(_ value: Value, for p: Property, of cls: ObjectSchema, checkingTarget: Bool = true) throws(CoveError) -> Value {
+        // A value of exactly the element type is its own stored form (the common case).
+        switch (p.type, value) {
+        case (.int, .int), (.string, .string), (.double, .double), (.bool, .bool), (.float, .float), (.data, .data),
+             (.date, .timestamp), (.decimal128, .decimal128), (.objectId, .objectId), (.uuid, .uuid):
+            return value
+        default:
+            break
+        }
         // Lists and sets of links hold objects only (a single link and a map's value may be null).
         if value.isNull && p.isLink && (p.collection == .list || p.collection == .set) {
             throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation) and cannot hold null")
@@ -253,7 +403,7 @@ extension ObjectStore {
     // MARK: Lists
 
     func listCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collection(cls, objectKey, p, .list).count)
+        try collectionCount(cls, objectKey, p, .list)
     }
 
     func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
@@ -390,7 +540,7 @@ extension ObjectStore {
     // MARK: Sets
 
     func setCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collection(cls, objectKey, p, .set).count)
+        try collectionCount(cls, objectKey, p, .set)
     }
 
     /// The element at `index` in the set's order (the order of the values' index keys).
@@ -472,7 +622,7 @@ extension ObjectStore {
     }
 
     func mapCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
-        Int(try collection(cls, objectKey, p, .map).count)
+        try collectionCount(cls, objectKey, p, .map)
     }
 
     func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
@@ -597,7 +747,8 @@ extension ObjectStore {
 
     /// Elements checked and encoded for `assignCollection`, before any object changes.
     struct PreparedCollection {
-        /// The stored values, in the collection's order.
+        /// The stored values, in the collection's order (a list's only when it keeps
+        /// backlinks: of links or of mixed values).
         var stored: [Value]
         /// The elements in the inline form (which a tree is built from when they are too many).
         var inline: InlineCollection
@@ -655,10 +806,14 @@ extension ObjectStore {
             stored = keyed.map(\.value)
             for k in keyed { inline.append(key: k.key, mixed: k.value) }
         default:
-            stored.reserveCapacity(elements.count)
-            for v in elements { stored.append(try element(v, for: p, of: cls)) }
-            inline.reserve(stored.reduce(0) { $0 + 2 + $1.mixedEncodedSize })
-            for e in stored { inline.append(mixed: e) }
+            // The stored values are kept only where backlinks need them.
+            if p.keepsBacklinks { stored.reserveCapacity(elements.count) }
+            inline.reserve(elements.reduce(0) { $0 + 2 + $1.mixedEncodedSize })
+            for v in elements {
+                let e = try element(v, for: p, of: cls)
+                inline.append(mixed: e)
+                if p.keepsBacklinks { stored.append(e) }
+            }
         }
         return PreparedCollection(stored: stored, inline: inline, mapKeys: mapKeys)
     }
@@ -669,7 +824,7 @@ extension ObjectStore {
         let stored = prepared.stored
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
-        let before = try collectionRoot(t, objectKey, column: c, p)
+        let before = try collectionCell(t, objectKey, column: c, p)
         // A new object's collection is empty: nothing to read, release or record.
         let old = before == .empty ? [] : try collectionValues(try collection(before, cls, objectKey, p, kind, table: t))
         try editCollection(cls, objectKey, p, kind) { (c) throws(CoveError) in
@@ -683,7 +838,7 @@ extension ObjectStore {
         if kind == .map {
             for key in prepared.mapKeys { try record(cls, objectKey, p, .insertKey(key)) }
         } else {
-            for i in stored.indices { try record(cls, objectKey, p, .insert(i)) }
+            for i in 0..<prepared.inline.count { try record(cls, objectKey, p, .insert(i)) }
         }
     }
 
@@ -743,29 +898,33 @@ extension ObjectStore {
                 let t = try table(cls)
                 for key in try objectKeys(cls) {
                     for p in properties {
-                        let root = try collectionRoot(t, key, column: try column(p, in: t), p)
+                        let cell = try collectionCell(t, key, column: try column(p, in: t), p)
                         let where_ = "\(p.collection.rawValue) '\(p.name)' of the \(cls.className) object \(key)"
-                        if root.isInline {
+                        let limit: Int
+                        switch cell {
+                        case .empty, .tree: continue
+                        case .area(let root):
                             guard root.count > 0 else { throw CoveError(.corrupt, "\(where_) is inline with no elements") }
-                            let stored: StoredCollection
-                            do { stored = try collection(root, cls, key, p, p.collection) } catch {
-                                throw CoveError(.corrupt, "\(where_): \(error.message)")
-                            }
-                            guard case .inline(let c) = stored.form, c.bytes.count <= InlineCollection.limit else {
-                                throw CoveError(.corrupt, "\(where_) is inline and larger than \(InlineCollection.limit) bytes")
-                            }
-                            _ = try collectionValues(stored)
+                            limit = InlineCollection.limit
                             inline += 1
-                        } else if root.page.isNone {
-                            guard root.count == 0 else { throw CoveError(.corrupt, "\(where_) counts \(root.count) elements and has no root") }
+                        case .row:
+                            limit = InlineCollection.rowLimit
                         }
+                        let stored: StoredCollection
+                        do { stored = try collection(cell, cls, key, p, p.collection) } catch {
+                            throw CoveError(.corrupt, "\(where_): \(error.message)")
+                        }
+                        guard case .inline(let c) = stored.form, c.bytes.count <= limit else {
+                            throw CoveError(.corrupt, "\(where_) is inline and larger than \(limit) bytes")
+                        }
+                        _ = try collectionValues(stored)
+                        checked += 1
                     }
                 }
             }
             guard area.count == inline else {
                 throw CoveError(.corrupt, "the collection area of class '\(cls.className)' holds \(area.count) entries for \(inline) inline collections")
             }
-            checked += Int(inline)
         }
         return checked
     }

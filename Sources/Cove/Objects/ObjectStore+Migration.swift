@@ -89,20 +89,27 @@ extension ObjectStore {
             var children: [Int64] = []
             switch cell {
             case .link(let child): children.append(Int64(bitPattern: child))
-            case .root(let root) where !root.page.isNone || root.isInline:
-                var stored = try collection(root, cls, key, p, p.collection)
+            case _ where p.collection != .none:
+                let held = try Self.collectionCell(cell, p, cls)
+                if held == .empty { break }
+                var stored = try collection(held, cls, key, p, p.collection)
                 if embeddedTarget != nil {
                     for case .link(let l) in try collectionValues(stored) { children.append(l.objectKey) }
                 }
-                if root.isInline {
+                switch held {
+                case .area:
                     lastInline = nil
+                    let entry = Self.inlineKey(key, p)
                     try editTree(CatalogKey.collections(try classKey(of: cls))) { (area) throws(StorageError) in
-                        _ = try area.remove(Self.inlineKey(key, p))
+                        _ = try area.remove(entry)
                     }
-                } else {
+                case .tree:
                     do { try stored.removeAll() } catch { throw CoveError(error) }
+                case .row, .empty:
+                    break
                 }
-                do { try t.tree.set(UInt64(bitPattern: key), column: column, .root(.empty)) } catch { throw CoveError(error) }
+                let empty = t.entry.columns[column].spec.defaultValue
+                do { try t.tree.set(UInt64(bitPattern: key), column: column, empty) } catch { throw CoveError(error) }
             default: break
             }
             if let target = embeddedTarget {
@@ -117,12 +124,14 @@ extension ObjectStore {
     private func dropTable(_ oldCls: ObjectSchema) throws(CoveError) {
         guard let classKey = oldCls.classKey else { return }
         let t = try table(oldCls)
-        let collectionColumns = t.entry.columns.indices.filter { t.entry.columns[$0].spec.kind == .collection }
+        let collectionColumns = t.entry.columns.indices.filter {
+            t.entry.columns[$0].spec.kind == .collection || t.entry.columns[$0].spec.kind == .collectionInRow
+        }
         let keys = try objectKeys(oldCls)
         do {
             for key in keys {
                 for c in collectionColumns {
-                    guard case .root(let root) = try t.tree.get(UInt64(bitPattern: key), column: c), !root.page.isNone else { continue }
+                    guard let root = Self.treeRoot(in: try t.tree.get(UInt64(bitPattern: key), column: c)) else { continue }
                     var tree = try BTree(store: pages, root: root)
                     try tree.removeAll()
                 }

@@ -468,6 +468,9 @@ final class ObjectStore {
 
     /// A stored cell as the value of `property` (a link names its target class by key).
     private func value(_ cell: CellValue, of property: Property) throws(CoveError) -> Value {
+        if property.collection != .none {
+            throw CoveError(.wrongType, "property '\(property.name)' is a \(property.collection.rawValue), not a single value")
+        }
         var target: UInt32 = 0
         if let name = property.type.objectClassName {
             target = try classKey(of: try objectSchema(name))
@@ -635,11 +638,44 @@ final class ObjectStore {
     /// as `create(_:primaryKey:values:)` does.
     /// - Throws: as that, and `.invalidArgument` for a wrong number of values.
     func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
+        try create(plan, values, collections: [], prepared: [])
+    }
+
+    /// `create(_:_:)`, the object's collections `collections` filled with their prepared
+    /// elements: a small one in a row of its own goes into the new row itself, any other is
+    /// assigned once the object exists.
+    func create(_ plan: CreatePlan, _ values: [Value], collections: [Property], prepared: [PreparedCollection]) throws(CoveError) -> Int64 {
         try plan.requireValues(for: values)
-        if plan.allPlain, let key = try createPlain(plan, values) { return key }
-        return try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, links) throws(CoveError) in
-            for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &links) }
+        var inRow: [(column: Int, cell: CellValue)] = []
+        var later: [Int] = []
+        if !collections.isEmpty {
+            let t = try tableForAppend(plan.cls)
+            for i in collections.indices {
+                let column = try self.column(collections[i], in: t)
+                if t.entry.columns[column].spec.kind == .collectionInRow, prepared[i].inline.bytes.count <= InlineCollection.rowLimit {
+                    if prepared[i].inline.count > 0 { inRow.append((column, Self.rowValue(.row(prepared[i].inline)))) }
+                } else {
+                    later.append(i)
+                }
+            }
         }
+        let key: Int64
+        if plan.allPlain, let made = try createPlain(plan, values, extra: inRow) {
+            key = made
+        } else {
+            key = try create(plan.cls, primaryKey: plan.primaryKeyValue.map { values[$0] }) { (t, row, links) throws(CoveError) in
+                for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &links) }
+                for (column, cell) in inRow { row[column] = cell }
+            }
+        }
+        for i in collections.indices {
+            if later.contains(i) {
+                try assignCollection(plan.cls, key, collections[i], prepared[i])
+            } else if collections[i].keepsBacklinks {
+                for v in prepared[i].stored { try countBacklink(plan.cls, collections[i], source: key, v, 1) }
+            }
+        }
+        return key
     }
 
     /// `create(_:_:)` for a plan whose names are all plain (`CreatePlan.allPlain`), when every
@@ -647,14 +683,15 @@ final class ObjectStore {
     /// straight into the row, with no closure, no list of links and no property copied. Nil
     /// (nothing done) for a value to convert or refuse, which the general path does with its
     /// message.
-    private func createPlain(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64? {
+    private func createPlain(_ plan: CreatePlan, _ values: [Value], extra: [(column: Int, cell: CellValue)] = []) throws(CoveError) -> Int64? {
         try requireWrite()
         let t = try tableForAppend(plan.cls)
         var primaryKey: Value?
         if let j = plan.primaryKeyValue { primaryKey = try checkPrimaryKey(values[j], of: t) }
         // Values for as many properties as there are columns fill every column (each name is
         // another property, and only properties with a column reach this loop).
-        var row = t.takeRow(fillingEvery: values.count == t.defaults.count)
+        var row = t.takeRow(fillingEvery: extra.isEmpty && values.count == t.defaults.count)
+        for (column, cell) in extra { row[column] = cell }
         for j in 0..<values.count where j != plan.primaryKeyValue {
             let plain = t.plainColumnAt[plan.positions[j]]
             guard plain.column >= 0, let cell = PropertyCodec.exactCell(values[j], plain.spec) else {

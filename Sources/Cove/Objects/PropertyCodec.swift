@@ -5,10 +5,18 @@ import CoveStorage
 import FoundationEssentials
 
 extension Property {
+    /// Tables made while this is set get `collection` columns, as before format 6, whose small
+    /// collections live in the class's collection area: for the tests of files made then.
+    nonisolated(unsafe) static var collectionsInArea = false
+
     /// The column this property is stored in; nil for backlinks, which are computed.
     var columnSpec: ColumnSpec? {
         if isBacklinks { return nil }
-        if collection != .none { return ColumnSpec(.collection) }
+        // Tables made since format 6 keep collections in the row; older tables keep their
+        // `collection` columns (see ObjectStore.CollectionCell).
+        if collection != .none {
+            return Self.collectionsInArea ? ColumnSpec(.collection) : ColumnSpec(.collectionInRow, nullable: true)
+        }
         let kind: ColumnKind
         switch type {
         case .bool: kind = .bool

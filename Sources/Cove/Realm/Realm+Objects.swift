@@ -206,8 +206,7 @@ public final class DynamicCreator {
     public func createObject(_ values: [Value], elements: [[Value]]) throws(CoveError) -> DynamicObject {
         let store = try currentStore()
         let prepared = try prepare(store, elements)
-        let key = try store.create(plan, values)
-        for (p, e) in zip(collectionProperties, prepared) { try store.assignCollection(plan.cls, key, p, e) }
+        let key = try store.create(plan, values, collections: collectionProperties, prepared: prepared)
         return DynamicObject(realm: realm, objectSchema: plan.cls, classKey: try store.classKey(of: plan.cls), objectKey: key)
     }
 
