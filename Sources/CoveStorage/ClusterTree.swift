@@ -306,11 +306,20 @@ extension ClusterTree {
     public func withBytes<R>(_ key: UInt64, column: Int,
                              _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
         try checkColumn(column)
+        guard let at = try locate(key) else { throw missing(key) }
+        return try withBytes(at: at, column: column, body)
+    }
+
+    /// `withBytes(_:column:_:)` for the object at `location` (found by `locate`).
+    /// - Complexity: O(1), plus O(m) for a value of m bytes in several overflow pages.
+    @inlinable
+    public func withBytes<R>(at location: ClusterLocation, column: Int,
+                             _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
+        try checkColumn(column)
         guard specs[column].kind.isBytes else {
             throw .invalidArgument("column \(column) is \(specs[column].kind), not a string, binary or mixed column")
         }
-        guard let at = try locate(key) else { throw missing(key) }
-        let leaf = at.leaf, i = at.index
+        let leaf = location.leaf, i = location.index
         if column >= leaf.columnCount {
             return try body(specs[column].nullable ? nil : UnsafeRawBufferPointer(start: leaf.base, count: 0))
         }

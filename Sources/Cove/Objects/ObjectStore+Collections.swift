@@ -98,34 +98,65 @@ extension ObjectStore {
         case .null:
             return .empty
         case .bytes(let b):
-            if b.isEmpty { return .empty }
-            do throws(StorageError) {
-                switch b[0] {
-                case CollectionCell.rowTreeTag where b.count == 1 + TreeRoot.encodedSize:
-                    let root = b.withUnsafeBytes { TreeRoot.decode(from: $0.baseAddress! + 1) }
-                    guard !root.page.isNone, root.count > 0 else { throw StorageError.corrupt("an empty tree") }
-                    return .tree(root)
-                case CollectionCell.rowInlineTag:
-                    var at = 1
-                    var count: UInt64 = 0
-                    var shift: UInt64 = 0
-                    while true {
-                        guard at < b.count, shift < 35 else { throw StorageError.corrupt("a malformed element count") }
-                        count |= UInt64(b[at] & 0x7F) << shift
-                        at += 1
-                        if b[at - 1] & 0x80 == 0 { break }
-                        shift += 7
-                    }
-                    guard count > 0, count <= UInt64(b.count) else { throw StorageError.corrupt("\(count) elements in \(b.count) bytes") }
-                    return .row(try InlineCollection(bytes: Array(b[at...]), count: Int(count), keyed: p.collection != .list))
-                default:
-                    throw StorageError.corrupt("a cell of \(b.count) bytes with tag \(b[0])")
-                }
-            } catch {
-                throw CoveError(.corrupt, "\(p.collection.rawValue) '\(p.name)' of class '\(cls.className)': \(error.message)")
-            }
+            let result = b.withUnsafeBytes { r in Result { () throws(CoveError) -> CollectionCell in try collectionCell(bytes: r, p, cls) } }
+            return try result.get()
         default:
             throw CoveError(.corrupt, "property '\(p.name)' of class '\(cls.className)' does not hold a collection")
+        }
+    }
+
+    /// The collection cell a `collectionInRow` column's bytes `b` hold (nil: null).
+    static func collectionCell(bytes b: UnsafeRawBufferPointer?, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> CollectionCell {
+        try collectionCell(rawCell(bytes: b), p, cls)
+    }
+
+    /// A `collectionInRow` cell as read from its bytes, before the property gives it meaning:
+    /// decoded without the property or class at hand, so that a read in place captures nothing
+    /// large.
+    enum RawCollectionCell {
+        case empty
+        case tree(TreeRoot)
+        case inline(count: Int, elements: [UInt8])
+        case malformed(String)
+    }
+
+    static func rawCell(bytes b: UnsafeRawBufferPointer?) -> RawCollectionCell {
+        guard let b, !b.isEmpty else { return .empty }
+        switch b[0] {
+        case CollectionCell.rowTreeTag where b.count == 1 + TreeRoot.encodedSize:
+            let root = TreeRoot.decode(from: b.baseAddress! + 1)
+            guard !root.page.isNone, root.count > 0 else { return .malformed("an empty tree") }
+            return .tree(root)
+        case CollectionCell.rowInlineTag:
+            var at = 1
+            var count: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                guard at < b.count, shift < 35 else { return .malformed("a malformed element count") }
+                count |= UInt64(b[at] & 0x7F) << shift
+                at += 1
+                if b[at - 1] & 0x80 == 0 { break }
+                shift += 7
+            }
+            guard count > 0, count <= UInt64(b.count) else { return .malformed("\(count) elements in \(b.count) bytes") }
+            return .inline(count: Int(count), elements: Array(UnsafeRawBufferPointer(rebasing: b[at...])))
+        default:
+            return .malformed("a cell of \(b.count) bytes with tag \(b[0])")
+        }
+    }
+
+    static func collectionCell(_ raw: RawCollectionCell, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> CollectionCell {
+        func corrupt(_ message: String) -> CoveError {
+            CoveError(.corrupt, "\(p.collection.rawValue) '\(p.name)' of class '\(cls.className)': \(message)")
+        }
+        switch raw {
+        case .empty: return .empty
+        case .tree(let root): return .tree(root)
+        case .malformed(let message): throw corrupt(message)
+        case .inline(let count, let elements):
+            do { return .row(try InlineCollection(bytes: elements, count: count, keyed: p.collection != .list)) } catch {
+                throw corrupt(error.message)
+            }
         }
     }
 
@@ -195,7 +226,12 @@ extension ObjectStore {
 
     /// The collection cell of `p` of one object.
     func collectionCell(_ t: Table, _ objectKey: Int64, column c: Int, _ p: Property) throws(CoveError) -> CollectionCell {
-        try Self.collectionCell(try storedCell(t, objectKey, column: c), p, t.cls)
+        if t.entry.columns[c].spec.kind == .collectionInRow {
+            // Read in place: a cell naming a tree is decoded without a copy of its bytes.
+            let raw = try withStoredBytes(t, objectKey, column: c) { (b) throws(CoveError) -> RawCollectionCell in Self.rawCell(bytes: b) }
+            return try Self.collectionCell(raw, p, t.cls)
+        }
+        return try Self.collectionCell(try storedCell(t, objectKey, column: c), p, t.cls)
     }
 
     /// The collection `p` (a list, set or map) of one object.

@@ -1096,6 +1096,37 @@ final class ObjectStore {
         do { return try t.clusters.pointee.getInPlace(found, column: column) } catch { throw CoveError(error) }
     }
 
+    /// Calls `body` with the bytes of byte column `column` of one object (nil for null): in
+    /// place in its page, or those of its pending row.
+    func withStoredBytes<R>(_ t: Table, _ objectKey: Int64, column: Int,
+                            _ body: (UnsafeRawBufferPointer?) throws(CoveError) -> R) throws(CoveError) -> R {
+        guard objectKey >= 0 else { throw invalidated(t.cls, objectKey) }
+        if let i = t.pending.position(of: UInt64(objectKey)) {
+            switch t.pending.cell(at: i, column: column) {
+            case .bytes(let b):
+                let result = b.withUnsafeBytes { r in Result { () throws(CoveError) -> R in try body(r) } }
+                return try result.get()
+            default: return try body(nil)
+            }
+        }
+        guard let found = try locate(t, objectKey) else { throw invalidated(t.cls, objectKey) }
+        var failure: CoveError?
+        let result: R?
+        do {
+            result = try t.clusters.pointee.withBytesInPlace(found, column: column) { (bytes) throws(StorageError) -> R? in
+                do throws(CoveError) { return try body(bytes) } catch {
+                    failure = error
+                    return nil
+                }
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        if let failure { throw failure }
+        guard let result else { throw CoveError(.internal, "no result from a cell read") }
+        return result
+    }
+
     func invalidated(_ cls: ObjectSchema, _ objectKey: Int64) -> CoveError {
         CoveError(.invalidated, "the \(cls.className) object \(objectKey) was deleted")
     }
@@ -1217,5 +1248,12 @@ extension ClusterTree {
     @inline(__always)
     mutating func getInPlace(_ location: ClusterLocation, column: Int) throws(StorageError) -> CellValue {
         try get(location, column: column)
+    }
+
+    /// `withBytes(at:column:_:)`.
+    @inline(__always)
+    mutating func withBytesInPlace<R>(_ location: ClusterLocation, column: Int,
+                                      _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
+        try withBytes(at: location, column: column, body)
     }
 }
