@@ -22,7 +22,7 @@ from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged, pr
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
-from ._values import Elements, pack_rows, write_value
+from ._values import TYPE_LIST, TYPE_MAP, Elements, pack_rows, write_value
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -937,18 +937,20 @@ class _Batch:
         self.plain_keys: Optional[Tuple[str, ...]] = None
         self.rows: List[List[Any]] = []
         self.extras: List[Tuple[int, Dict[str, Any]]] = []   # (row in batch, collection values)
-        self.plans: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], bool]] = {}
+        self.plans: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], bool, Optional[Tuple[Tuple[int, bool], ...]]]] = {}
         self.created = 0
         self.start = 0        # the input's index of the batch's first row
 
-    def _plan(self, keys: Tuple[str, ...]) -> Tuple[Tuple[str, ...], bool]:
+    def _plan(self, keys: Tuple[str, ...]) -> Tuple[Tuple[str, ...], bool, Optional[Tuple[Tuple[int, bool], ...]]]:
         """The names among `keys` that go into the batch call (single values, links, and lists,
-        sets and maps of values, which go in as their elements), and whether every key is one
-        that is written as it is (no link that may need preparing, no collection or embedded
-        value)."""
+        sets and maps of values, which go in as their elements); whether every key is one that
+        is written as it is (no link that may need preparing, no collection or embedded value);
+        and, when every key is a single value or a collection of values, the positions of the
+        collections (with whether each is a map), for rows taken without looking at each key."""
         names = []
         plain = True
-        for name in keys:
+        collections: Optional[List[Tuple[int, bool]]] = []
+        for j, name in enumerate(keys):
             p = self.info.properties.get(name)
             if p is not None and p.kind == BACKLINKS:
                 raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not given")
@@ -958,14 +960,18 @@ class _Batch:
                 plain = False
                 if p.kind == LINK or _elements_of_values(p):
                     names.append(name)
-        return tuple(names), plain
+                if collections is not None and _elements_of_values(p):
+                    collections.append((j, p.kind == MAP))
+                else:
+                    collections = None
+        return tuple(names), plain, None if plain or collections is None else tuple(collections)
 
     def add(self, row: Mapping[str, Any]) -> None:
         keys = tuple(row)
         plan = self.plans.get(keys)
         if plan is None:
             plan = self.plans[keys] = self._plan(keys)
-        names, plain = plan
+        names, plain, collections = plan
         if plain:
             # Every key a single value: the row goes in as it is (the common case, kept short).
             if names is not self.names or len(self.rows) >= self.SIZE:
@@ -973,6 +979,8 @@ class _Batch:
                 self.names = names
             self.plain_keys = keys
             self.rows.append(list(row.values()))
+            return
+        if collections is not None and self._add_with_collections(row, names, collections):
             return
         extras: Dict[str, Any] = {}
         names_list: List[str] = []
@@ -1007,6 +1015,52 @@ class _Batch:
             self.extras.append((len(self.rows), extras))
         self.rows.append(values)
 
+    def _add_with_collections(self, row: Mapping[str, Any], names: Tuple[str, ...],
+                              collections: Tuple[Tuple[int, bool], ...]) -> bool:
+        """Adds a row of single values and collections of values without looking at each key;
+        False (nothing added) when a collection is not given as a list, set or dict."""
+        values = list(row.values())
+        for j, is_map in collections:
+            value = values[j]
+            kind = type(value)
+            if is_map:
+                if kind is not dict:
+                    return False
+                items: List[Any] = []
+                for key, item in value.items():
+                    items.append(key)
+                    items.append(item)
+                values[j] = Elements(items, True, len(value))
+            elif kind is list:
+                values[j] = Elements(value, False, len(value))
+            elif kind in (tuple, set, frozenset):
+                values[j] = Elements(list(value), False, len(value))
+            else:
+                return False
+        if names != self.names or len(self.rows) >= self.SIZE:
+            self.flush()
+            self.names = names
+        self.plain_keys = None
+        self.rows.append(values)
+        return True
+
+    def _take_elements(self, rows: List[List[Any]], names: Tuple[str, ...]) -> List[Tuple[int, Elements]]:
+        """The collections given whole in `rows` as (flat index, elements), each replaced by
+        None in its row."""
+        columns = [j for j, name in enumerate(names)
+                   if (p := self.info.properties.get(name)) is not None and _elements_of_values(p)]
+        spans: List[Tuple[int, Elements]] = []
+        if not columns:
+            return spans
+        n = len(names)
+        for i, row in enumerate(rows):
+            for j in columns:
+                elements = row[j]
+                if isinstance(elements, Elements):
+                    spans.append((i * n + j, elements))
+                    row[j] = None
+        return spans
+
     def flush(self) -> None:
         if not self.rows:
             return
@@ -1016,9 +1070,30 @@ class _Batch:
         keep: List[Any] = []
         c_names = [ffi.new("char[]", name.encode()) for name in names]
         names_array = ffi.new("const char*[]", c_names) if n else ffi.NULL
+        # The elements of the batch's lists, sets and maps are packed together, in one array.
+        spans = self._take_elements(rows, names)
         # A value that cannot be written stops the batch at its row: the rows before it are
         # still created, as the library does.
         values, filled, failure = pack_rows(ffi, rows, n, keep, self.realm)
+        if spans:
+            flat: List[Any] = []
+            for _, elements in spans:
+                flat.extend(elements.items)
+            items, _, flat_failure = pack_rows(ffi, [flat], len(flat), keep, self.realm)
+            if flat_failure is None:
+                start = 0
+                for index, elements in spans:
+                    v = values[index]
+                    v.type = TYPE_MAP if elements.is_map else TYPE_LIST
+                    v.u.elements.items = items + start if flat else ffi.NULL
+                    v.u.elements.count = elements.count
+                    start += len(elements.items)
+            else:
+                # Some element cannot be written: each collection again on its own, so that
+                # the batch stops at the row that holds it.
+                for index, elements in spans:
+                    rows[index // n][index % n] = elements
+                values, filled, failure = pack_rows(ffi, rows, n, keep, self.realm)
         created = ffi.new("size_t*")
         status = 0
         if filled:
