@@ -363,6 +363,43 @@ final class SmallCollectionTests: CoveTestCase {
         XCTAssertTrue(try realm.verify().contains("backlink entries match their links"))
     }
 
+    /// A table made before format 6 keeps its collection columns (small collections in the
+    /// area); a property a migration adds to it gets a column in the row form; both work side
+    /// by side, and a new class gets the row form.
+    func testOldTablesKeepTheAreaAndNewColumnsUseTheRow() throws {
+        let v1 = #"{"Old": {"properties": {"n": "int", "tags": "string[]"}}}"#
+        do {
+            Property.collectionsInArea = true
+            defer { Property.collectionsInArea = false }
+            let realm = try open("mixed.cove", schema: v1)
+            try realm.write {
+                for i in 0..<20 {
+                    let o = try realm.dynamicCreate("Old", values: [("n", .int(Int64(i)))])
+                    try o.dynamicList("tags").append(.string("t\(i)"))
+                }
+            }
+            realm.close()
+        }
+        let v2 = #"{"Old": {"properties": {"n": "int", "tags": "string[]", "more": "int[]"}}, "New": {"properties": {"xs": "int<>"}}}"#
+        let realm = try open("mixed.cove", schema: v2, version: 2)
+        try realm.write {
+            for (i, o) in try realm.dynamicObjects("Old").enumerated() {
+                try o.dynamicList("more").append(.int(Int64(i)))
+                try o.dynamicList("tags").append(.string("u"))
+            }
+            let n = try realm.dynamicCreate("New")
+            _ = try n.dynamicMutableSet("xs").insert(.int(1))
+        }
+        // 20 lists in the area (tags), 20 in the rows (more), one set in a row (New.xs).
+        XCTAssertEqual(try inlineCount(realm), 41)
+        let first = try XCTUnwrap(realm.dynamicObjects("Old").first)
+        XCTAssertEqual(try first.dynamicList("tags").values(), [.string("t0"), .string("u")])
+        XCTAssertEqual(try first.dynamicList("more").values(), [.int(0)])
+        XCTAssertEqual(try realm.objects("Old").filter("tags.@count == 2 AND more.@count == 1").count, 20)
+        try realm.write { try realm.delete(first) }
+        XCTAssertEqual(try inlineCount(realm), 39)
+    }
+
     // MARK: Migrations
 
     func testMigrationDropsInlineDataOfARemovedPropertyAndClass() throws {
