@@ -2103,6 +2103,21 @@ cove_status_t cove_projection_observe(cove_projection_t* projection, const char*
 /* ------------------------------------------------------------------------------------------ */
 
 /**
+ * Writes a compacted copy of the version the realm reads to a new file at `path`: the same
+ * schema, objects, links, collections and indexes in as few pages as they fit, committed
+ * durably (SQLite's `VACUUM INTO`). Other threads and processes may go on writing meanwhile.
+ * The copy opens as any file does; it starts a history of its own.
+ * @param realm a live or frozen realm, not in a write transaction.
+ * @param path NUL-terminated; no file may exist there.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL argument, a file at `path`, the realm in a
+ *   write transaction); #COVE_ERR_IO / #COVE_ERR_NO_SPACE when the copy cannot be written (the
+ *   partial copy is removed); #COVE_ERR_CLOSED; #COVE_ERR_WRONG_THREAD.
+ * Complexity: O(n log n) for n objects and index entries.
+ * Threads: as the realm.
+ */
+cove_status_t cove_write_copy(cove_realm_t* realm, const char* path);
+
+/**
  * Checks the whole file at the realm's current version: every reachable page's checksum, every
  * tree's order and counts, that live and free pages partition the file, that every index (primary
  * key and secondary) has exactly one entry per object holding its value, and that every backlink

@@ -27,6 +27,24 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(output.contains("ok"), output)
     }
 
+    func testBackupWritesACompactedCopy() throws {
+        let path = "\(folder)/big.cove"
+        let schema = try Schema(jsonText: #"{"Item": {"properties": {"n": "int", "s": "string"}}}"#)
+        let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
+        try realm.write { for i in 0..<3000 { _ = try realm.dynamicCreate("Item", values: [("n", .int(Int64(i))), ("s", .string("item \(i)"))]) } }
+        try realm.write { for o in try realm.dynamicObjects("Item") where o.objectKey >= 100 { try realm.delete(o) } }
+        realm.close()
+        let (status, output) = run(["backup", path, "\(folder)/copy.cove"])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("copy.cove: a copy of"), output)
+        let copy = try Realm(configuration: .init(path: "\(folder)/copy.cove", readOnly: true))
+        XCTAssertEqual(try copy.objectCount("Item"), 100)
+        copy.close()
+        let (again, refused) = run(["backup", path, "\(folder)/copy.cove"])
+        XCTAssertNotEqual(again, 0)
+        XCTAssertTrue(refused.contains("COVE_ERR_INVALID_ARGUMENT") && refused.contains("already exists"), refused)
+    }
+
     func testCheckRefusesANonCoveFile() {
         let path = "\(folder)/text.txt"
         XCTAssertTrue(FileHelper.write(path, String(repeating: "hello\n", count: 2000)))

@@ -324,6 +324,13 @@ class Realm(RealmBase):
             raise InvalidArgumentError(1, f"{what} thaws into a live realm, not a frozen one")
         return live
 
+    def write_copy(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes a compacted copy of the version this realm reads to a new file at `path`
+        (SQLite's VACUUM INTO): the same objects, links, collections and indexes in as few pages
+        as they fit. Raises InvalidArgumentError when a file exists there or inside a write,
+        OSError-like StorageError subclasses when it cannot be written."""
+        check(lib.cove_write_copy(self._h(), os.fsencode(path)))
+
     def verify(self) -> str:
         """Checks the whole file; returns a report or raises StorageError naming the problem."""
         out = ffi.new("char**")
