@@ -537,6 +537,15 @@ cove_status_t cove_property_key(cove_realm_t* realm, const char* class_name, con
 typedef bool (*cove_migration_fn)(void* userdata, cove_migration_t* migration);
 
 /**
+ * Decides a compaction (cove_compact_file(), cove_config_set_should_compact_on_launch()).
+ * @param userdata the pointer given with the callback.
+ * @param total_bytes the bytes of the file's pages.
+ * @param used_bytes the bytes of the pages that hold data (the rest are free).
+ * @return true to compact the file.
+ */
+typedef bool (*cove_should_compact_fn)(void* userdata, uint64_t total_bytes, uint64_t used_bytes);
+
+/**
  * Sets the migration callback cove_open() runs when the file needs one (see above); without one,
  * only additive schema changes are accepted (#COVE_ERR_MIGRATION_REQUIRED otherwise).
  * @param config the configuration.
@@ -554,6 +563,20 @@ typedef bool (*cove_migration_fn)(void* userdata, cove_migration_t* migration);
  */
 cove_status_t cove_config_set_migration(cove_config_t* config, cove_migration_fn migration, void* userdata,
                                         cove_free_fn free_userdata);
+
+/**
+ * Sets the callback cove_open() asks, before opening an existing file that no other handle has
+ * open, whether to compact it first (cove_compact_file()), as Realm's `shouldCompactOnLaunch`.
+ * Not asked for in-memory or read-only opens, or when the file does not exist yet.
+ * @param config the configuration.
+ * @param should_compact the callback, or NULL to remove the one set before.
+ * @param userdata passed to every call; may be NULL.
+ * @param free_userdata called with `userdata` exactly once, as cove_config_set_migration() does.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration).
+ * Threads: the callback runs inside cove_open(), on the thread that calls it.
+ */
+cove_status_t cove_config_set_should_compact_on_launch(cove_config_t* config, cove_should_compact_fn should_compact,
+                                                       void* userdata, cove_free_fn free_userdata);
 
 /**
  * The file's schema version before the migration.
@@ -2101,6 +2124,25 @@ cove_status_t cove_projection_observe(cove_projection_t* projection, const char*
 /* ------------------------------------------------------------------------------------------ */
 /* Checking a file                                                                             */
 /* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Compacts the file at `path` in place when no other handle, in this process or another, has
+ * it open, and `should_compact` (when given) returns true: a compacted copy is written beside it
+ * (`<path>.compacting`), flushed, and renamed over it, so that a crash leaves the old file or the
+ * new one, never neither. No other handle can open the file meanwhile.
+ * @param path NUL-terminated; an existing Cove file (an empty or missing one is created).
+ * @param should_compact asked with the file's numbers once the file is known to be free; NULL
+ *   compacts whenever it is.
+ * @param userdata passed to `should_compact`.
+ * @param out_compacted receives whether the file was compacted (false: another handle has it
+ *   open, or `should_compact` said no). May be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL path); #COVE_ERR_IO / #COVE_ERR_NO_SPACE
+ *   (the copy is removed, the file left as it was); #COVE_ERR_CORRUPT, #COVE_ERR_FORMAT as
+ *   cove_open() reports them.
+ * Threads: any; the callback runs on the calling thread.
+ */
+cove_status_t cove_compact_file(const char* path, cove_should_compact_fn should_compact, void* userdata,
+                                bool* out_compacted);
 
 /**
  * Writes a compacted copy of the version the realm reads to a new file at `path`: the same

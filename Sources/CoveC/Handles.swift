@@ -55,6 +55,8 @@ final class ConfigHandle: Handle {
     /// is freed when the configuration is released or the callback replaced (realms opened with
     /// it keep their configuration, and would keep the user data alive too).
     var migration: MigrationCallback?
+    /// The callback cove_config_set_should_compact_on_launch() set.
+    var shouldCompact: CompactCallback?
 
     init(_ configuration: Realm.Configuration) {
         self.configuration = configuration

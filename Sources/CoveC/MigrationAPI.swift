@@ -68,13 +68,16 @@ final class MigrationRun: @unchecked Sendable {
 /// Opens the realm a configuration handle describes, running its C migration callback if the
 /// file needs it. The realm's handle is the one the callback saw as the new realm, if it ran.
 func openRealm(_ c: ConfigHandle) throws(CFailure) -> RealmHandle {
+    var configuration = c.configuration
+    if let compact = c.shouldCompact {
+        configuration.shouldCompactOnLaunch = { total, used in compact.ask(total, used) }
+    }
     guard let callback = c.migration else {
-        let realm = try call { () throws(CoveError) in try Realm(configuration: c.configuration) }
+        let realm = try call { () throws(CoveError) in try Realm(configuration: configuration) }
         return RealmHandle(realm)
     }
     let run = MigrationRun(callback)
     defer { run.finish() }
-    var configuration = c.configuration
     configuration.migrationBlock = { migration, oldSchemaVersion in try run.migrate(migration, oldSchemaVersion) }
     let realm = try call { () throws(CoveError) in try Realm(configuration: configuration) }
     if let h = run.newRealmHandle, h.realm === realm { return h }

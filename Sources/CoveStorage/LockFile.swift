@@ -204,6 +204,24 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Downgrades the exclusive presence lock to shared, letting waiting openers join.
+    /// Takes the presence byte exclusively when no other handle holds it: true when this handle
+    /// has the database to itself (and no other can open it until `finishInitialization()`
+    /// gives the byte back). Memory-only state has no other handle.
+    /// Whether `leave()` gave up this handle's presence.
+    private(set) var left = false
+
+    /// Gives up the presence byte (the handle stays mapped until deinit but counts as gone).
+    func leave() {
+        left = true
+        guard fd >= 0 else { return }
+        _ = ofdLock(fd, byte: LockLayout.presenceByte, type: Int32(F_UNLCK), wait: false)
+    }
+
+    func tryExclusive() -> Bool {
+        guard fd >= 0 else { return true }
+        return ofdLock(fd, byte: LockLayout.presenceByte, type: Int32(F_WRLCK), wait: false) == 0
+    }
+
     func finishInitialization() throws(StorageError) {
         guard fd >= 0 else { return }
         let rc = ofdLock(fd, byte: LockLayout.presenceByte, type: Int32(F_RDLCK), wait: false)

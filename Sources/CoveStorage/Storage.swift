@@ -582,6 +582,23 @@ public final class Storage: @unchecked Sendable {
     /// Closes the handle: later calls fail with `.closed`. Snapshots still open keep working
     /// until they end; the file and its mapping are released with the last of them. An open
     /// write transaction can no longer commit. Closing twice is harmless.
+    /// Runs `body` with the database to this handle alone: no other handle, in this process or
+    /// another, has it open, and none can open it until `body` returns. Nil, `body` not run,
+    /// when another handle has it open.
+    public func withSoleAccess<R>(_ body: () throws(StorageError) -> R) throws(StorageError) -> R? {
+        guard lock.tryExclusive() else { return nil }
+        defer { if !lock.left { try? lock.finishInitialization() } }
+        return try body()
+    }
+
+    /// Closes this handle and gives up its presence in the lock file at once, whatever still
+    /// holds the object: for a handle whose file was just replaced under its name (a compaction),
+    /// so that the next handle to open starts a new session with the new file.
+    public func closeAndLeave() {
+        close()
+        lock.leave()
+    }
+
     public func close() {
         let idle = state.withLock { s -> [Int] in
             if s.unusable == nil { s.unusable = "\(name) is closed" }

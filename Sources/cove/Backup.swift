@@ -34,3 +34,34 @@ struct Backup: ParsableCommand {
         }
     }
 }
+
+/// `cove compact FILE`: the file compacted in place when no other program has it open.
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compact a Cove file in place (a compacted copy renamed over it), when no other program has it open.")
+
+    @Argument(help: "The Cove file to compact.")
+    var file: String
+
+    @Option(help: "Print the result as \(OutputMode.names) (default: a line with the sizes before and after).")
+    var format: OutputMode?
+
+    func run() throws {
+        try reportingErrors {
+            guard access(file, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(file)'") }
+            var sizes: (UInt64, UInt64) = (0, 0)
+            let compacted = try Realm.compactFile(atPath: file) { total, used in
+                sizes = (total, used)
+                return true
+            }
+            guard compacted else {
+                throw CoveError(.locked, "'\(file)' is open elsewhere: it can be compacted once no other program has it open")
+            }
+            var st = stat()
+            let after = stat(file, &st) == 0 ? UInt64(st.st_size) : 0
+            let text = "\(file): compacted from \(sizes.0) to \(after) bytes (\(sizes.1) bytes of data)"
+            report(text, [JSONMember("file", .string(file)), JSONMember("bytes_before", .int(Int64(sizes.0))),
+                          JSONMember("bytes_after", .int(Int64(after))), JSONMember("used_bytes", .int(Int64(sizes.1)))], format)
+        }
+    }
+}

@@ -45,6 +45,26 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(refused.contains("COVE_ERR_INVALID_ARGUMENT") && refused.contains("already exists"), refused)
     }
 
+    func testCompactShrinksAFileInPlace() throws {
+        let path = "\(folder)/sparse.cove"
+        do {
+            let schema = try Schema(jsonText: #"{"Item": {"properties": {"s": "string"}}}"#)
+            let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
+            try realm.write { for i in 0..<4000 { _ = try realm.dynamicCreate("Item", values: [("s", .string(String(repeating: "y", count: 300) + "\(i)"))]) } }
+            try realm.write { for o in try realm.dynamicObjects("Item") where o.objectKey >= 10 { try realm.delete(o) } }
+            realm.close()
+        }
+        let (status, output) = run(["compact", path])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("compacted from"), output)
+        let realm = try Realm(configuration: .init(path: path, readOnly: true))
+        XCTAssertEqual(try realm.objectCount("Item"), 10)
+        let (busy, refused) = run(["compact", path])
+        XCTAssertNotEqual(busy, 0)
+        XCTAssertTrue(refused.contains("COVE_ERR_LOCKED") && refused.contains("open elsewhere"), refused)
+        realm.close()
+    }
+
     func testCheckRefusesANonCoveFile() {
         let path = "\(folder)/text.txt"
         XCTAssertTrue(FileHelper.write(path, String(repeating: "hello\n", count: 2000)))

@@ -125,3 +125,96 @@ final class WriteCopyTests: CoveTestCase {
 enum FileManagerLite {
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 }
+
+/// Realm.compactFile(atPath:) and Configuration.shouldCompactOnLaunch: a file compacted in place
+/// when no other handle has it open, its objects the same; left alone when another realm has it
+/// open or the callback says no.
+final class CompactTests: CoveTestCase {
+    private func config(_ path: String, _ should: (@Sendable (UInt64, UInt64) -> Bool)? = nil) throws -> Realm.Configuration {
+        .init(path: path, durability: .noSync, schema: try Schema(jsonText: WriteCopyTests.schemaJSON), schemaVersion: 1,
+              shouldCompactOnLaunch: should)
+    }
+
+    private func fileSize(_ path: String) -> Int {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : -1
+    }
+
+    /// A file that held 8,000 dogs and now holds 100: most of its pages are free.
+    private func makeSparseFile(_ path: String) throws -> [String] {
+        let realm = try Realm(configuration: try config(path))
+        try realm.write {
+            for i in 0..<8_000 { _ = try realm.dynamicCreate("Dog", values: [("name", .string("dog number \(i) " + String(repeating: "x", count: 200)))]) }
+        }
+        try realm.write { for d in try realm.dynamicObjects("Dog") where d.objectKey >= 100 { try realm.delete(d) } }
+        let names = try realm.dynamicObjects("Dog").map { try $0.value(forKey: "name").description }
+        realm.close()
+        return names
+    }
+
+    func testCompactFileShrinksAFileNoOneHasOpen() throws {
+        let path = "\(folder)/c.cove"
+        let names = try makeSparseFile(path)
+        let before = fileSize(path)
+        var asked: (UInt64, UInt64) = (0, 0)
+        XCTAssertTrue(try Realm.compactFile(atPath: path) { total, used in asked = (total, used); return true })
+        XCTAssertLessThanOrEqual(asked.0, UInt64(before))
+        XCTAssertLessThan(asked.1, asked.0 / 2)
+        XCTAssertLessThan(fileSize(path), before / 2)
+        XCTAssertFalse(FileManagerLite.exists(path + ".compacting"))
+        let realm = try Realm(configuration: try config(path))
+        XCTAssertEqual(try realm.dynamicObjects("Dog").map { try $0.value(forKey: "name").description }, names)
+        XCTAssertTrue(try realm.verify().contains("live"))
+        try realm.write { _ = try realm.dynamicCreate("Dog", values: [("name", .string("after"))]) }
+        XCTAssertEqual(try realm.dynamicObjects("Dog").count, 101)
+    }
+
+    func testAFileAnotherRealmHasOpenIsLeftAlone() throws {
+        let path = "\(folder)/open.cove"
+        _ = try makeSparseFile(path)
+        let other = try Realm(configuration: try config(path))
+        let before = fileSize(path)
+        XCTAssertFalse(try Realm.compactFile(atPath: path) { _, _ in
+            XCTFail("not asked while another handle has the file open")
+            return true
+        })
+        XCTAssertEqual(fileSize(path), before)
+        XCTAssertEqual(try other.dynamicObjects("Dog").count, 100)
+        other.close()
+    }
+
+    func testShouldCompactOnLaunch() throws {
+        let path = "\(folder)/launch.cove"
+        let names = try makeSparseFile(path)
+        let before = fileSize(path)
+        // Declined: the file stays as it is. (A realm's handle lets go of the file when the
+        // realm goes away.)
+        do {
+            let declined = try Realm(configuration: try config(path) { _, _ in false })
+            declined.close()
+        }
+        XCTAssertEqual(fileSize(path), before)
+        // Asked with the file's numbers, and compacted.
+        let realm = try Realm(configuration: try config(path) { total, used in total > 2 * used })
+        XCTAssertEqual(try realm.dynamicObjects("Dog").map { try $0.value(forKey: "name").description }, names)
+        XCTAssertLessThan(fileSize(path), before / 2)
+        // A second realm on the open file is not compacted under the first.
+        let second = try Realm(configuration: try config(path) { _, _ in
+            XCTFail("not asked while another handle has the file open")
+            return true
+        })
+        XCTAssertEqual(try second.dynamicObjects("Dog").count, 100)
+        second.close()
+        realm.close()
+    }
+
+    func testAStaleCopyFromACrashIsReplaced() throws {
+        let path = "\(folder)/stale.cove"
+        _ = try makeSparseFile(path)
+        // A compaction that died before its rename leaves a partial copy beside the file.
+        XCTAssertTrue(FileHelper.write(path + ".compacting", "partial"))
+        XCTAssertTrue(try Realm.compactFile(atPath: path))
+        XCTAssertFalse(FileManagerLite.exists(path + ".compacting"))
+        XCTAssertEqual(try Realm(configuration: try config(path)).dynamicObjects("Dog").count, 100)
+    }
+}

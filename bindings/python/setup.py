@@ -42,6 +42,7 @@ def _prepare_library() -> str:
 # has the name it is keyed by.
 _CALLBACKS = {
     "cove_migration_fn": 'extern "Python" bool _cove_migration_cb(void*, cove_migration_t*);',
+    "cove_should_compact_fn": 'extern "Python" bool _cove_should_compact_cb(void*, uint64_t, uint64_t);',
     "cove_migration_object_fn": 'extern "Python" bool _cove_migration_object_cb(void*, cove_object_t*, cove_object_t*);',
     "cove_collection_cb": 'extern "Python" void _cove_collection_cb(void*, const cove_collection_changes_t*);',
     "cove_map_cb": 'extern "Python" void _cove_map_cb(void*, const cove_map_changes_t*);',

@@ -39,11 +39,17 @@ extension Realm {
         /// Throwing fails the open and leaves the file as it was. Without it, only additive
         /// changes are accepted.
         public var migrationBlock: MigrationBlock?
+        /// Asked before the open, with the file's size and the bytes its data takes, when no
+        /// other handle has the file open: true compacts it first (`Realm.compactFile`), as
+        /// Realm's `shouldCompactOnLaunch`. Not asked for in-memory or read-only realms, or for
+        /// a file that does not exist yet.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)?
 
         public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
                     writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0,
-                    migrationBlock: MigrationBlock? = nil) {
+                    migrationBlock: MigrationBlock? = nil,
+                    shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)? = nil) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
@@ -53,6 +59,7 @@ extension Realm {
             self.schema = schema
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
         }
 
         /// Equal when every setting is; migration blocks compare by presence (closures have no
@@ -62,6 +69,7 @@ extension Realm {
                 && a.maxActiveVersions == b.maxActiveVersions && a.durability == b.durability
                 && a.writeTimeoutMilliseconds == b.writeTimeoutMilliseconds && a.schema == b.schema
                 && a.schemaVersion == b.schemaVersion && (a.migrationBlock == nil) == (b.migrationBlock == nil)
+                && (a.shouldCompactOnLaunch == nil) == (b.shouldCompactOnLaunch == nil)
         }
 
         var storageOptions: StorageOptions {

@@ -22,28 +22,88 @@ extension Realm {
             throw CoveError(.invalidArgument, "writeCopy: '\(path)' already exists: a copy goes to a new file")
         }
         let snapshot = try pinnedSnapshot()
-        let source = TransactionPages(.read(snapshot))
+        do { try CatalogCopy.writeFile(path, from: snapshot) } catch { throw CoveError(error) }
+    }
+
+    /// Compacts the file at `path` in place when no other handle (in this process or another)
+    /// has it open and `shouldCompact(totalBytes, usedBytes)` says so: a compacted copy is
+    /// written beside it (`<path>.compacting`), flushed, and renamed over it, so that a crash
+    /// leaves the old file or the new one, never neither. Returns whether it compacted. What
+    /// `Configuration.shouldCompactOnLaunch` runs before an open.
+    /// - Throws: `.io`, `.noSpace` (the copy is removed and the file left as it was),
+    ///   `.corrupt`, `.format`, as opening the file does.
+    @discardableResult
+    public static func compactFile(atPath path: String,
+                                   shouldCompact: (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool = { _, _ in true }) throws(CoveError) -> Bool {
+        var options = StorageOptions()
+        options.catalogPages = catalogPageWalker
+        do throws(StorageError) {
+            let storage = try Storage.open(path: path, options: options)
+            let compacted = try storage.withSoleAccess { () throws(StorageError) -> Bool in
+                let snapshot = try storage.beginRead()
+                let size = UInt64(CoveStorage.pageSize)
+                guard shouldCompact(snapshot.pageCount * size, (snapshot.pageCount - snapshot.freePageCount) * size) else {
+                    snapshot.end()
+                    return false
+                }
+                let temporary = path + ".compacting"
+                unlink(temporary)
+                unlink(temporary + ".lock")
+                do throws(StorageError) { try CatalogCopy.writeFile(temporary, from: snapshot) } catch {
+                    snapshot.end()
+                    throw error
+                }
+                snapshot.end()
+                guard rename(temporary, path) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    unlink(temporary)
+                    throw .io("cannot rename the compacted copy over '\(path)': \(reason)")
+                }
+                unlink(temporary + ".lock")
+                syncFolder(of: path)
+                // The file under the name is the new one: the next handle starts a new session.
+                storage.closeAndLeave()
+                return true
+            }
+            if compacted != true { storage.close() }
+            return compacted ?? false
+        } catch {
+            throw CoveError(error)
+        }
+    }
+
+    /// Flushes the folder holding `path`, so that a rename in it survives a power loss.
+    private static func syncFolder(of path: String) {
+        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let fd = open(folder.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : folder, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Glibc.close(fd)
+    }
+}
+
+/// The copy of one version's catalog into a new file (see `Realm.writeCopy`).
+enum CatalogCopy {
+    /// Writes the version `snapshot` reads into a new file at `path`, committed durably; a
+    /// failed copy is removed.
+    static func writeFile(_ path: String, from snapshot: Snapshot) throws(StorageError) {
         var options = StorageOptions()
         options.durability = .full
         options.catalogPages = catalogPageWalker
-        let storage: Storage
-        do { storage = try Storage.open(path: path, options: options) } catch { throw CoveError(error) }
+        let storage = try Storage.open(path: path, options: options)
         do throws(StorageError) {
             let w = try storage.beginWrite()
-            w.catalog = try CatalogCopy.copy(source, catalog: snapshot.catalog, to: TransactionPages(.write(w)))
+            w.catalog = try copy(TransactionPages(.read(snapshot)), catalog: snapshot.catalog, to: TransactionPages(.write(w)))
             _ = try w.commit()
             storage.close()
         } catch {
             storage.close()
             unlink(path)
             unlink(path + ".lock")
-            throw CoveError(error)
+            throw error
         }
     }
-}
 
-/// The copy of one version's catalog into a new file (see `Realm.writeCopy`).
-enum CatalogCopy {
     /// Rows of a table put in the new file per batch.
     static let batchRows = 256
 

@@ -69,6 +69,10 @@ public final class Realm {
         if configuration.path == nil && !configuration.inMemory {
             throw CoveError(.invalidArgument, "a configuration needs a path, or inMemory set")
         }
+        if let should = configuration.shouldCompactOnLaunch, let path = configuration.path, !configuration.inMemory,
+           !configuration.readOnly, access(path, F_OK) == 0 {
+            try Self.compactFile(atPath: path, shouldCompact: should)
+        }
         let storage: Storage
         do {
             storage = try Storage.open(path: configuration.inMemory ? nil : configuration.path,

@@ -93,6 +93,16 @@ static inline cove_realm_t* open_schema(const char* path, const char* schema, ui
     return realm;
 }
 
+/* Deletes the object of `cls` whose int primary key is `key` (inside a write). */
+static inline void delete_by_key(cove_realm_t* realm, const char* cls, int64_t key) {
+    cove_value_t pk = {.type = COVE_TYPE_INT};
+    pk.u.integer = key;
+    cove_object_t* o = NULL;
+    CHECK_OK(cove_object_find(realm, cls, &pk, &o));
+    CHECK_OK(cove_object_delete(o));
+    cove_release(o);
+}
+
 /* How many objects of `cls` the query `rql` with `n_args` arguments selects. */
 static inline size_t query_count(cove_realm_t* realm, const char* cls, const char* rql, cove_value_t* args, size_t n_args) {
     cove_results_t* r = NULL;

@@ -45,7 +45,7 @@ from ._notifications import (ChangeStream, CollectionChange, MapChange, Notifica
                              PropertyChange, SectionedChange)
 from ._object import EmbeddedObject, Object
 from ._projection import ProjectedProperty, ProjectedValues, Projection, projected
-from ._realm import Durability, FileSpace, Realm, Recovery, open, schema_version
+from ._realm import Durability, FileSpace, Realm, Recovery, compact, open, schema_version
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
 from ._values import ObjectId, Timestamp
@@ -63,6 +63,6 @@ __all__ = [
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
-    "FormatError", "WrongThreadError", "Status", "schema_version", "Durability", "Recovery", "FileSpace",
+    "FormatError", "WrongThreadError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
     "__version__",
 ]

@@ -821,6 +821,7 @@ def open(
     max_active_versions: int = 0,
     durability: Durability = "full",
     write_timeout: Optional[float] = None,
+    should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
 
@@ -844,6 +845,10 @@ def open(
     or "mem_only"; ``write_timeout`` is how many seconds a write waits for another writer (None:
     forever). Raises StorageError for a file that cannot be opened, is not a Cove file, or was
     written by a newer Cove.
+
+    ``should_compact_on_launch(total_bytes, used_bytes)``, as Realm's ``shouldCompactOnLaunch``,
+    is asked before opening an existing file that no other handle has open; true compacts it
+    first (see ``cove.compact``). Not asked for in-memory or read-only opens.
     """
     if durability not in _DURABILITY:
         raise InvalidArgumentError(1, f"durability {durability!r} is not 'full', 'no_sync' or 'mem_only'")
@@ -852,6 +857,12 @@ def open(
     if write_timeout is not None and write_timeout < 0:
         raise InvalidArgumentError(1, f"write_timeout {write_timeout} is negative")
     fspath = None if path is None else os.fspath(path)
+    if should_compact_on_launch is not None:
+        if not callable(should_compact_on_launch):
+            raise InvalidArgumentError(
+                1, f"should_compact_on_launch is a function of (total_bytes, used_bytes), got {type(should_compact_on_launch).__name__}")
+        if fspath is not None and not read_only and durability != "mem_only" and os.path.exists(fspath):
+            compact(fspath, should_compact_on_launch)
     config_out = ffi.new("cove_config_t**")
     check(lib.cove_config_new(ffi.NULL if fspath is None else fspath.encode(), config_out))
     config = ffi.gc(config_out[0], lib.cove_release)
@@ -885,6 +896,35 @@ def open(
     out = ffi.new("cove_realm_t**")
     check(lib.cove_open(config, out))
     return Realm(out[0], path=fspath, frozen=False, classes=classes)
+
+
+def compact(path: Union[str, "os.PathLike[str]"], should_compact: Optional[Callable[[int, int], bool]] = None) -> bool:
+    """Compacts the Cove file at ``path`` in place when no other handle (in this process or
+    another) has it open, and ``should_compact(total_bytes, used_bytes)``, when given, returns
+    true: a compacted copy is written beside it and renamed over it, so that a crash leaves the
+    old file or the new one. Returns whether it compacted. An exception ``should_compact``
+    raises leaves the file as it was and is raised again."""
+    out = ffi.new("bool*")
+    target = os.fsencode(path)
+    if should_compact is None:
+        check(lib.cove_compact_file(target, ffi.NULL, ffi.NULL, out))
+        return bool(out[0])
+    box: Dict[str, Any] = {"function": should_compact, "error": None}
+    handle = ffi.new_handle(box)
+    check(lib.cove_compact_file(target, lib._cove_should_compact_cb, handle, out))
+    if box["error"] is not None:
+        raise box["error"]
+    return bool(out[0])
+
+
+@ffi.def_extern(name="_cove_should_compact_cb")
+def _should_compact(userdata: Any, total: int, used: int) -> bool:
+    box = ffi.from_handle(userdata)
+    try:
+        return bool(box["function"](int(total), int(used)))
+    except BaseException as exc:  # raised again by compact()
+        box["error"] = exc
+        return False
 
 
 def _adds_to_objects(fspath: Optional[str], classes: Dict[str, Type[Object]], version: int, read_only: bool) -> bool:

@@ -1,0 +1,57 @@
+// cove_compact_file and cove_config_set_should_compact_on_launch: a file compacted in place when
+// no other handle has it open (Realm.compactFile), asked through a C callback.
+import CCove
+import Cove
+
+/// The C callback that decides a compaction, with its user data, freed exactly once when the
+/// last reference goes (the configuration's, or an open's in progress).
+///
+/// `@unchecked Sendable`: the engine asks for a `@Sendable` closure but calls it synchronously
+/// inside the open or compaction on the caller's thread; the C side answers for the callback's
+/// own thread safety, as the header says.
+final class CompactCallback: @unchecked Sendable {
+    let function: cove_should_compact_fn
+    let userdata: UnsafeMutableRawPointer?
+    private let freeUserdata: cove_free_fn?
+
+    init(_ function: cove_should_compact_fn, _ userdata: UnsafeMutableRawPointer?, _ freeUserdata: cove_free_fn?) {
+        self.function = function
+        self.userdata = userdata
+        self.freeUserdata = freeUserdata
+    }
+
+    deinit {
+        freeUserdata?(userdata)
+    }
+
+    func ask(_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool {
+        function(userdata, totalBytes, usedBytes)
+    }
+}
+
+@c @implementation
+public func cove_compact_file(_ path: UnsafePointer<CChar>?, _ shouldCompact: cove_should_compact_fn?,
+                              _ userdata: UnsafeMutableRawPointer?, _ outCompacted: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    outCompacted?.pointee = false
+    return entry { () throws(CFailure) in
+        let file = try string(path, "path", in: "cove_compact_file")
+        let compacted = try call { () throws(CoveError) -> Bool in
+            try Realm.compactFile(atPath: file) { total, used in shouldCompact.map { $0(userdata, total, used) } ?? true }
+        }
+        outCompacted?.pointee = compacted
+    }
+}
+
+@c @implementation
+public func cove_config_set_should_compact_on_launch(_ config: OpaquePointer?, _ shouldCompact: cove_should_compact_fn?,
+                                                     _ userdata: UnsafeMutableRawPointer?, _ freeUserdata: cove_free_fn?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_should_compact_on_launch")
+        if let shouldCompact {
+            c.shouldCompact = CompactCallback(shouldCompact, userdata, freeUserdata)
+        } else {
+            c.shouldCompact = nil
+            freeUserdata?(userdata)
+        }
+    }
+}
