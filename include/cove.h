@@ -280,6 +280,18 @@ cove_status_t cove_config_new(const char* path, cove_config_t** out);
 cove_status_t cove_config_set_read_only(cove_config_t* config, bool read_only);
 
 /**
+ * Keeps the realm in memory, shared by every realm of this process opened with the same
+ * identifier (with notifications between them), as Realm's `inMemoryIdentifier`: the data lives
+ * while one of them is open and is gone when the last closes. The identifier replaces the path
+ * given to cove_config_new(). The data is kept in a file in /dev/shm (memory), or in the temporary
+ * folder where there is none, removed with the last realm.
+ * @param identifier NUL-terminated UTF-8, not empty; NULL goes back to the configuration's path.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, an empty
+ *   identifier, invalid UTF-8).
+ */
+cove_status_t cove_config_set_in_memory_identifier(cove_config_t* config, const char* identifier);
+
+/**
  * Caps the number of versions pinned at once (by this and other processes' open realms, frozen
  * handles and the latest version). Beginning or committing a write that would exceed it fails
  * with #COVE_ERR_TOO_MANY_VERSIONS. 0 means unlimited (the default).

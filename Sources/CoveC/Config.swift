@@ -26,6 +26,20 @@ public func cove_config_set_read_only(_ config: OpaquePointer?, _ readOnly: Bool
 }
 
 @c @implementation
+public func cove_config_set_in_memory_identifier(_ config: OpaquePointer?, _ identifier: UnsafePointer<CChar>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_in_memory_identifier")
+        guard let identifier else {
+            c.configuration.inMemoryIdentifier = nil
+            return
+        }
+        let name = try string(identifier, "identifier", in: "cove_config_set_in_memory_identifier")
+        if name.isEmpty { throw invalidArgument("cove_config_set_in_memory_identifier", "identifier is empty") }
+        c.configuration.inMemoryIdentifier = name
+    }
+}
+
+@c @implementation
 public func cove_config_set_max_active_versions(_ config: OpaquePointer?, _ maxVersions: UInt64) -> cove_status_t {
     entry { () throws(CFailure) in
         try handle(config, ConfigHandle.self, "config", in: "cove_config_set_max_active_versions")

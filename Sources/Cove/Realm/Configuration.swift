@@ -19,6 +19,10 @@ extension Realm {
         public var path: String?
         /// Keep the data in a temporary file that disappears on close (path is then ignored).
         public var inMemory: Bool
+        /// Keep the data in memory, shared by every realm of this process opened with the same
+        /// identifier (with notifications between them), as Realm's `inMemoryIdentifier`: it
+        /// lives while one of them is open and is gone when the last closes. Replaces `path`.
+        public var inMemoryIdentifier: String?
         /// Open without writing: writes fail with `.readOnly`, and the file must exist.
         public var readOnly: Bool
         /// The cap on versions pinned at once across every process; 0 = unlimited.
@@ -49,7 +53,8 @@ extension Realm {
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
                     writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil,
-                    shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)? = nil) {
+                    shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)? = nil,
+                    inMemoryIdentifier: String? = nil) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
@@ -60,12 +65,13 @@ extension Realm {
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
             self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.inMemoryIdentifier = inMemoryIdentifier
         }
 
         /// Equal when every setting is; migration blocks compare by presence (closures have no
         /// identity to compare).
         public static func == (a: Configuration, b: Configuration) -> Bool {
-            a.path == b.path && a.inMemory == b.inMemory && a.readOnly == b.readOnly
+            a.path == b.path && a.inMemory == b.inMemory && a.inMemoryIdentifier == b.inMemoryIdentifier && a.readOnly == b.readOnly
                 && a.maxActiveVersions == b.maxActiveVersions && a.durability == b.durability
                 && a.writeTimeoutMilliseconds == b.writeTimeoutMilliseconds && a.schema == b.schema
                 && a.schemaVersion == b.schemaVersion && (a.migrationBlock == nil) == (b.migrationBlock == nil)

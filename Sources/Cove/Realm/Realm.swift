@@ -66,18 +66,39 @@ public final class Realm {
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
     ///   damaged), `.format` (written by a newer Cove), `.invalidArgument` (no path given).
     public convenience init(configuration: Configuration) throws(CoveError) {
-        if configuration.path == nil && !configuration.inMemory {
+        if let identifier = configuration.inMemoryIdentifier {
+            // A file in memory (/dev/shm) shared by every realm of this process with the
+            // identifier, removed when the last of them closes.
+            if identifier.isEmpty { throw CoveError(.invalidArgument, "an in-memory identifier may not be empty") }
+            var shared = configuration
+            shared.path = SharedMemoryFiles.path(identifier)
+            shared.inMemory = false
+            shared.inMemoryIdentifier = nil
+            shared.durability = .noSync
+            shared.shouldCompactOnLaunch = nil
+            try self.init(opening: shared, configuration: configuration, releasing: identifier)
+            return
+        }
+        try self.init(opening: configuration, configuration: configuration, releasing: nil)
+    }
+
+    /// Opens `opening` as a realm of `configuration` (the same, or the one with an in-memory
+    /// identifier that `opening` resolves to a file); `identifier`, when given, names the shared
+    /// in-memory file the realm's file releases when its last user closes.
+    private convenience init(opening: Configuration, configuration: Configuration, releasing identifier: String?) throws(CoveError) {
+        if opening.path == nil && !opening.inMemory {
             throw CoveError(.invalidArgument, "a configuration needs a path, or inMemory set")
         }
-        if let should = configuration.shouldCompactOnLaunch, let path = configuration.path, !configuration.inMemory,
-           !configuration.readOnly, access(path, F_OK) == 0 {
+        if let should = opening.shouldCompactOnLaunch, let path = opening.path, !opening.inMemory,
+           !opening.readOnly, access(path, F_OK) == 0 {
             try Self.compactFile(atPath: path, shouldCompact: should)
         }
+        if let identifier { SharedMemoryFiles.acquire(identifier) }
         let storage: Storage
         do {
-            storage = try Storage.open(path: configuration.inMemory ? nil : configuration.path,
-                                       options: configuration.storageOptions)
+            storage = try Storage.open(path: opening.inMemory ? nil : opening.path, options: opening.storageOptions)
         } catch {
+            if let identifier { SharedMemoryFiles.release(identifier) }
             throw CoveError(error)
         }
         let snapshot: Snapshot
@@ -85,9 +106,12 @@ public final class Realm {
             snapshot = try storage.beginRead()
         } catch {
             storage.close()
+            if let identifier { SharedMemoryFiles.release(identifier) }
             throw CoveError(error)
         }
-        self.init(configuration: configuration, file: RealmFile(storage), frozen: false, snapshot: snapshot)
+        let file = RealmFile(storage)
+        if let identifier { file.onLastClose = { SharedMemoryFiles.release(identifier) } }
+        self.init(configuration: configuration, file: file, frozen: false, snapshot: snapshot)
         do {
             try setUpSchema()
         } catch {
@@ -647,6 +671,8 @@ public final class Realm {
 final class RealmFile {
     let storage: Storage
     private let users = Mutex(0)
+    /// Runs once the storage closed with its last user (a shared in-memory file's release).
+    var onLastClose: (() -> Void)?
 
     init(_ storage: Storage) {
         self.storage = storage
@@ -661,6 +687,58 @@ final class RealmFile {
             n -= 1
             return n == 0
         }
-        if last { storage.close() }
+        if last {
+            storage.close()
+            onLastClose?()
+            onLastClose = nil
+        }
+    }
+}
+
+/// The files of in-memory realms shared by identifier: one per identifier and process, in
+/// /dev/shm (memory) when it is there, else in the temporary folder; counted by the realms that
+/// have it open, and removed when the count drops to zero.
+enum SharedMemoryFiles {
+    private static let counts = Mutex<[String: Int]>([:])
+
+    /// The folder: /dev/shm when writable, else $TMPDIR or /tmp.
+    private static let folder: String = {
+        if access("/dev/shm", W_OK) == 0 { return "/dev/shm" }
+        if let t = getenv("TMPDIR"), access(t, W_OK) == 0 { return String(cString: t) }
+        return "/tmp"
+    }()
+
+    /// The file of `identifier` in this process (its name encodes the identifier in hex).
+    static func path(_ identifier: String) -> String {
+        let hex = identifier.utf8.map { String($0, radix: 16, uppercase: false) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        return "\(folder)/cove-memory-\(getpid())-\(hex).cove"
+    }
+
+    /// Counts one more realm on `identifier`'s file; the first makes it anew (removing what a
+    /// crashed process with the same id left).
+    static func acquire(_ identifier: String) {
+        let file = path(identifier)
+        counts.withLock { counts in
+            if counts[identifier, default: 0] == 0 {
+                unlink(file)
+                unlink(file + ".lock")
+            }
+            counts[identifier, default: 0] += 1
+        }
+    }
+
+    /// Counts one realm less on `identifier`'s file; the last removes it.
+    static func release(_ identifier: String) {
+        let file = path(identifier)
+        counts.withLock { counts in
+            let n = counts[identifier, default: 1] - 1
+            if n > 0 {
+                counts[identifier] = n
+                return
+            }
+            counts[identifier] = nil
+            unlink(file)
+            unlink(file + ".lock")
+        }
     }
 }

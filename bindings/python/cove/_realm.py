@@ -822,6 +822,7 @@ def open(
     durability: Durability = "full",
     write_timeout: Optional[float] = None,
     should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
+    in_memory_identifier: Optional[str] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
 
@@ -846,6 +847,10 @@ def open(
     forever). Raises StorageError for a file that cannot be opened, is not a Cove file, or was
     written by a newer Cove.
 
+    ``in_memory_identifier`` (with ``path=None``), as Realm's ``inMemoryIdentifier``: the realm
+    lives in memory, shared by every realm of this process opened with the same identifier, and
+    its data is gone when the last of them closes.
+
     ``should_compact_on_launch(total_bytes, used_bytes)``, as Realm's ``shouldCompactOnLaunch``,
     is asked before opening an existing file that no other handle has open; true compacts it
     first (see ``cove.compact``). Not asked for in-memory or read-only opens.
@@ -866,6 +871,10 @@ def open(
     config_out = ffi.new("cove_config_t**")
     check(lib.cove_config_new(ffi.NULL if fspath is None else fspath.encode(), config_out))
     config = ffi.gc(config_out[0], lib.cove_release)
+    if in_memory_identifier is not None:
+        if fspath is not None:
+            raise InvalidArgumentError(1, "in_memory_identifier replaces the path: pass path=None")
+        check(lib.cove_config_set_in_memory_identifier(config, in_memory_identifier.encode()))
     check(lib.cove_config_set_read_only(config, read_only))
     check(lib.cove_config_set_max_active_versions(config, max_active_versions))
     check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
