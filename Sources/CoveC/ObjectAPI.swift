@@ -194,8 +194,18 @@ final class CreatorMemo {
             try readValues(values, first, into: &row, in: function, context)
             return
         }
+        // The arrays are taken out of the object for the loop (one exclusive access each, not
+        // one per value) and put back, whatever happens.
+        var row: [Value] = []
+        var elements: [[Value]] = []
+        swap(&row, &self.row)
+        swap(&elements, &self.elements)
+        defer {
+            swap(&row, &self.row)
+            swap(&elements, &self.elements)
+        }
         var single = 0, collection = 0
-        for j in 0..<names.count {
+        for j in 0..<kinds.count {
             let v = values.map { $0 + (first + j) }
             do throws(CFailure) {
                 if kinds[j] == .none {

@@ -184,12 +184,26 @@ extension ObjectStore {
             out.withUnsafeMutableBytes { root.encode(into: $0.baseAddress! + 1) }
             return .bytes(out)
         case .row(let c):
-            var out: [UInt8] = [CollectionCell.rowInlineTag]
-            out.reserveCapacity(1 + 10 + c.bytes.count)
-            var n = UInt64(c.count)
-            while n >= 0x80 { out.append(UInt8(truncatingIfNeeded: n) | 0x80); n >>= 7 }
-            out.append(UInt8(n))
-            out.append(contentsOf: c.bytes)
+            var header = (UInt64(0), UInt64(0))
+            var length = 1
+            withUnsafeMutableBytes(of: &header) { h in
+                h[0] = CollectionCell.rowInlineTag
+                var n = UInt64(c.count)
+                while n >= 0x80 {
+                    h[length] = UInt8(truncatingIfNeeded: n) | 0x80
+                    n >>= 7
+                    length += 1
+                }
+                h[length] = UInt8(n)
+                length += 1
+            }
+            let out = [UInt8](unsafeUninitializedCapacity: length + c.bytes.count) { buffer, count in
+                withUnsafeBytes(of: header) { h in buffer.baseAddress!.initialize(from: h.bindMemory(to: UInt8.self).baseAddress!, count: length) }
+                c.bytes.withUnsafeBufferPointer { b in
+                    if let base = b.baseAddress { (buffer.baseAddress! + length).initialize(from: base, count: b.count) }
+                }
+                count = length + c.bytes.count
+            }
             return .bytes(out)
         }
     }

@@ -214,7 +214,8 @@ public final class DynamicCreator {
         try requireElements(elements)
         var prepared: [ObjectStore.PreparedCollection] = []
         prepared.reserveCapacity(elements.count)
-        for (p, e) in zip(collectionProperties, elements) { prepared.append(try store.prepareCollection(plan.cls, p, e)) }
+        let cls = plan.cls
+        for i in elements.indices { prepared.append(try store.prepareCollection(cls, collectionProperties[i], elements[i])) }
         return prepared
     }
 
