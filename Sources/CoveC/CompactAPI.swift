@@ -3,31 +3,8 @@
 import CCove
 import Cove
 
-/// The C callback that decides a compaction, with its user data, freed exactly once when the
-/// last reference goes (the configuration's, or an open's in progress).
-///
-/// `@unchecked Sendable`: the engine asks for a `@Sendable` closure but calls it synchronously
-/// inside the open or compaction on the caller's thread; the C side answers for the callback's
-/// own thread safety, as the header says.
-final class CompactCallback: @unchecked Sendable {
-    let function: cove_should_compact_fn
-    let userdata: UnsafeMutableRawPointer?
-    private let freeUserdata: cove_free_fn?
-
-    init(_ function: cove_should_compact_fn, _ userdata: UnsafeMutableRawPointer?, _ freeUserdata: cove_free_fn?) {
-        self.function = function
-        self.userdata = userdata
-        self.freeUserdata = freeUserdata
-    }
-
-    deinit {
-        freeUserdata?(userdata)
-    }
-
-    func ask(_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool {
-        function(userdata, totalBytes, usedBytes)
-    }
-}
+/// The C callback that decides a compaction, as a configuration holds it.
+typealias CompactCallback = CCallback<cove_should_compact_fn>
 
 @c @implementation
 public func cove_compact_file(_ path: UnsafePointer<CChar>?, _ shouldCompact: cove_should_compact_fn?,

@@ -373,7 +373,7 @@ final class ProjectionHandle: RealmChild {
 final class TokenHandle: RealmChild {
     override class var kindName: String { "cove_token_t" }
     private var token: NotificationToken?
-    /// The C callback (a NotificationCallback), of which this is the only lasting reference:
+    /// The C callback (a CCallback), of which this is the only lasting reference:
     /// dropping it frees the user data, at once or when a call in progress returns.
     private var callback: AnyObject?
 

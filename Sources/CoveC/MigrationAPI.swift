@@ -5,24 +5,9 @@
 import CCove
 import Cove
 
-/// The C migration callback a configuration holds. Its user data is freed exactly once, when the
-/// last reference goes: the configuration's, or that of an open in progress (a configuration
-/// released or given another callback during an open keeps it until that open returns).
-final class MigrationCallback {
-    let function: cove_migration_fn
-    let userdata: UnsafeMutableRawPointer?
-    private let freeUserdata: cove_free_fn?
-
-    init(_ function: cove_migration_fn, _ userdata: UnsafeMutableRawPointer?, _ freeUserdata: cove_free_fn?) {
-        self.function = function
-        self.userdata = userdata
-        self.freeUserdata = freeUserdata
-    }
-
-    deinit {
-        freeUserdata?(userdata)
-    }
-}
+/// The C migration callback a configuration holds (its user data freed when the last reference
+/// goes: the configuration's, or that of an open in progress).
+typealias MigrationCallback = CCallback<cove_migration_fn>
 
 /// One cove_open's migration: the configuration's callback, and the handle made for the realm
 /// being migrated, which cove_open then returns.
@@ -70,7 +55,7 @@ final class MigrationRun: @unchecked Sendable {
 func openRealm(_ c: ConfigHandle) throws(CFailure) -> RealmHandle {
     var configuration = c.configuration
     if let compact = c.shouldCompact {
-        configuration.shouldCompactOnLaunch = { total, used in compact.ask(total, used) }
+        configuration.shouldCompactOnLaunch = { total, used in compact.function(compact.userdata, total, used) }
     }
     guard let callback = c.migration else {
         let realm = try call { () throws(CoveError) in try Realm(configuration: configuration) }

@@ -6,9 +6,13 @@ import CCove
 import Cove
 
 /// A C callback with its user data. `free_userdata` runs in deinit: exactly once, when the last
-/// reference goes (the token's, or that of a call in progress). Section key callbacks use it too
-/// (SectionKeyCallback).
-final class NotificationCallback<Function> {
+/// reference goes (the token's or configuration's, or that of a call in progress). Notification,
+/// section key, migration and compaction callbacks all use it.
+///
+/// `@unchecked Sendable`: the fields never change but for `disarm()` before the callback is
+/// handed out; the C side answers for the thread safety of its function and user data, as the
+/// header says of each callback.
+final class CCallback<Function>: @unchecked Sendable {
     let function: Function
     let userdata: UnsafeMutableRawPointer?
     private var freeUserdata: cove_free_fn?
@@ -64,7 +68,7 @@ func requireObservable(_ realm: Realm, _ what: String, in function: StaticString
 /// Registers `box` through `observe` and hands out the token (+1). When registering fails, the
 /// user data is not freed: it stays the caller's. `keeping` is what the engine's closure needs but
 /// holds weakly (a section key callback, a projection): the token keeps it alive with the callback.
-func register<F>(_ box: NotificationCallback<F>, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>,
+func register<F>(_ box: CCallback<F>, of realm: RealmHandle, to out: UnsafeMutablePointer<OpaquePointer?>,
                  keeping kept: AnyObject? = nil, _ observe: () throws(CoveError) -> NotificationToken) throws(CFailure) {
     let token: NotificationToken
     do throws(CFailure) {
@@ -93,19 +97,19 @@ private final class CallbackAndKept {
 
 /// Calls a collection callback with a change object lent for the call. The callback itself is
 /// kept alive until the call returns, whatever the call releases.
-private func callBack(_ box: NotificationCallback<cove_collection_cb>, _ change: CollectionChange) {
+private func callBack(_ box: CCallback<cove_collection_cb>, _ change: CollectionChange) {
     let changes = CollectionChangesHandle(change)
     withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }
     changes.end()
 }
 
-private func callBack(_ box: NotificationCallback<cove_map_cb>, _ change: RealmMapChange) {
+private func callBack(_ box: CCallback<cove_map_cb>, _ change: RealmMapChange) {
     let changes = MapChangesHandle(change)
     withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }
     changes.end()
 }
 
-private func callBack(_ box: NotificationCallback<cove_object_cb>, _ change: ObjectChange<DynamicObject>, _ object: DynamicObject) {
+private func callBack(_ box: CCallback<cove_object_cb>, _ change: ObjectChange<DynamicObject>, _ object: DynamicObject) {
     let changes = ObjectChangesHandle(change, of: object)
     withExtendedLifetime((box, changes)) { box.function(box.userdata, changes.borrowedPointer()) }
     changes.end()
@@ -131,7 +135,7 @@ public func cove_results_observe(_ results: OpaquePointer?, _ keyPathsArray: Uns
         if !r.holdsObjects, let paths, !paths.isEmpty {
             throw invalidArgument(function, "the results hold \(r.elementsLabel): key paths name properties of objects")
         }
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         let block: (CollectionChange) -> Void = { [weak box] change in
             if let box { callBack(box, change) }
         }
@@ -157,7 +161,7 @@ public func cove_list_observe(_ list: OpaquePointer?, _ keyPathsArray: UnsafePoi
         let paths = try keyPaths(keyPathsArray, nKeyPaths, in: function)
         guard let callback else { throw invalidArgument(function, "callback is NULL") }
         try requireObservable(l.list.realm, "list", in: function)
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         try register(box, of: l.realmHandle, to: out) { () throws(CoveError) in
             try l.list.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
@@ -177,7 +181,7 @@ public func cove_set_observe(_ set: OpaquePointer?, _ keyPathsArray: UnsafePoint
         let paths = try keyPaths(keyPathsArray, nKeyPaths, in: function)
         guard let callback else { throw invalidArgument(function, "callback is NULL") }
         try requireObservable(s.set.realm, "set", in: function)
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         try register(box, of: s.realmHandle, to: out) { () throws(CoveError) in
             try s.set.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
@@ -197,7 +201,7 @@ public func cove_map_observe(_ map: OpaquePointer?, _ keyPathsArray: UnsafePoint
         let paths = try keyPaths(keyPathsArray, nKeyPaths, in: function)
         guard let callback else { throw invalidArgument(function, "callback is NULL") }
         try requireObservable(m.map.realm, "map", in: function)
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         try register(box, of: m.realmHandle, to: out) { () throws(CoveError) in
             try m.map.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change) }
@@ -221,7 +225,7 @@ public func cove_object_observe(_ object: OpaquePointer?, _ keyPathsArray: Unsaf
         if observed.isInvalidated {
             throw failure(Int32(COVE_ERR_INVALIDATED), "\(function): the \(observed.objectSchema.className) object \(observed.objectKey) was deleted: it cannot be observed")
         }
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         try register(box, of: o.realmHandle, to: out) { () throws(CoveError) in
             try observed.observeChanges(keyPaths: paths) { [weak box] change in
                 if let box { callBack(box, change, observed) }

@@ -180,7 +180,7 @@ public func cove_projection_observe(_ projection: OpaquePointer?, _ namesArray: 
         let withoutValues = Dictionary(fields.map { f in
             (f.name, "projected name '\(f.name)' maps onto '\(f.keyPath)', which reaches a collection: its change carries no values (read them with cove_projection_get_values())")
         }, uniquingKeysWith: { first, _ in first })
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         let engineProjection = p.projection
         // The engine's projection holds itself weakly in its observer: the token keeps it.
         try register(box, of: p.realmHandle, to: out, keeping: engineProjection) { () throws(CoveError) in

@@ -10,13 +10,13 @@ import Glibc
 
 // MARK: Key callbacks
 
-/// A C section key callback with its user data (NotificationCallback's ownership rules):
+/// A C section key callback with its user data (CCallback's ownership rules):
 /// `free_userdata` runs exactly once, when the last sectioned results, section, frozen copy or
 /// token that uses the callback is released; `disarm()` leaves it to the caller when the
 /// sectioned results could not be made.
-typealias SectionKeyCallback = NotificationCallback<cove_section_key_fn>
+typealias SectionKeyCallback = CCallback<cove_section_key_fn>
 
-extension NotificationCallback where Function == cove_section_key_fn {
+extension CCallback where Function == cove_section_key_fn {
     /// Whether the callback is running on the calling thread (the thread's chain of running key
     /// callbacks holds it).
     var isRunningOnThisThread: Bool {
@@ -197,7 +197,7 @@ private func sectioned(_ r: ResultsHandle, _ sectioning: SectionedHandle.Section
 /// Calls a sectioned callback with a change object lent for the call. After an error nothing
 /// more is delivered: the observation is over, as for every other observer (the engine would
 /// go on with later commits).
-private func sectionedBlock(_ box: NotificationCallback<cove_sectioned_cb>) -> (SectionedChange) -> Void {
+private func sectionedBlock(_ box: CCallback<cove_sectioned_cb>) -> (SectionedChange) -> Void {
     var stopped = false
     return { [weak box] change in
         guard let box, !stopped else { return }
@@ -361,7 +361,7 @@ public func cove_sectioned_observe(_ sectioned: OpaquePointer?, _ keyPathsArray:
         let paths = try keyPaths(keyPathsArray, nKeyPaths, in: function)
         guard let callback else { throw invalidArgument(function, "callback is NULL") }
         try requireObservable(s.realmHandle.realm, "sectioned results", in: function)
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         let block = sectionedBlock(box)
         try register(box, of: s.realmHandle, to: out, keeping: s.keyCallback) { () throws(CoveError) in
             try engineCall { () throws -> NotificationToken in
@@ -385,7 +385,7 @@ public func cove_section_observe(_ section: OpaquePointer?, _ keyPathsArray: Uns
         let paths = try keyPaths(keyPathsArray, nKeyPaths, in: function)
         guard let callback else { throw invalidArgument(function, "callback is NULL") }
         try requireObservable(s.realmHandle.realm, "section", in: function)
-        let box = NotificationCallback(callback, userdata, freeUserdata)
+        let box = CCallback(callback, userdata, freeUserdata)
         let block = sectionedBlock(box)
         try register(box, of: s.realmHandle, to: out, keeping: s.parent.keyCallback) { () throws(CoveError) in
             try engineCall { () throws -> NotificationToken in
