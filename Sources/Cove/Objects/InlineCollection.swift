@@ -209,7 +209,7 @@ struct InlineCollection {
         return size
     }
 
-    private static func appendLength(_ n: Int, to out: inout [UInt8]) {
+    static func appendLength(_ n: Int, to out: inout [UInt8]) {
         var v = UInt64(n)
         while v >= 0x80 {
             out.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -230,7 +230,7 @@ struct InlineCollection {
         return out
     }
 
-    private static func readLength(_ b: UnsafeRawBufferPointer, at: inout Int) throws(StorageError) -> Int {
+    static func readLength(_ b: UnsafeRawBufferPointer, at: inout Int) throws(StorageError) -> Int {
         var value = 0
         var shift = 0
         while true {

@@ -129,17 +129,9 @@ extension ObjectStore {
             return .tree(root)
         case CollectionCell.rowInlineTag:
             var at = 1
-            var count: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard at < b.count, shift < 35 else { return .malformed("a malformed element count") }
-                count |= UInt64(b[at] & 0x7F) << shift
-                at += 1
-                if b[at - 1] & 0x80 == 0 { break }
-                shift += 7
-            }
-            guard count > 0, count <= UInt64(b.count) else { return .malformed("\(count) elements in \(b.count) bytes") }
-            return .inline(count: Int(count), elements: Array(UnsafeRawBufferPointer(rebasing: b[at...])))
+            guard let count = try? InlineCollection.readLength(b, at: &at) else { return .malformed("a malformed element count") }
+            guard count > 0, count <= b.count else { return .malformed("\(count) elements in \(b.count) bytes") }
+            return .inline(count: count, elements: Array(UnsafeRawBufferPointer(rebasing: b[at...])))
         default:
             return .malformed("a cell of \(b.count) bytes with tag \(b[0])")
         }
@@ -184,26 +176,10 @@ extension ObjectStore {
             out.withUnsafeMutableBytes { root.encode(into: $0.baseAddress! + 1) }
             return .bytes(out)
         case .row(let c):
-            var header = (UInt64(0), UInt64(0))
-            var length = 1
-            withUnsafeMutableBytes(of: &header) { h in
-                h[0] = CollectionCell.rowInlineTag
-                var n = UInt64(c.count)
-                while n >= 0x80 {
-                    h[length] = UInt8(truncatingIfNeeded: n) | 0x80
-                    n >>= 7
-                    length += 1
-                }
-                h[length] = UInt8(n)
-                length += 1
-            }
-            let out = [UInt8](unsafeUninitializedCapacity: length + c.bytes.count) { buffer, count in
-                withUnsafeBytes(of: header) { h in buffer.baseAddress!.initialize(from: h.bindMemory(to: UInt8.self).baseAddress!, count: length) }
-                c.bytes.withUnsafeBufferPointer { b in
-                    if let base = b.baseAddress { (buffer.baseAddress! + length).initialize(from: base, count: b.count) }
-                }
-                count = length + c.bytes.count
-            }
+            var out: [UInt8] = [CollectionCell.rowInlineTag]
+            out.reserveCapacity(1 + 10 + c.bytes.count)
+            InlineCollection.appendLength(c.count, to: &out)
+            out.append(contentsOf: c.bytes)
             return .bytes(out)
         }
     }
