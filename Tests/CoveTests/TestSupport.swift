@@ -51,6 +51,8 @@ class CoveTestCase: XCTestCase {
 
 /// Plain file access for the tests, without Foundation.
 enum FileHelper {
+    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
     static func write(_ path: String, _ text: String) -> Bool {
         guard let f = fopen(path, "w") else { return false }
         defer { fclose(f) }

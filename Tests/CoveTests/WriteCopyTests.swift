@@ -114,16 +114,11 @@ final class WriteCopyTests: CoveTestCase {
         try realm.write {
             assertThrows(.invalidArgument, containing: "in a write transaction") { try realm.writeCopy(toFile: "\(self.folder)/w.cove") }
         }
-        XCTAssertFalse(FileManagerLite.exists("\(folder)/w.cove"))
+        XCTAssertFalse(FileHelper.exists("\(folder)/w.cove"))
         assertThrows(.io, containing: "No such file or directory") { try realm.writeCopy(toFile: "\(self.folder)/no/such/folder/x.cove") }
         realm.close()
         assertThrows(.closed, containing: "closed") { try realm.writeCopy(toFile: "\(self.folder)/c.cove") }
     }
-}
-
-/// Whether a path exists, without Foundation.
-enum FileManagerLite {
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 }
 
 /// Realm.compactFile(atPath:) and Configuration.shouldCompactOnLaunch: a file compacted in place
@@ -161,7 +156,7 @@ final class CompactTests: CoveTestCase {
         XCTAssertLessThanOrEqual(asked.0, UInt64(before))
         XCTAssertLessThan(asked.1, asked.0 / 2)
         XCTAssertLessThan(fileSize(path), before / 2)
-        XCTAssertFalse(FileManagerLite.exists(path + ".compacting"))
+        XCTAssertFalse(FileHelper.exists(path + ".compacting"))
         let realm = try Realm(configuration: try config(path))
         XCTAssertEqual(try realm.dynamicObjects("Dog").map { try $0.value(forKey: "name").description }, names)
         XCTAssertTrue(try realm.verify().contains("live"))
@@ -214,7 +209,7 @@ final class CompactTests: CoveTestCase {
         // A compaction that died before its rename leaves a partial copy beside the file.
         XCTAssertTrue(FileHelper.write(path + ".compacting", "partial"))
         XCTAssertTrue(try Realm.compactFile(atPath: path))
-        XCTAssertFalse(FileManagerLite.exists(path + ".compacting"))
+        XCTAssertFalse(FileHelper.exists(path + ".compacting"))
         XCTAssertEqual(try Realm(configuration: try config(path)).dynamicObjects("Dog").count, 100)
     }
 }
