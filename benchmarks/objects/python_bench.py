@@ -42,6 +42,8 @@ OPS_SCHEMA = {
     "Dog": {"primaryKey": "id", "properties": {"id": "int", "name": "string"}},
     "Plain": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}},
     "Later": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "age": "int", "score": "double"}},
+    "Listed": {"properties": {"name": "string", "n": "int", "nums": "int[]"}},
+    "Unlisted": {"properties": {"name": "string", "n": "int"}},
 }
 OPS_SQL = [
     "CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, dog INTEGER)",
@@ -52,6 +54,9 @@ OPS_SQL = [
     "CREATE INDEX tag_person ON tag(person)",
     "CREATE TABLE num (person INTEGER, value INTEGER, UNIQUE (person, value))",
     "CREATE TABLE kv (person INTEGER, key TEXT, value REAL, PRIMARY KEY (person, key))",
+    "CREATE TABLE listed (id INTEGER PRIMARY KEY, name TEXT, n INTEGER)",
+    "CREATE TABLE listed_num (owner INTEGER, pos INTEGER, value INTEGER)",
+    "CREATE INDEX listed_num_owner ON listed_num(owner, pos)",
 ]
 
 
@@ -63,7 +68,8 @@ def timed(body) -> float:
 
 def operations(d: str) -> tuple:
     """(label, count, Cove seconds, sqlite3 seconds) for each common operation, and the seconds
-    of Cove's creates with four values and with the key then three sets."""
+    of Cove's creates with four values and with the key then three sets, and of create_many with
+    and without a two-element list."""
     rows = []
     realm = cove.open(os.path.join(d, "ops.cove"), schema=OPS_SCHEMA, schema_version=1, durability="no_sync")
     db = sqlite3.connect(os.path.join(d, "ops.db"), isolation_level=None)
@@ -171,6 +177,26 @@ def operations(d: str) -> tuple:
 
     rows.append(("list append + set add + map store, one write (per three)", M, timed(cove_append), timed(sqlite_append)))
 
+    # Objects with a two-element list, loaded in one call: Cove's create_many with the lists in
+    # the rows, SQLite's executemany of the parents and of the child rows.
+    def cove_listed() -> None:
+        with realm.write():
+            realm.create_many("Listed", ({"name": NAMES[i % 1000], "n": i, "nums": [i, i + 1]} for i in range(M)))
+
+    def cove_unlisted() -> None:
+        with realm.write():
+            realm.create_many("Unlisted", ({"name": NAMES[i % 1000], "n": i} for i in range(M)))
+
+    def sqlite_listed() -> None:
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO listed VALUES (?, ?, ?)", ((i, NAMES[i % 1000], i) for i in range(M)))
+        db.executemany("INSERT INTO listed_num VALUES (?, ?, ?)",
+                       ((i, p, i + p) for i in range(M) for p in range(2)))
+        db.execute("COMMIT")
+
+    listed, unlisted = timed(cove_listed), timed(cove_unlisted)
+    rows.append(("create_many with a two-element list in each row (per object)", M, listed, timed(sqlite_listed)))
+
     def cove_collections() -> None:
         assert len(list(owner.tags)) + len(list(owner.nums)) + len(list(owner.scores.items())) > 0
 
@@ -185,7 +211,7 @@ def operations(d: str) -> tuple:
                  timed(sqlite_collections)))
     realm.close()
     db.close()
-    return rows, four, then_set
+    return rows, four, then_set, listed, unlisted
 
 
 def main() -> None:
@@ -272,7 +298,7 @@ def main() -> None:
         sqlite_iterate = time.perf_counter() - t
         db.close()
         assert total == total2
-        ops, four, then_set = operations(d)
+        ops, four, then_set, listed, unlisted = operations(d)
 
     def us(seconds: float, n: int) -> str:
         return f"{seconds / n * 1e6:.2f} µs"
@@ -289,6 +315,8 @@ def main() -> None:
     print("|---|--:|--:|")
     print(f"| create with the key, then three attribute sets | {us(then_set, M)} | {then_set / four:.2f}× |")
     print(f"| … against one create with the four values | {us(four, M)} | 1.00× |")
+    print(f"| create_many with a two-element list in each row | {us(listed, M)} | {listed / unlisted:.2f}× |")
+    print(f"| … against the same rows without the list | {us(unlisted, M)} | 1.00× |")
     print()
     print("| Where a Cove lookup's time goes (per call) | Cove |")
     print("|---|--:|")
