@@ -74,16 +74,22 @@ enum FreeSpaceRecord {
 extension WriteTransaction {
     /// The reusable page after the last one taken, if it is free; otherwise the first page of
     /// the lowest run of at least `wantedRun` pages (consuming more records to find one, up
-    /// to a bound), else nil if the file may grow, else the first page of the longest run.
+    /// to a bound, while the file may grow), else nil if the file may grow, else the first page
+    /// of the longest run. Once the file may not grow, free pages are plenty and (under random
+    /// updates) scattered, and records are consumed only while fewer than `wantedRun` pages are
+    /// at hand: each one consumed is rewritten at commit, and looking through a large record for
+    /// a run it does not have cost a random single-object commit a fifth of its CPU time.
     /// Pages allocated one after another thus sit side by side, and the commit writes them
     /// in few calls, where taking the lowest free page each time interleaves the pages of
     /// consecutive versions for good. nil also when no page is reusable.
     func takeReusablePage() throws(StorageError) -> PageNumber? {
         if let last = lastReused, let r = reusable.run(startingAt: last + 1) { return takeReusable(fromRun: r) }
         if !settlingFreeSpace {
-            // The commit later rewrites every record consumed: look through a few at most.
+            // The commit later rewrites every record consumed: look through a few at most, and
+            // past the growth bound only for want of pages, not of a run.
             var looked = 0
-            while looked < 16, reusable.pageCount < 4096, reusable.firstRun(atLeast: wantedRun) == nil {
+            while looked < 16, reusable.pageCount < 4096, reusable.firstRun(atLeast: wantedRun) == nil,
+                  mayGrow || reusable.pageCount < wantedRun {
                 guard try consumeFreeRecord() else { break }
                 looked += 1
             }
