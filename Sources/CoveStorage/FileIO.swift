@@ -48,7 +48,8 @@ public protocol FileIO: AnyObject, Sendable {
     func sync() throws(StorageError)
 
     /// Grows the file to at least `size` bytes with space allocated on the device, so that the
-    /// writes that follow cannot fail for lack of space.
+    /// writes that follow cannot fail for lack of space (`PosixFile` also writes the new range
+    /// with zeros, so that those writes change no file-system metadata).
     /// - Throws: `.noSpace` when the device is full, `.io` otherwise.
     func extend(to size: UInt64) throws(StorageError)
 
@@ -181,6 +182,11 @@ public final class PosixFile: FileIO {
         }
     }
 
+    /// Grows the file to `size` bytes, its new blocks allocated and written with zeros: a
+    /// block the file system allocated but never wrote (an unwritten extent) changes the file's
+    /// metadata at its first write, which the next `fdatasync` then writes and waits for apart
+    /// from the data (on ext4 about 100 µs more for each commit into fresh space; a commit
+    /// updating random objects of a freshly loaded file took 270-320 µs instead of 170-180).
     public func extend(to size: UInt64) throws(StorageError) {
         let current = try self.size()
         if current >= size { return }
@@ -188,16 +194,27 @@ public final class PosixFile: FileIO {
         // lack of space. It returns the error instead of setting errno.
         var rc = posix_fallocate(descriptor, off_t(current), off_t(size - current))
         while rc == EINTR { rc = posix_fallocate(descriptor, off_t(current), off_t(size - current)) }
-        if rc == EOPNOTSUPP || rc == EINVAL {
-            // A file system without fallocate: fall back to a sparse extension. Writes go
-            // through pwrite, never through the mapping, so a full device still surfaces as
-            // ENOSPC from a write at commit, never as SIGBUS.
-            if retryOnInterrupt({ ftruncate(descriptor, off_t(size)) }) != 0 {
-                throw systemError(errno, "cannot extend '\(path)' to \(size) bytes")
-            }
-            return
+        // A file system without fallocate: the zeros written below extend the file and
+        // allocate its blocks. Either way a full device surfaces as ENOSPC here or from a write
+        // at commit (writes go through pwrite, never through the mapping), never as SIGBUS.
+        if rc != 0 && rc != EOPNOTSUPP && rc != EINVAL {
+            throw systemError(rc, "cannot extend '\(path)' to \(size) bytes")
         }
-        if rc != 0 { throw systemError(rc, "cannot extend '\(path)' to \(size) bytes") }
+        try writeZeros(from: current, to: size)
+    }
+
+    /// Writes zeros over `[from, to)`, a megabyte at a time.
+    private func writeZeros(from: UInt64, to: UInt64) throws(StorageError) {
+        guard to > from else { return }
+        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(to - from, 1 << 20)), alignment: pageSize)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        defer { zeros.deallocate() }
+        var at = from
+        while at < to {
+            let n = Int(min(UInt64(zeros.count), to - at))
+            try write(UnsafeRawBufferPointer(rebasing: zeros[0..<n]), at: at)
+            at += UInt64(n)
+        }
     }
 
     public func size() throws(StorageError) -> UInt64 {

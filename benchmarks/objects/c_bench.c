@@ -15,6 +15,17 @@
  * Each row runs Cove, SQLite, SQLite, Cove on fresh files and prints the mean of the two
  * passes of each engine, per object. Durability is full for both (SQLite WAL, synchronous=FULL).
  *
+ * `c-bench commits` times durable single-object commits instead: BENCH_C_OBJECTS objects loaded
+ * into each engine as by `create`, then BENCH_C_COMMITS commits (default 2000) of each kind and
+ * engine, the engines taking turns one commit at a time (the one going first alternating):
+ *   update   one object of a random id found by primary key and its score set (cove_begin_write,
+ *            cove_object_find, cove_object_set_by_key, cove_commit; SQLite BEGIN, a prepared
+ *            UPDATE person SET score = ? WHERE id = ?, COMMIT);
+ *   append   one object with a new id created with its four values
+ *            (cove_object_create_with_values; SQLite BEGIN, the prepared INSERT, COMMIT).
+ * It prints, per kind, the median and mean wall time of a commit and the median CPU time of the
+ * committing thread (the part that is not waiting for the disk).
+ *
  * benchmarks/objects/run-c.sh builds the library and this program and runs it. */
 #define _POSIX_C_SOURCE 200809L
 #include <cove.h>
@@ -29,15 +40,17 @@ static const char* SCHEMA =
     "{\"Person\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\","
     " \"age\": \"int\", \"score\": \"double\"}}}";
 
-static int objects = 200000, lookups = 200000;
+static int objects = 200000, lookups = 200000, commits = 2000;
 static char dir[256];
 static int64_t* shuffled;
 
-static double now(void) {
+static double clock_ns(clockid_t clock) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
+
+static double now(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static void die(const char* what) {
     fprintf(stderr, "c-bench: %s: %s\n", what, cove_last_error_message());
@@ -47,7 +60,7 @@ static void die(const char* what) {
 #define SQ(call) do { int rc_ = (call); if (rc_ != SQLITE_OK && rc_ != SQLITE_DONE && rc_ != SQLITE_ROW) { \
     fprintf(stderr, "c-bench: %s: %s\n", #call, sqlite3_errstr(rc_)); exit(1); } } while (0)
 
-static void name_of(int64_t id, char* out) { snprintf(out, 16, "person%lld", (long long)id); }
+static void name_of(int64_t id, char* out) { snprintf(out, 24, "person%lld", (long long)id); }
 
 /* ---- Cove ---------------------------------------------------------------------------------- */
 
@@ -81,7 +94,7 @@ static cove_value_t string_value(const char* s) {
 
 static void cove_fill(cove_realm_t* realm) {
     int64_t kName = key_of(realm, "name"), kAge = key_of(realm, "age"), kScore = key_of(realm, "score");
-    char name[16];
+    char name[24];
     OK(cove_begin_write(realm));
     for (int i = 0; i < objects; i++) {
         cove_value_t pk = int_value(i), v;
@@ -99,17 +112,20 @@ static void cove_fill(cove_realm_t* realm) {
     OK(cove_commit(realm));
 }
 
-static void cove_create(cove_realm_t* realm) {
+/* Creates the object of id `id` with its four values, in the open write. */
+static void cove_create_one(cove_realm_t* realm, int64_t id) {
     static const char* names[] = {"id", "name", "age", "score"};
-    char name[16];
+    char name[24];
+    name_of(id, name);
+    cove_value_t values[4] = {int_value(id), string_value(name), int_value(id % 100), double_value(id * 0.5)};
+    cove_object_t* o = NULL;
+    OK(cove_object_create_with_values(realm, "Person", names, 4, values, &o));
+    cove_release(o);
+}
+
+static void cove_create(cove_realm_t* realm) {
     OK(cove_begin_write(realm));
-    for (int i = 0; i < objects; i++) {
-        name_of(i, name);
-        cove_value_t values[4] = {int_value(i), string_value(name), int_value(i % 100), double_value(i * 0.5)};
-        cove_object_t* o = NULL;
-        OK(cove_object_create_with_values(realm, "Person", names, 4, values, &o));
-        cove_release(o);
-    }
+    for (int i = 0; i < objects; i++) cove_create_one(realm, i);
     OK(cove_commit(realm));
 }
 
@@ -164,20 +180,28 @@ static sqlite3* sqlite_fresh(int n) {
     return db;
 }
 
-static void sqlite_insert(sqlite3* db) {
+static sqlite3_stmt* sqlite_prepare_insert(sqlite3* db) {
     sqlite3_stmt* st = NULL;
-    char name[16];
-    SQ(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
     SQ(sqlite3_prepare_v2(db, "INSERT INTO person(id, name, age, score) VALUES (?, ?, ?, ?)", -1, &st, NULL));
-    for (int i = 0; i < objects; i++) {
-        name_of(i, name);
-        sqlite3_bind_int64(st, 1, i);
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, i % 100);
-        sqlite3_bind_double(st, 4, i * 0.5);
-        SQ(sqlite3_step(st));
-        sqlite3_reset(st);
-    }
+    return st;
+}
+
+/* Inserts the row of id `id` through the prepared INSERT `st`. */
+static void sqlite_insert_one(sqlite3_stmt* st, int64_t id) {
+    char name[24];
+    name_of(id, name);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, id % 100);
+    sqlite3_bind_double(st, 4, id * 0.5);
+    SQ(sqlite3_step(st));
+    sqlite3_reset(st);
+}
+
+static void sqlite_insert(sqlite3* db) {
+    sqlite3_stmt* st = sqlite_prepare_insert(db);
+    SQ(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
+    for (int i = 0; i < objects; i++) sqlite_insert_one(st, i);
     sqlite3_finalize(st);
     SQ(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
 }
@@ -246,6 +270,96 @@ static double sqlite_pass(int row, int n) {
     return t / ops;
 }
 
+/* ---- Durable single-object commits (`c-bench commits`) --------------------------------------- */
+
+static int by_value(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void commits_run(const char* engine) {
+    int cove = strcmp(engine, "sqlite") != 0, sqlite = strcmp(engine, "cove") != 0;
+    cove_realm_t* realm = NULL;
+    int64_t kScore = 0;
+    if (cove) {
+        realm = cove_fresh(4);
+        cove_create(realm);
+        kScore = key_of(realm, "score");
+    }
+    sqlite3* db = NULL;
+    sqlite3_stmt *update = NULL, *insert = NULL;
+    if (sqlite) {
+        db = sqlite_fresh(4);
+        sqlite_insert(db);
+        SQ(sqlite3_prepare_v2(db, "UPDATE person SET score = ? WHERE id = ?", -1, &update, NULL));
+        insert = sqlite_prepare_insert(db);
+    }
+    double *wall[2], *cpu[2];
+    for (int k = 0; k < 2; k++) {
+        wall[k] = calloc((size_t)commits, sizeof(double));
+        cpu[k] = calloc((size_t)commits, sizeof(double));
+    }
+    printf("| %d durable commits of each kind, %d objects | Cove | SQLite | Cove/SQLite |\n|---|--:|--:|--:|\n",
+           commits, objects);
+    for (int kind = 0; kind < 2; kind++) {
+        double sum[2] = {0, 0};
+        for (int i = 0; i < commits; i++) {
+            int64_t id = kind == 0 ? shuffled[i % objects] : objects + i;
+            double score = i + 0.25;
+            for (int turn = 0; turn < 2; turn++) {
+                int k = (i + turn) % 2;
+                if ((k == 0 && !cove) || (k == 1 && !sqlite)) continue;
+                double w = now(), c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                if (k == 0) {
+                    OK(cove_begin_write(realm));
+                    if (kind == 0) {
+                        cove_value_t pk = int_value(id), v = double_value(score);
+                        cove_object_t* o = NULL;
+                        OK(cove_object_find(realm, "Person", &pk, &o));
+                        if (!o) die("cove_object_find found nothing");
+                        OK(cove_object_set_by_key(o, kScore, &v));
+                        cove_release(o);
+                    } else {
+                        cove_create_one(realm, id);
+                    }
+                    OK(cove_commit(realm));
+                } else {
+                    SQ(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
+                    if (kind == 0) {
+                        sqlite3_bind_double(update, 1, score);
+                        sqlite3_bind_int64(update, 2, id);
+                        SQ(sqlite3_step(update));
+                        if (sqlite3_changes(db) != 1) { fprintf(stderr, "c-bench: SQLite updated no row\n"); exit(1); }
+                        sqlite3_reset(update);
+                    } else {
+                        sqlite_insert_one(insert, id);
+                    }
+                    SQ(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
+                }
+                cpu[k][i] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c;
+                wall[k][i] = now() - w;
+                sum[k] += wall[k][i];
+            }
+        }
+        double mw[2], mc[2];
+        for (int k = 0; k < 2; k++) { mw[k] = median(wall[k], commits); mc[k] = median(cpu[k], commits); }
+        const char* label = kind == 0 ? "update one property of a random object" : "create one object";
+        printf("| %s: median | %.1f µs | %.1f µs | %.2fx |\n", label, mw[0] / 1e3, mw[1] / 1e3, mw[0] / mw[1]);
+        printf("| %s: mean | %.1f µs | %.1f µs | %.2fx |\n", label, sum[0] / commits / 1e3, sum[1] / commits / 1e3,
+               sum[0] / sum[1]);
+        printf("| %s: median CPU | %.1f µs | %.1f µs | %.2fx |\n", label, mc[0] / 1e3, mc[1] / 1e3, mc[0] / mc[1]);
+        fflush(stdout);
+    }
+    for (int k = 0; k < 2; k++) { free(wall[k]); free(cpu[k]); }
+    if (cove) { OK(cove_close(realm)); cove_release(realm); }
+    if (sqlite) { sqlite3_finalize(update); sqlite3_finalize(insert); sqlite3_close(db); }
+}
+
 int main(int argc, char** argv) {
     const char* e;
     if ((e = getenv("BENCH_C_OBJECTS"))) objects = atoi(e);
@@ -261,11 +375,14 @@ int main(int argc, char** argv) {
         int j = (int)((s >> 33) % (uint64_t)(i + 1));
         int64_t t = shuffled[i]; shuffled[i] = shuffled[j]; shuffled[j] = t;
     }
-    /* One row alone, for a profiler: 0-3; then "cove" or "sqlite" for one engine's passes. */
+    if ((e = getenv("BENCH_C_COMMITS"))) commits = atoi(e);
+    /* One row alone, for a profiler: 0-3, or "commits"; then "cove" or "sqlite" for one
+     * engine's passes. */
     int only = argc > 1 ? atoi(argv[1]) : -1;
     const char* engine = argc > 2 ? argv[2] : "";
-    printf("| C API, %d objects | Cove | SQLite | Cove/SQLite |\n|---|--:|--:|--:|\n", objects);
-    for (int row = 0; row < ROWS; row++) {
+    if (argc > 1 && strcmp(argv[1], "commits") == 0) commits_run(engine);
+    else printf("| C API, %d objects | Cove | SQLite | Cove/SQLite |\n|---|--:|--:|--:|\n", objects);
+    for (int row = 0; row < ROWS && strcmp(argc > 1 ? argv[1] : "", "commits") != 0; row++) {
         if (only >= 0 && row != only) continue;
         int cove = strcmp(engine, "sqlite") != 0, sqlite = strcmp(engine, "cove") != 0;
         double c = cove ? cove_pass(row, 0) : 0, q = sqlite ? sqlite_pass(row, 1) : 0;

@@ -2,7 +2,8 @@
 # Builds libcove (CMake, release) and c_bench.c, then times single calls of Cove's C API beside
 # SQLite's C API in one run: one Markdown table on stdout. Needs libsqlite3-dev (run.sh installs
 # it). BENCH_C_OBJECTS (200000) and BENCH_C_LOOKUPS (200000) change the sizes; an argument 0-3
-# runs one row alone, and a second one, `cove` or `sqlite`, one engine alone (for a profiler).
+# runs one row alone, `commits` the durable commits instead, and a second one, `cove` or
+# `sqlite`, one engine alone (for a profiler). BENCH_C_COMMITS (2000) sets the commits of each kind.
 set -euo pipefail
 source "$(dirname "$0")/../../.ci/env.sh"
 cd "$COVE_ROOT"
