@@ -9,26 +9,39 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import typing
+from collections import abc
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
-                    Sequence, Tuple, TypeVar, Union, overload)
+                    Sequence, Tuple, Type, TypeVar, Union, overload)
 
 from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
 from ._lib import check, ffi, lib, owned
-from ._schema import PropertyInfo
+from ._notifications import ChangeStream, observe
+from ._results import Results
+from ._schema import LIST, PropertyInfo
 from ._speedups import (DONE, LIST_ELEMENTS, MAP_ENTRIES, MAP_KEYS, MAP_VALUES, MISS, MISSING, SET_ELEMENTS,
                         iterate_elements, list_append, list_element, list_insert, list_set, map_entry, map_set,
                         map_store, map_value, set_add, set_element)
-from ._values import Timestamp, position, write_value
+from ._values import Timestamp, position, read_value, write_value
 
 if TYPE_CHECKING:
-    from ._notifications import ChangeStream, NotificationToken
+    from ._notifications import NotificationToken
     from ._object import Object
     from ._realm import Realm
-    from ._results import Results
 
 _T = TypeVar("_T")
 _V = TypeVar("_V")
 
+
+# cove.Object, the class of the objects that collections hold and that links point to: _object
+# defines it on top of this module and registers it here when it is imported
+# (register_object_class), rather than this module importing _object.
+_object_class: Type["Object"]
+
+
+def register_object_class(cls: Type["Object"]) -> None:
+    """Makes `cls` the class of objects here (called by _object with cove.Object)."""
+    global _object_class
+    _object_class = cls
 
 
 class Embedded:
@@ -38,6 +51,32 @@ class Embedded:
 
     def __init__(self, values: Dict[str, Any]) -> None:
         self.values = values
+
+
+def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any:
+    """An element or link value ready to write into `info`: for an embedded class the values
+    of a new embedded object (from a dict, or copied from an embedded object), for a link a dict
+    turned into a new object; anything else as it is (the library checks its type)."""
+    if info.target is None:
+        return value
+    if not info.embedded:
+        # collections.abc's Mapping: typing's answers isinstance() through two more calls.
+        if isinstance(value, abc.Mapping):
+            return realm._create_nested(info.target, value, update)
+        if isinstance(value, _object_class) and "_cove_values" in value.__dict__:
+            # An unmanaged object assigned or given as a link is added, as in realm-swift.
+            return realm._add_object(value, update, nested=True)
+        return value
+    if value is None and info.kind != LIST:
+        return None
+    if isinstance(value, abc.Mapping):
+        return Embedded(dict(value))
+    if isinstance(value, _object_class):
+        if value.class_name != info.target:
+            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value.class_name}")
+        return Embedded(value._snapshot())
+    raise WrongTypeError(
+        2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")
 
 
 def cvalue(value: Any, realm: Any) -> Tuple[Any, _PyList[Any]]:
@@ -51,15 +90,13 @@ def cvalue(value: Any, realm: Any) -> Tuple[Any, _PyList[Any]]:
 
 def compare_key(value: Any) -> Any:
     """A hashable key under which two values are equal when Cove holds them as one element."""
-    from ._object import Object
-
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, (int, float, decimal.Decimal)):
         return ("number", value)
     if isinstance(value, _dt.datetime) and value.tzinfo is not None:
         return ("date", Timestamp.parts(value))
-    if isinstance(value, Object):
+    if isinstance(value, _object_class):
         return ("object", value._identity())
     return (type(value).__name__, value)
 
@@ -112,8 +149,6 @@ class _Collection:
         return self._info.name
 
     def _read(self, v: Any) -> Any:
-        from ._values import read_value
-
         return read_value(ffi, v, self._realm._resolve_link)
 
     def _get(self, i: int) -> Any:
@@ -140,8 +175,6 @@ class _Collection:
         put into a collection of links, else the value itself."""
         if self._info.target is None:
             return value    # a collection of values: as it is (the library checks its type)
-        from ._object import prepare
-
         return prepare(self._realm, self._info, value, update)
 
     def _fill_new(self, handle: Any, values: Dict[str, Any], update: bool) -> None:
@@ -176,8 +209,6 @@ class _Collection:
         Returns a ``cove.NotificationToken``: keep it while the observation should go on. Raises
         FrozenError for a frozen collection, TransactionError inside a write, InvalidatedError
         once the owner is deleted."""
-        from ._notifications import observe
-
         return observe(self._OBSERVE, self._handle, self._realm, self, callback, key_paths)
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[Any]":
@@ -185,8 +216,6 @@ class _Collection:
         the initial one first, as an asyncio iterator that waits on the realm's notification
         descriptor and refreshes the realm when it is readable. It ends when the realm closes or
         after the owner's deletion."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
 
 
@@ -345,11 +374,9 @@ class List(_Collection, typing.MutableSequence[_T]):
     def pop(self, index: int = -1) -> _T:
         """Removes and returns an element (an embedded element removed is deleted: its values
         come back as a dict)."""
-        from ._object import Object
-
         i = self._index(index)
         value = self._get(i)
-        if self._info.embedded and isinstance(value, Object):
+        if self._info.embedded and isinstance(value, _object_class):
             value = value._snapshot()
         check(lib.cove_list_erase(self._handle, i))
         return typing.cast(_T, value)
@@ -376,8 +403,6 @@ class List(_Collection, typing.MutableSequence[_T]):
     def as_results(self) -> "Results[_T]":
         """The elements as live ``cove.Results``, in list order: objects for a list of objects,
         values otherwise (``self`` names the element in their queries: ``filter("self > 2")``)."""
-        from ._results import Results
-
         out = ffi.new("cove_results_t**")
         check(lib.cove_list_as_results(self._handle, out))
         return Results._make(self._realm, out[0], self._info.target, self._info.label)
@@ -634,8 +659,6 @@ class Set(_Collection, typing.MutableSet[_T]):
     def as_results(self) -> "Results[_T]":
         """The elements as live ``cove.Results``, in the set's order: objects for a set of
         objects, values otherwise (``self`` names the element in their queries)."""
-        from ._results import Results
-
         out = ffi.new("cove_results_t**")
         check(lib.cove_set_as_results(self._handle, out))
         return Results._make(self._realm, out[0], self._info.target, self._info.label)

@@ -20,13 +20,14 @@ import typing
 import uuid
 from typing import Any, Dict, Generic, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
+from ._collections import List as CoveList, Map as CoveMap, Set as CoveSet
 from ._errors import InvalidArgumentError, SchemaError
-
-if typing.TYPE_CHECKING:
-    from ._results import Results
 from ._schema import PRIMITIVES, VALUE, ClassInfo, parse_class
 from ._speedups import Accessor
 from ._values import ObjectId, Timestamp
+
+if typing.TYPE_CHECKING:
+    from ._results import Results
 
 _O = TypeVar("_O")
 
@@ -326,10 +327,6 @@ class _Resolver:
 
     def collection(self, annotation: Any, where: str) -> Optional[Tuple[str, Any]]:
         """("[]", element) for a list annotation, "<>" for a set, "{}" for a map; else None."""
-        from ._collections import List as CoveList
-        from ._collections import Map as CoveMap
-        from ._collections import Set as CoveSet
-
         origin = typing.get_origin(annotation) or annotation
         args = typing.get_args(annotation)
         if origin in (CoveList, list, collections.abc.MutableSequence, collections.abc.Sequence):

@@ -1,12 +1,13 @@
-"""The compiled binding and the status check every call goes through."""
+"""The compiled binding, the status check every call goes through, and the string arguments
+the calls take."""
 from __future__ import annotations
 
 from typing import Any
 
 from ._cove_ffi import ffi, lib  # type: ignore[import-not-found]
-from ._errors import error_for
+from ._errors import InvalidArgumentError, WrongTypeError, error_for
 
-__all__ = ["ffi", "lib", "check", "owned", "release_handle"]
+__all__ = ["ffi", "lib", "check", "owned", "release_handle", "c_string"]
 
 
 def check(status: int, *, query: bool = False) -> None:
@@ -29,3 +30,13 @@ def owned(handle: Any) -> Any:
 
 def release_handle(handle: Any) -> None:
     lib.cove_release(handle)
+
+
+def c_string(value: Any, what: str) -> bytes:
+    """A NUL-terminated string argument: the library would read only up to an embedded NUL."""
+    if not isinstance(value, str):
+        raise WrongTypeError(2, f"{what} is a str, got {type(value).__name__}")
+    data = value.encode("utf-8", "surrogatepass")
+    if b"\0" in data:
+        raise InvalidArgumentError(1, f"{what} {value!r} holds a NUL character")
+    return data

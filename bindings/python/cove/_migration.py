@@ -13,6 +13,18 @@ if TYPE_CHECKING:
     from ._object import Object
     from ._realm import Realm
 
+# cove.Realm, the class of the old and new realms a migration hands out: _realm defines it on
+# top of this module and registers it here when it is imported (register_realm_class), rather
+# than this module importing _realm.
+_realm_class: Type["Realm"]
+
+
+def register_realm_class(cls: Type["Realm"]) -> None:
+    """Makes `cls` the class of the realms migrations hand out (called by _realm with
+    cove.Realm)."""
+    global _realm_class
+    _realm_class = cls
+
 
 class Migration:
     """What a migration function gets: the file's old schema version, the old realm (frozen,
@@ -43,11 +55,9 @@ class Migration:
     def old_realm(self) -> "Realm":
         """The file as it was: a frozen realm with the old schema (plain cove.Object objects)."""
         if self._old is None:
-            from ._realm import Realm
-
             out = ffi.new("cove_realm_t**")
             check(lib.cove_migration_old_realm(self._h(), out))
-            self._old = Realm(out[0], path=self._path, frozen=True)
+            self._old = _realm_class(out[0], path=self._path, frozen=True)
         return self._old
 
     @property
@@ -55,11 +65,9 @@ class Migration:
         """The realm being opened, inside the migration's write, with the new schema (objects of
         declared classes come back as instances of them)."""
         if self._new is None:
-            from ._realm import Realm
-
             out = ffi.new("cove_realm_t**")
             check(lib.cove_migration_new_realm(self._h(), out))
-            self._new = Realm(out[0], path=self._path, frozen=False, classes=self._classes)
+            self._new = _realm_class(out[0], path=self._path, frozen=False, classes=self._classes)
         return self._new
 
     def rename_property(self, cls: Union[str, Type["Object"]], old_name: str, new_name: str) -> None:

@@ -5,15 +5,17 @@ from collections import abc
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _declare
-from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet
+from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet, prepare, register_object_class
 from ._errors import InvalidArgumentError, NotFoundError, WrongTypeError
 from ._lib import check, ffi, lib
+from ._notifications import ChangeStream, observe
+from ._results import Results
 from ._speedups import MISS, Accessor, ObjectBase, adopt, manage, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
 from ._values import read_value, write_value
 
 if TYPE_CHECKING:
-    from ._notifications import ChangeStream, NotificationToken, ObjectChange
+    from ._notifications import NotificationToken, ObjectChange
     from ._realm import Realm
 
 
@@ -151,8 +153,6 @@ class Object(ObjectBase):
             check(lib.cove_object_get_map(self._handle, name.encode(), handle))
             return CoveMap._make(self._realm, self, info, handle[0])
         assert kind == BACKLINKS
-        from ._results import Results
-
         results = ffi.new("cove_results_t**")
         check(lib.cove_object_get_backlinks(self._handle, name.encode(), results))
         origin = info.origin or (str(info.target), "")
@@ -340,16 +340,12 @@ class Object(ObjectBase):
         ``cove.NotificationToken``: keep it while the observation should go on. Raises
         FrozenError for a frozen object, TransactionError inside a write, InvalidatedError for a
         deleted object."""
-        from ._notifications import observe
-
         return observe("cove_object_observe", self._handle, self._realm, self, callback, key_paths)
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[ObjectChange]":
         """``async for change in obj.changes():`` the changes ``observe()`` would report, as an
         asyncio iterator that waits on the realm's notification descriptor and refreshes the
         realm when it is readable. It ends after the deletion or when the realm closes."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=False)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -392,6 +388,9 @@ class Object(ObjectBase):
         return f"<{prefix} {self._identity()[1]}>"
 
 
+register_object_class(Object)
+
+
 class EmbeddedObject(Object, _base=True):
     """An object of an embedded class: it lives inside its owner (a link, list or map property)
     and is deleted with it. Subclass it to declare an embedded class; create one by assigning a
@@ -422,13 +421,11 @@ def install_accessors(names: Any) -> None:
 
 def plain(value: Any) -> Any:
     """A property value as plain Python: collections copied, embedded objects as dicts."""
-    from ._collections import List, Map, Set
-
-    if isinstance(value, (List, list)):
+    if isinstance(value, (CoveList, list)):
         return [plain(v) for v in value]
-    if isinstance(value, (Set, set)):
+    if isinstance(value, (CoveSet, set)):
         return set(value)
-    if isinstance(value, (Map, dict)):
+    if isinstance(value, (CoveMap, dict)):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, Object) and value.is_embedded:
         return value._snapshot()
@@ -460,29 +457,3 @@ def _held(p: PropertyInfo, value: Any) -> Any:
     except (TypeError, ValueError):
         what = "a mapping of strings to its values" if p.kind == MAP else "an iterable of its elements"
         raise WrongTypeError(2, f"{p.label} takes {what}, got {type(value).__name__}") from None
-
-
-def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any:
-    """An element or link value ready to write into `info`: for an embedded class the values
-    of a new embedded object (from a dict, or copied from an embedded object), for a link a dict
-    turned into a new object; anything else as it is (the library checks its type)."""
-    if info.target is None:
-        return value
-    if not info.embedded:
-        # collections.abc's Mapping: typing's answers isinstance() through two more calls.
-        if isinstance(value, abc.Mapping):
-            return realm._create_nested(info.target, value, update)
-        if isinstance(value, Object) and "_cove_values" in value.__dict__:
-            # An unmanaged object assigned or given as a link is added, as in realm-swift.
-            return realm._add_object(value, update, nested=True)
-        return value
-    if value is None and info.kind != LIST:
-        return None
-    if isinstance(value, abc.Mapping):
-        return Embedded(dict(value))
-    if isinstance(value, Object):
-        if value.class_name != info.target:
-            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value.class_name}")
-        return Embedded(value._snapshot())
-    raise WrongTypeError(
-        2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")

@@ -18,14 +18,16 @@ import typing
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Type, Union, overload
 
 from ._declare import class_name_of
-from ._errors import InvalidArgumentError, WrongTypeError
+from ._errors import InvalidArgumentError, OutOfRangeError, WrongTypeError
 from ._lib import check, ffi, lib, owned
+from ._notifications import ChangeStream, observe
 from ._object import Object
+from ._results import Results
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE
 from ._values import read_value
 
 if TYPE_CHECKING:
-    from ._notifications import ChangeStream, NotificationToken, ObjectChange
+    from ._notifications import NotificationToken, ObjectChange
     from ._realm import Realm
 
 AVAILABLE = hasattr(lib, "cove_projection_new")
@@ -183,8 +185,6 @@ class Projection:
                 return field._apply(read_value(ffi, out[0], self.realm._resolve_link))
             reach = self._reach[field.name] = _MANY    # the schema said one value; the library knows better
         if reach == _LIST and field.transform is None:
-            from ._results import Results
-
             results = ffi.new("cove_results_t**")
             check(lib.cove_projection_get_list(self._handle, name, results))
             info = self.realm._property_info(self._root.class_name, field.key_path)
@@ -251,8 +251,6 @@ class Projection:
         ``refresh()`` that ran the callback. Raises InvalidArgumentError for a name the class
         does not project, FrozenError for a frozen root, TransactionError inside a write,
         InvalidatedError for a deleted root."""
-        from ._notifications import observe
-
         if not callable(callback):
             raise WrongTypeError(2, f"observe() takes a function of one change, got {type(callback).__name__}")
         fields = type(self).__cove_fields__
@@ -272,8 +270,6 @@ class Projection:
         """``async for change in view.changes():`` the changes ``observe()`` would report, as an
         asyncio iterator on the realm's notification descriptor. It ends after the root's
         deletion or when the realm closes."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self.realm, lambda append: self.observe(append, key_paths), initial=False)
 
     def __repr__(self) -> str:
@@ -319,8 +315,6 @@ class ProjectedValues(typing.Sequence[Any]):
         try:
             return values[index]
         except IndexError:
-            from ._errors import OutOfRangeError
-
             raise OutOfRangeError(4, f"index {index} is out of range for {len(values)} values of "
                                      f"'{self._field.name}'") from None
         except TypeError:

@@ -13,19 +13,19 @@ from typing import (TYPE_CHECKING, Literal, Any, Callable, Dict, Iterable, Itera
 
 from . import _migration, _notifications
 
-from ._collections import Embedded
+from ._add import Adder
+from ._collections import Embedded, prepare
 from ._declare import MISSING, class_name_of, defaults_of, missing_values, required_of, schema_from_classes
-from ._errors import Error, InvalidArgumentError, NotFoundError, WrongTypeError, error_for
+from ._errors import (ClosedError, Error, InvalidArgumentError, NotFoundError, TransactionError, WrongTypeError,
+                      error_for)
 from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
-from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged, prepare
+from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged
+from ._results import Results
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
 from ._values import TYPE_LIST, TYPE_MAP, Elements, pack_rows, write_value
-
-if TYPE_CHECKING:
-    from ._results import Results
 
 _O = TypeVar("_O", bound=Object)
 
@@ -137,7 +137,6 @@ class Realm(RealmBase):
         if not self._finalizer.alive:
             # The handle is gone; the library still answers CLOSED for the closed realm's calls,
             # but the Python object no longer holds a handle to pass.
-            from ._errors import ClosedError
             raise ClosedError(11, "the realm is closed")
         return self._handle
 
@@ -594,11 +593,9 @@ class Realm(RealmBase):
         info = self._class_info(class_name)
         declared = self._classes.get(class_name)
         defaults = {} if declared is None or update else {
-            k: v for k, v in _declare_defaults(declared).items() if k in info.properties}
+            k: v for k, v in defaults_of(declared).items() if k in info.properties}
         required = self._required(class_name)
         if not self.in_write:
-            from ._errors import TransactionError
-
             raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
         batch = _Batch(self, class_name, info, update)
         rows = iter(objects)
@@ -682,8 +679,6 @@ class Realm(RealmBase):
         the objects it added before stay this realm's (and go if the write is cancelled).
         """
         if not self.in_write:
-            from ._errors import TransactionError
-
             what = obj.class_name if isinstance(obj, Object) else "the"
             raise TransactionError(5, f"cannot add {what} objects outside a write transaction")
         if isinstance(obj, Object):
@@ -704,8 +699,6 @@ class Realm(RealmBase):
             raise InvalidArgumentError(
                 1, f"the {obj.class_name} object belongs to another realm ({where}): add() takes unmanaged objects "
                    "and this realm's own; copy it with realm.create(cls, obj.to_dict())")
-        from ._add import Adder
-
         return Adder(self, update).run(obj, nested)
 
     def _create_nested(self, class_name: str, values: Mapping[str, Any], update: bool) -> Object:
@@ -745,8 +738,6 @@ class Realm(RealmBase):
         """Every object of a class (a name or a declared class) as live, lazy results: narrow
         them with ``filter(query, *args)``, order them with ``sorted``, read them by index, slice
         or iteration. Raises NotFoundError for a class the schema lacks."""
-        from ._results import Results
-
         class_name = self._declared(cls)
         self._h()
         self._class_info(class_name)
@@ -761,8 +752,6 @@ class Realm(RealmBase):
         if isinstance(obj, Object):
             check(lib.cove_object_delete(obj._handle))
             return
-        from ._results import Results
-
         if isinstance(obj, Results):
             obj.delete_all()
             return
@@ -780,6 +769,9 @@ class Realm(RealmBase):
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else ("frozen" if self._frozen else "live")
         return f"<cove.Realm {self._path or ':memory:'} {state}>"
+
+
+_migration.register_realm_class(Realm)
 
 
 def _objects_in(values: Any, call: str) -> List[Object]:
@@ -947,12 +939,6 @@ def _adds_to_objects(fspath: Optional[str], classes: Dict[str, Type[Object]], ve
     if lib.cove_schema_version_at(fspath.encode(), out) != 0:
         return False    # no file yet (or one the open will refuse)
     return int(out[0]) < version
-
-
-def _declare_defaults(cls: Type[Object]) -> Dict[str, Any]:
-    from ._declare import defaults_of
-
-    return defaults_of(cls)
 
 
 def _elements_of_values(p: Any) -> bool:

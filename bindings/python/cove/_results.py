@@ -8,15 +8,16 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
-from ._lib import check, ffi, lib, owned
+from ._lib import c_string, check, ffi, lib, owned
+from ._notifications import ChangeStream, observe
 from ._query import bind_arguments
+from ._sections import SectionedResults, sectioned
 from ._speedups import MISS, iterate_objects, object_by_key, results_object
 from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
-    from ._notifications import ChangeStream, CollectionChange, NotificationToken
+    from ._notifications import CollectionChange, NotificationToken
     from ._realm import Realm
-    from ._sections import SectionedResults
 
 _T = TypeVar("_T")
 
@@ -26,16 +27,6 @@ _T = TypeVar("_T")
 _MAKE_LOCK = threading.Lock()
 
 SortKeys = Union[None, str, Sequence[Union[str, Tuple[str, bool]]]]
-
-
-def _text(value: Any, what: str) -> bytes:
-    """A NUL-terminated string argument: the library would read only up to an embedded NUL."""
-    if not isinstance(value, str):
-        raise WrongTypeError(2, f"{what} is a str, got {type(value).__name__}")
-    data = value.encode("utf-8", "surrogatepass")
-    if b"\0" in data:
-        raise InvalidArgumentError(1, f"{what} {value!r} holds a NUL character")
-    return data
 
 
 def _owned_text(pointer: Any) -> str:
@@ -298,7 +289,7 @@ class Results(typing.Sequence[_T]):
         InvalidArgumentError); both are QueryErrors. A Python value Cove has no type for raises
         WrongTypeError.
         """
-        _text(query, "the query")
+        c_string(query, "the query")
         text, values, labels = bind_arguments(query, args)
         c_text = text.encode("utf-8", "surrogatepass")
         c_args, keep = _arguments(values, labels, self._realm)
@@ -333,7 +324,7 @@ class Results(typing.Sequence[_T]):
         # Sorting again makes the new key the primary one: the last key goes first.
         for path, up in reversed(keys):
             out = ffi.new("cove_results_t**")
-            check(lib.cove_results_sort(result._h(), _text(path, "the key path"), up, out), query=True)
+            check(lib.cove_results_sort(result._h(), c_string(path, "the key path"), up, out), query=True)
             result = result._derive(out[0], f"sorted by {path}{'' if up else ' descending'}")
         return result
 
@@ -353,13 +344,13 @@ class Results(typing.Sequence[_T]):
             paths = ["self"]
         out = ffi.new("cove_results_t**")
         if len(paths) == 1:
-            check(lib.cove_results_distinct(self._h(), _text(paths[0], "the key path"), out), query=True)
+            check(lib.cove_results_distinct(self._h(), c_string(paths[0], "the key path"), out), query=True)
         else:
             # One DISTINCT of several paths; the paths go in as $K arguments, so that a name the
             # query language reads as a keyword still works.
             text = "TRUEPREDICATE DISTINCT(" + ", ".join(f"$K{i}" for i in range(len(paths))) + ")"
             for path in paths:
-                _text(path, "the key path")
+                c_string(path, "the key path")
             c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths], self._realm)
             check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out), query=True)
             del keep
@@ -385,14 +376,12 @@ class Results(typing.Sequence[_T]):
         Raises InvalidArgumentError for both or neither of ``by`` and ``key``, a key path that
         names no property or reaches a collection, and ``ascending=False`` with a key function;
         WrongTypeError for results of values."""
-        from ._sections import sectioned
-
         return sectioned(self, by, ascending, key, sort)
 
     # -- aggregates ----------------------------------------------------------------------------
 
     def _property(self, prop: Optional[str]) -> Any:
-        return ffi.NULL if prop is None else _text(prop, "the property")
+        return ffi.NULL if prop is None else c_string(prop, "the property")
 
     def _aggregate(self, fn: Any, prop: Optional[str]) -> Any:
         out = ffi.new("cove_value_t*")
@@ -484,16 +473,12 @@ class Results(typing.Sequence[_T]):
         Returns a ``cove.NotificationToken``: keep it while the observation should go on. Raises
         FrozenError for frozen results, TransactionError inside a write, InvalidArgumentError
         for a key path that names no property."""
-        from ._notifications import observe
-
         return observe("cove_results_observe", self._h(), self._realm, self, callback, key_paths)
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
         """``async for change in results.changes():`` the changes ``observe()`` would report, the
         initial one first, as an asyncio iterator that waits on the realm's notification
         descriptor and refreshes the realm when it is readable. It ends when the realm closes."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
 
     # -- writing -------------------------------------------------------------------------------

@@ -17,11 +17,12 @@ from typing import (TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequ
                     overload)
 
 from ._errors import ClosedError, Error, InvalidArgumentError, WrongTypeError
-from ._lib import check, ffi, lib, owned, release_handle
+from ._lib import c_string, check, ffi, lib, owned, release_handle
+from ._notifications import ChangeStream, observe, raise_for
 from ._values import position, read_value, write_value
 
 if TYPE_CHECKING:
-    from ._notifications import ChangeStream, NotificationToken, SectionedChange
+    from ._notifications import NotificationToken, SectionedChange
     from ._realm import Realm
     from ._results import Results
 
@@ -111,8 +112,6 @@ def _reading(key_function: Optional[_KeyFunction], call: Callable[[], int]) -> N
         status = call()
     finally:
         frames.pop()
-    from ._notifications import raise_for
-
     raise_for(status, frame)
 
 
@@ -198,14 +197,10 @@ class ResultsSection(typing.Sequence[_T]):
         its rows are deletions, when rows have it again they are insertions
         (``sections_to_delete`` and ``sections_to_insert`` stay empty). ``key_paths`` and errors
         as ``SectionedResults.observe``."""
-        from ._notifications import observe
-
         return observe("cove_section_observe", self._handle, self._parent.realm, self, callback, key_paths)
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[SectionedChange]":
         """``async for change in section.changes():`` as ``SectionedResults.changes()``."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self._parent.realm, lambda append: self.observe(append, key_paths), initial=True)
 
 
@@ -253,9 +248,7 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
         out = ffi.new("cove_sectioned_results_t**")
         if function is None:
             assert key_path is not None
-            from ._results import _text
-
-            check(lib.cove_results_sectioned(source._h(), _text(key_path, "the key path"), ascending, out))
+            check(lib.cove_results_sectioned(source._h(), c_string(key_path, "the key path"), ascending, out))
         else:
             key_function = _KeyFunction(function, source.realm, self._class_name)
             key_function.handle = ffi.new_handle(key_function)
@@ -387,16 +380,12 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
         gets a change whose ``error`` says so (the last call). Raises FrozenError for frozen
         sectioned results, TransactionError inside a write, InvalidArgumentError for a key path
         that names no property."""
-        from ._notifications import observe
-
         return observe("cove_sectioned_observe", self._handle, self._realm, self, callback, key_paths)
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[SectionedChange]":
         """``async for change in sections.changes():`` the changes ``observe()`` would report,
         the initial one first, as an asyncio iterator on the realm's notification descriptor
         (as ``Results.changes()``). It ends when the realm closes or after an error."""
-        from ._notifications import ChangeStream
-
         return ChangeStream(self._realm, lambda append: self.observe(append, key_paths), initial=True)
 
 

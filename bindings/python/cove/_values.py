@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any, Callable, List, Optional, Tuple, Union
 
-from ._errors import Error
+from ._errors import Error, InvalidArgumentError, OutOfRangeError, WrongTypeError
 from ._speedups import VALUE_SIZE, pack
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -269,8 +269,6 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = No
     else:
         link = getattr(value, "_cove_link", None)
         if link is None:
-            from ._errors import WrongTypeError
-
             raise WrongTypeError(2, f"cove cannot store a value of type {type(value).__name__}")
         if realm is not None:
             check_same_file(realm, value)
@@ -288,8 +286,6 @@ def check_same_file(realm: Any, obj: Any) -> None:
     owner = getattr(obj, "_realm", None)
     if owner is realm or owner is None or owner._file == realm._file:
         return
-    from ._errors import InvalidArgumentError
-
     where = owner.path if owner.path is not None else "an in-memory realm"
     here = realm.path if realm.path is not None else "an in-memory realm"
     raise InvalidArgumentError(
@@ -363,8 +359,6 @@ _MAX_INDEX = (1 << 63) - 1
 def position(index: Any, size: Callable[[], int], what: str) -> int:
     """A position from 0 for the library, which checks the upper bound and names the valid
     range: a negative index counts from the end of ``what`` (``size()`` long)."""
-    from ._errors import OutOfRangeError, WrongTypeError
-
     try:
         i = operator.index(index)
     except TypeError:
