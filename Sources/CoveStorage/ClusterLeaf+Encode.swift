@@ -268,47 +268,11 @@ struct ClusterRows {
                     ClusterLayout.storeDelta(UInt64(bitPattern: x) &- UInt64(bitPattern: lo), width: width, page, at: d &+ width &* k)
                 }
                 p = d &+ width &* n
-            case .float:
+            case .float, .double, .timestamp, .decimal128, .uuid, .objectId, .link, .collection:
                 for (k, i) in range.enumerated() {
-                    if case .value(.float(let x)) = column[i] { page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: v &+ 4 &* k, as: UInt32.self) }
+                    ClusterLayout.storeFixed(column[i], page, values: v, index: k, count: n)
                 }
-                p &+= 4 &* n
-            case .double:
-                for (k, i) in range.enumerated() {
-                    if case .value(.double(let x)) = column[i] { page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self) }
-                }
-                p &+= 8 &* n
-            case .timestamp:
-                for (k, i) in range.enumerated() {
-                    guard case .value(.timestamp(let s, let ns)) = column[i] else { continue }
-                    page.storeBytes(of: UInt64(bitPattern: s).littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self)
-                    page.storeBytes(of: UInt32(bitPattern: ns).littleEndian, toByteOffset: v &+ 8 &* n &+ 4 &* k, as: UInt32.self)
-                }
-                p &+= 12 &* n
-            case .decimal128, .uuid:
-                for (k, i) in range.enumerated() {
-                    guard case .value(.bytes16(let a, let b)) = column[i] else { continue }
-                    page.storeBytes(of: a.littleEndian, toByteOffset: v &+ 16 &* k, as: UInt64.self)
-                    page.storeBytes(of: b.littleEndian, toByteOffset: v &+ 16 &* k &+ 8, as: UInt64.self)
-                }
-                p &+= 16 &* n
-            case .objectId:
-                for (k, i) in range.enumerated() {
-                    guard case .value(.bytes12(let a, let b)) = column[i] else { continue }
-                    page.storeBytes(of: a.littleEndian, toByteOffset: v &+ 12 &* k, as: UInt64.self)
-                    page.storeBytes(of: b.littleEndian, toByteOffset: v &+ 12 &* k &+ 8, as: UInt32.self)
-                }
-                p &+= 12 &* n
-            case .link:
-                for (k, i) in range.enumerated() {
-                    if case .value(.link(let x)) = column[i] { page.storeBytes(of: x.littleEndian, toByteOffset: v &+ 8 &* k, as: UInt64.self) }
-                }
-                p &+= 8 &* n
-            case .collection:
-                for (k, i) in range.enumerated() {
-                    if case .value(.root(let r)) = column[i] { r.encode(into: page + (v &+ 24 &* k)) }
-                }
-                p &+= 24 &* n
+                p &+= ClusterLayout.elementSize(specs[j].kind) &* n
             case .string, .binary, .mixed, .collectionInRow:
                 p &+= 4 &* n
                 for (k, i) in range.enumerated() {
@@ -413,13 +377,9 @@ extension ClusterLeaf {
             case .timestamp:
                 // Seconds of every object, then nanoseconds: both parts move apart.
                 (page + v).copyMemory(from: base + oldValues, byteCount: 8 &* n)
-                let nanos: Int = v &+ 8 &* total
-                let oldNanos: Int = oldValues &+ 8 &* n
-                (page + nanos).copyMemory(from: base + oldNanos, byteCount: 4 &* n)
+                (page + (v &+ 8 &* total)).copyMemory(from: base + (oldValues &+ 8 &* n), byteCount: 4 &* n)
                 for (r, cell) in column.enumerated() {
-                    guard case .value(.timestamp(let s, let ns)) = cell else { continue }
-                    page.storeBytes(of: UInt64(bitPattern: s).littleEndian, toByteOffset: v &+ 8 &* (n &+ r), as: UInt64.self)
-                    page.storeBytes(of: UInt32(bitPattern: ns).littleEndian, toByteOffset: v &+ 8 &* total &+ 4 &* (n &+ r), as: UInt32.self)
+                    ClusterLayout.storeFixed(cell, page, values: v, index: n &+ r, count: total)
                 }
                 p &+= 12 &* total
             case .string, .binary, .mixed, .collectionInRow:
@@ -432,21 +392,7 @@ extension ClusterLeaf {
                 let element = ClusterLayout.elementSize(specs[j].kind)
                 (page + v).copyMemory(from: base + oldValues, byteCount: element &* n)
                 for (r, cell) in column.enumerated() {
-                    guard case .value(let value) = cell else { continue }
-                    let at = v &+ element &* (n &+ r)
-                    switch value {
-                    case .float(let x): page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: at, as: UInt32.self)
-                    case .double(let x): page.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: at, as: UInt64.self)
-                    case .link(let x): page.storeBytes(of: x.littleEndian, toByteOffset: at, as: UInt64.self)
-                    case .bytes16(let a, let b):
-                        page.storeBytes(of: a.littleEndian, toByteOffset: at, as: UInt64.self)
-                        page.storeBytes(of: b.littleEndian, toByteOffset: at &+ 8, as: UInt64.self)
-                    case .bytes12(let a, let b):
-                        page.storeBytes(of: a.littleEndian, toByteOffset: at, as: UInt64.self)
-                        page.storeBytes(of: b.littleEndian, toByteOffset: at &+ 8, as: UInt32.self)
-                    case .root(let root): root.encode(into: page + at)
-                    default: break
-                    }
+                    ClusterLayout.storeFixed(cell, page, values: v, index: n &+ r, count: total)
                 }
                 p &+= element &* total
             }
@@ -458,6 +404,38 @@ extension ClusterLeaf {
         }
         page.storeBytes(of: UInt16(heap).littleEndian, toByteOffset: ClusterLayout.heapStartOffset, as: UInt16.self)
         return true
+    }
+}
+
+extension ClusterLayout {
+    /// Writes the value of `cell`, of a fixed-size kind (float, double, timestamp, decimal128 and uuid,
+    /// objectId, link, a collection's root), as object `i` of a column whose values start at
+    /// `v` in a page of `n` objects: the one writer of those kinds, for pages laid out anew,
+    /// appended to and written in place. A timestamp's seconds are in the first `8 · n` bytes,
+    /// its nanoseconds after them. Other cells (null, bool, int, bytes, overflow) have layouts
+    /// of their own and are the caller's.
+    @inlinable @inline(__always)
+    static func storeFixed(_ cell: StoredCell, _ page: UnsafeMutableRawPointer, values v: Int, index i: Int, count n: Int) {
+        @inline(__always) func store<T: FixedWidthInteger>(_ x: T, at offset: Int) {
+            page.storeBytes(of: x.littleEndian, toByteOffset: offset, as: T.self)
+        }
+        // Each case matched through the cell, so that no value is copied out of it.
+        switch cell {
+        case .value(.float(let x)): store(x.bitPattern, at: v &+ 4 &* i)
+        case .value(.double(let x)): store(x.bitPattern, at: v &+ 8 &* i)
+        case .value(.link(let x)): store(x, at: v &+ 8 &* i)
+        case .value(.timestamp(let s, let ns)):
+            store(UInt64(bitPattern: s), at: v &+ 8 &* i)
+            store(UInt32(bitPattern: ns), at: v &+ 8 &* n &+ 4 &* i)
+        case .value(.bytes16(let a, let b)):
+            store(a, at: v &+ 16 &* i)
+            store(b, at: v &+ 16 &* i &+ 8)
+        case .value(.bytes12(let a, let b)):
+            store(a, at: v &+ 12 &* i)
+            store(b, at: v &+ 12 &* i &+ 8)
+        case .value(.root(let r)): r.encode(into: page + (v &+ 24 &* i))
+        default: break
+        }
     }
 }
 
@@ -567,23 +545,8 @@ extension ClusterLeaf {
             ClusterLayout.storeBit(b, page, v, i)
         case (.int(let x), _):
             ClusterLayout.storeDelta(UInt64(bitPattern: x &- Int64(bitPattern: u64(v))), width: width, page, at: v &+ 8 &+ width &* i)
-        case (.float(let x), _):
-            store(x.bitPattern, at: v &+ 4 &* i)
-        case (.double(let x), _):
-            store(x.bitPattern, at: v &+ 8 &* i)
-        case (.timestamp(let s, let ns), _):
-            store(UInt64(bitPattern: s), at: v &+ 8 &* i)
-            store(UInt32(bitPattern: ns), at: v &+ 8 &* count &+ 4 &* i)
-        case (.bytes16(let a, let b), _):
-            store(a, at: v &+ 16 &* i)
-            store(b, at: v &+ 16 &* i &+ 8)
-        case (.bytes12(let a, let b), _):
-            store(a, at: v &+ 12 &* i)
-            store(b, at: v &+ 12 &* i &+ 8)
-        case (.link(let x), _):
-            store(x, at: v &+ 8 &* i)
-        case (.root(let r), _):
-            r.encode(into: page + (v &+ 24 &* i))
+        case (.float, _), (.double, _), (.timestamp, _), (.bytes16, _), (.bytes12, _), (.link, _), (.root, _):
+            ClusterLayout.storeFixed(.value(value), page, values: v, index: i, count: count)
         case (.bytes(let b), _):
             if !b.isEmpty {
                 let at = u16(v &+ 4 &* i)
