@@ -4,12 +4,19 @@
 //             consecutive pages, or scattered over the file (the old interleaved layout);
 //   folios  - one-page pwrites into a file first written in pieces of 4 KiB, 64 KiB, 256 KiB or
 //             1 MiB (the larger the pieces, the larger the page-cache folios later writes meet);
-//   turns   - what one durable commit writes, six patterns taken in turns (one commit of each,
+//   turns   - what one durable commit writes, nine patterns taken in turns (one commit of each,
 //             in a new order every round) so that all meet the same moments of the machine
-//             (medians): Cove's (two pages, then a meta page at page 0 or 1: two places on the
-//             disk), three pages in one run, two pages in one run, SQLite's WAL frame (4,120
-//             bytes at the next frame of a WAL that wraps), and Cove's again on a file mapped
-//             read-only, shared as Cove's readers map it, then private;
+//             (medians and means): Cove's (two pages, then a meta page at page 0 or 1: two
+//             places on the disk), three pages in one run, two pages in one run, SQLite's WAL
+//             frame (4,120 bytes at the next frame of a WAL that wraps), Cove's again on a file
+//             mapped read-only, shared as Cove's readers map it, then private; a random update's
+//             three pages at random places of a 4 MiB file and a meta page (three places and
+//             the slot); and a commit log in a file of its own: the meta and three pages
+//             appended in one write and that file flushed, the three pages then written at
+//             random places of the data file unflushed, which every 256th commit flushes
+//             before the log starts over (its cost in that commit, so in the mean); and the
+//             same log for an append's commit: the meta and two pages appended, the two pages
+//             then written as one run of the data file;
 //   memory  - first writes into 32 MiB of fresh anonymous memory, in 4 KiB pages or asked for
 //             transparent huge pages (MADV_HUGEPAGE), and a second write over it: what a write
 //             transaction's new pages cost before they hold anything (PageBuffers.swift).
@@ -83,7 +90,7 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-enum { TURN_PATTERNS = 6, TURN_FILE_PAGES = 1024 };
+enum { TURN_PATTERNS = 9, TURN_FILE_PAGES = 1024, LOG_COMMITS = 256 };
 static const char *turn_names[TURN_PATTERNS] = {
     "2 pages + meta page at page 0 or 1 (two places)",
     "3 pages in one run",
@@ -91,7 +98,13 @@ static const char *turn_names[TURN_PATTERNS] = {
     "a WAL frame of 4,120 bytes",
     "the first, the file mapped MAP_SHARED read-only (as Cove maps it)",
     "the first, the file mapped MAP_PRIVATE read-only",
+    "3 pages at random places + meta page (a random update's pages)",
+    "a commit log: meta + 3 pages appended to a file of its own; data file every 256",
+    "the commit log, an append: meta + 2 pages appended; 2 pages in one run of the data file",
 };
+
+// The data file of the commit-log pattern (its log is the pattern's own file).
+static int log_data_fd = -1;
 
 // One commit of pattern `kind` on `fd` (commit number `i`), fdatasync included; microseconds.
 static double turn(int kind, int fd, int i, const char *buffer) {
@@ -107,21 +120,38 @@ static double turn(int kind, int fd, int i, const char *buffer) {
     case 1: write_all(fd, buffer, 3 * PAGE, run); break;
     case 2: write_all(fd, buffer, 2 * PAGE, run); break;
     case 3: write_all(fd, buffer, 4120, 32 + (long)(i % 500) * 4120); break;
+    case 6:
+        for (int j = 0; j < 3; j++) write_all(fd, buffer, PAGE, (2 + (long)(next_random() % (TURN_FILE_PAGES - 2))) * PAGE);
+        write_all(fd, buffer, PAGE, (long)(i & 1) * PAGE);
+        break;
+    case 7:
+    case 8:
+        // The log of each pattern is its own file; the data file is shared.
+        write_all(fd, buffer, (kind == 7 ? 4 : 3) * PAGE, (long)(i % LOG_COMMITS) * 4 * PAGE);
+        fdatasync(fd);
+        if (kind == 7) {
+            for (int j = 0; j < 3; j++) write_all(log_data_fd, buffer, PAGE, (2 + (long)(next_random() % (TURN_FILE_PAGES - 2))) * PAGE);
+        } else {
+            write_all(log_data_fd, buffer, 2 * PAGE, run);
+        }
+        if (i % LOG_COMMITS == LOG_COMMITS - 1) fdatasync(log_data_fd);
+        return now_us() - start;
     }
     fdatasync(fd);
     return now_us() - start;
 }
 
-// The medians of `commits` commits of each pattern, taken in turns.
-static void turns(const char *path, int commits, const char *buffer, double *median) {
+// The medians and means of `commits` commits of each pattern, taken in turns.
+static void turns(const char *path, int commits, const char *buffer, double *median, double *mean) {
     int fd[TURN_PATTERNS];
     char name[4200];
-    for (int k = 0; k < TURN_PATTERNS; k++) {
+    for (int k = 0; k <= TURN_PATTERNS; k++) {
         snprintf(name, sizeof name, "%s.%d", path, k);
-        fd[k] = open_file(name, (long)TURN_FILE_PAGES * PAGE);
-        for (long p = 0; p < TURN_FILE_PAGES; p += 64) write_all(fd[k], buffer, 64 * PAGE, p * PAGE);
-        fdatasync(fd[k]);
+        int f = open_file(name, (long)TURN_FILE_PAGES * PAGE);
+        for (long p = 0; p < TURN_FILE_PAGES; p += 64) write_all(f, buffer, 64 * PAGE, p * PAGE);
+        fdatasync(f);
         unlink(name);
+        if (k < TURN_PATTERNS) fd[k] = f; else log_data_fd = f;
     }
     // The mapped patterns' files, mapped for the whole run with every page faulted in.
     void *maps[2];
@@ -148,11 +178,14 @@ static void turns(const char *path, int commits, const char *buffer, double *med
         }
     }
     for (int k = 0; k < TURN_PATTERNS; k++) {
+        mean[k] = 0;
+        for (int i = 0; i < commits; i++) mean[k] += t[k * commits + i] / commits;
         qsort(t + k * commits, commits, sizeof(double), by_value);
         median[k] = t[k * commits + commits / 2];
     }
     for (int m = 0; m < 2; m++) munmap(maps[m], (long)TURN_FILE_PAGES * PAGE);
     for (int k = 0; k < TURN_PATTERNS; k++) close(fd[k]);
+    close(log_data_fd);
     free(t);
 }
 
@@ -198,10 +231,10 @@ int main(int argc, char **argv) {
         if (k > 1) printf(" %.1f µs |\n", flush(path, k, 1, 1500, commits, buffer));
         else printf(" – |\n");
     }
-    double median[TURN_PATTERNS];
-    turns(path, 1500, buffer, median);
-    printf("\n| One commit's writes and fdatasync, six patterns in turns | Median |\n|---|--:|\n");
-    for (int k = 0; k < TURN_PATTERNS; k++) printf("| %s | %.1f µs |\n", turn_names[k], median[k]);
+    double median[TURN_PATTERNS], mean[TURN_PATTERNS];
+    turns(path, 1536, buffer, median, mean);
+    printf("\n| One commit's writes and fdatasync, nine patterns in turns | Median | Mean |\n|---|--:|--:|\n");
+    for (int k = 0; k < TURN_PATTERNS; k++) printf("| %s | %.1f µs | %.1f µs |\n", turn_names[k], median[k], mean[k]);
     printf("\n| File first written in pieces of | One-page pwrite after (per write) |\n|---|--:|\n");
     long pieces[] = {4096, 65536, 262144, 1 << 20};
     for (int i = 0; i < 4; i++) {
