@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import abc
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
-from ._errors import InvalidArgumentError, WrongTypeError
+from ._errors import InvalidArgumentError, Status, WrongTypeError
 from ._object import Object, is_unmanaged
 from ._schema import LINK, LIST, MAP, SET, PropertyInfo
 
@@ -46,7 +46,7 @@ class Adder:
         info = realm._class_info(class_name)
         if info.embedded:
             raise InvalidArgumentError(
-                1, f"{class_name} is an embedded class: its objects are added with the object that holds them")
+                Status.INVALID_ARGUMENT, f"{class_name} is an embedded class: its objects are added with the object that holds them")
         store: Dict[str, Any] = obj.__dict__["_cove_values"]
         self.adding[id(obj)] = obj
         values: Dict[str, Any] = {}
@@ -93,7 +93,8 @@ class Adder:
                 return LATER
             return self.add(value)
         if value.class_name != p.target:
-            raise WrongTypeError(2, f"{p.label} holds {p.target} objects, got an object of {value.class_name}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{p.label} holds {p.target} objects, got an object of {value.class_name}")
         info = self.realm._class_info(value.class_name)
         values = {}
         for name, v in value.__dict__["_cove_values"].items():

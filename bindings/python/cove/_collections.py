@@ -13,7 +13,8 @@ from collections import abc
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List as _PyList, Mapping, Optional,
                     Sequence, Tuple, Type, TypeVar, Union, overload)
 
-from ._errors import FrozenError, InvalidArgumentError, OutOfRangeError, TransactionError, WrongTypeError, InvalidatedError
+from ._errors import (FrozenError, InvalidArgumentError, InvalidatedError, OutOfRangeError, Status, TransactionError,
+                      WrongTypeError)
 from ._lib import check, ffi, lib, owned
 from ._notifications import ChangeStream, observe
 from ._results import Results
@@ -73,10 +74,11 @@ def prepare(realm: "Realm", info: PropertyInfo, value: Any, update: bool) -> Any
         return Embedded(dict(value))
     if isinstance(value, _object_class):
         if value.class_name != info.target:
-            raise WrongTypeError(2, f"{info.label} holds {info.target} objects, got an object of {value.class_name}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{info.label} holds {info.target} objects, got an object of {value.class_name}")
         return Embedded(value._snapshot())
     raise WrongTypeError(
-        2, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")
+        Status.WRONG_TYPE, f"{info.label} holds embedded {info.target} objects: give a dict of their values, got {type(value).__name__}")
 
 
 def cvalue(value: Any, realm: Any) -> Tuple[Any, _PyList[Any]]:
@@ -166,9 +168,9 @@ class _Collection:
     def _require_write(self) -> None:
         """The checks of a write that may call nothing in the library (an empty union...)."""
         if self._realm.is_frozen:
-            raise FrozenError(9, f"{self._info.label} is frozen and cannot be written")
+            raise FrozenError(Status.FROZEN, f"{self._info.label} is frozen and cannot be written")
         if not self._realm.in_write:
-            raise TransactionError(5, f"cannot write {self._info.label} outside a write transaction")
+            raise TransactionError(Status.NOT_IN_WRITE, f"cannot write {self._info.label} outside a write transaction")
 
     def _prepare(self, value: Any, update: bool = False) -> Any:
         """An element ready to insert: an Embedded for an embedded class, a new object for a dict
@@ -317,7 +319,8 @@ class List(_Collection, typing.MutableSequence[_T]):
 
     def _set_slice(self, index: slice, values: Any) -> None:
         if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-            raise WrongTypeError(2, f"{self._info.label}: a slice takes an iterable, got {type(values).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{self._info.label}: a slice takes an iterable, got {type(values).__name__}")
         items = [self._prepare(v) for v in values]
         size = len(self)
         start, stop, step = index.indices(size)
@@ -394,7 +397,8 @@ class List(_Collection, typing.MutableSequence[_T]):
 
     def _assign(self, values: Any, update: bool) -> None:
         if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-            raise WrongTypeError(2, f"{self._info.label} takes an iterable of elements, got {type(values).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{self._info.label} takes an iterable of elements, got {type(values).__name__}")
         items = [self._prepare(v, update) for v in values]
         check(lib.cove_list_clear(self._handle))
         for i, element in enumerate(items):
@@ -511,7 +515,8 @@ class Set(_Collection, typing.MutableSet[_T]):
 
     def _values_of(self, other: Iterable[Any]) -> _PyList[Any]:
         if isinstance(other, (str, bytes, Mapping)) or not isinstance(other, Iterable):
-            raise WrongTypeError(2, f"{self._info.label}: set operations take a set or an iterable of elements, got {type(other).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{self._info.label}: set operations take a set or an iterable of elements, got {type(other).__name__}")
         return [self._prepare(v) for v in other]
 
     def union(self, other: Iterable[_T]) -> None:
@@ -557,7 +562,8 @@ class Set(_Collection, typing.MutableSet[_T]):
             check(lib.cove_set_assign(self._handle, other._handle))
             return
         if isinstance(other, (str, bytes, Mapping)) or not isinstance(other, Iterable):
-            raise WrongTypeError(2, f"{self._info.label} takes an iterable of elements, got {type(other).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{self._info.label} takes an iterable of elements, got {type(other).__name__}")
         values = [self._prepare(v, update) for v in other]
         check(lib.cove_set_clear(self._handle))
         for value in values:
@@ -614,12 +620,13 @@ class Set(_Collection, typing.MutableSet[_T]):
         for values."""
         if self._info.target is None:
             if prop is not None:
-                raise InvalidArgumentError(1, f"{what} of {self._info.label}: a set of values takes no property "
-                                              f"name, got {prop!r}")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"{what} of {self._info.label}: a set of values takes no property name, got {prop!r}")
             return None
         if prop is None:
-            raise InvalidArgumentError(1, f"{what} of {self._info.label}: a set of {self._info.target} objects "
-                                          f"needs a property name, as in {what}(\"age\")")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT,
+                f"{what} of {self._info.label}: a set of {self._info.target} objects needs a property name, as in {what}(\"age\")")
         return self.as_results()
 
     def _aggregate(self, what: str, fn: Any, prop: Optional[str]) -> Any:
@@ -669,7 +676,7 @@ class Set(_Collection, typing.MutableSet[_T]):
             return self
         frozen, owner = self._frozen_owner()
         if owner is None:
-            raise InvalidatedError(8, f"the owner of {self._info.label} was deleted")
+            raise InvalidatedError(Status.INVALIDATED, f"the owner of {self._info.label} was deleted")
         result: Set[_T] = owner._get(self._info.name)
         return result
 
@@ -704,10 +711,11 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
 
     def _key(self, key: Any) -> bytes:
         if not isinstance(key, str):
-            raise WrongTypeError(2, f"{self._info.label} has string keys, got {type(key).__name__}")
+            raise WrongTypeError(Status.WRONG_TYPE, f"{self._info.label} has string keys, got {type(key).__name__}")
         data = key.encode("utf-8", "surrogatepass")
         if b"\0" in data:
-            raise InvalidArgumentError(1, f"key {key!r} of {self._info.label} holds a NUL character")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"key {key!r} of {self._info.label} holds a NUL character")
         return data
 
     def _lookup(self, key: Any) -> Tuple[bool, Any]:
@@ -793,7 +801,8 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
 
     def _assign(self, values: Any, update: bool) -> None:
         if not isinstance(values, Mapping):
-            raise WrongTypeError(2, f"{self._info.label} takes a mapping of string keys, got {type(values).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{self._info.label} takes a mapping of string keys, got {type(values).__name__}")
         items = [(self._key(k), self._prepare(v, update)) for k, v in values.items()]
         self.clear()
         for key, element in items:
@@ -818,6 +827,6 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
             return self
         frozen, owner = self._frozen_owner()
         if owner is None:
-            raise InvalidatedError(8, f"the owner of {self._info.label} was deleted")
+            raise InvalidatedError(Status.INVALIDATED, f"the owner of {self._info.label} was deleted")
         result: Map[_V] = owner._get(self._info.name)
         return result

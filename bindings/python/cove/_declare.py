@@ -21,7 +21,7 @@ import uuid
 from typing import Any, Dict, Generic, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from ._collections import List as CoveList, Map as CoveMap, Set as CoveSet
-from ._errors import InvalidArgumentError, SchemaError
+from ._errors import InvalidArgumentError, SchemaError, Status
 from ._schema import PRIMITIVES, VALUE, ClassInfo, parse_class
 from ._speedups import Accessor
 from ._values import ObjectId, Timestamp
@@ -280,7 +280,7 @@ class _Resolver:
         self.scope = _Scope(declared, vars(module) if module is not None else {})
 
     def fail(self, where: str, message: str) -> SchemaError:
-        return SchemaError(12, f"property '{where}' of class '{self.cls.__name__}': {message}")
+        return SchemaError(Status.SCHEMA, f"property '{where}' of class '{self.cls.__name__}': {message}")
 
     def evaluate(self, annotation: Any, where: str) -> Any:
         if isinstance(annotation, typing.ForwardRef):
@@ -389,7 +389,7 @@ def schema_from_classes(classes: Sequence[Any]) -> Dict[str, Any]:
     for cls in classes:
         if not _is_declared(cls):
             raise InvalidArgumentError(
-                1, f"schema= takes a dict, JSON text or a list of cove.Object subclasses, got {cls!r} in the list")
+                Status.INVALID_ARGUMENT, f"schema= takes a dict, JSON text or a list of cove.Object subclasses, got {cls!r} in the list")
     declared: Dict[str, type] = {}
     for cls in classes:
         declared[cls.__name__] = cls
@@ -398,7 +398,7 @@ def schema_from_classes(classes: Sequence[Any]) -> Dict[str, Any]:
     for cls in classes:
         name = cls.__cove_class_name__
         if name in schema:
-            raise SchemaError(12, f"class '{name}' is declared twice")
+            raise SchemaError(Status.SCHEMA, f"class '{name}' is declared twice")
         resolver = _Resolver(cls, declared)
         properties: Dict[str, str] = {}
         indexed: List[str] = []
@@ -419,7 +419,8 @@ def schema_from_classes(classes: Sequence[Any]) -> Dict[str, Any]:
             if spec is not None:
                 if spec.primary_key:
                     if primary_key is not None:
-                        raise SchemaError(12, f"class '{name}' has two primary keys: '{primary_key}' and '{prop}'")
+                        raise SchemaError(
+                            Status.SCHEMA, f"class '{name}' has two primary keys: '{primary_key}' and '{prop}'")
                     primary_key = prop
                 if spec.indexed:
                     indexed.append(prop)
@@ -475,8 +476,9 @@ def missing_values(class_name: str, names: Sequence[str], where: str = "") -> In
     `where` goes first in the message."""
     quoted = [f"'{class_name}.{name}'" for name in names]
     if len(quoted) == 1:
-        return InvalidArgumentError(1, f"{where}missing value for property {quoted[0]}")
-    return InvalidArgumentError(1, f"{where}missing values for properties {', '.join(quoted[:-1])} and {quoted[-1]}")
+        return InvalidArgumentError(Status.INVALID_ARGUMENT, f"{where}missing value for property {quoted[0]}")
+    return InvalidArgumentError(
+        Status.INVALID_ARGUMENT, f"{where}missing values for properties {', '.join(quoted[:-1])} and {quoted[-1]}")
 
 
 def class_name_of(cls: Union[str, Type[Any]]) -> str:
@@ -485,5 +487,6 @@ def class_name_of(cls: Union[str, Type[Any]]) -> str:
         return cls
     name = getattr(cls, "__cove_class_name__", None) if isinstance(cls, type) else None
     if name is None or not _is_declared(cls):
-        raise InvalidArgumentError(1, f"a class is named by a string or a declared cove.Object subclass, got {cls!r}")
+        raise InvalidArgumentError(
+            Status.INVALID_ARGUMENT, f"a class is named by a string or a declared cove.Object subclass, got {cls!r}")
     return str(name)

@@ -45,7 +45,8 @@ class Error(Exception):
 
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        # A status given by name is kept as its number, as the library's own statuses are.
+        self.code = int(code) if isinstance(code, Status) else code
         self.message = message
 
     @property
@@ -177,33 +178,37 @@ class WrongThreadError(Error):
     writing; frozen ones are free for any thread at any time."""
 
 
-# Status numbers of include/cove.h and the class each raises.
+# The statuses of include/cove.h and the class each raises.
 _BY_CODE: Dict[int, Type[Error]] = {
-    1: InvalidArgumentError,
-    2: WrongTypeError,
-    3: NotFoundError,
-    4: OutOfRangeError,
-    5: TransactionError,   # COVE_ERR_NOT_IN_WRITE
-    6: TransactionError,   # COVE_ERR_ALREADY_IN_WRITE
-    7: TransactionError,   # COVE_ERR_IN_WRITE
-    8: InvalidatedError,
-    9: FrozenError,
-    10: ReadOnlyError,
-    11: ClosedError,
-    12: SchemaError,
-    13: MigrationRequiredError,
-    14: DuplicateKeyError,
-    15: QuerySyntaxError,
-    16: StorageIOError,
-    17: NoSpaceError,
-    18: CorruptError,
-    19: LockedError,
-    20: TooManyVersionsError,
-    21: CallbackError,
-    22: FormatError,
-    23: InternalError,
-    24: WrongThreadError,
+    Status.INVALID_ARGUMENT: InvalidArgumentError,
+    Status.WRONG_TYPE: WrongTypeError,
+    Status.NOT_FOUND: NotFoundError,
+    Status.OUT_OF_RANGE: OutOfRangeError,
+    Status.NOT_IN_WRITE: TransactionError,
+    Status.ALREADY_IN_WRITE: TransactionError,
+    Status.IN_WRITE: TransactionError,
+    Status.INVALIDATED: InvalidatedError,
+    Status.FROZEN: FrozenError,
+    Status.READ_ONLY: ReadOnlyError,
+    Status.CLOSED: ClosedError,
+    Status.SCHEMA: SchemaError,
+    Status.MIGRATION_REQUIRED: MigrationRequiredError,
+    Status.DUPLICATE_KEY: DuplicateKeyError,
+    Status.QUERY_SYNTAX: QuerySyntaxError,
+    Status.IO: StorageIOError,
+    Status.NO_SPACE: NoSpaceError,
+    Status.CORRUPT: CorruptError,
+    Status.LOCKED: LockedError,
+    Status.TOO_MANY_VERSIONS: TooManyVersionsError,
+    Status.CALLBACK: CallbackError,
+    Status.FORMAT: FormatError,
+    Status.INTERNAL: InternalError,
+    Status.WRONG_THREAD: WrongThreadError,
 }
+
+# The statuses that a call making or running a query answers for a query that means nothing
+# for its class: InvalidQueryError.
+_QUERY_MEANING = (Status.INVALID_ARGUMENT, Status.WRONG_TYPE, Status.NOT_FOUND)
 
 # The system's texts of errno values ("No such file or directory"), to find the errno a
 # message of the library names.
@@ -239,6 +244,6 @@ def error_for(code: int, message: str, *, query: bool = False) -> Error:
     """The exception for a status code and its message; with `query`, the call made or ran a
     query, and a bad argument is the query's error (InvalidQueryError)."""
     message = _without_function(message)
-    if query and code in (1, 2, 3):
+    if query and code in _QUERY_MEANING:
         return InvalidQueryError(code, message)
     return _BY_CODE.get(code, InternalError)(code, message)

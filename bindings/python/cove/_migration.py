@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
 
 from ._declare import class_name_of, defaults_of
-from ._errors import InvalidatedError, MigrationRequiredError
+from ._errors import InvalidatedError, MigrationRequiredError, Status
 from ._lib import check, ffi, lib
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ class Migration:
 
     def _h(self) -> Any:
         if self._done:
-            raise InvalidatedError(8, "the migration has ended: a cove.Migration is valid only inside the migration function")
+            raise InvalidatedError(
+                Status.INVALIDATED, "the migration has ended: a cove.Migration is valid only inside the migration function")
         return self._handle
 
     @property
@@ -168,7 +169,8 @@ def with_defaults(function: Optional[Callable[[Migration], Any]],
         if function is None:
             changes = _changes_needing_migration(old, new)
             if changes:
-                raise MigrationRequiredError(13, f"the schema changed in ways that need a migration: {'; '.join(changes)}")
+                raise MigrationRequiredError(
+                    Status.MIGRATION_REQUIRED, f"the schema changed in ways that need a migration: {'; '.join(changes)}")
         for name, cls in classes.items():
             if name not in old or name not in new:
                 continue
@@ -224,7 +226,7 @@ def open_with_migration(config: Any, function: Callable[[Migration], Any], class
     try:
         status = lib.cove_open(config, out)
         if ctx.error is not None:
-            if status == 0:
+            if status == Status.OK:
                 lib.cove_release(out[0])
             error = ctx.error
             try:

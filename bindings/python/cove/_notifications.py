@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Generic, List, Optional, Sequence, Set, Tuple, TypeVar,
                     Union)
 
-from ._errors import InvalidArgumentError, WrongTypeError
+from ._errors import InvalidArgumentError, Status, WrongTypeError
 from ._lib import check, ffi, lib
 from ._values import read_value
 
@@ -34,7 +34,7 @@ AVAILABLE = hasattr(lib, "cove_results_observe")
 
 # The library's status for a collection property's old and new values: an object change lists a
 # changed list, set or map without values.
-_WRONG_TYPE = 2
+_WRONG_TYPE = Status.WRONG_TYPE
 
 
 @dataclass(eq=True)
@@ -347,14 +347,15 @@ def _key_path_array(key_paths: KeyPaths) -> Tuple[Any, int, List[Any]]:
     if key_paths is None:
         return ffi.NULL, 0, []
     if isinstance(key_paths, (str, bytes)):
-        raise WrongTypeError(2, f"key_paths is a list of key paths, got {type(key_paths).__name__} {key_paths!r}")
+        raise WrongTypeError(
+            Status.WRONG_TYPE, f"key_paths is a list of key paths, got {type(key_paths).__name__} {key_paths!r}")
     texts = []
     for path in key_paths:
         if not isinstance(path, str):
-            raise WrongTypeError(2, f"a key path is a str, got {type(path).__name__}")
+            raise WrongTypeError(Status.WRONG_TYPE, f"a key path is a str, got {type(path).__name__}")
         data = path.encode("utf-8", "surrogatepass")
         if b"\0" in data:
-            raise InvalidArgumentError(1, f"key path {path!r} holds a NUL character")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"key path {path!r} holds a NUL character")
         texts.append(ffi.new("char[]", data))
     return ffi.new("const char*[]", texts), len(texts), texts
 
@@ -377,9 +378,10 @@ def observe(register: str, handle: Any, realm: "Realm", observed: Any, callback:
     its kin, cove_sectioned_observe, cove_projection_observe) for `handle`, which `observed`
     holds; `key_paths` go to it as its array of strings (a projection's names)."""
     if not AVAILABLE:
-        raise InvalidArgumentError(1, "this libcove has no notifications (cove_results_observe)")
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, "this libcove has no notifications (cove_results_observe)")
     if not callable(callback):
-        raise WrongTypeError(2, f"observe() takes a function of one change, got {type(callback).__name__}")
+        raise WrongTypeError(
+            Status.WRONG_TYPE, f"observe() takes a function of one change, got {type(callback).__name__}")
     paths, n, keep = _key_path_array(key_paths)
     c_callback = _CALLBACK_OF.get(register)
     if c_callback is None:
@@ -424,7 +426,7 @@ def raise_for(status: int, errors: List[BaseException]) -> None:
     if hasattr(first, "add_note"):
         for other in errors[1:]:
             first.add_note(f"another notification callback also raised {type(other).__name__}: {other}")
-    if status != 0:
+    if status != Status.OK:
         try:
             check(status)
         except Exception as failure:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from . import _declare
 from ._collections import Embedded, List as CoveList, Map as CoveMap, Set as CoveSet, prepare, register_object_class
-from ._errors import InvalidArgumentError, NotFoundError, WrongTypeError
+from ._errors import InvalidArgumentError, NotFoundError, Status, WrongTypeError
 from ._lib import check, ffi, lib
 from ._notifications import ChangeStream, observe
 from ._results import Results
@@ -67,7 +67,8 @@ class Object(ObjectBase):
                 raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument '{name}': "
                                 f"class '{info.name}' has no property of that name")
             if p.kind == BACKLINKS:
-                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"{p.label} is backlinks: it is computed, not assigned")
         store: Dict[str, Any] = {}
         for name, p in info.properties.items():
             if name in values:
@@ -190,7 +191,8 @@ class Object(ObjectBase):
                 self._write(name, element)
             return
         if kind == BACKLINKS:
-            raise InvalidArgumentError(1, f"{info.label} is backlinks: it is computed, not assigned")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"{info.label} is backlinks: it is computed, not assigned")
         self._get(name)._assign(value, update)
 
     def _write(self, name: str, value: Any) -> None:
@@ -215,10 +217,10 @@ class Object(ObjectBase):
         info, _ = _declare.shape_of(type(self))
         p = info.properties.get(name)
         if p is None:
-            raise NotFoundError(3, f"no property '{name}' in class '{info.name}'")
+            raise NotFoundError(Status.NOT_FOUND, f"no property '{name}' in class '{info.name}'")
         if p.kind == BACKLINKS:
             return []     # nothing links to an object that is in no realm
-        raise NotFoundError(3, f"property '{info.name}.{name}' of the unmanaged object has no value yet")
+        raise NotFoundError(Status.NOT_FOUND, f"property '{info.name}.{name}' of the unmanaged object has no value yet")
 
     def _store(self, name: str, value: Any) -> None:
         """`name` = `value` on an unmanaged object: kept as it is (collections copied into a
@@ -226,9 +228,9 @@ class Object(ObjectBase):
         info, _ = _declare.shape_of(type(self))
         p = info.properties.get(name)
         if p is None:
-            raise NotFoundError(3, f"no property '{name}' in class '{info.name}'")
+            raise NotFoundError(Status.NOT_FOUND, f"no property '{name}' in class '{info.name}'")
         if p.kind == BACKLINKS:
-            raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{p.label} is backlinks: it is computed, not assigned")
         self.__dict__["_cove_values"][name] = _held(p, value)
 
     def _become(self, managed: "Object") -> None:
@@ -439,7 +441,7 @@ def is_unmanaged(value: Any) -> bool:
 
 def _unmanaged_error(obj: Object, what: str) -> InvalidArgumentError:
     return InvalidArgumentError(
-        1, f"the {type(obj).__qualname__} object is unmanaged: it {what}; add it with realm.add() inside a write first")
+        Status.INVALID_ARGUMENT, f"the {type(obj).__qualname__} object is unmanaged: it {what}; add it with realm.add() inside a write first")
 
 
 # The value an unmanaged object's collection property holds when it is not given one.
@@ -456,4 +458,4 @@ def _held(p: PropertyInfo, value: Any) -> Any:
         return make(value.items() if p.kind == MAP and isinstance(value, abc.Mapping) else value)
     except (TypeError, ValueError):
         what = "a mapping of strings to its values" if p.kind == MAP else "an iterable of its elements"
-        raise WrongTypeError(2, f"{p.label} takes {what}, got {type(value).__name__}") from None
+        raise WrongTypeError(Status.WRONG_TYPE, f"{p.label} takes {what}, got {type(value).__name__}") from None

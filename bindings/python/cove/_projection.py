@@ -18,7 +18,7 @@ import typing
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Type, Union, overload
 
 from ._declare import class_name_of
-from ._errors import InvalidArgumentError, OutOfRangeError, WrongTypeError
+from ._errors import InvalidArgumentError, OutOfRangeError, Status, WrongTypeError
 from ._lib import check, ffi, lib, owned
 from ._notifications import ChangeStream, observe
 from ._object import Object
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 AVAILABLE = hasattr(lib, "cove_projection_new")
 """Whether the loaded libcove has projections."""
 
-_WRONG_TYPE = 2
+# cove_projection_get's status for a projected name whose key path reaches a collection.
+_WRONG_TYPE = Status.WRONG_TYPE
 
 # What a projected key path reaches from the root.
 _ONE = "one"            # one value (through to-one links): view.name is the value
@@ -87,11 +88,12 @@ def projected(key_path: str, *, transform: Optional[Callable[[Any], Any]] = None
     value read (and to the old and new values observed), never to None; a transformed attribute
     cannot be assigned. Typed as Any so that annotations of projection classes type-check."""
     if not isinstance(key_path, str):
-        raise WrongTypeError(2, f"projected() takes a key path, got {type(key_path).__name__}")
+        raise WrongTypeError(Status.WRONG_TYPE, f"projected() takes a key path, got {type(key_path).__name__}")
     if not key_path:
-        raise InvalidArgumentError(1, "projected() takes a key path, got ''")
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, "projected() takes a key path, got ''")
     if transform is not None and not callable(transform):
-        raise WrongTypeError(2, f"projected(transform=...) is a function of one value, got {type(transform).__name__}")
+        raise WrongTypeError(
+            Status.WRONG_TYPE, f"projected(transform=...) is a function of one value, got {type(transform).__name__}")
     return ProjectedProperty(key_path, transform)
 
 
@@ -142,11 +144,13 @@ class Projection:
         if expected is None:
             raise TypeError(f"{cls.__qualname__} declares no root class: class {cls.__name__}(cove.Projection, root='Class')")
         if not isinstance(root, Object):
-            raise WrongTypeError(2, f"{cls.__qualname__} projects a {expected} object, got {type(root).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{cls.__qualname__} projects a {expected} object, got {type(root).__name__}")
         if root.class_name != expected:
-            raise WrongTypeError(2, f"{cls.__qualname__} projects a {expected} object, got an object of {root.class_name}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"{cls.__qualname__} projects a {expected} object, got an object of {root.class_name}")
         if not AVAILABLE:
-            raise InvalidArgumentError(1, "this libcove has no projections (cove_projection_new)")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, "this libcove has no projections (cove_projection_new)")
         fields = cls.__cove_fields__
         names = [ffi.new("char[]", name.encode("utf-8", "surrogatepass")) for name in fields]
         paths = [ffi.new("char[]", f.key_path.encode("utf-8", "surrogatepass")) for f in fields.values()]
@@ -227,11 +231,11 @@ class Projection:
     def _write(self, field: ProjectedProperty, value: Any) -> None:
         label = f"projected attribute '{field.name}' ({self._root.class_name}.{field.key_path})"
         if field.transform is not None:
-            raise InvalidArgumentError(1, f"{label} has a transform: it is read-only")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{label} has a transform: it is read-only")
         info = None if "." in field.key_path else self.realm._property_info(self._root.class_name, field.key_path)
         if info is None or info.kind not in (VALUE, LINK):
             raise InvalidArgumentError(
-                1, f"{label}: only a projected plain property or to-one link of the root can be assigned")
+                Status.INVALID_ARGUMENT, f"{label}: only a projected plain property or to-one link of the root can be assigned")
         self._root._set(field.key_path, value)
 
     # -- notifications -------------------------------------------------------------------------
@@ -252,7 +256,8 @@ class Projection:
         does not project, FrozenError for a frozen root, TransactionError inside a write,
         InvalidatedError for a deleted root."""
         if not callable(callback):
-            raise WrongTypeError(2, f"observe() takes a function of one change, got {type(callback).__name__}")
+            raise WrongTypeError(
+                Status.WRONG_TYPE, f"observe() takes a function of one change, got {type(callback).__name__}")
         fields = type(self).__cove_fields__
         reach = self._reach
 
@@ -315,10 +320,10 @@ class ProjectedValues(typing.Sequence[Any]):
         try:
             return values[index]
         except IndexError:
-            raise OutOfRangeError(4, f"index {index} is out of range for {len(values)} values of "
-                                     f"'{self._field.name}'") from None
+            raise OutOfRangeError(Status.OUT_OF_RANGE, f"index {index} is out of range for {len(values)} values of "
+                                                       f"'{self._field.name}'") from None
         except TypeError:
-            raise WrongTypeError(2, f"indices are ints or slices, got {type(index).__name__}") from None
+            raise WrongTypeError(Status.WRONG_TYPE, f"indices are ints or slices, got {type(index).__name__}") from None
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._view._values(self._field))

@@ -16,8 +16,8 @@ from . import _migration, _notifications
 from ._add import Adder
 from ._collections import Embedded, prepare
 from ._declare import MISSING, class_name_of, defaults_of, missing_values, required_of, schema_from_classes
-from ._errors import (ClosedError, Error, InvalidArgumentError, NotFoundError, TransactionError, WrongTypeError,
-                      error_for)
+from ._errors import (ClosedError, Error, InvalidArgumentError, NotFoundError, Status, TransactionError,
+                      WrongTypeError, error_for)
 from ._lib import check, ffi, lib, release_handle
 from ._migration import Migration
 from ._object import EmbeddedObject, Object, install_accessors, is_unmanaged
@@ -137,7 +137,7 @@ class Realm(RealmBase):
         if not self._finalizer.alive:
             # The handle is gone; the library still answers CLOSED for the closed realm's calls,
             # but the Python object no longer holds a handle to pass.
-            raise ClosedError(11, "the realm is closed")
+            raise ClosedError(Status.CLOSED, "the realm is closed")
         return self._handle
 
     # -- state ---------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class Realm(RealmBase):
         there cancels the write and is raised here."""
         handle = self._h()
         status, errors = _notifications.delivering(self, lambda: lib.cove_begin_write(handle))
-        if errors and status == 0:
+        if errors and status == Status.OK:
             lib.cove_cancel_write(handle)
         _notifications.raise_for(status, errors)
 
@@ -273,7 +273,8 @@ class Realm(RealmBase):
             deadline = math.inf
         else:
             if not timeout >= 0:
-                raise InvalidArgumentError(1, f"timeout {timeout} is not a number of seconds >= 0")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"timeout {timeout} is not a number of seconds >= 0")
             deadline = time.monotonic() + min(timeout, 1e9)   # longer waits forever
         out = ffi.new("bool*")
         handle = self._h()
@@ -294,7 +295,8 @@ class Realm(RealmBase):
         watch = self._watch
         if watch is None or watch.loop is not loop:
             if watch is not None and watch.waiters:
-                raise InvalidArgumentError(1, "the realm's changes() are awaited on another event loop")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, "the realm's changes() are awaited on another event loop")
             watch = self._watch = _notifications._FdWatch(loop, self.notification_fd())
         return watch
 
@@ -318,9 +320,10 @@ class Realm(RealmBase):
             ref = live_ref or getattr(self, "_live_ref", None)
             live = ref() if ref is not None else None
             if live is None:
-                raise InvalidArgumentError(1, f"{what} does not know its live realm: pass it, {call}")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"{what} does not know its live realm: pass it, {call}")
         if live.is_frozen:
-            raise InvalidArgumentError(1, f"{what} thaws into a live realm, not a frozen one")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{what} thaws into a live realm, not a frozen one")
         return live
 
     def write_copy(self, path: Union[str, "os.PathLike[str]"]) -> None:
@@ -373,7 +376,7 @@ class Realm(RealmBase):
         if class_name not in schema:
             schema = self.schema  # another realm may have added it
         if class_name not in schema:
-            raise NotFoundError(3, f"no class '{class_name}' in the schema")
+            raise NotFoundError(Status.NOT_FOUND, f"no class '{class_name}' in the schema")
         info = parse_class(class_name, schema[class_name], schema)
         self._infos[class_name] = info
         install_accessors(info.properties)
@@ -393,7 +396,7 @@ class Realm(RealmBase):
                 check(lib.cove_class_key(self._h(), name.encode(), out))
                 self._class_by_key[int(out[0])] = name
         if class_key not in self._class_by_key:
-            raise NotFoundError(3, f"no class with key {class_key} in the schema")
+            raise NotFoundError(Status.NOT_FOUND, f"no class with key {class_key} in the schema")
         return self._class_by_key[class_key]
 
     def _object_class(self, class_name: str) -> Type[Object]:
@@ -470,14 +473,15 @@ class Realm(RealmBase):
         pk_name = info.primary_key
         declared = self._classes.get(class_name)
         if pk_name is not None and pk_name not in values:
-            raise InvalidArgumentError(1, f"class '{class_name}' has primary key '{pk_name}': give its value")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"class '{class_name}' has primary key '{pk_name}': give its value")
         if not update:
             obj = self._create_new(class_name, info, declared, values)
             if cls not in self._create_plans:
                 self._create_plans[cls] = self._plan_creates(class_name, info, declared)
             return obj
         if pk_name is None:
-            raise InvalidArgumentError(1, f"class '{class_name}' has no primary key to update by")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"class '{class_name}' has no primary key to update by")
         pk = ffi.new("cove_value_t*")
         keep: List[Any] = []
         write_value(ffi, pk, values.pop(pk_name), keep)
@@ -539,7 +543,8 @@ class Realm(RealmBase):
                 row.append(value)
                 continue
             if p.kind == BACKLINKS:
-                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not assigned")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"{p.label} is backlinks: it is computed, not assigned")
             if p.kind == LINK:
                 element = prepare(self, p, value, False)
                 if not isinstance(element, Embedded):
@@ -596,7 +601,8 @@ class Realm(RealmBase):
             k: v for k, v in defaults_of(declared).items() if k in info.properties}
         required = self._required(class_name)
         if not self.in_write:
-            raise TransactionError(5, f"cannot create {class_name} objects outside a write transaction")
+            raise TransactionError(
+                Status.NOT_IN_WRITE, f"cannot create {class_name} objects outside a write transaction")
         batch = _Batch(self, class_name, info, update)
         rows = iter(objects)
         whole = True    # whether the last row had every required value
@@ -613,7 +619,8 @@ class Realm(RealmBase):
             if row is DONE:
                 break
             if type(row) is not dict and not isinstance(row, Mapping):
-                raise InvalidArgumentError(1, f"create_many() takes dicts of property values, got {type(row).__name__}")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"create_many() takes dicts of property values, got {type(row).__name__}")
             if defaults:
                 row = {**defaults, **row}
             if required:
@@ -680,12 +687,13 @@ class Realm(RealmBase):
         """
         if not self.in_write:
             what = obj.class_name if isinstance(obj, Object) else "the"
-            raise TransactionError(5, f"cannot add {what} objects outside a write transaction")
+            raise TransactionError(Status.NOT_IN_WRITE, f"cannot add {what} objects outside a write transaction")
         if isinstance(obj, Object):
             return self._add_object(obj, update)
         if isinstance(obj, (str, bytes, Mapping)):
-            raise InvalidArgumentError(1, f"add() takes a cove.Object or an iterable of them, got {type(obj).__name__}"
-                                          " (realm.create(cls, values) creates an object from a dict)")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"add() takes a cove.Object or an iterable of them, got {type(obj).__name__}"
+                                         " (realm.create(cls, values) creates an object from a dict)")
         return [self._add_object(item, update) for item in _objects_in(obj, "add")]
 
     def _add_object(self, obj: Object, update: bool, nested: bool = False) -> Object:
@@ -697,7 +705,7 @@ class Realm(RealmBase):
             owner = obj._realm
             where = owner.path if owner.path is not None else "an in-memory realm"
             raise InvalidArgumentError(
-                1, f"the {obj.class_name} object belongs to another realm ({where}): add() takes unmanaged objects "
+                Status.INVALID_ARGUMENT, f"the {obj.class_name} object belongs to another realm ({where}): add() takes unmanaged objects "
                    "and this realm's own; copy it with realm.create(cls, obj.to_dict())")
         return Adder(self, update).run(obj, nested)
 
@@ -780,10 +788,12 @@ def _objects_in(values: Any, call: str) -> List[Object]:
     try:
         objects = list(values)
     except TypeError:
-        raise InvalidArgumentError(1, f"{call}() takes a cove.Object or an iterable of them, got {type(values).__name__}") from None
+        raise InvalidArgumentError(
+            Status.INVALID_ARGUMENT, f"{call}() takes a cove.Object or an iterable of them, got {type(values).__name__}") from None
     for item in objects:
         if not isinstance(item, Object):
-            raise InvalidArgumentError(1, f"{call}() takes cove.Objects, got {type(item).__name__} among them")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"{call}() takes cove.Objects, got {type(item).__name__} among them")
     return objects
 
 
@@ -848,16 +858,17 @@ def open(
     first (see ``cove.compact``). Not asked for in-memory or read-only opens.
     """
     if durability not in _DURABILITY:
-        raise InvalidArgumentError(1, f"durability {durability!r} is not 'full', 'no_sync' or 'mem_only'")
+        raise InvalidArgumentError(
+            Status.INVALID_ARGUMENT, f"durability {durability!r} is not 'full', 'no_sync' or 'mem_only'")
     if max_active_versions < 0:
-        raise InvalidArgumentError(1, f"max_active_versions {max_active_versions} is negative")
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"max_active_versions {max_active_versions} is negative")
     if write_timeout is not None and write_timeout < 0:
-        raise InvalidArgumentError(1, f"write_timeout {write_timeout} is negative")
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"write_timeout {write_timeout} is negative")
     fspath = None if path is None else os.fspath(path)
     if should_compact_on_launch is not None:
         if not callable(should_compact_on_launch):
             raise InvalidArgumentError(
-                1, f"should_compact_on_launch is a function of (total_bytes, used_bytes), got {type(should_compact_on_launch).__name__}")
+                Status.INVALID_ARGUMENT, f"should_compact_on_launch is a function of (total_bytes, used_bytes), got {type(should_compact_on_launch).__name__}")
         if fspath is not None and not read_only and durability != "mem_only" and os.path.exists(fspath):
             compact(fspath, should_compact_on_launch)
     config_out = ffi.new("cove_config_t**")
@@ -865,7 +876,8 @@ def open(
     config = ffi.gc(config_out[0], lib.cove_release)
     if in_memory_identifier is not None:
         if fspath is not None:
-            raise InvalidArgumentError(1, "in_memory_identifier replaces the path: pass path=None")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, "in_memory_identifier replaces the path: pass path=None")
         check(lib.cove_config_set_in_memory_identifier(config, in_memory_identifier.encode()))
     check(lib.cove_config_set_read_only(config, read_only))
     check(lib.cove_config_set_max_active_versions(config, max_active_versions))
@@ -880,13 +892,15 @@ def open(
     if schema is not None:
         text = schema if isinstance(schema, str) else json.dumps(schema)
         if schema_version < 0:
-            raise InvalidArgumentError(1, f"schema_version {schema_version} is negative")
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"schema_version {schema_version} is negative")
         check(lib.cove_config_set_schema_json(config, text.encode(), schema_version))
     if migration is not None:
         if not callable(migration):
-            raise InvalidArgumentError(1, f"migration is a function taking a cove.Migration, got {type(migration).__name__}")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, f"migration is a function taking a cove.Migration, got {type(migration).__name__}")
         if not _migration.AVAILABLE:
-            raise InvalidArgumentError(1, "this libcove has no migrations (cove_config_set_migration)")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, "this libcove has no migrations (cove_config_set_migration)")
     if _adds_to_objects(fspath, classes, schema_version, read_only):
         # The declared defaults of the properties the schema adds go to the file's objects in
         # the migration's write, before the program's own migration, if any, runs.
@@ -936,7 +950,7 @@ def _adds_to_objects(fspath: Optional[str], classes: Dict[str, Type[Object]], ve
     if not any(defaults_of(cls) for cls in classes.values()):
         return False
     out = ffi.new("uint64_t*")
-    if lib.cove_schema_version_at(fspath.encode(), out) != 0:
+    if lib.cove_schema_version_at(fspath.encode(), out) != Status.OK:
         return False    # no file yet (or one the open will refuse)
     return int(out[0]) < version
 
@@ -951,14 +965,14 @@ def _elements(p: Any, value: Any) -> Elements:
     """The elements of `value` for collection `p` in a batch call."""
     if p.kind == MAP:
         if not isinstance(value, dict):
-            raise WrongTypeError(2, f"{p.label} takes a dict, got {type(value).__name__}")
+            raise WrongTypeError(Status.WRONG_TYPE, f"{p.label} takes a dict, got {type(value).__name__}")
         items: List[Any] = []
         for key, item in value.items():
             items.append(key)
             items.append(item)
         return Elements(items, True, len(value))
     if isinstance(value, dict):
-        raise WrongTypeError(2, f"{p.label} takes a list or set of values, got dict")
+        raise WrongTypeError(Status.WRONG_TYPE, f"{p.label} takes a list or set of values, got dict")
     return Elements(list(value), False, len(value))
 
 
@@ -995,7 +1009,8 @@ class _Batch:
         for j, name in enumerate(keys):
             p = self.info.properties.get(name)
             if p is not None and p.kind == BACKLINKS:
-                raise InvalidArgumentError(1, f"{p.label} is backlinks: it is computed, not given")
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"{p.label} is backlinks: it is computed, not given")
             if p is None or p.kind == VALUE:
                 names.append(name)
             else:
@@ -1137,12 +1152,12 @@ class _Batch:
                     rows[index // n][index % n] = elements
                 values, filled, failure = pack_rows(ffi, rows, n, keep, self.realm)
         created = ffi.new("size_t*")
-        status = 0
+        status = Status.OK
         if filled:
             status = lib.cove_object_create_many(self.realm._h(), self.class_name.encode(), names_array, n, values,
                                                  filled, self.update, created)
             self.created += int(created[0])
-        if status != 0:
+        if status != Status.OK:
             message = ffi.string(lib.cove_last_error_message()).decode("utf-8", "replace")
             raise error_for(status, f"{message} (object {self.start + int(created[0])} of the input)")
         if failure is not None:

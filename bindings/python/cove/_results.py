@@ -7,7 +7,7 @@ import typing
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
-from ._errors import Error, FrozenError, InvalidArgumentError, TransactionError, WrongTypeError
+from ._errors import Error, FrozenError, InvalidArgumentError, Status, TransactionError, WrongTypeError
 from ._lib import c_string, check, ffi, lib, owned
 from ._notifications import ChangeStream, observe
 from ._query import bind_arguments
@@ -317,7 +317,8 @@ class Results(typing.Sequence[_T]):
                 elif isinstance(item, tuple) and len(item) == 2:
                     keys.append((item[0], bool(item[1])))
                 else:
-                    raise WrongTypeError(2, f"sorted() takes a key path or (key_path, ascending) pairs, got {item!r}")
+                    raise WrongTypeError(
+                        Status.WRONG_TYPE, f"sorted() takes a key path or (key_path, ascending) pairs, got {item!r}")
         if not keys:
             return self
         result: Results[_T] = self
@@ -339,7 +340,7 @@ class Results(typing.Sequence[_T]):
             elif isinstance(item, (list, tuple)):
                 paths.extend(item)
             else:
-                raise WrongTypeError(2, f"distinct() takes key paths, got {type(item).__name__}")
+                raise WrongTypeError(Status.WRONG_TYPE, f"distinct() takes key paths, got {type(item).__name__}")
         if not paths:
             paths = ["self"]
         out = ffi.new("cove_results_t**")
@@ -486,12 +487,14 @@ class Results(typing.Sequence[_T]):
     def delete_all(self) -> None:
         """Deletes every object that matches, inside a write (the matches when it is called)."""
         if self._class_name is None:
-            raise WrongTypeError(2, f"the results of {self._label} hold values, not objects: "
-                                    "remove them from their list or set")
+            raise WrongTypeError(Status.WRONG_TYPE, f"the results of {self._label} hold values, not objects: "
+                                                    "remove them from their list or set")
         if self._realm.is_frozen:
-            raise FrozenError(9, f"the results of {self._label} are frozen: nothing can be deleted through them")
+            raise FrozenError(
+                Status.FROZEN, f"the results of {self._label} are frozen: nothing can be deleted through them")
         if not self._realm.in_write:
-            raise TransactionError(5, f"cannot delete the objects of {self._label} outside a write transaction")
+            raise TransactionError(
+                Status.NOT_IN_WRITE, f"cannot delete the objects of {self._label} outside a write transaction")
         size = len(self)
         if not size:
             return
@@ -522,5 +525,5 @@ def _arguments(values: Sequence[Any], labels: Sequence[str], realm: Any) -> Tupl
         except Error as exc:
             raise type(exc)(exc.code, f"query argument {labels[i]}: {exc.message}") from None
         except (ValueError, OverflowError) as exc:
-            raise InvalidArgumentError(1, f"query argument {labels[i]}: {exc}") from exc
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"query argument {labels[i]}: {exc}") from exc
     return array, keep

@@ -16,7 +16,7 @@ import weakref
 from typing import (TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Set, TypeVar, Union,
                     overload)
 
-from ._errors import ClosedError, Error, InvalidArgumentError, WrongTypeError
+from ._errors import ClosedError, Error, InvalidArgumentError, Status, WrongTypeError
 from ._lib import c_string, check, ffi, lib, owned, release_handle
 from ._notifications import ChangeStream, observe, raise_for
 from ._values import position, read_value, write_value
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-_OK = 0
-_CALLBACK_FAILED = 21      # COVE_ERR_CALLBACK: what the key function answers when it raised
+_OK = Status.OK
+_CALLBACK_FAILED = Status.CALLBACK      # what the key function answers when it raised
 
 AVAILABLE = hasattr(lib, "cove_results_sectioned")
 """Whether the loaded libcove has sectioned results."""
@@ -69,14 +69,14 @@ def _section_key(userdata: Any, obj: Any, out_key: Any) -> int:
     realm = key_function.realm()
     try:
         if realm is None:
-            raise ClosedError(11, "the realm of these sectioned results is gone")
+            raise ClosedError(Status.CLOSED, "the realm of these sectioned results is gone")
         wrapped = realm._wrap(lib.cove_retain(obj), key_function.class_name)   # lent: retained for Python
         value = key_function.function(wrapped)
         keep: List[Any] = []
         try:
             write_value(ffi, out_key, value, keep)
         except (ValueError, OverflowError) as exc:
-            raise InvalidArgumentError(1, f"section key {value!r}: {exc}") from exc
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"section key {value!r}: {exc}") from exc
         except Error as exc:
             raise type(exc)(exc.code, f"section key {value!r}: {exc.message}") from None
         key_function.local.keep = keep      # the library copies the bytes after this returns
@@ -236,7 +236,8 @@ class SectionedResults(typing.Sequence[ResultsSection[_T]]):
     def _make(cls, source: "Results[_T]", key_path: Optional[str], ascending: bool,
               function: Optional[Callable[[Any], Any]]) -> "SectionedResults[_T]":
         if not AVAILABLE:
-            raise InvalidArgumentError(1, "this libcove has no sectioned results (cove_results_sectioned)")
+            raise InvalidArgumentError(
+                Status.INVALID_ARGUMENT, "this libcove has no sectioned results (cove_results_sectioned)")
         self: SectionedResults[_T] = object.__new__(cls)
         self._realm = source.realm
         self._source = source
@@ -393,15 +394,17 @@ def sectioned(results: "Results[_T]", by: Optional[str], ascending: bool, key: O
               sort: Any) -> SectionedResults[_T]:
     """``Results.sectioned``: checks the arguments and makes the sectioned results."""
     if (by is None) == (key is None):
-        raise InvalidArgumentError(1, "sectioned() takes a key path (by='age') or a key function (key=...), one of them")
+        raise InvalidArgumentError(
+            Status.INVALID_ARGUMENT, "sectioned() takes a key path (by='age') or a key function (key=...), one of them")
     source = results if sort is None else results.sorted(sort)
     if by is not None:
         if not isinstance(by, str):
-            raise WrongTypeError(2, f"sectioned(by=...) is a key path, got {type(by).__name__}")
+            raise WrongTypeError(Status.WRONG_TYPE, f"sectioned(by=...) is a key path, got {type(by).__name__}")
         return SectionedResults._make(source, by, bool(ascending), None)
     if not callable(key):
-        raise WrongTypeError(2, f"sectioned(key=...) is a function of one object, got {type(key).__name__}")
+        raise WrongTypeError(
+            Status.WRONG_TYPE, f"sectioned(key=...) is a function of one object, got {type(key).__name__}")
     if not ascending:
-        raise InvalidArgumentError(1, "sectioned(key=...) orders sections by ascending key: "
-                                      "return a key that sorts the other way, or section by a key path")
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, "sectioned(key=...) orders sections by ascending key: "
+                                                            "return a key that sorts the other way, or section by a key path")
     return SectionedResults._make(source, None, True, key)

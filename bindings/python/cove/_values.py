@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any, Callable, List, Optional, Tuple, Union
 
-from ._errors import Error, InvalidArgumentError, OutOfRangeError, WrongTypeError
+from ._errors import Error, InvalidArgumentError, OutOfRangeError, Status, WrongTypeError
 from ._speedups import VALUE_SIZE, pack
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -269,7 +269,7 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = No
     else:
         link = getattr(value, "_cove_link", None)
         if link is None:
-            raise WrongTypeError(2, f"cove cannot store a value of type {type(value).__name__}")
+            raise WrongTypeError(Status.WRONG_TYPE, f"cove cannot store a value of type {type(value).__name__}")
         if realm is not None:
             check_same_file(realm, value)
         class_key, object_key = link()
@@ -289,7 +289,7 @@ def check_same_file(realm: Any, obj: Any) -> None:
     where = owner.path if owner.path is not None else "an in-memory realm"
     here = realm.path if realm.path is not None else "an in-memory realm"
     raise InvalidArgumentError(
-        1, f"the {obj._class_name} object belongs to another realm ({where}), not to {here}: link objects of the same realm")
+        Status.INVALID_ARGUMENT, f"the {obj._class_name} object belongs to another realm ({where}), not to {here}: link objects of the same realm")
 
 
 def pack_rows(ffi: Any, rows: List[List[Any]], n: int, keep: List[Any],
@@ -362,12 +362,13 @@ def position(index: Any, size: Callable[[], int], what: str) -> int:
     try:
         i = operator.index(index)
     except TypeError:
-        raise WrongTypeError(2, f"{what}: indices are ints or slices, got {type(index).__name__}") from None
+        raise WrongTypeError(
+            Status.WRONG_TYPE, f"{what}: indices are ints or slices, got {type(index).__name__}") from None
     if i < 0:
         n = size()
         i += n
         if i < 0:
-            raise OutOfRangeError(4, f"index {index} is out of range for {what} of size {n}")
+            raise OutOfRangeError(Status.OUT_OF_RANGE, f"index {index} is out of range for {what} of size {n}")
     if i > _MAX_INDEX:
-        raise OutOfRangeError(4, f"index {index} is out of range for {what}")
+        raise OutOfRangeError(Status.OUT_OF_RANGE, f"index {index} is out of range for {what}")
     return i

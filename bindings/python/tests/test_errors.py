@@ -119,6 +119,17 @@ def test_statuses_have_names() -> None:
     assert str(cove.ClosedError(11, "the realm is closed")) == "the realm is closed"
 
 
+def test_the_status_names_are_the_headers() -> None:
+    from cove._lib import ffi, lib
+
+    for status in cove.Status:
+        expected = "COVE_OK" if status is cove.Status.OK else f"COVE_ERR_{status.name}"
+        assert ffi.string(lib.cove_status_name(status)).decode() == expected
+    # A status given by name is kept as its number, as the library's own are.
+    error = cove.WrongTypeError(cove.Status.WRONG_TYPE, "x")
+    assert type(error.code) is int and error.code == 2 and error.status is cove.Status.WRONG_TYPE
+
+
 def test_realm_habits_delete_first_last_count(tmp_path: pathlib.Path) -> None:
     """Realm's habits: delete(results), delete(a list or any iterable), delete_all(),
     results.first and .last, results.count()."""
