@@ -376,10 +376,12 @@ extension BTree {
         let apart = bias == .packLeft && cut < n && pool.count == 1
         let (leftPgno, leftPage) = apart ? try store.allocate() : try takePage(from: &pool, replacing: first)
         let leftCount = writeNode(list, 0..<cut, level: level, into: leftPage)
+        debugCheckNode(leftPage, pgno: leftPgno)
         var outcome = NodeOutcome(ref: freshRef(leftPgno), count: leftCount, sibling: nil, underflow: false)
         if cut < n {
             let (rightPgno, rightPage) = try takePage(from: &pool, replacing: apart ? first : second)
             let rightCount = writeNode(list, cut..<n, level: level, into: rightPage)
+            debugCheckNode(rightPage, pgno: rightPgno)
             outcome.sibling = SplitSibling(ref: freshRef(rightPgno), count: rightCount,
                                            separator: separator(in: list, before: cut, level: level))
         } else {

@@ -58,6 +58,7 @@ extension BTree {
         for range in cuts {
             let (pgno, page) = try takePage(from: &pool)
             let count = writeNode(cells, range, level: 0, into: page)
+            debugCheckNode(page, pgno: pgno)
             shared.parts.append((freshRef(pgno), count, range.lowerBound == 0 ? [] : separator(in: cells, before: range.lowerBound, level: 0)))
         }
         for pgno in pool { store.free(pgno) }

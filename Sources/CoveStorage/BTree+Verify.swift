@@ -96,30 +96,7 @@ extension BTree {
         let pgno = ref.pgno
         func fail(_ what: String) -> StorageError { BTreeNode.fault(pgno, what) }
 
-        // Layout: cells inside [cellStart, pageSize), disjoint, and with the garbage covering
-        // the area exactly.
-        guard node.count > 0 else { throw fail("no entries") }
-        for b in 21..<24 where node.base.load(fromByteOffset: b, as: UInt8.self) != 0 {
-            throw fail("reserved byte \(b) is not zero")
-        }
-        var extents: [(offset: Int, length: Int)] = []
-        extents.reserveCapacity(node.count)
-        for i in 0..<node.count { extents.append(try node.cellExtent(i)) }
-        extents.sort { $0.offset < $1.offset }
-        var covered = 0
-        for (k, e) in extents.enumerated() {
-            if k > 0 {
-                let previous = extents[k - 1]
-                guard previous.offset + previous.length <= e.offset else {
-                    throw fail("cells at \(previous.offset) and \(e.offset) overlap")
-                }
-            }
-            covered += e.length
-        }
-        let garbage = try node.garbage()
-        guard covered + garbage == pageSize - node.cellStart else {
-            throw fail("cells (\(covered) bytes) and garbage (\(garbage)) do not cover the cell area (\(pageSize - node.cellStart))")
-        }
+        try checkNodeLayout(node)
 
         // Fill.
         let used = try node.usedBytes()
@@ -133,21 +110,7 @@ extension BTree {
         // Keys: ascending, inside [lower, upper), bytes keys not too long; the key of a branch's
         // first cell is unused and must be empty.
         let first = node.isLeaf ? 0 : 1
-        if !node.isLeaf {
-            if node.isU64 {
-                guard try node.u64Key(0) == 0 else { throw fail("first branch cell carries a key") }
-            } else {
-                guard try node.bytesKey(0).isEmpty else { throw fail("first branch cell carries a key") }
-            }
-        }
         for i in first..<node.count {
-            if !node.isU64 {
-                let length = try node.bytesKey(i).count
-                guard length <= Self.maxKeyLength else { throw fail("key \(i) is \(length) bytes long") }
-            }
-            if i > first {
-                guard try node.compare(i - 1, keyOf(node, i)) < 0 else { throw fail("keys \(i - 1) and \(i) are out of order") }
-            }
             if let lower {
                 // A leaf key may equal its lower bound; a separator may not (its left child
                 // would have no keys).
@@ -196,6 +159,71 @@ extension BTree {
             total &+= actual
         }
         return total
+    }
+
+    /// Checks what a node page holds on its own: cells inside `[cellStart, pageSize)`, disjoint,
+    /// with the garbage covering the rest of the cell area exactly; keys ascending and not too
+    /// long; a branch's first cell without a key. (Its place in the tree, bounds and fill are
+    /// `verify()`'s.)
+    func checkNodeLayout(_ node: BTreeNode) throws(StorageError) {
+        let pgno = node.pgno
+        func fail(_ what: String) -> StorageError { BTreeNode.fault(pgno, what) }
+        // Layout: cells inside [cellStart, pageSize), disjoint, and with the garbage covering
+        // the area exactly.
+        guard node.count > 0 else { throw fail("no entries") }
+        for b in 21..<24 where node.base.load(fromByteOffset: b, as: UInt8.self) != 0 {
+            throw fail("reserved byte \(b) is not zero")
+        }
+        var extents: [(offset: Int, length: Int)] = []
+        extents.reserveCapacity(node.count)
+        for i in 0..<node.count { extents.append(try node.cellExtent(i)) }
+        extents.sort { $0.offset < $1.offset }
+        var covered = 0
+        for (k, e) in extents.enumerated() {
+            if k > 0 {
+                let previous = extents[k - 1]
+                guard previous.offset + previous.length <= e.offset else {
+                    throw fail("cells at \(previous.offset) and \(e.offset) overlap")
+                }
+            }
+            covered += e.length
+        }
+        let garbage = try node.garbage()
+        guard covered + garbage == pageSize - node.cellStart else {
+            throw fail("cells (\(covered) bytes) and garbage (\(garbage)) do not cover the cell area (\(pageSize - node.cellStart))")
+        }
+
+        let first = node.isLeaf ? 0 : 1
+        if !node.isLeaf {
+            if node.isU64 {
+                guard try node.u64Key(0) == 0 else { throw fail("first branch cell carries a key") }
+            } else {
+                guard try node.bytesKey(0).isEmpty else { throw fail("first branch cell carries a key") }
+            }
+        }
+        for i in first..<node.count {
+            if !node.isU64 {
+                let length = try node.bytesKey(i).count
+                guard length <= Self.maxKeyLength else { throw fail("key \(i) is \(length) bytes long") }
+            }
+            if i > first {
+                guard try node.compare(i - 1, keyOf(node, i)) < 0 else { throw fail("keys \(i - 1) and \(i) are out of order") }
+            }
+        }
+    }
+
+    /// Debug builds: checks a node page this transaction just laid out (the pages of a split,
+    /// of a merge, of cells shared out between neighbours) with `checkNodeLayout`, and traps
+    /// naming what is wrong. Release builds compile nothing.
+    @inline(__always)
+    func debugCheckNode(_ page: UnsafeMutableRawPointer, pgno: PageNumber) {
+        #if DEBUG
+        do throws(StorageError) {
+            try checkNodeLayout(BTreeNode(UnsafeRawPointer(page), pgno: pgno, kind: keyKind))
+        } catch {
+            preconditionFailure("B+tree node \(pgno) broken as laid out: \(error)")
+        }
+        #endif
     }
 
     /// The key of cell `i` as a search key (pointing into the page).

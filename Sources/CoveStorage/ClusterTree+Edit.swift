@@ -69,6 +69,7 @@ extension ClusterTree {
                     (pgno, page) = try store.allocateForOverwrite(replacing: full ? nil : old.last?.page)
                 }
                 try rows.encode(range, specs: specs, into: page)
+                debugCheckPage(page, pgno: pgno)
                 written.append(ClusterRef(key: rows.keys[range.lowerBound], page: PageRef(pgno: pgno, version: store.version),
                                           count: UInt64(range.count)))
             }
@@ -236,6 +237,7 @@ extension ClusterTree {
             }
             store.free(ref.page.pgno)
         }
+        debugCheckPage(store.writablePage(pgno), pgno: pgno)
         let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),
                                  count: ref.count &+ UInt64(rows.count))
         try written.withEncoded { v throws(StorageError) in _ = try index.put(written.key, v) }
@@ -327,11 +329,13 @@ extension ClusterTree {
         var pgno = ref.page.pgno
         if ref.page.version == store.version && store.isWritable(pgno) {
             try edit(store.writablePage(pgno))
+            debugCheckPage(store.writablePage(pgno), pgno: pgno)
             if objectDelta == 0 { return }
         } else {
             let page: UnsafeMutableRawPointer
             (pgno, page) = try store.allocateCopy(of: ref.page.pgno)
             try edit(page)
+            debugCheckPage(page, pgno: pgno)
             store.free(ref.page.pgno)
         }
         let written = ClusterRef(key: ref.key, page: PageRef(pgno: pgno, version: store.version),

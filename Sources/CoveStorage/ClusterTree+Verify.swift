@@ -60,8 +60,45 @@ extension ClusterTree {
         }
     }
 
-    /// Checks one cluster page beyond what `ClusterLeaf.init` checked.
+    /// Checks one cluster page beyond what `ClusterLeaf.init` checked, its overflow chains
+    /// walked.
     func verifyLeaf(_ leaf: ClusterLeaf, after previousKey: UInt64?, seen: inout Set<PageNumber>) throws(StorageError) {
+        try leaf.checkLayout(specs: specs, after: previousKey) { j, i, chain, length throws(StorageError) in
+            if store.isWritable(chain.pgno) {
+                guard chain.version == store.version else {
+                    throw ClusterLeaf.fault(leaf.pgno, "column \(j) object \(i): overflow chain of this transaction referenced as version \(chain.version)")
+                }
+            }
+            try index.walkOverflow(chain, length: length) { pgno, _ throws(StorageError) in
+                guard seen.insert(pgno).inserted else { throw ClusterLeaf.fault(pgno, "overflow page reached twice") }
+            }
+        }
+    }
+
+    /// Debug builds: checks a cluster page this transaction just wrote (laid out, appended to,
+    /// written in place) as `verify()` checks each page, without its overflow chains, and traps
+    /// naming what is wrong. Release builds compile nothing.
+    @inline(__always)
+    func debugCheckPage(_ page: UnsafeMutableRawPointer, pgno: PageNumber) {
+        #if DEBUG
+        do throws(StorageError) {
+            try ClusterLeaf(UnsafeRawPointer(page), pgno: pgno, specs: specs).checkLayout(specs: specs, after: nil) { _, _, _, _ in }
+        } catch {
+            preconditionFailure("cluster page \(pgno) broken as written: \(error)")
+        }
+        #endif
+    }
+}
+
+extension ClusterLeaf {
+    /// Checks this page beyond what `init` checked: keys strictly ascending (and after
+    /// `previousKey`), the page type, column arrays not overlapping, no null in a non-nullable
+    /// column, heap values not overlapping and, with the garbage, covering the heap exactly.
+    /// Calls `overflow` with each value kept in an overflow chain (column, object, chain,
+    /// length) once its reference checked out.
+    func checkLayout(specs: [ColumnSpec], after previousKey: UInt64?,
+                     overflow: (Int, Int, PageRef, UInt64) throws(StorageError) -> Void) throws(StorageError) {
+        let leaf = self
         let n = leaf.count
         var last = previousKey
         for i in 0..<n {
@@ -96,14 +133,7 @@ extension ClusterTree {
                     guard length > UInt64(ClusterLayout.overflowRefSize) else {
                         throw ClusterLeaf.fault(leaf.pgno, "column \(j) object \(i): overflow value of \(length) bytes")
                     }
-                    if store.isWritable(chain.pgno) {
-                        guard chain.version == store.version else {
-                            throw ClusterLeaf.fault(leaf.pgno, "column \(j) object \(i): overflow chain of this transaction referenced as version \(chain.version)")
-                        }
-                    }
-                    try index.walkOverflow(chain, length: length) { pgno, _ throws(StorageError) in
-                        guard seen.insert(pgno).inserted else { throw ClusterLeaf.fault(pgno, "overflow page reached twice") }
-                    }
+                    try overflow(j, i, chain, length)
                 }
             }
         }
