@@ -9,7 +9,6 @@ import datetime as dt
 import decimal
 import pathlib
 import threading
-from typing import Iterator
 
 import pytest
 
@@ -27,12 +26,6 @@ SCHEMA = {
     "Part": {"embedded": True, "properties": {"label": "string"}},
     "Address": {"embedded": True, "properties": {"city": "string", "street": "string?"}},
 }
-
-
-@pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(tmp_path / "c.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
-        yield r
 
 
 def make_dog(realm: cove.Realm, **values: object) -> cove.Object:

@@ -4,7 +4,6 @@ the exception raised for each kind of bad input with the index of the object at 
 from __future__ import annotations
 
 import pathlib
-from typing import Iterator
 
 import pytest
 
@@ -19,12 +18,6 @@ SCHEMA = {
     "Toy": {"embedded": True, "properties": {"brand": "string"}},
     "Address": {"embedded": True, "properties": {"city": "string"}},
 }
-
-
-@pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(tmp_path / "m.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
-        yield r
 
 
 def test_batches_of_single_values(realm: cove.Realm, monkeypatch: pytest.MonkeyPatch) -> None:

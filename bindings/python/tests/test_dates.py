@@ -6,8 +6,7 @@ arguments. Naive datetimes are refused, as the package documents."""
 from __future__ import annotations
 
 import datetime as dt
-import pathlib
-from typing import Iterator, List, Tuple
+from typing import List, Tuple
 
 import pytest
 
@@ -15,6 +14,7 @@ import cove
 
 UTC = dt.timezone.utc
 T = cove.Timestamp
+SCHEMA = {"Event": {"properties": {"n": "int", "at": "date?", "days": "date[]", "any": "mixed"}}}
 
 # (the date, its seconds and nanoseconds since 1970), in time order
 EDGES: List[Tuple[dt.datetime, Tuple[int, int]]] = [
@@ -35,13 +35,6 @@ EDGES: List[Tuple[dt.datetime, Tuple[int, int]]] = [
     (T(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC, nanosecond=999), (253402300799, 999999999)),
 ]
 IDS = [str(parts) for _, parts in EDGES]
-
-
-@pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
-    schema = {"Event": {"properties": {"n": "int", "at": "date?", "days": "date[]", "any": "mixed"}}}
-    with cove.open(tmp_path / "d.cove", schema=schema, schema_version=1, durability="no_sync") as r:
-        yield r
 
 
 def one_sign(parts: Tuple[int, int]) -> bool:

@@ -9,7 +9,7 @@ import json
 import pathlib
 import typing
 import uuid
-from typing import Any, ClassVar, Dict, Iterator, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional
 
 import pytest
 
@@ -79,13 +79,7 @@ class Hound(cove.Object, class_name="HoundDog"):
     name: str
 
 
-CLASSES = [Person, Dog, Toy, Address, Everything, Hound]
-
-
-@pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(tmp_path / "d.cove", schema=CLASSES, schema_version=1, durability="no_sync") as r:
-        yield r
+SCHEMA = [Person, Dog, Toy, Address, Everything, Hound]
 
 
 def test_schema_from_classes(realm: cove.Realm) -> None:
@@ -301,12 +295,12 @@ def test_classes_are_not_constructed_directly(realm: cove.Realm) -> None:
 
 def test_reopen(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "r.cove"
-    with cove.open(path, schema=CLASSES, schema_version=1) as realm:
+    with cove.open(path, schema=SCHEMA, schema_version=1) as realm:
         with realm.write():
             rex = realm.create(Dog, {"name": "Rex", "age": 3, "tags": ["a"], "toys": [{"brand": "A", "price": 1.5}]})
             realm.create(Person, {"name": "Ann", "dogs": [rex]})
         schema = realm.schema
-    with cove.open(path, schema=CLASSES, schema_version=1) as realm:
+    with cove.open(path, schema=SCHEMA, schema_version=1) as realm:
         assert realm.schema == schema
         ann = realm.find(Person, "Ann")
         assert isinstance(ann, Person) and isinstance(ann.dogs[0].toys[0], Toy)

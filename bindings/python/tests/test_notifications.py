@@ -32,11 +32,6 @@ SCHEMA = {
 
 
 @pytest.fixture()
-def path(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "live.cove"
-
-
-@pytest.fixture()
 def realm(path: pathlib.Path) -> Iterator[cove.Realm]:
     with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
         with realm.write():
@@ -49,36 +44,9 @@ def realm(path: pathlib.Path) -> Iterator[cove.Realm]:
         yield realm
 
 
-@pytest.fixture()
-def other(path: pathlib.Path, realm: cove.Realm) -> Iterator[cove.Realm]:
-    """A second handle of the same file: its commits reach `realm` as another process's would."""
-    with cove.open(path, durability="no_sync") as other:
-        yield other
-
-
-def commit(other: cove.Realm, change: Callable[[cove.Realm], Any]) -> None:
-    other.refresh()
-    with other.write():
-        change(other)
-
-
-class Recorder:
-    """A callback that keeps every change it receives."""
-
-    def __init__(self) -> None:
-        self.changes: List[Any] = []
-
-    def __call__(self, change: Any) -> None:
-        self.changes.append(change)
-
-    @property
-    def last(self) -> Any:
-        return self.changes[-1]
-
-
-def test_initial_call_at_first_deliver(realm: cove.Realm) -> None:
+def test_initial_call_at_first_deliver(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person").sorted("name")
-    seen = Recorder()
+    seen = recorder()
     token = people.observe(seen)
     assert seen.changes == []                      # nothing until a delivery
     realm.deliver()
@@ -90,9 +58,10 @@ def test_initial_call_at_first_deliver(realm: cove.Realm) -> None:
     token.invalidate()
 
 
-def test_token_invalidated_on_another_thread(realm: cove.Realm, other: cove.Realm) -> None:
+def test_token_invalidated_on_another_thread(realm: cove.Realm, commit: Callable[..., None],
+                                             recorder: Callable[[], Any]) -> None:
     """A token invalidated on another thread: the realm's next delivery calls nothing."""
-    seen = Recorder()
+    seen = recorder()
     token = realm.objects("Person").observe(seen)
     realm.deliver()
     assert len(seen.changes) == 1
@@ -100,15 +69,16 @@ def test_token_invalidated_on_another_thread(realm: cove.Realm, other: cove.Real
     thread.start()
     thread.join()
     assert not token.is_valid
-    commit(other, lambda r: r.create("Person", {"name": "Eve", "age": 22}))
+    commit(lambda r: r.create("Person", {"name": "Eve", "age": 22}))
     assert realm.refresh() is True
     realm.deliver()
     assert len(seen.changes) == 1
 
 
-def test_change_indices_after_another_handles_commit(realm: cove.Realm, other: cove.Realm) -> None:
+def test_change_indices_after_another_handles_commit(realm: cove.Realm, commit: Callable[..., None],
+                                                     recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person").sorted("name")            # Ann Bob Cleo Dan
-    seen = Recorder()
+    seen = recorder()
     token = people.observe(seen)
     realm.deliver()
 
@@ -116,7 +86,7 @@ def test_change_indices_after_another_handles_commit(realm: cove.Realm, other: c
         r.delete(r.find("Person", "Bob"))                      # old index 1
         r.create("Person", {"name": "Eve", "age": 20})         # Ann Cleo Dan Eve: new index 3
         r.find("Person", "Cleo").age = 42                      # old index 2, new index 1
-    commit(other, change)
+    commit(change)
     assert seen.changes[1:] == []                              # not before this realm refreshes
     assert realm.refresh() is True
     assert [p.name for p in people] == ["Ann", "Cleo", "Dan", "Eve"]
@@ -131,45 +101,46 @@ def test_change_indices_after_another_handles_commit(realm: cove.Realm, other: c
     assert change_set.error is None
 
     # Two commits before a delivery merge into one change; a net no-op delivers nothing.
-    commit(other, lambda r: r.create("Person", {"name": "Fay", "age": 1}))
-    commit(other, lambda r: r.delete(r.find("Person", "Fay")))
+    commit(lambda r: r.create("Person", {"name": "Fay", "age": 1}))
+    commit(lambda r: r.delete(r.find("Person", "Fay")))
     calls = len(seen.changes)
     realm.refresh()
     assert len(seen.changes) == calls
     token.invalidate()
 
 
-def test_a_filter_follows_only_the_properties_it_reads(realm: cove.Realm, other: cove.Realm) -> None:
+def test_a_filter_follows_only_the_properties_it_reads(realm: cove.Realm, commit: Callable[..., None],
+                                                       recorder: Callable[[], Any]) -> None:
     # Results in key order: Cleo (41) matches at first.
     results = realm.objects("Person").filter("age >= 40 OR city == 'Rome'")
-    seen = Recorder()
+    seen = recorder()
     with results.observe(seen):
         realm.deliver()
         assert [p.name for p in results] == ["Cleo"]
         # The filter's second property brings Bob in.
-        commit(other, lambda r: setattr(r.find("Person", "Bob"), "city", "Rome"))
+        commit(lambda r: setattr(r.find("Person", "Bob"), "city", "Rome"))
         realm.refresh()
         assert [p.name for p in results] == ["Bob", "Cleo"]
         assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([0], [], [])
         # A list the filter does not read: Cleo is modified and stays.
-        commit(other, lambda r: r.find("Person", "Cleo").tags.append("t"))
+        commit(lambda r: r.find("Person", "Cleo").tags.append("t"))
         realm.refresh()
         assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([], [], [1])
         # The same write outside the results delivers nothing.
         calls = len(seen.changes)
-        commit(other, lambda r: r.find("Person", "Dan").tags.append("t"))
+        commit(lambda r: r.find("Person", "Dan").tags.append("t"))
         realm.refresh()
         assert len(seen.changes) == calls
         # The first property takes Cleo out.
-        commit(other, lambda r: setattr(r.find("Person", "Cleo"), "age", 20))
+        commit(lambda r: setattr(r.find("Person", "Cleo"), "age", 20))
         realm.refresh()
         assert [p.name for p in results] == ["Bob"]
         assert (seen.last.insertions, seen.last.deletions, seen.last.modifications) == ([], [1], [])
 
 
-def test_filtered_results_and_a_local_commit(realm: cove.Realm) -> None:
+def test_filtered_results_and_a_local_commit(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     adults = realm.objects("Person").filter("age >= $0", 30).sorted("age")   # Ann 30, Dan 35, Cleo 41
-    seen = Recorder()
+    seen = recorder()
     with adults.observe(seen):
         realm.deliver()
         # A sort key written moves the row: a deletion and an insertion, not a modification.
@@ -187,35 +158,36 @@ def test_filtered_results_and_a_local_commit(realm: cove.Realm) -> None:
         assert [p.name for p in adults] == ["Ann", "Bob", "Dan"]
 
 
-def test_key_path_filters_are_exact_per_callback(realm: cove.Realm, other: cove.Realm) -> None:
+def test_key_path_filters_are_exact_per_callback(realm: cove.Realm, commit: Callable[..., None],
+                                                 recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person").sorted("name")            # Ann Bob Cleo Dan
-    every, city, dog_name, none = Recorder(), Recorder(), Recorder(), Recorder()
+    every, city, dog_name, none = recorder(), recorder(), recorder(), recorder()
     tokens = [people.observe(every), people.observe(city, key_paths=["city"]),
               people.observe(dog_name, key_paths=["dog.name"]), people.observe(none, key_paths=[])]
     realm.deliver()
     assert all(len(r.changes) == 1 and r.last.is_initial for r in (every, city, dog_name, none))
 
-    commit(other, lambda r: setattr(r.find("Person", "Ann"), "age", 31))
+    commit(lambda r: setattr(r.find("Person", "Ann"), "age", 31))
     realm.refresh()
     assert every.last.modifications == [0]
     assert [len(r.changes) for r in (city, dog_name, none)] == [1, 1, 1]
 
-    commit(other, lambda r: setattr(r.find("Person", "Bob"), "city", "Rome"))
+    commit(lambda r: setattr(r.find("Person", "Bob"), "city", "Rome"))
     realm.refresh()
     assert every.last.modifications == [1] and city.last.modifications == [1]
     assert [len(r.changes) for r in (dog_name, none)] == [1, 1]
 
-    commit(other, lambda r: setattr(r.objects("Dog")[0], "name", "Max"))   # Ann's dog
+    commit(lambda r: setattr(r.objects("Dog")[0], "name", "Max"))   # Ann's dog
     realm.refresh()
     assert every.last.modifications == [0] and dog_name.last.modifications == [0]
     assert [len(r.changes) for r in (city, none)] == [2, 1]
 
-    commit(other, lambda r: setattr(r.objects("Dog")[0], "age", 4))        # not on the path
+    commit(lambda r: setattr(r.objects("Dog")[0], "age", 4))        # not on the path
     realm.refresh()
     assert every.last.modifications == [0]
     assert [len(r.changes) for r in (city, dog_name, none)] == [2, 2, 1]
 
-    commit(other, lambda r: r.create("Person", {"name": "Bea", "age": 1}))  # every callback hears rows
+    commit(lambda r: r.create("Person", {"name": "Bea", "age": 1}))  # every callback hears rows
     realm.refresh()
     for r in (every, city, dog_name, none):
         assert (r.last.insertions, r.last.deletions, r.last.modifications) == ([1], [], [])
@@ -223,18 +195,18 @@ def test_key_path_filters_are_exact_per_callback(realm: cove.Realm, other: cove.
         token.invalidate()
 
 
-def test_key_path_naming_no_property_fails(realm: cove.Realm) -> None:
+def test_key_path_naming_no_property_fails(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     with pytest.raises(cove.InvalidArgumentError, match="nope"):
-        realm.objects("Person").observe(Recorder(), key_paths=["dog.nope"])
+        realm.objects("Person").observe(recorder(), key_paths=["dog.nope"])
     with pytest.raises(cove.WrongTypeError):
-        realm.objects("Person").observe(Recorder(), key_paths="name")       # a str, not a list
+        realm.objects("Person").observe(recorder(), key_paths="name")       # a str, not a list
     with pytest.raises(cove.WrongTypeError):
         realm.objects("Person").observe("not callable")                     # type: ignore[arg-type]
 
 
-def test_list_moves_and_clear(realm: cove.Realm, other: cove.Realm) -> None:
+def test_list_moves_and_clear(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     tags = realm.find("Person", "Ann").tags                     # a b c d
-    seen = Recorder()
+    seen = recorder()
     token = tags.observe(seen)
     realm.deliver()
     assert seen.last.is_initial
@@ -245,7 +217,7 @@ def test_list_moves_and_clear(realm: cove.Realm, other: cove.Realm) -> None:
         there.insert(1, "x")                                    # b x c d a
         there[2] = "C"                                          # b x C d a
         del there[3]                                            # b x C a
-    commit(other, change)
+    commit(change)
     realm.refresh()
     assert list(tags) == ["b", "x", "C", "a"]
     assert seen.last.moves == [(0, 3)]
@@ -254,38 +226,38 @@ def test_list_moves_and_clear(realm: cove.Realm, other: cove.Realm) -> None:
     assert seen.last.modifications == [2] and seen.last.modifications_old == [2]
     assert not seen.last.cleared
 
-    commit(other, lambda r: r.find("Person", "Ann").tags.clear())
+    commit(lambda r: r.find("Person", "Ann").tags.clear())
     realm.refresh()
     assert seen.last.cleared and seen.last.deletions == [0, 1, 2, 3]
     token.invalidate()
 
 
-def test_list_owner_deleted_once(realm: cove.Realm, other: cove.Realm) -> None:
-    seen = Recorder()
+def test_list_owner_deleted_once(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
+    seen = recorder()
     token = realm.find("Person", "Ann").tags.observe(seen)
     realm.deliver()
-    commit(other, lambda r: r.delete(r.find("Person", "Ann")))
+    commit(lambda r: r.delete(r.find("Person", "Ann")))
     realm.refresh()
     assert seen.last.root_deleted and seen.last.deletions == [0, 1, 2, 3]
-    commit(other, lambda r: r.create("Person", {"name": "Ann", "tags": ["z"]}))
+    commit(lambda r: r.create("Person", {"name": "Ann", "tags": ["z"]}))
     realm.refresh()
     assert len(seen.changes) == 2
     token.invalidate()
 
 
-def test_set_changes(realm: cove.Realm, other: cove.Realm) -> None:
+def test_set_changes(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     labels = realm.find("Person", "Ann").labels                # x
-    seen = Recorder()
+    seen = recorder()
     with labels.observe(seen):
         realm.deliver()
-        commit(other, lambda r: r.find("Person", "Ann").labels.add("a"))
+        commit(lambda r: r.find("Person", "Ann").labels.add("a"))
         realm.refresh()
         assert (seen.last.insertions, seen.last.deletions, seen.last.moves) == ([0], [], [])
 
 
-def test_map_changes_by_key(realm: cove.Realm, other: cove.Realm) -> None:
+def test_map_changes_by_key(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     scores = realm.find("Person", "Ann").scores                # a: 1, b: 2
-    seen = Recorder()
+    seen = recorder()
     token = scores.observe(seen)
     realm.deliver()
     assert seen.changes == [cove.MapChange(is_initial=True)]
@@ -295,7 +267,7 @@ def test_map_changes_by_key(realm: cove.Realm, other: cove.Realm) -> None:
         del there["a"]
         there["c"] = 3
         there["b"] = 5
-    commit(other, change)
+    commit(change)
     realm.refresh()
     assert isinstance(seen.last, cove.MapChange)
     assert seen.last.deletions == ["a"]
@@ -305,9 +277,10 @@ def test_map_changes_by_key(realm: cove.Realm, other: cove.Realm) -> None:
     token.invalidate()
 
 
-def test_object_changes_old_and_new_values(realm: cove.Realm, other: cove.Realm) -> None:
+def test_object_changes_old_and_new_values(realm: cove.Realm, commit: Callable[..., None],
+                                           recorder: Callable[[], Any]) -> None:
     ann = realm.find("Person", "Ann")
-    seen = Recorder()
+    seen = recorder()
     token = ann.observe(seen)
     realm.deliver()
     assert seen.changes == []                                   # no initial call for objects
@@ -316,66 +289,66 @@ def test_object_changes_old_and_new_values(realm: cove.Realm, other: cove.Realm)
         there = r.find("Person", "Ann")
         there.city = "Rome"
         there.age = 31
-    commit(other, change)
+    commit(change)
     realm.refresh()
     assert len(seen.changes) == 1
     assert not seen.last.deleted and seen.last.error is None
     assert [(p.name, p.old_value, p.new_value) for p in seen.last.properties] == [
         ("age", 30, 31), ("city", "Oslo", "Rome")]              # schema order
 
-    commit(other, lambda r: setattr(r.find("Person", "Ann"), "age", 31))   # the same value
+    commit(lambda r: setattr(r.find("Person", "Ann"), "age", 31))   # the same value
     realm.refresh()
     assert [(p.name, p.old_value, p.new_value) for p in seen.last.properties] == [("age", 31, 31)]
 
-    commit(other, lambda r: setattr(r.objects("Dog")[0], "name", "Max"))  # along the link
+    commit(lambda r: setattr(r.objects("Dog")[0], "name", "Max"))  # along the link
     realm.refresh()
     [dog_change] = seen.last.properties
     assert dog_change.name == "dog"
     assert dog_change.new_value == realm.objects("Dog")[0]
 
-    commit(other, lambda r: r.find("Person", "Ann").tags.append("e"))      # a list: no values
+    commit(lambda r: r.find("Person", "Ann").tags.append("e"))      # a list: no values
     realm.refresh()
     assert [(p.name, p.old_value, p.new_value) for p in seen.last.properties] == [("tags", None, None)]
 
-    commit(other, lambda r: r.delete(r.find("Person", "Ann")))
+    commit(lambda r: r.delete(r.find("Person", "Ann")))
     realm.refresh()
     assert seen.last == cove.ObjectChange(deleted=True)
     calls = len(seen.changes)
-    commit(other, lambda r: r.create("Person", {"name": "Ann", "age": 1}))
+    commit(lambda r: r.create("Person", {"name": "Ann", "age": 1}))
     realm.refresh()
     assert len(seen.changes) == calls                           # the deletion is reported once
     token.invalidate()
 
 
-def test_object_key_paths(realm: cove.Realm, other: cove.Realm) -> None:
+def test_object_key_paths(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     ann = realm.find("Person", "Ann")
-    city, deletion, dog = Recorder(), Recorder(), Recorder()
+    city, deletion, dog = recorder(), recorder(), recorder()
     tokens = [ann.observe(city, key_paths=["city"]), ann.observe(deletion, key_paths=[]),
               ann.observe(dog, key_paths=["dog.name"])]
-    commit(other, lambda r: setattr(r.objects("Dog")[0], "age", 9))
+    commit(lambda r: setattr(r.objects("Dog")[0], "age", 9))
     realm.refresh()
     assert dog.changes == []
-    commit(other, lambda r: setattr(r.objects("Dog")[0], "name", "Max"))
+    commit(lambda r: setattr(r.objects("Dog")[0], "name", "Max"))
     realm.refresh()
     assert [p.name for p in dog.last.properties] == ["dog"]     # reported as the link's change
     assert city.changes == []
-    commit(other, lambda r: setattr(r.find("Person", "Ann"), "age", 2))
+    commit(lambda r: setattr(r.find("Person", "Ann"), "age", 2))
     realm.refresh()
     assert city.changes == [] and deletion.changes == []
-    commit(other, lambda r: setattr(r.find("Person", "Ann"), "city", None))
+    commit(lambda r: setattr(r.find("Person", "Ann"), "city", None))
     realm.refresh()
     assert [(p.name, p.old_value, p.new_value) for p in city.last.properties] == [("city", "Oslo", None)]
     assert deletion.changes == []
-    commit(other, lambda r: r.delete(r.find("Person", "Ann")))
+    commit(lambda r: r.delete(r.find("Person", "Ann")))
     realm.refresh()
     assert deletion.changes == [cove.ObjectChange(deleted=True)]
     for token in tokens:
         token.invalidate()
 
 
-def test_error_stops_the_observation(realm: cove.Realm) -> None:
+def test_error_stops_the_observation(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     results = realm.find("Person", "Ann").tags.as_results()
-    seen = Recorder()
+    seen = recorder()
     token = results.observe(seen)
     realm.deliver()
     with realm.write():
@@ -389,7 +362,7 @@ def test_error_stops_the_observation(realm: cove.Realm) -> None:
     token.invalidate()
 
 
-def test_tokens(realm: cove.Realm, other: cove.Realm) -> None:
+def test_tokens(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person")
     live = len(_notifications._LIVE)
     seen: List[Any] = []
@@ -400,34 +373,35 @@ def test_tokens(realm: cove.Realm, other: cove.Realm) -> None:
         holder[0].invalidate()                                  # inside its own callback
     holder.append(people.observe(once))
     realm.deliver()
-    commit(other, lambda r: r.create("Person", {"name": "Eve"}))
+    commit(lambda r: r.create("Person", {"name": "Eve"}))
     realm.refresh()
     assert len(seen) == 1 and seen[0].is_initial
     assert not holder[0].is_valid
     holder[0].invalidate()                                      # twice: harmless
     assert len(_notifications._LIVE) == live                    # its user data was freed
 
-    with people.observe(Recorder()) as token:
+    with people.observe(recorder()) as token:
         assert len(_notifications._LIVE) == live + 1
     assert not token.is_valid and len(_notifications._LIVE) == live
 
-    dropped = Recorder()
+    dropped = recorder()
     people.observe(dropped)                                     # the token is not kept
     gc.collect()
     realm.deliver()
     assert dropped.changes == [] and len(_notifications._LIVE) == live
 
     # A token that outlives its realm is still released cleanly.
-    kept = Recorder()
+    kept = recorder()
     token = people.observe(kept)
     realm.close()
     token.invalidate()
     assert len(_notifications._LIVE) == live
 
 
-def test_callback_exception_is_raised_by_deliver(realm: cove.Realm, other: cove.Realm) -> None:
+def test_callback_exception_is_raised_by_deliver(realm: cove.Realm, other: cove.Realm, commit: Callable[..., None],
+                                                 recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person")
-    calm = Recorder()
+    calm = recorder()
 
     class Boom(Exception):
         pass
@@ -445,13 +419,13 @@ def test_callback_exception_is_raised_by_deliver(realm: cove.Realm, other: cove.
         assert any("KeyError" in note for note in info.value.__notes__)
     realm.deliver()                                             # nothing pending: nothing raised
 
-    commit(other, lambda r: r.create("Person", {"name": "Eve"}))
+    commit(lambda r: r.create("Person", {"name": "Eve"}))
     with pytest.raises(Boom):
         realm.refresh()
     assert len(calm.changes) == 2
 
     # A write delivers before it starts: the exception comes out of write(), and no write is open.
-    commit(other, lambda r: r.create("Person", {"name": "Fay"}))
+    commit(lambda r: r.create("Person", {"name": "Fay"}))
     with pytest.raises(Boom):
         with realm.write():
             pytest.fail("the write's body must not run")
@@ -465,10 +439,11 @@ def test_callback_exception_is_raised_by_deliver(realm: cove.Realm, other: cove.
     tokens[1].invalidate()
 
 
-def test_nested_calls_and_begin_write(realm: cove.Realm, other: cove.Realm) -> None:
+def test_nested_calls_and_begin_write(realm: cove.Realm, commit: Callable[..., None],
+                                      recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person")
     calls: List[Any] = []
-    later = Recorder()
+    later = recorder()
     tokens: List[cove.NotificationToken] = []
 
     def nested(change: Any) -> None:
@@ -484,7 +459,7 @@ def test_nested_calls_and_begin_write(realm: cove.Realm, other: cove.Realm) -> N
     realm.deliver()
     assert later.changes == [cove.CollectionChange(is_initial=True)]
 
-    commit(other, lambda r: r.create("Person", {"name": "Eve"}))
+    commit(lambda r: r.create("Person", {"name": "Eve"}))
     with pytest.raises(ValueError, match="call 2"):
         realm.begin_write()                                     # delivered first; the write is cancelled
     assert not realm.in_write
@@ -495,26 +470,26 @@ def test_nested_calls_and_begin_write(realm: cove.Realm, other: cove.Realm) -> N
     realm.cancel_write()
 
 
-def test_registration_errors(realm: cove.Realm) -> None:
+def test_registration_errors(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     people = realm.objects("Person")
     ann = realm.find("Person", "Ann")
     with realm.write():
         with pytest.raises(cove.TransactionError):
-            people.observe(Recorder())
+            people.observe(recorder())
         with pytest.raises(cove.TransactionError):
-            ann.observe(Recorder())
+            ann.observe(recorder())
         with pytest.raises(cove.TransactionError):
             realm.deliver()
     with pytest.raises(cove.FrozenError):
-        people.freeze().observe(Recorder())
+        people.freeze().observe(recorder())
     with pytest.raises(cove.FrozenError):
-        ann.tags.freeze().observe(Recorder())
+        ann.tags.freeze().observe(recorder())
     with pytest.raises(cove.FrozenError):
         realm.freeze().notification_fd()
     with realm.write():
         realm.delete(ann)
     with pytest.raises(cove.InvalidatedError):
-        ann.observe(Recorder())
+        ann.observe(recorder())
     realm.close()
     with pytest.raises(cove.ClosedError):
         realm.deliver()
@@ -524,17 +499,17 @@ def _readable(fd: int, timeout: float) -> bool:
     return bool(select.select([fd], [], [], timeout)[0])
 
 
-def test_notification_fd(realm: cove.Realm, other: cove.Realm) -> None:
+def test_notification_fd(realm: cove.Realm, commit: Callable[..., None]) -> None:
     fd = realm.notification_fd()
     assert fd == realm.notification_fd() and fd >= 0
     assert not _readable(fd, 0)
-    commit(other, lambda r: r.create("Person", {"name": "Eve"}))
+    commit(lambda r: r.create("Person", {"name": "Eve"}))
     assert _readable(fd, 10)
     assert realm.refresh() is True                              # advances and drains
     assert not _readable(fd, 0.05)
 
 
-def test_wait_for_change(realm: cove.Realm, other: cove.Realm) -> None:
+def test_wait_for_change(realm: cove.Realm, commit: Callable[..., None]) -> None:
     start = time.monotonic()
     assert realm.wait_for_change(timeout=0.1) is False
     assert time.monotonic() - start >= 0.09
@@ -544,7 +519,7 @@ def test_wait_for_change(realm: cove.Realm, other: cove.Realm) -> None:
 
     def writer() -> None:
         time.sleep(0.1)
-        commit(other, lambda r: r.create("Person", {"name": "Eve"}))
+        commit(lambda r: r.create("Person", {"name": "Eve"}))
     thread = threading.Thread(target=writer)
     thread.start()
     try:
@@ -559,12 +534,12 @@ def test_wait_for_change(realm: cove.Realm, other: cove.Realm) -> None:
             realm.wait_for_change(0)
 
 
-def test_async_changes(realm: cove.Realm, other: cove.Realm) -> None:
+def test_async_changes(realm: cove.Realm, commit: Callable[..., None]) -> None:
     people = realm.objects("Person").sorted("name")            # Ann Bob Cleo Dan
 
     async def consume() -> List[cove.CollectionChange]:
         loop = asyncio.get_running_loop()
-        loop.call_later(0.05, commit, other, lambda r: r.create("Person", {"name": "Bea"}))
+        loop.call_later(0.05, commit, lambda r: r.create("Person", {"name": "Bea"}))
         received = []
         async for change in people.changes():
             received.append(change)
@@ -580,15 +555,15 @@ def test_async_changes(realm: cove.Realm, other: cove.Realm) -> None:
     assert realm._watch is None or not realm._watch.reading    # the reader is gone
 
 
-def test_async_changes_of_an_object_and_a_thread_writer(realm: cove.Realm, other: cove.Realm) -> None:
+def test_async_changes_of_an_object_and_a_thread_writer(realm: cove.Realm, commit: Callable[..., None]) -> None:
     ann = realm.find("Person", "Ann")
     first_seen = threading.Event()
 
     def writer() -> None:
         time.sleep(0.05)
-        commit(other, lambda r: setattr(r.find("Person", "Ann"), "age", 50))
+        commit(lambda r: setattr(r.find("Person", "Ann"), "age", 50))
         if first_seen.wait(30):
-            commit(other, lambda r: r.delete(r.find("Person", "Ann")))
+            commit(lambda r: r.delete(r.find("Person", "Ann")))
 
     async def consume() -> List[cove.ObjectChange]:
         thread = threading.Thread(target=writer)
@@ -622,14 +597,15 @@ def test_async_changes_end_when_the_realm_closes(realm: cove.Realm) -> None:
     assert len(_notifications._LIVE) == live
 
 
-def test_change_sets_ready_when_the_descriptor_wakes(realm: cove.Realm, path: pathlib.Path) -> None:
+def test_change_sets_ready_when_the_descriptor_wakes(realm: cove.Realm, path: pathlib.Path,
+                                                     recorder: Callable[[], Any]) -> None:
     """A writer thread commits random changes; this thread waits on the descriptor (readable once
     the realm's notification thread has computed the change sets), refreshes, and each change
     set turns the old rows into the new ones, which a fresh query confirms."""
     rng = random.Random(5)
     query = "age > 30 SORT(age DESC, name ASC)"
     people = realm.objects("Person").filter(query)
-    seen = Recorder()
+    seen = recorder()
     token = people.observe(seen, key_paths=["age"])
     realm.deliver()
     rows = [p.name for p in people]
@@ -689,7 +665,8 @@ def test_change_sets_ready_when_the_descriptor_wakes(realm: cove.Realm, path: pa
     token.invalidate()
 
 
-def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> None:
+def test_many_deletes_in_random_order(realm: cove.Realm, commit: Callable[..., None],
+                                      recorder: Callable[[], Any]) -> None:
     """One write deletes objects in random key order, and deletes objects it created itself
     (newest first): the change set of the results in key order names exactly the rows that went
     and came."""
@@ -697,7 +674,7 @@ def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> N
         for i in range(200):
             realm.create("Person", {"name": f"p{i:03}", "age": i})
     people = realm.objects("Person")                           # key order
-    seen = Recorder()
+    seen = recorder()
     with people.observe(seen):
         realm.deliver()
         before = [p.name for p in people]
@@ -710,7 +687,7 @@ def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> N
             for round in range(3):
                 r.delete(r.find("Person", "p199" if round == 0 else f"new{round - 1}"))
                 r.create("Person", {"name": f"new{round}", "age": 1})
-        commit(other, change)
+        commit(change)
         assert realm.refresh() is True
         after = [p.name for p in people]
         assert after[-1] == "new2" and len(after) == len(before) - 80
@@ -720,11 +697,11 @@ def test_many_deletes_in_random_order(realm: cove.Realm, other: cove.Realm) -> N
         assert change_set.modifications == []
 
 
-def test_initial_call_waits_for_a_write_begun_at_once(realm: cove.Realm) -> None:
+def test_initial_call_waits_for_a_write_begun_at_once(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     """A write begun before the first delivery leaves the initial call for the next one, which
     shows the state after the write; no change follows for that write."""
     people = realm.objects("Person")
-    seen = Recorder()
+    seen = recorder()
     token = people.observe(seen)
     with realm.write():
         realm.create("Person", {"name": "Eve", "age": 22})
@@ -736,7 +713,7 @@ def test_initial_call_waits_for_a_write_begun_at_once(realm: cove.Realm) -> None
     token.invalidate()
 
 
-def test_a_set_of_objects_hears_of_their_links(tmp_path: pathlib.Path) -> None:
+def test_a_set_of_objects_hears_of_their_links(tmp_path: pathlib.Path, recorder: Callable[[], Any]) -> None:
     """A set of objects reports a modification when an object it holds, or one those link to,
     is written, an equal value included."""
     schema = {"Vet": {"properties": {"name": "string"}},
@@ -748,7 +725,7 @@ def test_a_set_of_objects_hears_of_their_links(tmp_path: pathlib.Path) -> None:
             dog = r.create("Dog", {"name": "Rex", "vet": vet})
             owner = r.create("Owner", {})
             owner.pets.add(dog)
-        seen = Recorder()
+        seen = recorder()
         token = owner.pets.observe(seen)
         r.deliver()
         with r.write():

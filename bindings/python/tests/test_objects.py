@@ -19,12 +19,6 @@ SCHEMA = {
 }
 
 
-@pytest.fixture
-def realm(tmp_path: pathlib.Path):
-    with cove.open(tmp_path / "o.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
-        yield r
-
-
 def test_every_type_round_trips(tmp_path: pathlib.Path) -> None:
     born = cove.Timestamp(2020, 5, 17, 12, 30, 1, 250, tzinfo=dt.timezone.utc, nanosecond=7)
     tag = cove.ObjectId("0123456789abcdef01234567")

@@ -28,6 +28,9 @@ class Person(cove.Object):
     scores: cove.Map[int]
 
 
+SCHEMA = [Person]
+
+
 class PersonView(cove.Projection, root="Person"):
     name = cove.projected("firstName")
     friend_names = cove.projected("friends.firstName")
@@ -40,13 +43,8 @@ class PersonView(cove.Projection, root="Person"):
 
 
 @pytest.fixture()
-def path(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "projections.cove"
-
-
-@pytest.fixture()
 def realm(path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(path, schema=[Person], durability="no_sync") as realm:
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
         with realm.write():
             ann = realm.create(Person, {"uid": 1, "firstName": "Ann", "lastName": "Lee", "age": 30,
                                         "tags": ["a"], "scores": {"x": 1}})
@@ -57,37 +55,10 @@ def realm(path: pathlib.Path) -> Iterator[cove.Realm]:
         yield realm
 
 
-@pytest.fixture()
-def other(path: pathlib.Path, realm: cove.Realm) -> Iterator[cove.Realm]:
-    with cove.open(path, schema=[Person], durability="no_sync") as other:
-        yield other
-
-
-def commit(other: cove.Realm, change: Callable[[cove.Realm], Any]) -> None:
-    other.refresh()
-    with other.write():
-        change(other)
-
-
 def person(realm: cove.Realm, uid: int) -> Person:
     found = realm.find(Person, uid)
     assert found is not None
     return found
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.changes: List[cove.ObjectChange] = []
-
-    def __call__(self, change: cove.ObjectChange) -> None:
-        self.changes.append(change)
-
-    @property
-    def last(self) -> cove.ObjectChange:
-        return self.changes[-1]
-
-    def values(self) -> List[Any]:
-        return [(p.name, p.old_value, p.new_value) for p in self.last.properties]
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -254,92 +225,93 @@ def test_a_transform_that_raises(realm: cove.Realm) -> None:
         Broken(person(realm, 1)).age
 
 
-def test_frozen_roots(realm: cove.Realm) -> None:
+def test_frozen_roots(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     ann = person(realm, 1)
     frozen_view = PersonView(person(realm.freeze(), 1))
     with realm.write():
         ann.firstName = "Anna"
     assert frozen_view.name == "Ann" and list(frozen_view.friend_names) == ["Bob", "Cid"]
     with pytest.raises(cove.FrozenError):
-        frozen_view.observe(Recorder())
+        frozen_view.observe(recorder())
 
 
 # -- observing -----------------------------------------------------------------------------------
 
-def test_changes_under_projected_names(realm: cove.Realm, other: cove.Realm) -> None:
+def test_changes_under_projected_names(realm: cove.Realm, commit: Callable[..., None],
+                                       recorder: Callable[[], Any]) -> None:
     view = PersonView(person(realm, 1))
-    every, name_only, deletion = Recorder(), Recorder(), Recorder()
+    every, name_only, deletion = recorder(), recorder(), recorder()
     tokens = [view.observe(every), view.observe(name_only, key_paths=["name"]),
               view.observe(deletion, key_paths=[])]
     realm.deliver()
     assert every.changes == []                            # no initial call
 
-    commit(other, lambda r: [setattr(person(r, 1), "firstName", "Anna"), setattr(person(r, 1), "lastName", "Li")])
+    commit(lambda r: [setattr(person(r, 1), "firstName", "Anna"), setattr(person(r, 1), "lastName", "Li")])
     realm.refresh()
     assert every.values() == [("name", "Ann", "Anna"), ("last_caps", "LEE", "LI")]   # transformed
     assert name_only.values() == [("name", "Ann", "Anna")]
 
-    commit(other, lambda r: setattr(person(r, 1), "lastName", "Lo"))
+    commit(lambda r: setattr(person(r, 1), "lastName", "Lo"))
     realm.refresh()
     assert every.values() == [("last_caps", "LI", "LO")]
     assert len(name_only.changes) == 1                    # a name not observed
 
-    commit(other, lambda r: setattr(person(r, 1), "age", 31))   # projected by no name
+    commit(lambda r: setattr(person(r, 1), "age", 31))   # projected by no name
     realm.refresh()
     assert len(every.changes) == 2
 
     # through the path: a friend's first name, not a friend's age
-    commit(other, lambda r: setattr(person(r, 3), "firstName", "Cyd"))
+    commit(lambda r: setattr(person(r, 3), "firstName", "Cyd"))
     realm.refresh()
     names = [p.name for p in every.last.properties]
     assert "friend_names" in names and "loud_friends" in names and "name" not in names
     by_name = {p.name: p for p in every.last.properties}
     assert by_name["friend_names"].old_value is None and by_name["friend_names"].new_value is None
     calls = len(every.changes)
-    commit(other, lambda r: setattr(person(r, 3), "age", 41))
+    commit(lambda r: setattr(person(r, 3), "age", 41))
     realm.refresh()
     assert len(every.changes) == calls
 
-    commit(other, lambda r: setattr(person(r, 2), "firstName", "Bo"))   # best and a friend
+    commit(lambda r: setattr(person(r, 2), "firstName", "Bo"))   # best and a friend
     realm.refresh()
     assert ("best_name", "Bob", "Bo") in every.values()
 
-    commit(other, lambda r: setattr(person(r, 1), "lastName", None))
+    commit(lambda r: setattr(person(r, 1), "lastName", None))
     realm.refresh()
     assert every.values() == [("last_caps", "LO", None)]
 
     assert deletion.changes == [] and len(name_only.changes) == 1
-    commit(other, lambda r: r.delete(person(r, 1)))
+    commit(lambda r: r.delete(person(r, 1)))
     realm.refresh()
     for r in (every, name_only, deletion):
         assert r.last == cove.ObjectChange(deleted=True) and r.last.is_final
     calls = [len(r.changes) for r in (every, name_only, deletion)]
-    commit(other, lambda r: r.create(Person, {"uid": 1, "firstName": "Ann", "age": 1}))
+    commit(lambda r: r.create(Person, {"uid": 1, "firstName": "Ann", "age": 1}))
     realm.refresh()
     assert [len(r.changes) for r in (every, name_only, deletion)] == calls   # the deletion is reported once
     for token in tokens:
         token.invalidate()
 
 
-def test_observe_errors(realm: cove.Realm, other: cove.Realm) -> None:
+def test_observe_errors(realm: cove.Realm, commit: Callable[..., None], recorder: Callable[[], Any]) -> None:
     view = PersonView(person(realm, 1))
     with pytest.raises(cove.InvalidArgumentError):
-        view.observe(Recorder(), key_paths=["firstName"])  # a key path, not a projected name
+        view.observe(recorder(), key_paths=["firstName"])  # a key path, not a projected name
     with pytest.raises(cove.WrongTypeError):
-        view.observe(Recorder(), key_paths="name")         # a str, not a list
+        view.observe(recorder(), key_paths="name")         # a str, not a list
     with pytest.raises(cove.WrongTypeError):
         view.observe("not callable")                       # type: ignore[arg-type]
     with realm.write():
         with pytest.raises(cove.TransactionError):
-            view.observe(Recorder())
+            view.observe(recorder())
 
     # a transform that raises during a delivery is raised by the call that delivered
     class Fragile(cove.Projection, root="Person"):
         last = cove.projected("lastName", transform=lambda s: s if s != "Boom" else 1 // 0)
 
     fragile = Fragile(person(realm, 1))
-    token = fragile.observe(Recorder())
-    commit(other, lambda r: setattr(person(r, 1), "lastName", "Boom"))
+    token = fragile.observe(recorder())
+    commit(lambda r: setattr(person(r, 1), "lastName", "Boom"))
     with pytest.raises(ZeroDivisionError):
         realm.refresh()
     token.invalidate()
@@ -347,16 +319,17 @@ def test_observe_errors(realm: cove.Realm, other: cove.Realm) -> None:
     with realm.write():
         realm.delete(person(realm, 1))
     with pytest.raises(cove.InvalidatedError):
-        view.observe(Recorder())
+        view.observe(recorder())
 
 
-def test_tokens_keep_what_they_need(realm: cove.Realm, other: cove.Realm) -> None:
+def test_tokens_keep_what_they_need(realm: cove.Realm, commit: Callable[..., None],
+                                    recorder: Callable[[], Any]) -> None:
     gc.collect()
     live = len(_notifications._LIVE)
-    seen = Recorder()
+    seen = recorder()
     token = PersonView(person(realm, 1)).observe(seen, key_paths=["name"])   # the view is not kept
     gc.collect()
-    commit(other, lambda r: setattr(person(r, 1), "firstName", "Anna"))
+    commit(lambda r: setattr(person(r, 1), "firstName", "Anna"))
     realm.refresh()
     assert seen.values() == [("name", "Ann", "Anna")]
     with token:
@@ -364,13 +337,13 @@ def test_tokens_keep_what_they_need(realm: cove.Realm, other: cove.Realm) -> Non
     assert len(_notifications._LIVE) == live
 
 
-def test_async_changes(realm: cove.Realm, other: cove.Realm) -> None:
+def test_async_changes(realm: cove.Realm, commit: Callable[..., None]) -> None:
     view = PersonView(person(realm, 1))
 
     async def consume() -> List[cove.ObjectChange]:
         loop = asyncio.get_running_loop()
-        loop.call_later(0.05, commit, other, lambda r: setattr(person(r, 1), "firstName", "Anna"))
-        loop.call_later(0.2, commit, other, lambda r: r.delete(person(r, 1)))
+        loop.call_later(0.05, commit, lambda r: setattr(person(r, 1), "firstName", "Anna"))
+        loop.call_later(0.2, commit, lambda r: r.delete(person(r, 1)))
         return [change async for change in view.changes(key_paths=["name"])]   # ends with the deletion
 
     received = asyncio.run(asyncio.wait_for(consume(), timeout=30))

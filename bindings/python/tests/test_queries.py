@@ -72,11 +72,10 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cove.Realm]:
 
 
 @pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
+def realm(realm: cove.Realm) -> cove.Realm:
     """A realm of its own, for tests that write."""
-    with cove.open(tmp_path / "w.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
-        fill(r)
-        yield r
+    fill(realm)
+    return realm
 
 
 def names(results: Any) -> List[str]:

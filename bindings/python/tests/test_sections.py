@@ -30,34 +30,17 @@ class Person(cove.Object):
     tags: cove.List[str]
 
 
+SCHEMA = [Person]
 PEOPLE = [(1, "Ann", 30), (2, "Bob", 20), (3, "Amy", 20), (4, "Cid", 30), (5, "Bea", 40)]
 
 
 @pytest.fixture()
-def path(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "sections.cove"
-
-
-@pytest.fixture()
 def realm(path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(path, schema=[Person], durability="no_sync") as realm:
+    with cove.open(path, schema=SCHEMA, durability="no_sync") as realm:
         with realm.write():
             for uid, name, age in PEOPLE:
                 realm.create(Person, {"uid": uid, "firstName": name, "age": age, "lastName": name.lower()})
         yield realm
-
-
-@pytest.fixture()
-def other(path: pathlib.Path, realm: cove.Realm) -> Iterator[cove.Realm]:
-    """A second handle of the same file: its commits reach `realm` as another process's would."""
-    with cove.open(path, schema=[Person], durability="no_sync") as other:
-        yield other
-
-
-def commit(other: cove.Realm, change: Callable[[cove.Realm], Any]) -> None:
-    other.refresh()
-    with other.write():
-        change(other)
 
 
 def person(realm: cove.Realm, uid: int) -> Person:
@@ -68,18 +51,6 @@ def person(realm: cove.Realm, uid: int) -> Person:
 
 def names(sections: cove.SectionedResults[Any]) -> List[List[str]]:
     return [[p.firstName for p in section] for section in sections]
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.changes: List[cove.SectionedChange] = []
-
-    def __call__(self, change: cove.SectionedChange) -> None:
-        self.changes.append(change)
-
-    @property
-    def last(self) -> cove.SectionedChange:
-        return self.changes[-1]
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -285,7 +256,8 @@ def test_key_function_exceptions_come_out_of_the_read(realm: cove.Realm) -> None
     assert realm._callback_errors == []                   # nothing left behind
 
 
-def test_key_function_exception_during_delivery(realm: cove.Realm, other: cove.Realm) -> None:
+def test_key_function_exception_during_delivery(realm: cove.Realm, commit: Callable[..., None],
+                                                recorder: Callable[[], Any]) -> None:
     failing = {"on": False}
 
     def key(p: Person) -> int:
@@ -293,44 +265,44 @@ def test_key_function_exception_during_delivery(realm: cove.Realm, other: cove.R
             raise KeyError("uid 2")
         return p.age
     sections = realm.objects(Person).sectioned(key=key)
-    seen, calm = Recorder(), Recorder()
+    seen, calm = recorder(), recorder()
     token = sections.observe(seen)
     other_token = realm.objects(Person).sectioned(by="age").observe(calm)
     realm.deliver()
     assert seen.changes == [cove.SectionedChange(is_initial=True)]
     failing["on"] = True
-    commit(other, lambda r: setattr(person(r, 1), "age", 31))
+    commit(lambda r: setattr(person(r, 1), "age", 31))
     with pytest.raises(KeyError, match="uid 2") as info:
         realm.refresh()
     assert seen.last.error and seen.last.is_final        # the observation ends with an error
     assert calm.last.sections_to_insert == [2] and calm.last.deletions == [(1, 0)]   # others still ran
     failing["on"] = False
     calls = len(seen.changes)
-    commit(other, lambda r: setattr(person(r, 1), "age", 32))
+    commit(lambda r: setattr(person(r, 1), "age", 32))
     realm.refresh()
     assert len(seen.changes) == calls
     token.invalidate()
     other_token.invalidate()
 
 
-def test_observe_errors(realm: cove.Realm) -> None:
+def test_observe_errors(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     sections = realm.objects(Person).sectioned(by="age")
     frozen = sections.freeze()
     with pytest.raises(cove.FrozenError):
-        frozen.observe(Recorder())
+        frozen.observe(recorder())
     with pytest.raises(cove.FrozenError):
-        frozen[0].observe(Recorder())
+        frozen[0].observe(recorder())
     with pytest.raises(cove.InvalidArgumentError, match="nope"):
-        sections.observe(Recorder(), key_paths=["nope"])
+        sections.observe(recorder(), key_paths=["nope"])
     with pytest.raises(cove.WrongTypeError):
-        sections.observe(Recorder(), key_paths="age")     # a str, not a list
+        sections.observe(recorder(), key_paths="age")     # a str, not a list
     with pytest.raises(cove.WrongTypeError):
         sections.observe("not callable")                  # type: ignore[arg-type]
     with realm.write():
         with pytest.raises(cove.TransactionError):
-            sections.observe(Recorder())
+            sections.observe(recorder())
         with pytest.raises(cove.TransactionError):
-            sections[0].observe(Recorder())
+            sections[0].observe(recorder())
         with pytest.raises(cove.TransactionError):
             sections.freeze()                             # freezing inside a write
     realm.close()
@@ -340,9 +312,10 @@ def test_observe_errors(realm: cove.Realm) -> None:
 
 # -- changes -------------------------------------------------------------------------------------
 
-def test_change_sets_after_another_handles_commits(realm: cove.Realm, other: cove.Realm) -> None:
+def test_change_sets_after_another_handles_commits(realm: cove.Realm, commit: Callable[..., None],
+                                                   recorder: Callable[[], Any]) -> None:
     by_age = realm.objects(Person).sectioned(by="age")   # 20: Bob Amy | 30: Ann Cid | 40: Bea
-    seen, names_only = Recorder(), Recorder()
+    seen, names_only = recorder(), recorder()
     token = by_age.observe(seen)
     filtered = by_age.observe(names_only, key_paths=["firstName"])
     realm.deliver()
@@ -353,7 +326,7 @@ def test_change_sets_after_another_handles_commits(realm: cove.Realm, other: cov
         r.delete(person(r, 5))                            # 40 goes away
         r.create(Person, {"uid": 6, "firstName": "Dan", "age": 50})   # 50 comes
         person(r, 1).lastName = "A."                      # Ann modified in place
-    commit(other, change)
+    commit(change)
     assert len(seen.changes) == 1                         # not before this realm refreshes
     assert realm.refresh() is True
     assert by_age.keys == [20, 30, 50] and names(by_age) == [["Amy"], ["Ann", "Bob", "Cid"], ["Dan"]]
@@ -367,7 +340,7 @@ def test_change_sets_after_another_handles_commits(realm: cove.Realm, other: cov
     assert names_only.last.modifications == [] and names_only.last.insertions == [(1, 1)]
 
     # a section deleted and one inserted at the front
-    commit(other, lambda r: [setattr(person(r, 3), "age", 10), setattr(person(r, 6), "age", 30)])
+    commit(lambda r: [setattr(person(r, 3), "age", 10), setattr(person(r, 6), "age", 30)])
     realm.refresh()
     c = seen.last
     assert by_age.keys == [10, 30]
@@ -376,65 +349,67 @@ def test_change_sets_after_another_handles_commits(realm: cove.Realm, other: cov
 
     # two commits before a delivery merge; a net no-op delivers nothing
     calls = len(seen.changes)
-    commit(other, lambda r: r.create(Person, {"uid": 7, "firstName": "Eve", "age": 99}))
-    commit(other, lambda r: r.delete(person(r, 7)))
+    commit(lambda r: r.create(Person, {"uid": 7, "firstName": "Eve", "age": 99}))
+    commit(lambda r: r.delete(person(r, 7)))
     realm.refresh()
     assert len(seen.changes) == calls
     token.invalidate()
     filtered.invalidate()
 
 
-def test_change_sets_of_a_key_function(realm: cove.Realm, other: cove.Realm) -> None:
+def test_change_sets_of_a_key_function(realm: cove.Realm, commit: Callable[..., None],
+                                       recorder: Callable[[], Any]) -> None:
     by_letter = realm.objects(Person).sectioned(key=lambda p: p.firstName[:1], sort="firstName")
-    seen = Recorder()                                     # A: Amy Ann | B: Bea Bob | C: Cid
+    seen = recorder()                                     # A: Amy Ann | B: Bea Bob | C: Cid
     with by_letter.observe(seen, key_paths=["firstName"]):
         realm.deliver()
-        commit(other, lambda r: setattr(person(r, 2), "firstName", "Abe"))   # Bob -> A, first
+        commit(lambda r: setattr(person(r, 2), "firstName", "Abe"))   # Bob -> A, first
         realm.refresh()
         assert names(by_letter) == [["Abe", "Amy", "Ann"], ["Bea"], ["Cid"]]
         assert seen.last.deletions == [(1, 1)] and seen.last.insertions == [(0, 0)]
-        commit(other, lambda r: setattr(person(r, 1), "age", 3))             # not observed
+        commit(lambda r: setattr(person(r, 1), "age", 3))             # not observed
         realm.refresh()
         assert len(seen.changes) == 2
-        commit(other, lambda r: setattr(person(r, 4), "firstName", "Dot"))   # C goes, D comes
+        commit(lambda r: setattr(person(r, 4), "firstName", "Dot"))   # C goes, D comes
         realm.refresh()
         assert seen.last.sections_to_delete == [2] and seen.last.sections_to_insert == [2]
         assert by_letter.keys == ["A", "B", "D"]
 
 
-def test_one_section_observed_by_its_key(realm: cove.Realm, other: cove.Realm) -> None:
+def test_one_section_observed_by_its_key(realm: cove.Realm, commit: Callable[..., None],
+                                         recorder: Callable[[], Any]) -> None:
     by_age = realm.objects(Person).sectioned(by="age")
     thirty = by_age[1]                                    # Ann Cid
-    seen = Recorder()
+    seen = recorder()
     token = thirty.observe(seen)
     realm.deliver()
     assert seen.changes == [cove.SectionedChange(is_initial=True)]
-    commit(other, lambda r: [setattr(person(r, 2), "age", 30), setattr(person(r, 1), "city", "Rome")])
+    commit(lambda r: [setattr(person(r, 2), "age", 30), setattr(person(r, 1), "city", "Rome")])
     realm.refresh()                                       # Bob arrives, Ann changes; 20 is untouched
     assert seen.last.insertions == [(0, 1)] and seen.last.modifications == [(0, 0)]
     calls = len(seen.changes)
-    commit(other, lambda r: setattr(person(r, 3), "city", "Oslo"))         # another section only
+    commit(lambda r: setattr(person(r, 3), "city", "Oslo"))         # another section only
     realm.refresh()
     assert len(seen.changes) == calls
-    commit(other, lambda r: [setattr(person(r, uid), "age", 31) for uid in (1, 2, 4)])
+    commit(lambda r: [setattr(person(r, uid), "age", 31) for uid in (1, 2, 4)])
     realm.refresh()
     # For its observer the section stays: its rows are deleted, and come back as rows.
     assert seen.last.sections_to_delete == [] and seen.last.deletions == [(0, 0), (0, 1), (0, 2)]
-    commit(other, lambda r: setattr(person(r, 4), "age", 30))
+    commit(lambda r: setattr(person(r, 4), "age", 30))
     realm.refresh()
     assert seen.last.sections_to_insert == [] and seen.last.insertions == [(0, 0)]
     assert [p.firstName for p in thirty] == ["Cid"]
     token.invalidate()
 
 
-def test_freeze_and_thaw(realm: cove.Realm, other: cove.Realm) -> None:
+def test_freeze_and_thaw(realm: cove.Realm, commit: Callable[..., None]) -> None:
     by_age = realm.objects(Person).sectioned(by="age", ascending=False)
     frozen = by_age.freeze()
     assert frozen.is_frozen and frozen.freeze() is frozen and by_age.thaw() is by_age
     assert frozen.keys == [40, 30, 20] and frozen.ascending is False
     by_letter = realm.objects(Person).sectioned(key=lambda p: p.firstName[:1], sort="firstName")
     frozen_letters = by_letter.freeze()
-    commit(other, lambda r: [r.delete(person(r, 5)), setattr(person(r, 2), "firstName", "Zed")])
+    commit(lambda r: [r.delete(person(r, 5)), setattr(person(r, 2), "firstName", "Zed")])
     realm.refresh()
     assert by_age.keys == [30, 20]
     assert frozen.keys == [40, 30, 20]                    # its version stays
@@ -476,13 +451,13 @@ def test_freeze_and_thaw(realm: cove.Realm, other: cove.Realm) -> None:
     assert of_list.thaw() is None
 
 
-def test_key_functions_are_freed(realm: cove.Realm) -> None:
+def test_key_functions_are_freed(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     gc.collect()
     keys, live = len(_sections._KEYS), len(_notifications._LIVE)
     sections = realm.objects(Person).sectioned(key=lambda p: p.age)
     section = sections[0]
     frozen = sections.freeze()
-    token = section.observe(Recorder())
+    token = section.observe(recorder())
     assert len(_sections._KEYS) == keys + 2               # the live and the frozen sectioned results
     del sections, frozen
     gc.collect()
@@ -496,12 +471,12 @@ def test_key_functions_are_freed(realm: cove.Realm) -> None:
     assert len(_sections._KEYS) == keys                   # a failed call frees nothing twice
 
 
-def test_async_changes(realm: cove.Realm, other: cove.Realm) -> None:
+def test_async_changes(realm: cove.Realm, commit: Callable[..., None]) -> None:
     by_age = realm.objects(Person).sectioned(by="age")
 
     async def consume() -> Tuple[List[cove.SectionedChange], List[cove.SectionedChange]]:
         loop = asyncio.get_running_loop()
-        loop.call_later(0.05, commit, other, lambda r: r.create(Person, {"uid": 9, "firstName": "Ida", "age": 30}))
+        loop.call_later(0.05, commit, lambda r: r.create(Person, {"uid": 9, "firstName": "Ida", "age": 30}))
         received = []
         async for change in by_age.changes():
             received.append(change)
@@ -539,8 +514,8 @@ def apply(change: cove.SectionedChange, old: List[List[Any]], new: List[List[Any
 
 
 @pytest.mark.parametrize("by_key_function", [False, True])
-def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, other: cove.Realm,
-                                                           by_key_function: bool) -> None:
+def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, commit: Callable[..., None],
+                                                           by_key_function: bool, recorder: Callable[[], Any]) -> None:
     rng = random.Random(99 + by_key_function)
     with realm.write():
         realm.objects(Person).delete_all()
@@ -562,7 +537,7 @@ def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, ot
     def rows_of(key: Any, state: Tuple[List[Any], List[List[Tuple[int, str]]]]) -> List[Tuple[int, str]]:
         return state[1][state[0].index(key)] if key in state[0] else []
 
-    received, section_received = Recorder(), Recorder()
+    received, section_received = recorder(), recorder()
     tokens = [sections.observe(received), watched.observe(section_received)]
     realm.deliver()
     current = snapshot()
@@ -586,7 +561,7 @@ def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, ot
                     p.firstName = f"{p.firstName[:1]}{rng.randrange(100)}"
                 else:
                     p.age = rng.randrange(6)
-        commit(other, change)
+        commit(change)
         received.changes.clear()
         section_received.changes.clear()
         realm.refresh()
@@ -623,14 +598,14 @@ def test_randomized_change_sets_reproduce_the_new_sections(realm: cove.Realm, ot
         token.invalidate()
 
 
-def test_a_modified_row_that_keeps_its_place_in_its_section(realm: cove.Realm) -> None:
+def test_a_modified_row_that_keeps_its_place_in_its_section(realm: cove.Realm, recorder: Callable[[], Any]) -> None:
     with realm.write():
         realm.objects(Person).delete_all()
         a = realm.create(Person, {"uid": 1, "firstName": "a", "age": 0})
         realm.create(Person, {"uid": 2, "firstName": "b", "age": 1})
         c = realm.create(Person, {"uid": 3, "firstName": "c", "age": 0})
     sections = realm.objects(Person).sectioned(key=lambda p: p.age, sort="firstName")   # 0: a c | 1: b
-    seen = Recorder()
+    seen = recorder()
     with sections.observe(seen):
         realm.deliver()
         with realm.write():

@@ -35,12 +35,6 @@ VALUES: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def realm(tmp_path: pathlib.Path) -> Iterator[cove.Realm]:
-    with cove.open(tmp_path / "s.cove", schema=SCHEMA, schema_version=1, durability="no_sync") as r:
-        yield r
-
-
 def test_reads_of_every_type_match_the_general_path(realm: cove.Realm) -> None:
     with realm.write():
         first = realm.create("Thing", {"id": 1, **VALUES})
