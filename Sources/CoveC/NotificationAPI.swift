@@ -1,5 +1,5 @@
 // cove_*_observe, cove_token_invalidate, cove_deliver, cove_notification_fd and
-// cove_wait_for_change: the engine's notifications (Live/Notifier.swift) for C. A C callback is
+// cove_wait_for_change: the engine's notifications (Notifications/Notifier.swift) for C. A C callback is
 // held by its token; the engine's closure holds it weakly, and strongly only while calling it, so
 // a token released inside its own callback frees the user data once that call returns.
 import CCove

@@ -1,4 +1,4 @@
-// cove_projection_*: the engine's DynamicProjection (Live/DynamicProjection.swift) for C: names
+// cove_projection_*: the engine's DynamicProjection (Results/DynamicProjection.swift) for C: names
 // mapped onto key paths of a root object, read as single values, as the values a collection path
 // reaches, or as live results of a list or set of the root, and observed under those names.
 import CCove

@@ -1,5 +1,5 @@
 // cove_query, cove_results_* and cove_object_get_backlinks: live, lazy query results over the
-// engine's Results (Live/Results.swift). A function that makes results runs them once before it
+// engine's Results (Results/Results.swift). A function that makes results runs them once before it
 // returns, so that a query that names an unknown property fails there, as its syntax errors do,
 // and not at the first read.
 import CCove

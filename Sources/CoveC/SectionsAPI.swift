@@ -1,5 +1,5 @@
 // cove_results_sectioned, cove_results_sectioned_by, cove_sectioned_*, cove_section_* and their
-// observation: the engine's SectionedResults (Live/SectionedResults.swift) for C. A C key callback
+// observation: the engine's SectionedResults (Results/SectionedResults.swift) for C. A C key callback
 // is called through a closure that holds it weakly; the handles and tokens that use it hold it,
 // and the last of them to go frees its user data.
 import CCove
