@@ -17,8 +17,12 @@ let package = Package(
         .target(name: "CoveStorage", dependencies: ["CCoveCPU"]),
         // A header giving Swift the cache prefetch and CRC32C instructions, for the storage.
         .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
-        // The engine and its Swift API.
-        .target(name: "Cove", dependencies: ["CoveStorage"]),
+        // The engine's core: values, JSON, schemas, the object store, queries. Its public types
+        // (Value, Schema, CoveError, ...) reach users through Cove, which re-exports it; the
+        // rest is `package`, for Cove alone.
+        .target(name: "CoveCore", dependencies: ["CoveStorage"]),
+        // The Swift API: realms, dynamic objects, results, notifications, declared models.
+        .target(name: "Cove", dependencies: ["CoveCore", "CoveStorage"]),
         // include/cove.h as a Clang module, so the C ABI is checked against the header.
         .systemLibrary(name: "CCove", path: "include"),
         // The C ABI: @c @implementation over include/cove.h.
@@ -35,7 +39,7 @@ let package = Package(
         // -sanitize=fuzzer, a corpus replayer otherwise (the tests run it over Tests/Corpus).
         .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage", "Cove"]),
         .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
-        .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveStorage"]),
+        .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveCore", "CoveStorage"]),
         // Programs written as realm-swift's reference pages write them, against `import Cove`
         // alone: the pages' examples, realm-swift-style consumers, and declaration checks.
         .testTarget(name: "RealmSwiftStyleTests", dependencies: ["Cove"]),

@@ -1,5 +1,6 @@
 // The library's version, kept equal to the COVE_VERSION_ macros of include/cove.h (a test
 // compares them).
+@_exported import CoveCore
 
 /// Cove's version.
 public enum CoveVersion {

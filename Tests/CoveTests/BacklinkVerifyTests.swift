@@ -4,6 +4,7 @@
 // the property, the target and the source.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 import CoveStorage
 
 final class BacklinkVerifyTests: CoveTestCase {

@@ -3,6 +3,7 @@
 // commit, the schema flag, and a decoder that refuses damaged bytes.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class ChangeRecordTests: CoveTestCase {
     static let schemaJSON = """

@@ -8,6 +8,7 @@
 import Synchronization
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class ChangeSetDifferentialTests: CoveTestCase {
     static let schemaJSON = """

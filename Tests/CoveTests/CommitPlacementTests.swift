@@ -4,6 +4,7 @@
 // the disk (docs/FORMAT.md, "Slot areas"); the file verifies throughout.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 @testable import CoveStorage
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@
 // grow the file and deletes free its pages for later commits.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class FileSpaceTests: CoveTestCase {
     func testSpaceFollowsWritesAndDeletes() throws {

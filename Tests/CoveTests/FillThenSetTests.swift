@@ -5,6 +5,7 @@
 // API's `_by_key` calls), half by name.
 import XCTest
 @_spi(CoveBindings) @testable import Cove
+@testable import CoveCore
 
 final class FillThenSetTests: CoveTestCase {
     static let schemaJSON = """

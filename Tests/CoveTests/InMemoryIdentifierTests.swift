@@ -3,6 +3,7 @@
 // gone once the last of them closes, and nothing is left in the file system.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class InMemoryIdentifierTests: CoveTestCase {
     private func open(_ identifier: String) throws -> Realm {

@@ -9,6 +9,7 @@
 import Synchronization
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class IncrementalSortDifferentialTests: CoveTestCase {
     static let schema = """

@@ -2,6 +2,7 @@
 // line and column, invalid UTF-8, nesting limits, and compact and pretty serialization.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class JSONTests: XCTestCase {
     private func parseError(_ text: String) -> String {

@@ -3,6 +3,7 @@
 // removed by a migration) every mixed value that held it becomes null, a set losing the element.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class MixedLinkTests: CoveTestCase {
     static let schemaJSON = """

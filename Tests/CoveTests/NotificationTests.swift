@@ -4,6 +4,7 @@
 // test over filtered and sorted results.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 import Dispatch
 #if canImport(Glibc)
 import Glibc

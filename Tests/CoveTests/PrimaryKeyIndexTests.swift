@@ -6,6 +6,7 @@
 // a class an int key, or make its int key optional, rebuild the index in the right form.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 import CoveStorage
 
 final class PrimaryKeyIndexTests: CoveTestCase {

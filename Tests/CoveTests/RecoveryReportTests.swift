@@ -4,6 +4,7 @@
 import Glibc
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class RecoveryReportTests: CoveTestCase {
     private func open(_ path: String) throws -> Realm {

@@ -2,6 +2,7 @@
 // names, the canonical JSON and catalog round trips, diffs, and stable keys across versions.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class SchemaTests: XCTestCase {
     private let dogs = """

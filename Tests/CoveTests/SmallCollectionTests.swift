@@ -5,6 +5,7 @@
 // embedded objects inline, creators given collections whole, and migrations dropping inline data.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class SmallCollectionTests: CoveTestCase {
 

@@ -5,6 +5,7 @@ import Dispatch
 import Synchronization
 import XCTest
 @_spi(CoveBindings) @testable import Cove
+@testable import CoveCore
 
 final class ThreadConfinementTests: CoveTestCase {
     private func open() throws -> Realm {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class ViewPerson: Object {
     @Persisted(primaryKey: true) var id = 0

@@ -3,6 +3,7 @@
 import XCTest
 import FoundationEssentials
 @_spi(CoveBindings) @testable import Cove
+@testable import CoveCore
 
 final class ValueTests: XCTestCase {
     // MARK: Timestamp

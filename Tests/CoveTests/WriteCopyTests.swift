@@ -4,6 +4,7 @@
 // write; taken while another realm writes.
 import XCTest
 @testable import Cove
+@testable import CoveCore
 
 final class WriteCopyTests: CoveTestCase {
 

@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // Notification latency and cost: a package of its own so that the benchmark compiles Cove with
-// release optimisations; Sources/Cove and Sources/CoveStorage are symlinks to the engine's sources.
+// release optimisations; Sources/Cove, Sources/CoveCore and Sources/CoveStorage are symlinks to
+// the engine's sources.
 import PackageDescription
 
 // The storage module optimised across modules as libcove.so builds it (CMakeLists.txt). Not the
@@ -15,7 +16,8 @@ let package = Package(
     targets: [
         .target(name: "CoveStorage", dependencies: ["CCoveCPU"], swiftSettings: crossModule),
         .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
-        .target(name: "Cove", dependencies: ["CoveStorage"], swiftSettings: [.unsafeFlags([unchecked])]),
+        .target(name: "CoveCore", dependencies: ["CoveStorage"], swiftSettings: [.unsafeFlags([unchecked])]),
+        .target(name: "Cove", dependencies: ["CoveCore", "CoveStorage"], swiftSettings: [.unsafeFlags([unchecked])]),
         .executableTarget(name: "notifications-bench", dependencies: ["Cove"]),
     ],
     swiftLanguageModes: [.v6]

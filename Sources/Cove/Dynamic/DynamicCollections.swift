@@ -1,6 +1,7 @@
 // The dynamic API's collections: a list, set or map property of one object, read and written by
 // position, value or key (realm-swift's `dynamicList`, `dynamicMutableSet`, `dynamicMap`). Every
 // call goes through to the realm's current version; a deleted owner makes them `.invalidated`.
+import CoveCore
 
 /// What the three collection kinds share: the owner, the property, and the store.
 public class DynamicCollection {

@@ -1,5 +1,6 @@
 // DynamicObject: an object reached by class and property names, for schemas known only at run
 // time (realm-swift's dynamic API). Every read goes through to the realm's current version.
+import CoveCore
 import CoveStorage
 
 /// An object of a realm, read and written by property name.

@@ -13,6 +13,7 @@
 //   mixed                             null, bool, int, double and string as JSON; other types as
 //                                     {"$date": ...}, {"$decimal": ...}, {"$oid": ...},
 //                                     {"$uuid": ...}, {"$binary": ...}, {"$link": {"class": C, "key": n}}
+import CoveCore
 import FoundationEssentials
 
 public enum ObjectJSON {

@@ -1,6 +1,7 @@
 // Queries over the typed lists and sets of model classes, as realm-swift offers them: filter,
 // sort and distinct give live Results over the collection's elements, and the aggregates
 // read one property of its objects. A collection must be managed (its owner in a realm).
+import CoveCore
 
 extension ManagedElements where Element: RealmCollectionValue {
     /// The collection's elements as live Results, in its order. Stops the program for an

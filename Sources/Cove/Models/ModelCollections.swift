@@ -1,6 +1,7 @@
 // List, MutableSet, Map and LinkingObjects: the typed collections of model classes, after
 // realm-swift's types of the same names. Unmanaged, each is a plain Swift collection; managed,
 // each reads and writes the realm through the dynamic API's list, set or map.
+import CoveCore
 
 /// Traps with the reason of a failed managed access (realm-swift's semantics for programming
 /// errors such as a write outside a write transaction).

@@ -1,6 +1,7 @@
 // Object and EmbeddedObject: model classes declared as realm-swift declares them. The schema of
 // a class comes from its @Persisted properties, found with Mirror on a fresh instance (Linux has
 // no Objective-C runtime); a managed object's properties read and write through to the realm.
+import CoveCore
 import Synchronization
 
 /// The base class of model classes:

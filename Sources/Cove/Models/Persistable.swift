@@ -2,6 +2,7 @@
 // onto `Value`: Int and the other integers, Bool, Float, Double, String, [UInt8] and Data, Date
 // and Timestamp, Decimal128, ObjectId, UUID, Value (mixed), optionals of them, links to Object
 // subclasses, and List, MutableSet, Map and LinkingObjects of them.
+import CoveCore
 import FoundationEssentials
 
 /// A property type of a model: what the schema says of it, and how a managed object reads and

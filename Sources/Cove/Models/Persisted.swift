@@ -3,6 +3,7 @@
 // every read and write goes to the realm (realm-swift's semantics: a failed managed access,
 // such as a write outside a write transaction, is a programming error and traps with the
 // reason).
+import CoveCore
 
 /// A stored property of a model class: `@Persisted var name = ""`,
 /// `@Persisted(primaryKey: true) var id = 0`, `@Persisted(indexed: true) var age = 0`,

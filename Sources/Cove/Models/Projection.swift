@@ -12,6 +12,7 @@
 // note their names as they are read (a link gives a recording instance of its class, a list or
 // set a recording collection whose `projectTo` goes on recording).
 
+import CoveCore
 import Synchronization
 
 /// Collects the property names a key path reads on a recording object.

@@ -1,5 +1,6 @@
 // Model objects in a realm: add (with create-or-update by primary key), look up by primary key,
 // every object of a class, delete; and a configuration made from model classes.
+import CoveCore
 
 extension Realm {
     /// What `add` does when an object with the same primary key exists.

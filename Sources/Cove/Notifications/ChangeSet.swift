@@ -3,6 +3,7 @@
 // the cleared and owner-deleted flags; and how one is computed from two versions of a
 // collection's elements: rows in both whose relative order holds (a longest increasing run of
 // their old positions) stay, the others are deleted and inserted again.
+import CoveCore
 import FoundationEssentials
 
 /// The changes of a collection between two deliveries, ready for a table view's batch update:

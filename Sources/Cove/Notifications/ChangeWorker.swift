@@ -11,6 +11,7 @@
 // is computed once: a delivery that finds the worker computing exactly the one it needs waits
 // for it, and one that finds the worker not yet there claims the job, which the worker then
 // leaves to it (a commit of the observing realm is mostly delivered before the worker wakes).
+import CoveCore
 import CoveStorage
 import Synchronization
 #if canImport(Glibc)

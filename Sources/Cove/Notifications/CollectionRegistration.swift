@@ -1,5 +1,6 @@
 // Observed collections: a Results (or list or set) observer's registration and the differ that
 // computes its change sets, on the realm's thread or on the change worker's.
+import CoveCore
 
 /// What a Results observer computes its changes with, on the realm's thread or on the change
 /// worker's (with the engine moved to a frozen copy of the realm there).

@@ -4,6 +4,7 @@
 // the Results observers' change sets at the new version, and then makes the read end of a pipe
 // readable, so the realm wakes when its change sets are ready; the realm drains it when it
 // delivers. `waitForChange` blocks on the same counter.
+import CoveCore
 import CoveStorage
 import Synchronization
 #if canImport(Glibc)

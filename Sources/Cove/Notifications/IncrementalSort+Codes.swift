@@ -10,6 +10,7 @@
 // crossed a null link sorts last, UInt64.max. Equal codes mean equal values except 0 (null, the
 // least integer, the empty string), UInt64.max, and strings longer than seven bytes (low byte
 // 0xFF).
+import CoveCore
 
 enum SortCode {
     /// Whether the values of `property` have codes (one type, not mixed).

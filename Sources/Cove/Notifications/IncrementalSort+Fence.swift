@@ -6,6 +6,7 @@
 // arriving rows where the fence has a gap. It follows the order from one change set to the
 // next in place: the rows that left drop out, the others move to their new positions. (Short
 // orders space it closer: one in two for 32 rows.)
+import CoveCore
 
 struct SortFence: Sendable {
     /// Positions in the order, ascending, and the object keys there.

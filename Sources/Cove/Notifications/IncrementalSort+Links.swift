@@ -4,6 +4,7 @@
 // way). Two questions: which rows may move because a sort key reads through links to a written
 // object (`owner.name` after an owner's name was written), and which may be modified in the
 // sense of the observer's key paths (deep changes follow every link up to four levels).
+import CoveCore
 
 /// Following links back to the objects of sorted results.
 struct LinkedRoots {

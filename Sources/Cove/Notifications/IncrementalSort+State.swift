@@ -3,6 +3,7 @@
 // members in order, and the codes of the rows' first sort values or a fence of known values;
 // the whole of it computed once (at the initial call, or when nothing else can be started
 // from), then advanced by each change set.
+import CoveCore
 import Synchronization
 
 /// The state a change set of sorted results starts from.

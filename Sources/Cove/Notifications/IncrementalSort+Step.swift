@@ -1,5 +1,6 @@
 // One change set of sorted results, from the state the last one left (IncrementalSort.swift
 // says which objects may move and why).
+import CoveCore
 
 /// The order of sorted results advanced over one change record.
 struct SortStep {

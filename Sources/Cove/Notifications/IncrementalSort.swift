@@ -15,6 +15,7 @@
 // plus O(k log n) comparisons and the reads of the k objects' values (and of rows whose codes
 // tie); one that moves nothing costs O(k log n), or one pass when k is large. Windows and
 // sections follow from the order's change set (below, and SectionedResults+Incremental.swift).
+import CoveCore
 import Synchronization
 
 /// A sort key of the incremental path: a single-valued property of the objects, or one reached

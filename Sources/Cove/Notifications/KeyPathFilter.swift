@@ -1,6 +1,7 @@
 // Key-path filters: which properties of which classes an observer hears about, resolved from
 // the key paths it gave (`["name", "toys.brand"]`), and the classes a commit must touch to
 // concern it.
+import CoveCore
 
 /// The key paths an observer filters on, resolved to property keys per class: nil observes
 /// every property (and linked objects' up to four levels), an empty list only insertions and

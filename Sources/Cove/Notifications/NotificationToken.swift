@@ -1,5 +1,6 @@
 // NotificationToken: what an observation returns, keeping it alive until invalidated or
 // released.
+import CoveCore
 
 /// Keeps an observation alive; `invalidate()` (or releasing the token) stops it. A token may be
 /// invalidated from inside its own callback, and from any thread: from the realm's thread no

@@ -3,6 +3,7 @@
 // and an insertion), sets and lists their insertions and deletions by position, maps theirs by
 // key; elements that are objects are also modified when a linked object changes (as the key
 // paths say).
+import CoveCore
 
 /// The changes of a map between two deliveries, by key.
 public struct MapChangeSet: Equatable, Sendable {

@@ -1,5 +1,6 @@
 // Registering observers and delivering: `deliver()`, `observeChanges` on results, and what
 // results observers need of their engine (its root class, the classes that concern it).
+import CoveCore
 import CoveStorage
 
 extension Realm {

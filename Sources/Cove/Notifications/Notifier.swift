@@ -4,6 +4,7 @@
 // inside one) the change records of the commits since then, from any thread or process, are
 // merged into one, a registration whose classes the record does not touch is skipped without
 // reading anything, and the others compute their change set and call back.
+import CoveCore
 import CoveStorage
 import Synchronization
 

@@ -1,4 +1,5 @@
 // Observed objects: an object observer's registration, and `observeChanges` on an object.
+import CoveCore
 
 /// An observed object: its values at the last delivery.
 final class ObjectRegistration: NotifierRegistration {

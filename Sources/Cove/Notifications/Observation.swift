@@ -5,6 +5,7 @@
 // collection, inside a write, a key path that names no property) is reported through the
 // block's `.error` case before `observe` returns, and its token observes nothing.
 // `observeChanges` is Cove's own registration, which throws and delivers the full change set.
+import CoveCore
 import Dispatch
 
 /// A value that belongs to the thread of its realm, with a frozen copy readable from any thread

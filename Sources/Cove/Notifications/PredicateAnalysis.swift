@@ -1,6 +1,7 @@
 // What the change sets of collections need to know about a query's predicate: whether it is
 // local (reads only the tested object's own properties) and which properties it reads, bound
 // once and cached per schema.
+import CoveCore
 import Synchronization
 
 /// A differ's query predicate bound once, when it is local (it reads only the tested object's

@@ -4,6 +4,7 @@
 // needs Foundation's `IndexSet`, so it is part of the Swift package only: libcove.so, built
 // without Foundation (COVE_NO_FOUNDATION), serves C through `observeChanges` instead.
 #if !COVE_NO_FOUNDATION
+import CoveCore
 import Dispatch
 import Foundation
 

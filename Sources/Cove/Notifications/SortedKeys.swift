@@ -1,5 +1,6 @@
 // Object keys kept sorted for the change sets of collections: the keys of a differ's last rows,
 // found again by their storage, and a fenced sorted array that finds a key in two cache misses.
+import CoveCore
 import CoveStorage
 import Synchronization
 

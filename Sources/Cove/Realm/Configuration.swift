@@ -1,5 +1,6 @@
 // Realm.Configuration: where a realm lives and how it behaves, after realm-swift's type of the
 // same name.
+import CoveCore
 import CoveStorage
 
 extension Realm {

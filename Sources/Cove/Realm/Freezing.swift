@@ -1,6 +1,7 @@
 // Freezing and thawing single objects and collections: a frozen object is the same object in a
 // frozen copy of the realm at its current version (readable from any thread, immutable); thawing
 // finds it again in a live realm, where it may have been deleted since.
+import CoveCore
 
 extension DynamicObject {
     /// The object in a frozen copy of the realm at its current version.

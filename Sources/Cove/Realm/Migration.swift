@@ -1,6 +1,7 @@
 // Migration: what a migration block sees while a file moves from its old schema to the new one,
 // after realm-swift's type of the same name. It runs inside the write transaction that writes
 // the new schema; the old realm is a frozen view of the file before it.
+import CoveCore
 
 /// The work of a migration block. realm-swift's `Migration`, over the dynamic API.
 public final class Migration {

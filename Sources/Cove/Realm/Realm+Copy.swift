@@ -2,6 +2,7 @@
 // rebuilt densely (as SQLite's VACUUM INTO does): tables cluster by cluster in key order,
 // indexes, backlinks, collection areas and the trees of large collections entry by entry. Object
 // keys, and so every link, stay as they are; the copy starts a history of its own.
+import CoveCore
 import CoveStorage
 import Glibc
 

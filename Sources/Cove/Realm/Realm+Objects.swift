@@ -1,4 +1,5 @@
 // Creating, finding and deleting objects by class name: the dynamic API of a realm.
+import CoveCore
 import CoveStorage
 
 extension Realm {

@@ -1,5 +1,6 @@
 // Realm: an open database as one thread sees it. A live realm pins a snapshot of one version and
 // moves forward on refresh or when it begins a write; a frozen realm stays on its version forever.
+import CoveCore
 import CoveStorage
 import Synchronization
 #if canImport(Glibc)
@@ -530,7 +531,7 @@ public final class Realm {
     /// computes change sets from. Nil when the record was trimmed (no reader pins a version
     /// that old) or the version has none.
     /// - Throws: `.corrupt` for a damaged record; `.closed`.
-    public func changeRecord(forVersion version: UInt64) throws(CoveError) -> ChangeRecord? {
+    package func changeRecord(forVersion version: UInt64) throws(CoveError) -> ChangeRecord? {
         try checkOpen()
         let bytes: [UInt8]?
         do {

@@ -2,6 +2,7 @@
 // (`name <- firstName`, `friendNames <- friends.firstName`, optionally transformed). Reads go
 // through to the object; writes to plain projected properties go through inside a write;
 // observing reports changes under the projected names, with old and new values.
+import CoveCore
 
 /// A view of a root object under other names.
 public final class DynamicProjection {

@@ -3,6 +3,7 @@
 // `WaitForSyncMode` says; `unsubscribe` removes the subscription these results made. A realm
 // opened without a sync configuration has no subscription set: `subscribe` fails on it with
 // a clear error and `unsubscribe` has nothing to remove.
+import CoveCore
 import FoundationEssentials
 
 /// When `subscribe` waits for the server's objects of a subscription.

@@ -3,6 +3,7 @@
 // without evaluating the ones in between. Live: every read shows the realm's current version on
 // its thread, the uncommitted changes of a write in progress included; the matches are computed
 // again only when the version or the write changed.
+import CoveCore
 import FoundationEssentials
 import Synchronization
 

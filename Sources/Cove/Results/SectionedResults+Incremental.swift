@@ -6,6 +6,7 @@
 // rows' keys are read. Runs that do not tile the rows in key order (a key that comes back
 // after another, as null does for a path through a null link) fall back to sections cut
 // whole, as does a change set that does not say which rows' keys may have changed.
+import CoveCore
 import FoundationEssentials
 import Synchronization
 

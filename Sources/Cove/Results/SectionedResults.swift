@@ -2,6 +2,7 @@
 // key function says), sections ordered by key, rows within a section in the results' order.
 // Changes come as index paths (section, row) plus sections inserted and deleted; a row whose
 // key changes leaves its section and enters the other; observing one section follows its key.
+import CoveCore
 import FoundationEssentials
 import Synchronization
 

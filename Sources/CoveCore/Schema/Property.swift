@@ -160,7 +160,7 @@ public struct Property: Sendable, CustomStringConvertible {
 
     /// True when the two properties would store values the same way: same type, collection and
     /// optionality.
-    func hasSameShape(as other: Property) -> Bool {
+    package func hasSameShape(as other: Property) -> Bool {
         type == other.type && collection == other.collection && isOptional == other.isOptional
     }
 }

@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 
 extension ObjectStore {
-    func requireWrite() throws(CoveError) {
+    package func requireWrite() throws(CoveError) {
         if isFrozen { throw CoveError(.frozen, "a frozen realm cannot be written") }
         if !pages.isWritable { throw CoveError(.notInWrite, "cannot write outside a write transaction") }
         editCount &+= 1
@@ -15,7 +15,7 @@ extension ObjectStore {
     /// their values; one naming the primary key is skipped: the key is `primaryKey`). Plain
     /// single values and links go into the one row insert; the links' backlinks follow it.
     /// Everything is checked before the object exists, so a bad value leaves nothing half made.
-    func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(String, Value)] = []) throws(CoveError) -> Int64 {
+    package func create(_ cls: ObjectSchema, primaryKey: Value?, values: [(String, Value)] = []) throws(CoveError) -> Int64 {
         try create(cls, primaryKey: primaryKey) { (t, row, links) throws(CoveError) in
             for (name, v) in values { try fill(t, at: try t.position(ofProperty: name), v, &row, &links) }
         }
@@ -23,12 +23,12 @@ extension ObjectStore {
 
     /// Property names resolved once against a class, for creating many objects of it from
     /// values given by position (`create(_:_:)`): what a prepared statement is to SQL.
-    final class CreatePlan {
-        let cls: ObjectSchema
+    package final class CreatePlan {
+        package let cls: ObjectSchema
         /// The position in `cls.properties` of each name.
         let positions: [Int]
         /// Which value is the primary key's, when the class has one.
-        let primaryKeyValue: Int?
+        package let primaryKeyValue: Int?
         /// Whether every name but the primary key is a plain single value (neither link nor
         /// mixed), so that values of exactly their columns' types go straight into the row.
         let allPlain: Bool
@@ -55,7 +55,7 @@ extension ObjectStore {
     /// once, the primary key among them when the class has one.
     /// - Throws: `.notFound` (a property), `.invalidArgument` (an embedded class, a backlinks
     ///   property, a name given twice, the primary key missing), `.wrongType` (a collection).
-    func createPlan(_ cls: ObjectSchema, properties names: [String]) throws(CoveError) -> CreatePlan {
+    package func createPlan(_ cls: ObjectSchema, properties names: [String]) throws(CoveError) -> CreatePlan {
         try Self.requireCreatable(cls)
         var positions: [Int] = []
         positions.reserveCapacity(names.count)
@@ -79,14 +79,14 @@ extension ObjectStore {
     /// Creates an object of `plan`'s class from `values`, one for each of its names in order,
     /// as `create(_:primaryKey:values:)` does.
     /// - Throws: as that, and `.invalidArgument` for a wrong number of values.
-    func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
+    package func create(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Int64 {
         try create(plan, values, collections: [], prepared: [])
     }
 
     /// `create(_:_:)`, the object's collections `collections` filled with their prepared
     /// elements: a small one in a row of its own goes into the new row itself, any other is
     /// assigned once the object exists.
-    func create(_ plan: CreatePlan, _ values: [Value], collections: [Property], prepared: [PreparedCollection]) throws(CoveError) -> Int64 {
+    package func create(_ plan: CreatePlan, _ values: [Value], collections: [Property], prepared: [PreparedCollection]) throws(CoveError) -> Int64 {
         try plan.requireValues(for: values)
         var inRow: [(column: Int, cell: CellValue)] = []
         var later: [Int] = []
@@ -148,7 +148,7 @@ extension ObjectStore {
     /// The object of `plan`'s class whose primary key `values` give, its other values set from
     /// them, or a new object made from them; whether it was made.
     /// - Throws: as `create(_:_:)`, and `.invalidArgument` for a class without primary key.
-    func createOrUpdate(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Bool {
+    package func createOrUpdate(_ plan: CreatePlan, _ values: [Value]) throws(CoveError) -> Bool {
         guard let pk = plan.primaryKeyValue else {
             throw CoveError(.invalidArgument, "class '\(plan.cls.className)' has no primary key to update by")
         }

@@ -5,14 +5,14 @@
 // Names are not resolved here: QueryCompiler binds the tree to a class of the schema.
 
 /// Parses RQL (docs/query-language.md) into its syntax tree.
-public enum QueryParser {
+package enum QueryParser {
     /// The deepest nesting accepted: levels of the predicate tree (an AND inside an OR, a NOT,
     /// a SUBQUERY) plus arithmetic parentheses. Redundant parentheses and chains of one kind
     /// (`((a || b) || c)`) add nothing. SUBQUERY and arithmetic parentheses recurse: at this
     /// depth a debug build needs about 250 KB of stack, a release build far less.
-    public static let maxNesting = 32
+    package static let maxNesting = 32
     /// The deepest tree of arithmetic operators in one expression (`a + a + … + a`).
-    public static let maxArithmeticDepth = 1000
+    package static let maxArithmeticDepth = 1000
 
     /// Parses `text`: a predicate and the SORT/DISTINCT/LIMIT/OFFSET descriptors after it.
     ///
@@ -25,7 +25,7 @@ public enum QueryParser {
     ///   when the text does not parse; `CoveError(.invalidArgument)` for an argument out of range
     ///   or a SUBQUERY variable already in use by an enclosing SUBQUERY.
     /// - Complexity: O(n) in the length of the text.
-    public static func parse(_ text: String, argumentCount: Int? = nil) throws(CoveError) -> ParsedQuery {
+    package static func parse(_ text: String, argumentCount: Int? = nil) throws(CoveError) -> ParsedQuery {
         var state = State(text, argumentCount: argumentCount)
         return try state.parseQuery()
     }

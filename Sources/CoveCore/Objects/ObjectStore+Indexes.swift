@@ -68,7 +68,7 @@ extension ObjectStore {
 
     /// The objects of `cls` whose indexed property `p` equals `value`, ascending.
     /// - Complexity: O(log n + m) for m matches.
-    func indexLookup(_ cls: ObjectSchema, _ p: Property, _ value: Value) throws(CoveError) -> [Int64] {
+    package func indexLookup(_ cls: ObjectSchema, _ p: Property, _ value: Value) throws(CoveError) -> [Int64] {
         let t = try tree(try indexTreeKey(cls, p))
         var prefix = value.indexKey()
         if prefix.count > BTree<TransactionPages>.maxKeyLength - 8 { prefix = Array(prefix.prefix(BTree<TransactionPages>.maxKeyLength - 8)) }
@@ -111,7 +111,7 @@ extension ObjectStore {
     /// Checks every primary-key and secondary index against its table: one entry per object,
     /// each holding the object's current value. Returns the number of entries checked.
     /// - Throws: `.corrupt` naming class, property and object.
-    func verifyIndexes() throws(CoveError) -> Int {
+    package func verifyIndexes() throws(CoveError) -> Int {
         var checked = 0
         for cls in schema.classes {
             let rows = try count(cls)
@@ -146,7 +146,7 @@ extension ObjectStore {
     /// (target, source) pair, whose count (for collections and mixed values) is how many times
     /// the source holds the target. Returns the number of entries checked.
     /// - Throws: `.corrupt` naming class, property, target and source.
-    func verifyBacklinks() throws(CoveError) -> Int {
+    package func verifyBacklinks() throws(CoveError) -> Int {
         var checked = 0
         for cls in schema.classes {
             let keys = try objectKeys(cls)

@@ -50,7 +50,7 @@ extension Schema {
     /// file holds after a realm opened with some of its classes wrote its schema.
     /// - Throws: `.schema` when a class left out no longer fits with the others (it links to a
     ///   class whose shape changed, or backlinks name a property that is gone), naming it.
-    func keeping(_ previous: Schema?) throws(CoveError) -> Schema {
+    package func keeping(_ previous: Schema?) throws(CoveError) -> Schema {
         guard let previous else { return self }
         let kept = previous.classes.filter { self[$0.className] == nil }
         if kept.isEmpty { return self }
@@ -68,7 +68,7 @@ extension Schema {
 
     /// This schema without the classes named in `names`, keys and key counters kept.
     /// - Throws: `.schema` when a class that stays links to one that goes.
-    func dropping(_ names: [String]) throws(CoveError) -> Schema {
+    package func dropping(_ names: [String]) throws(CoveError) -> Schema {
         let result = restricted(to: Set(classNames).subtracting(names))
         do {
             try result.validate()

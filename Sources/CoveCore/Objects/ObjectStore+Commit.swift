@@ -8,7 +8,7 @@ extension ObjectStore {
 
     /// Writes every changed table and tree root into the catalog and returns the catalog's root,
     /// for the write transaction to commit.
-    func flush() throws(CoveError) -> TreeRoot {
+    package func flush() throws(CoveError) -> TreeRoot {
         try forEachTable { t throws(CoveError) in
             try t.writePending()
             keepOpenPrimaryKeyRange(t)
@@ -48,7 +48,7 @@ extension ObjectStore {
     }
 
     /// Stores the schema record (see SchemaRecord) in the catalog.
-    func writeSchemaRecord(_ bytes: [UInt8]) throws(CoveError) {
+    package func writeSchemaRecord(_ bytes: [UInt8]) throws(CoveError) {
         try requireWrite()
         do { try catalog.put(CatalogKey.schema, bytes) } catch { throw CoveError(error) }
         wroteSchemaRecord = true
@@ -56,7 +56,7 @@ extension ObjectStore {
 
     /// Makes every table of `schema` match its class: new tables for new classes, new columns
     /// for added properties, indexes built for added indexes. Existing data is kept.
-    func conformTables() throws(CoveError) {
+    package func conformTables() throws(CoveError) {
         try requireWrite()
         for cls in schema.classes {
             let t = try table(cls)
@@ -79,7 +79,7 @@ extension ObjectStore {
     /// The schema record, or nil when there is none or it holds the bytes `known` holds: read in
     /// place, so that the check every transaction makes for another realm's change copies
     /// nothing.
-    static func schemaRecord(_ pages: TransactionPages, unlessEqualTo known: [UInt8]?) throws(CoveError) -> [UInt8]? {
+    package static func schemaRecord(_ pages: TransactionPages, unlessEqualTo known: [UInt8]?) throws(CoveError) -> [UInt8]? {
         let catalog = BTree(store: pages, root: pages.catalogRoot, keyKind: .bytes)
         do {
             let changed = try catalog.withValue(CatalogKey.schema) { (stored) throws(StorageError) -> [UInt8]? in
@@ -96,7 +96,7 @@ extension ObjectStore {
     }
 
     /// The schema record, or nil when there is none.
-    static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
+    package static func readSchemaRecord(_ pages: TransactionPages) throws(CoveError) -> [UInt8]? {
         try schemaRecord(pages, unlessEqualTo: nil)
     }
 }

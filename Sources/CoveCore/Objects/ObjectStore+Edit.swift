@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 
 extension ObjectStore {
-    func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
+    package func set(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property, _ value: Value) throws(CoveError) {
         try requireWrite()
         try Self.requireSingleValue(property, of: cls)
         let t = try table(cls, holding: objectKey)
@@ -54,7 +54,7 @@ extension ObjectStore {
     /// Sets the property whose key is `propertyKey` (the C API's `_by_key` writes). A value of
     /// exactly the type of a plain, unindexed column is only stored (in the object's pending
     /// row when it is still pending) and recorded; anything else takes `set(_:_:_:_:)`.
-    func set(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64, _ value: Value) throws(CoveError) {
+    package func set(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64, _ value: Value) throws(CoveError) {
         try requireWrite()
         let t = try table(cls, holding: objectKey)
         let i = try t.position(ofPropertyKey: propertyKey)
@@ -94,7 +94,7 @@ extension ObjectStore {
     /// holds it, sets single links, map values and mixed values (single, or in a list or map)
     /// that point at it to null, frees its collections, and deletes the embedded objects it
     /// owns.
-    func delete(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
+    package func delete(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) {
         try requireWrite()
         let t = try table(cls)
         guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
@@ -181,7 +181,7 @@ extension ObjectStore {
     /// Makes a new embedded object the value of single link `p` (or none, for nil), deleting the
     /// one it replaces. Returns the new object's key.
     @discardableResult
-    func replaceEmbeddedChild(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, with newChild: ObjectSchema?) throws(CoveError) -> Int64? {
+    package func replaceEmbeddedChild(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, with newChild: ObjectSchema?) throws(CoveError) -> Int64? {
         let t = try table(cls, holding: objectKey)
         let c = try column(p, in: t)
         let old = try storedCell(t, objectKey, column: c)

@@ -5,15 +5,15 @@ import CoveStorage
 
 /// The PageStore of the realm's current transaction: its read snapshot, or its write
 /// transaction. Reads through a snapshot refuse every write with `.readOnly`.
-final class TransactionPages: PageStore {
-    enum Backing {
+package final class TransactionPages: PageStore {
+    package enum Backing {
         case read(Snapshot)
         case write(WriteTransaction)
     }
 
     let backing: Backing
 
-    init(_ backing: Backing) {
+    package init(_ backing: Backing) {
         self.backing = backing
     }
 
@@ -22,7 +22,7 @@ final class TransactionPages: PageStore {
         return false
     }
 
-    var version: UInt64 {
+    package var version: UInt64 {
         switch backing {
         case .read(let s): return s.version
         case .write(let w): return w.version
@@ -31,7 +31,7 @@ final class TransactionPages: PageStore {
 
     /// The committed version the transaction reads from: the snapshot's, or the one the write
     /// transaction started from.
-    var baseVersion: UInt64 {
+    package var baseVersion: UInt64 {
         switch backing {
         case .read(let s): return s.version
         case .write(let w): return w.baseVersion
@@ -39,14 +39,14 @@ final class TransactionPages: PageStore {
     }
 
     @inline(__always)
-    func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+    package func page(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
         switch backing {
         case .read(let s): return try s.page(pgno)
         case .write(let w): return try w.page(pgno)
         }
     }
 
-    func prefetch(_ pgno: PageNumber, lines: Int) {
+    package func prefetch(_ pgno: PageNumber, lines: Int) {
         switch backing {
         case .read(let s): s.prefetch(pgno, lines: lines)
         case .write(let w): w.prefetch(pgno, lines: lines)
@@ -54,21 +54,21 @@ final class TransactionPages: PageStore {
     }
 
     @inline(__always)
-    func isWritable(_ pgno: PageNumber) -> Bool {
+    package func isWritable(_ pgno: PageNumber) -> Bool {
         switch backing {
         case .read: return false
         case .write(let w): return w.isWritable(pgno)
         }
     }
 
-    func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
+    package func writablePage(_ pgno: PageNumber) -> UnsafeMutableRawPointer {
         switch backing {
         case .read(let s): return s.writablePage(pgno)
         case .write(let w): return w.writablePage(pgno)
         }
     }
 
-    func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
+    package func adoptInPlace(_ pgno: PageNumber) throws(StorageError) -> UnsafeMutableRawPointer? {
         if case .write(let w) = backing { return try w.adoptInPlace(pgno) }
         return nil
     }
@@ -79,20 +79,20 @@ final class TransactionPages: PageStore {
         return w
     }
 
-    func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    package func allocate(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocate(replacing: old)
     }
 
-    func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    package func allocateForOverwrite(replacing old: PageRef?) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocateForOverwrite(replacing: old)
     }
 
     /// The write transaction's own copy, which does not zero the page it then fills.
-    func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
+    package func allocateCopy(of pgno: PageNumber) throws(StorageError) -> (PageNumber, UnsafeMutableRawPointer) {
         try writer().allocateCopy(of: pgno)
     }
 
-    func free(_ pgno: PageNumber) {
+    package func free(_ pgno: PageNumber) {
         if case .write(let w) = backing { w.free(pgno) }
     }
 

@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 
 extension ObjectStore {
-    func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
+    package func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
         guard objectKey >= 0 else { return false }
         let t = try table(cls, holding: objectKey)
         if t.pending.position(of: UInt64(objectKey)) != nil { return true }
@@ -27,12 +27,12 @@ extension ObjectStore {
         return found
     }
 
-    func count(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
+    package func count(_ cls: ObjectSchema) throws(CoveError) -> UInt64 {
         try table(cls).tree.count
     }
 
     /// Every object key of a class, ascending.
-    func objectKeys(_ cls: ObjectSchema) throws(CoveError) -> [Int64] {
+    package func objectKeys(_ cls: ObjectSchema) throws(CoveError) -> [Int64] {
         let t = try table(cls)
         var keys: [Int64] = []
         keys.reserveCapacity(Int(t.tree.count))
@@ -47,7 +47,7 @@ extension ObjectStore {
         return keys
     }
 
-    func get(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property) throws(CoveError) -> Value {
+    package func get(_ cls: ObjectSchema, _ objectKey: Int64, _ property: Property) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
         if property.isBacklinks {
             throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is backlinks, not a single value")
@@ -69,7 +69,7 @@ extension ObjectStore {
 
     /// The value of the property named `name` (`DynamicObject`'s reads): found by position in
     /// the table's class, its column by that position, without hashing its key.
-    func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
+    package func get(_ cls: ObjectSchema, _ objectKey: Int64, named name: String) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
         return try get(t, objectKey, propertyAt: try t.position(ofProperty: name))
     }
@@ -90,7 +90,7 @@ extension ObjectStore {
 
     /// The value of the property whose key is `propertyKey` (the C API's `_by_key` reads):
     /// found by position without hashing, a plain column's cell read as its kind says.
-    func get(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
+    package func get(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
         return try get(t, objectKey, propertyAt: try t.position(ofPropertyKey: propertyKey))
     }
@@ -98,7 +98,7 @@ extension ObjectStore {
     /// The objects of `sourceClass` whose link `property` points at `objectKey`, one per link:
     /// a source whose list holds the target twice is there twice (as Realm counts backlinks).
     /// In source-key order, a source's repeats together.
-    func backlinks(to objectKey: Int64, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
+    package func backlinks(to objectKey: Int64, from sourceClass: ObjectSchema, via property: Property) throws(CoveError) -> [Int64] {
         try backlinkEntries(CatalogKey.bigEndian(UInt64(bitPattern: objectKey), bytes: 8), from: sourceClass, via: property)
             .flatMap { repeatElement($0.source, count: $0.count) }
     }

@@ -21,7 +21,7 @@ extension Value {
     /// - objectId: its 12 bytes; uuid: its 16 bytes in RFC 4122 order;
     /// - link: class key (4 bytes) then object key (8 bytes, sign flipped), big-endian.
     /// - Complexity: O(n) in the size of the value.
-    public func indexKey() -> [UInt8] {
+    package func indexKey() -> [UInt8] {
         var out: [UInt8] = []
         appendIndexKey(to: &out, caseFolded: false)
         return out
@@ -31,14 +31,14 @@ extension Value {
     /// Unicode default lowercase mapping, e.g. "ÄB" and "äb" fold alike, "İ" folds to "i̇").
     /// Other values encode as in `indexKey()`. An index built for `==[c]` stores these keys, and
     /// the query looks up the same fold of its operand; a match is then confirmed on the value.
-    public func indexKeyCaseFolded() -> [UInt8] {
+    package func indexKeyCaseFolded() -> [UInt8] {
         var out: [UInt8] = []
         appendIndexKey(to: &out, caseFolded: true)
         return out
     }
 
     /// Appends this value's index key (case-folded strings when `caseFolded`) to `out`.
-    public func appendIndexKey(to out: inout [UInt8], caseFolded: Bool = false) {
+    package func appendIndexKey(to out: inout [UInt8], caseFolded: Bool = false) {
         out.append(tag.rawValue)
         switch self {
         case .null:
@@ -88,7 +88,7 @@ extension Value {
     /// The B+tree key of one index entry: `encodedValue` (an `indexKey()`) followed by the object
     /// key as 8 bytes big-endian (object keys are non-negative, so this is their order). Entries
     /// of one value are thus adjacent and ordered by object key.
-    public static func indexEntryKey(_ encodedValue: [UInt8], objectKey: Int64) -> [UInt8] {
+    package static func indexEntryKey(_ encodedValue: [UInt8], objectKey: Int64) -> [UInt8] {
         var out = encodedValue
         out.reserveCapacity(encodedValue.count + 8)
         appendBigEndian(UInt64(bitPattern: objectKey), to: &out)
@@ -97,7 +97,7 @@ extension Value {
 
     /// The object key at the end of an index entry key (its last 8 bytes), or nil when `entry` is
     /// shorter than 8 bytes.
-    public static func objectKey(ofIndexEntry entry: UnsafeRawBufferPointer) -> Int64? {
+    package static func objectKey(ofIndexEntry entry: UnsafeRawBufferPointer) -> Int64? {
         guard entry.count >= 8 else { return nil }
         var v: UInt64 = 0
         for b in entry[(entry.count - 8)...] { v = v << 8 | UInt64(b) }

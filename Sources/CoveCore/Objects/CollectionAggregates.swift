@@ -2,7 +2,7 @@
 // skipped, numbers of different types compare by value, sums keep the element type (int,
 // double, decimal128) and averages are doubles, or decimals for decimals.
 
-enum CollectionAggregates {
+package enum CollectionAggregates {
     /// A numeric view of a value: int, float and double as doubles (ints kept exact), decimals.
     private enum Number {
         case int(Int64), double(Double), decimal(Decimal128)
@@ -48,7 +48,7 @@ enum CollectionAggregates {
 
     /// The smallest (or, with `largest`, the greatest) non-null value; nil when there is none.
     /// Numbers and dates only.
-    static func extreme(_ values: [Value], largest: Bool, of name: String) throws(CoveError) -> Value? {
+    package static func extreme(_ values: [Value], largest: Bool, of name: String) throws(CoveError) -> Value? {
         let what = largest ? "max" : "min"
         var best: Value?
         for v in values where !v.isNull {
@@ -73,7 +73,7 @@ enum CollectionAggregates {
     /// The sum of the non-null values: an int for ints (an overflow is `.outOfRange`), a double
     /// when any is a float or double (or the elements are), a decimal when any is a decimal (or
     /// the elements are); zero of that type when empty.
-    static func sum(_ values: [Value], of name: String, elementType: PropertyType = .mixed) throws(CoveError) -> Value {
+    package static func sum(_ values: [Value], of name: String, elementType: PropertyType = .mixed) throws(CoveError) -> Value {
         var intSum: Int64 = 0
         var doubleSum = 0.0
         var decimalSum = Decimal128.zero
@@ -100,7 +100,7 @@ enum CollectionAggregates {
 
     /// The mean of the non-null values: a double, or a decimal when any is a decimal; nil when
     /// there is none.
-    static func average(_ values: [Value], of name: String) throws(CoveError) -> Value? {
+    package static func average(_ values: [Value], of name: String) throws(CoveError) -> Value? {
         let present = values.filter { !$0.isNull }
         if present.isEmpty { return nil }
         var sawDecimal = false

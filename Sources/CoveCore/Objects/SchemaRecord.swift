@@ -4,19 +4,24 @@
 import CoveStorage
 
 /// The schema a file holds, with its version.
-struct SchemaRecord {
-    var version: UInt64
-    var schema: Schema
+package struct SchemaRecord {
+    package var version: UInt64
+    package var schema: Schema
+
+    package init(version: UInt64, schema: Schema) {
+        self.version = version
+        self.schema = schema
+    }
 
     ///     u64 schema version | UTF-8 JSON of Schema.catalogJSON()
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         withUnsafeBytes(of: version.littleEndian) { out.append(contentsOf: $0) }
         out.append(contentsOf: Array(schema.catalogJSON().serialized().utf8))
         return out
     }
 
-    static func decode(_ bytes: [UInt8]) throws(CoveError) -> SchemaRecord {
+    package static func decode(_ bytes: [UInt8]) throws(CoveError) -> SchemaRecord {
         guard bytes.count > 8 else { throw CoveError(.corrupt, "the file's schema record is \(bytes.count) bytes long") }
         var version: UInt64 = 0
         for i in 0..<8 { version |= UInt64(bytes[i]) << (8 * UInt64(i)) }

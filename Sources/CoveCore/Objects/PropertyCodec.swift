@@ -37,10 +37,10 @@ extension Property {
     }
 }
 
-enum PropertyCodec {
+package enum PropertyCodec {
     /// The stored form of `value` for `property` of `cls`. Ints are accepted for float and double
     /// properties and doubles for float ones; links are checked by the caller (existence and class).
-    static func cell(_ value: Value, for property: Property, of cls: ObjectSchema) throws(CoveError) -> CellValue {
+    package static func cell(_ value: Value, for property: Property, of cls: ObjectSchema) throws(CoveError) -> CellValue {
         func mismatch() -> CoveError {
             CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is \(property.typeNotation), got \(value.typedDescription)")
         }
@@ -94,7 +94,7 @@ enum PropertyCodec {
     }
 
     /// The API value of a stored cell of `property`; links come back with `targetClassKey`.
-    static func value(_ cell: CellValue, for property: Property, targetClassKey: UInt32) throws(CoveError) -> Value {
+    package static func value(_ cell: CellValue, for property: Property, targetClassKey: UInt32) throws(CoveError) -> Value {
         switch cell {
         case .bytes12(let a, let b):
             var bytes = [UInt8](repeating: 0, count: 12)

@@ -68,7 +68,7 @@ extension ObjectStore {
     /// then the element count (LEB128) and the elements (InlineCollection's encoding), or tag 0
     /// then the `TreeRoot` of a tree of their own. A table made before keeps a `TreeRoot` per
     /// object (`collection` columns), and its small collections in the class's collection area.
-    enum CollectionCell: Equatable {
+    package enum CollectionCell: Equatable {
         case empty
         case tree(TreeRoot)
         /// Inline in the class's collection area, with its element count (`collection` columns).
@@ -79,7 +79,7 @@ extension ObjectStore {
         static let rowInlineTag: UInt8 = 1
         static let rowTreeTag: UInt8 = 0
 
-        static func == (a: CollectionCell, b: CollectionCell) -> Bool {
+        package static func == (a: CollectionCell, b: CollectionCell) -> Bool {
             switch (a, b) {
             case (.empty, .empty): return true
             case (.tree(let x), .tree(let y)), (.area(let x), .area(let y)): return x == y
@@ -154,7 +154,7 @@ extension ObjectStore {
 
     /// The root of the tree of its own a collection cell names, if it names one: for walks
     /// that know only the column kinds (verify's page walk, dropping a table).
-    static func treeRoot(in value: CellValue) -> TreeRoot? {
+    package static func treeRoot(in value: CellValue) -> TreeRoot? {
         switch value {
         case .root(let root) where !root.page.isNone:
             return root
@@ -167,7 +167,7 @@ extension ObjectStore {
     }
 
     /// The cell a `collectionInRow` column stores for `cell`.
-    static func rowValue(_ cell: CollectionCell) -> CellValue {
+    package static func rowValue(_ cell: CollectionCell) -> CellValue {
         switch cell {
         case .empty, .area: return .null
         case .tree(let root):
@@ -428,11 +428,11 @@ extension ObjectStore {
 
     // MARK: Lists
 
-    func listCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+    package func listCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
         try collectionCount(cls, objectKey, p, .list)
     }
 
-    func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
+    package func listGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
         try element(at: index, of: cls, objectKey, p, .list)
     }
 
@@ -451,7 +451,7 @@ extension ObjectStore {
     }
 
     /// Every element, in order.
-    func listValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
+    package func listValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
         try collectionValues(try collection(cls, objectKey, p, .list))
     }
 
@@ -472,7 +472,7 @@ extension ObjectStore {
     /// Inserts `value` at `index` (0...count).
     /// - Complexity: O(log n), and O(n) when the order keys around `index` have no room left
     ///   and the list is renumbered (after some 32 inserts at one place).
-    func listInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
+    package func listInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
         let element = try element(value, for: p, of: cls)
         try listInsertStored(cls, objectKey, p, index, element)
     }
@@ -488,7 +488,7 @@ extension ObjectStore {
     }
 
     /// Replaces the element at `index`.
-    func listSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
+    package func listSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int, _ value: Value) throws(CoveError) {
         let element = try element(value, for: p, of: cls)
         let old = try editCollection(cls, objectKey, p, .list) { (tree) throws(CoveError) -> Value in
             guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
@@ -504,7 +504,7 @@ extension ObjectStore {
     }
 
     /// Removes the element at `index` (an embedded one is deleted).
-    func listErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) {
+    package func listErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) {
         let old = try listTake(cls, objectKey, p, index)
         try released(cls, objectKey, p, old)
     }
@@ -523,7 +523,7 @@ extension ObjectStore {
     }
 
     /// Moves the element at `from` so that it ends up at `to` (both in 0..<count).
-    func listMove(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, from: Int, to: Int) throws(CoveError) {
+    package func listMove(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, from: Int, to: Int) throws(CoveError) {
         try requireWrite()
         let count = try listCount(cls, objectKey, p)
         guard from >= 0, from < count else { throw outOfRange(p, cls, from, UInt64(count)) }
@@ -540,12 +540,12 @@ extension ObjectStore {
     }
 
     /// Removes every element (embedded ones are deleted).
-    func listClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+    package func listClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
         try clearCollection(cls, objectKey, p, .list)
     }
 
     /// Creates an embedded object at `index` of a list of embedded objects.
-    func listInsertEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Int64 {
+    package func listInsertEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Int64 {
         try requireWrite()
         let target = try embeddedTarget(p, cls)
         let count = try listCount(cls, objectKey, p)
@@ -556,7 +556,7 @@ extension ObjectStore {
     }
 
     /// The embedded class `p` holds, or an error saying it holds none.
-    func embeddedTarget(_ p: Property, _ cls: ObjectSchema) throws(CoveError) -> ObjectSchema {
+    package func embeddedTarget(_ p: Property, _ cls: ObjectSchema) throws(CoveError) -> ObjectSchema {
         guard let name = p.type.objectClassName, case let target = try objectSchema(name), target.isEmbedded else {
             throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), not of an embedded class")
         }
@@ -565,20 +565,20 @@ extension ObjectStore {
 
     // MARK: Sets
 
-    func setCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+    package func setCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
         try collectionCount(cls, objectKey, p, .set)
     }
 
     /// The element at `index` in the set's order (the order of the values' index keys).
-    func setGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
+    package func setGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> Value {
         try element(at: index, of: cls, objectKey, p, .set)
     }
 
-    func setValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
+    package func setValues(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [Value] {
         try collectionValues(try collection(cls, objectKey, p, .set))
     }
 
-    func setContains(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+    package func setContains(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         let tree = try collection(cls, objectKey, p, .set)
         // A null is simply not in a set that cannot hold one (set algebra between an optional
         // and a required set asks this).
@@ -589,7 +589,7 @@ extension ObjectStore {
 
     /// Adds `value`; false when it was already there.
     @discardableResult
-    func setInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+    package func setInsert(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         let element = try element(value, for: p, of: cls)
         let inserted = try editCollection(cls, objectKey, p, .set) { (tree) throws(CoveError) -> Int? in
             let key = element.indexKey()
@@ -613,7 +613,7 @@ extension ObjectStore {
 
     /// Removes `value`; false when it was not there.
     @discardableResult
-    func setErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
+    package func setErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ value: Value) throws(CoveError) -> Bool {
         try requireWrite()
         guard try setContains(cls, objectKey, p, value) else { return false }
         let element = try element(value, for: p, of: cls, checkingTarget: false)
@@ -630,7 +630,7 @@ extension ObjectStore {
         return true
     }
 
-    func setClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+    package func setClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
         try clearCollection(cls, objectKey, p, .set)
     }
 
@@ -647,11 +647,11 @@ extension ObjectStore {
         }
     }
 
-    func mapCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
+    package func mapCount(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> Int {
         try collectionCount(cls, objectKey, p, .map)
     }
 
-    func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
+    package func mapGet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Value? {
         let tree = try collection(cls, objectKey, p, .map)
         let bytes: [UInt8]?
         do { bytes = try tree.get(key.utf8Bytes) } catch { throw CoveError(error) }
@@ -660,7 +660,7 @@ extension ObjectStore {
     }
 
     /// The entry at `index` in key order (UTF-8 byte order).
-    func mapEntry(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> (key: String, value: Value) {
+    package func mapEntry(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ index: Int) throws(CoveError) -> (key: String, value: Value) {
         let tree = try collection(cls, objectKey, p, .map)
         guard index >= 0, UInt64(index) < tree.count else { throw outOfRange(p, cls, index, tree.count) }
         do {
@@ -673,7 +673,7 @@ extension ObjectStore {
         }
     }
 
-    func mapEntries(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [(key: String, value: Value)] {
+    package func mapEntries(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) -> [(key: String, value: Value)] {
         let tree = try collection(cls, objectKey, p, .map)
         var out: [(key: String, value: Value)] = []
         out.reserveCapacity(Int(tree.count))
@@ -690,7 +690,7 @@ extension ObjectStore {
     }
 
     /// Sets the value of `key`, adding the entry when it is new.
-    func mapSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String, _ value: Value) throws(CoveError) {
+    package func mapSet(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String, _ value: Value) throws(CoveError) {
         try checkMapKey(key, p, cls)
         let element = try element(value, for: p, of: cls)
         try mapPut(cls, objectKey, p, key, element)
@@ -714,7 +714,7 @@ extension ObjectStore {
 
     /// Removes the entry of `key`; false when there was none.
     @discardableResult
-    func mapErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Bool {
+    package func mapErase(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Bool {
         try requireWrite()
         guard let old = try mapGet(cls, objectKey, p, key) else {
             _ = try collection(cls, objectKey, p, .map)
@@ -728,12 +728,12 @@ extension ObjectStore {
         return true
     }
 
-    func mapClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
+    package func mapClear(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property) throws(CoveError) {
         try clearCollection(cls, objectKey, p, .map)
     }
 
     /// Creates an embedded object as the value of `key` (replacing, and deleting, the old one).
-    func mapSetEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Int64 {
+    package func mapSetEmbedded(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ key: String) throws(CoveError) -> Int64 {
         try requireWrite()
         let target = try embeddedTarget(p, cls)
         try checkMapKey(key, p, cls)
@@ -767,12 +767,12 @@ extension ObjectStore {
     /// - Throws: `.wrongType` (a value of the wrong type, a collection of embedded objects,
     ///   `p` not a collection), `.invalidArgument` (a bad map key, a map's elements not in
     ///   pairs, a link to a missing object), `.notInWrite`.
-    func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ elements: [Value]) throws(CoveError) {
+    package func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ elements: [Value]) throws(CoveError) {
         try assignCollection(cls, objectKey, p, try prepareCollection(cls, p, elements))
     }
 
     /// Elements checked and encoded for `assignCollection`, before any object changes.
-    struct PreparedCollection {
+    package struct PreparedCollection {
         /// The stored values, in the collection's order (a list's only when it keeps
         /// backlinks: of links or of mixed values).
         var stored: [Value]
@@ -783,7 +783,7 @@ extension ObjectStore {
     }
 
     /// Checks and encodes `elements` for collection `p` of `cls` (see `assignCollection`).
-    func prepareCollection(_ cls: ObjectSchema, _ p: Property, _ elements: [Value]) throws(CoveError) -> PreparedCollection {
+    package func prepareCollection(_ cls: ObjectSchema, _ p: Property, _ elements: [Value]) throws(CoveError) -> PreparedCollection {
         try requireWrite()
         let kind = p.collection
         guard kind != .none else { throw CoveError(.wrongType, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation), not a list, set or map") }
@@ -845,7 +845,7 @@ extension ObjectStore {
     }
 
     /// Replaces every element of collection `p` of one object by the prepared ones.
-    func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ prepared: PreparedCollection) throws(CoveError) {
+    package func assignCollection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ prepared: PreparedCollection) throws(CoveError) {
         let kind = p.collection
         let stored = prepared.stored
         let t = try table(cls, holding: objectKey)
@@ -914,7 +914,7 @@ extension ObjectStore {
     /// empty one holds no root; the area holds an entry for nothing else. Returns the number of
     /// inline collections checked. (The trees' own pages are checked by the storage's verify.)
     /// - Throws: `.corrupt` naming class, property and object.
-    func verifyCollections() throws(CoveError) -> Int {
+    package func verifyCollections() throws(CoveError) -> Int {
         var checked = 0
         for cls in schema.classes {
             let area = try tree(CatalogKey.collections(try classKey(of: cls)))

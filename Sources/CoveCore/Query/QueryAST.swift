@@ -4,11 +4,11 @@
 // to a class of the schema.
 
 /// A parsed query: a predicate and the descriptors after it, in order.
-public struct ParsedQuery: Equatable, Sendable {
-    public var predicate: QueryPredicate
-    public var descriptors: [QueryDescriptor]
+package struct ParsedQuery: Equatable, Sendable {
+    package var predicate: QueryPredicate
+    package var descriptors: [QueryDescriptor]
 
-    public init(predicate: QueryPredicate, descriptors: [QueryDescriptor] = []) {
+    package init(predicate: QueryPredicate, descriptors: [QueryDescriptor] = []) {
         self.predicate = predicate
         self.descriptors = descriptors
     }
@@ -16,7 +16,7 @@ public struct ParsedQuery: Equatable, Sendable {
 
 /// A boolean condition. `and` and `or` hold their operands flat (a chain of 10,000 terms is one
 /// node), so evaluating them needs no deep recursion.
-public indirect enum QueryPredicate: Equatable, Sendable {
+package indirect enum QueryPredicate: Equatable, Sendable {
     case truePredicate
     case falsePredicate
     case and([QueryPredicate])
@@ -26,7 +26,7 @@ public indirect enum QueryPredicate: Equatable, Sendable {
 }
 
 /// The operators of a comparison.
-public enum QueryOperator: String, Equatable, Sendable {
+package enum QueryOperator: String, Equatable, Sendable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -43,23 +43,23 @@ public enum QueryOperator: String, Equatable, Sendable {
 }
 
 /// The string comparison modifiers: `[c]` case-insensitive, `[d]` diacritic-insensitive.
-public struct QueryStringOptions: OptionSet, Equatable, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let caseInsensitive = QueryStringOptions(rawValue: 1)
-    public static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
+package struct QueryStringOptions: OptionSet, Equatable, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+    package static let caseInsensitive = QueryStringOptions(rawValue: 1)
+    package static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
 }
 
 /// `left op[options] right`; `position` is the byte offset of the comparison in the query text,
 /// for messages.
-public struct QueryComparison: Equatable, Sendable {
-    public var left: QueryExpression
-    public var op: QueryOperator
-    public var options: QueryStringOptions
-    public var right: QueryExpression
-    public var position: Int
+package struct QueryComparison: Equatable, Sendable {
+    package var left: QueryExpression
+    package var op: QueryOperator
+    package var options: QueryStringOptions
+    package var right: QueryExpression
+    package var position: Int
 
-    public init(left: QueryExpression, op: QueryOperator, options: QueryStringOptions = [], right: QueryExpression, position: Int = 0) {
+    package init(left: QueryExpression, op: QueryOperator, options: QueryStringOptions = [], right: QueryExpression, position: Int = 0) {
         self.left = left
         self.op = op
         self.options = options
@@ -69,12 +69,12 @@ public struct QueryComparison: Equatable, Sendable {
 }
 
 /// ANY/SOME, ALL, NONE before a key path.
-public enum QueryQuantifier: Equatable, Sendable {
+package enum QueryQuantifier: Equatable, Sendable {
     case any, all, none
 }
 
 /// A literal value in the query text.
-public enum QueryConstant: Equatable, Sendable {
+package enum QueryConstant: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -94,20 +94,20 @@ public enum QueryConstant: Equatable, Sendable {
 }
 
 /// A UUID as 16 bytes (Equatable and Sendable without Foundation's UUID in the syntax tree).
-public struct UUIDValue: Equatable, Sendable, Hashable {
-    public var bytes: [UInt8]
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+package struct UUIDValue: Equatable, Sendable, Hashable {
+    package var bytes: [UInt8]
+    package init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// Boxes a constant inside a constant (the primary key of `obj(...)`).
-public final class QueryConstantBox: Equatable, Sendable {
-    public let value: QueryConstant
-    public init(_ value: QueryConstant) { self.value = value }
-    public static func == (a: QueryConstantBox, b: QueryConstantBox) -> Bool { a.value == b.value }
+package final class QueryConstantBox: Equatable, Sendable {
+    package let value: QueryConstant
+    package init(_ value: QueryConstant) { self.value = value }
+    package static func == (a: QueryConstantBox, b: QueryConstantBox) -> Bool { a.value == b.value }
 }
 
 /// One step of a key path after its first name.
-public enum QueryPathStep: Equatable, Sendable {
+package enum QueryPathStep: Equatable, Sendable {
     /// `.name` (also `.@links.Class.prop` as `.backlinks`)
     case property(String)
     /// `.@links.Class.property`
@@ -129,7 +129,7 @@ public enum QueryPathStep: Equatable, Sendable {
 }
 
 /// What may end a key path.
-public enum QueryPathPostfix: Equatable, Sendable {
+package enum QueryPathPostfix: Equatable, Sendable {
     case none
     /// `.@count`, `.@size`, `[SIZE]`
     case count
@@ -141,21 +141,21 @@ public enum QueryPathPostfix: Equatable, Sendable {
     case aggregate(QueryAggregate, property: [QueryPathStep])
 }
 
-public enum QueryAggregate: String, Equatable, Sendable {
+package enum QueryAggregate: String, Equatable, Sendable {
     case min = "@min", max = "@max", sum = "@sum", avg = "@avg"
 }
 
 /// A key path: its first name (or `$var` inside a SUBQUERY), the steps after it, and a postfix.
-public struct QueryKeyPath: Equatable, Sendable {
+package struct QueryKeyPath: Equatable, Sendable {
     /// The first component: a property name, or a SUBQUERY variable (`$d`), or `$Kn` (a string
     /// argument spliced in as a key path).
-    public var head: String
-    public var isVariable: Bool
-    public var steps: [QueryPathStep]
-    public var postfix: QueryPathPostfix
-    public var quantifier: QueryQuantifier?
+    package var head: String
+    package var isVariable: Bool
+    package var steps: [QueryPathStep]
+    package var postfix: QueryPathPostfix
+    package var quantifier: QueryQuantifier?
 
-    public init(head: String, isVariable: Bool = false, steps: [QueryPathStep] = [], postfix: QueryPathPostfix = .none,
+    package init(head: String, isVariable: Bool = false, steps: [QueryPathStep] = [], postfix: QueryPathPostfix = .none,
                 quantifier: QueryQuantifier? = nil) {
         self.head = head
         self.isVariable = isVariable
@@ -166,12 +166,12 @@ public struct QueryKeyPath: Equatable, Sendable {
 }
 
 /// Arithmetic between expressions.
-public enum QueryArithmetic: String, Equatable, Sendable {
+package enum QueryArithmetic: String, Equatable, Sendable {
     case add = "+", subtract = "-", multiply = "*", divide = "/"
 }
 
 /// A side of a comparison.
-public indirect enum QueryExpression: Equatable, Sendable {
+package indirect enum QueryExpression: Equatable, Sendable {
     case constant(QueryConstant)
     /// `$n` (and `%@`, numbered in order)
     case argument(Int)
@@ -184,13 +184,13 @@ public indirect enum QueryExpression: Equatable, Sendable {
 }
 
 /// SORT, DISTINCT, LIMIT and OFFSET after the predicate.
-public enum QueryDescriptor: Equatable, Sendable {
+package enum QueryDescriptor: Equatable, Sendable {
     case sort([(QueryKeyPath, ascending: Bool)])
     case distinct([QueryKeyPath])
     case limit(Int)
     case offset(Int)
 
-    public static func == (a: QueryDescriptor, b: QueryDescriptor) -> Bool {
+    package static func == (a: QueryDescriptor, b: QueryDescriptor) -> Bool {
         switch (a, b) {
         case (.sort(let x), .sort(let y)):
             return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.ascending == $1.ascending }

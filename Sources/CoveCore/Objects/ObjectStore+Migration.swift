@@ -9,7 +9,7 @@ extension ObjectStore {
     /// Moves the values of `old` (of the old schema) into `new` (same shape), for every object of
     /// `cls`. The old column is left at its defaults, so dropping it frees nothing of the moved
     /// values; the old backlink tree becomes the new one.
-    func moveProperty(_ cls: ObjectSchema, from old: Property, to new: Property) throws(CoveError) {
+    package func moveProperty(_ cls: ObjectSchema, from old: Property, to new: Property) throws(CoveError) {
         guard let oldKey = old.key, let newKey = new.key else { throw CoveError(.internal, "a property without key") }
         let t = try table(cls)
         guard let from = t.columnOfProperty[oldKey], let to = t.columnOfProperty[newKey] else {
@@ -41,7 +41,7 @@ extension ObjectStore {
     /// Frees what the old schema had and the new one does not, and rebuilds the indexes whose
     /// property changed. Runs after the migration callback.
     /// - Throws: `.duplicateKey` when a new or changed primary key is not unique.
-    func finishMigration(from oldSchema: Schema) throws(CoveError) {
+    package func finishMigration(from oldSchema: Schema) throws(CoveError) {
         for oldCls in oldSchema.classes {
             guard let classKey = oldCls.classKey else { continue }
             guard let cls = schema.objectSchema(forClassKey: classKey) else {

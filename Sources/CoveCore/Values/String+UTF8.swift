@@ -33,7 +33,7 @@ extension String {
 
     /// The string's UTF-8 bytes, copied in one piece: `Array(s.utf8)` walks the view through the
     /// generic collection copy, which was most of the cost of storing a short string.
-    var utf8Bytes: [UInt8] {
+    package var utf8Bytes: [UInt8] {
         var s = self
         return s.withUTF8 { Array($0) }
     }

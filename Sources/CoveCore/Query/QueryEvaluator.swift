@@ -8,7 +8,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-struct QueryEvaluator {
+package struct QueryEvaluator {
     /// The class key of `O<n>` constants: they match an object key of any class.
     static let anyClass = UInt32.max
 
@@ -16,13 +16,13 @@ struct QueryEvaluator {
     /// The values of the SUBQUERY variables in scope.
     var variables: [Value] = []
 
-    init(store: ObjectStore) {
+    package init(store: ObjectStore) {
         self.store = store
     }
 
     // MARK: Predicates
 
-    mutating func matches(_ p: BoundPredicate, _ row: Value) throws(CoveError) -> Bool {
+    package mutating func matches(_ p: BoundPredicate, _ row: Value) throws(CoveError) -> Bool {
         switch p {
         case .constant(let b): return b
         case .and(let terms):
@@ -151,7 +151,7 @@ struct QueryEvaluator {
         }
     }
 
-    mutating func pathValues(_ path: BoundPath, _ row: Value) throws(CoveError) -> [Value] {
+    package mutating func pathValues(_ path: BoundPath, _ row: Value) throws(CoveError) -> [Value] {
         var current: [Value]
         switch path.root {
         case .object, .element: current = [row]
@@ -313,7 +313,7 @@ struct QueryEvaluator {
     // MARK: Values
 
     /// The form IN's hash set holds: integral numbers as ints, others as doubles, the rest as is.
-    static func normalized(_ v: Value) -> Value {
+    package static func normalized(_ v: Value) -> Value {
         switch v {
         case .float(let f): return normalized(.double(Double(f)))
         case .double(let d):
@@ -445,7 +445,7 @@ struct QueryEvaluator {
     }
 
     /// The byte order of two strings' UTF-8, with memcmp on their contiguous storage.
-    static func compareUTF8(_ a: String, _ b: String) -> Int {
+    package static func compareUTF8(_ a: String, _ b: String) -> Int {
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in
@@ -461,7 +461,7 @@ struct QueryEvaluator {
 
     /// A total order for SORT: null < bool < numbers < strings < binaries < dates < ObjectIds <
     /// UUIDs < links, each by value.
-    static func sortOrder(_ l: Value, _ r: Value) -> Int {
+    package static func sortOrder(_ l: Value, _ r: Value) -> Int {
         func rank(_ v: Value) -> Int {
             switch v {
             case .null: return 0

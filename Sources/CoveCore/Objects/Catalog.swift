@@ -5,13 +5,13 @@ import CoveStorage
 import Glibc
 
 /// Keys of the catalog tree. The first byte says what the entry is.
-enum CatalogKey {
+package enum CatalogKey {
     static let schemaTag: UInt8 = 0x01
-    static let tableTag: UInt8 = 0x02
-    static let primaryKeyTag: UInt8 = 0x03
-    static let backlinksTag: UInt8 = 0x04
-    static let indexTag: UInt8 = 0x05
-    static let collectionsTag: UInt8 = 0x06
+    package static let tableTag: UInt8 = 0x02
+    package static let primaryKeyTag: UInt8 = 0x03
+    package static let backlinksTag: UInt8 = 0x04
+    package static let indexTag: UInt8 = 0x05
+    package static let collectionsTag: UInt8 = 0x06
 
     /// The schema record: schema version, keys and the notation.
     static let schema: [UInt8] = [schemaTag]
@@ -77,17 +77,17 @@ enum CatalogKey {
 ///     TableRoot (32) | next object key u64 | column count u32 | per column: property key i64,
 ///     kind u8, nullable u8 | optional open range: first u64, object key i64, count u64,
 ///     stored u64
-struct TableEntry: Equatable {
-    var root: TableRoot
+package struct TableEntry: Equatable {
+    package var root: TableRoot
     var nextObjectKey: UInt64
-    var columns: [(property: Int64, spec: ColumnSpec)]
+    package var columns: [(property: Int64, spec: ColumnSpec)]
     /// The last range of the primary-key index as it has grown beyond the tree: the tree holds
     /// the range at `range.first` with `stored` keys, the table `range.count` of them. Objects
     /// created with the next id and the next object key grow it in the entry, which every such
     /// commit writes anyway, instead of in the index's page (ObjectStore+PrimaryKey.swift).
     var openRange: OpenPrimaryKeyRange?
 
-    static func == (a: TableEntry, b: TableEntry) -> Bool {
+    package static func == (a: TableEntry, b: TableEntry) -> Bool {
         a.root == b.root && a.nextObjectKey == b.nextObjectKey && a.openRange == b.openRange
             && a.columns.map(\.property) == b.columns.map(\.property) && a.columns.map(\.spec) == b.columns.map(\.spec)
     }
@@ -108,7 +108,7 @@ struct TableEntry: Equatable {
 
     /// Calls `body` with the entry's bytes in temporary memory (on the stack for an entry of
     /// a usual size): what a commit writes into the catalog without allocating.
-    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+    package func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
         let size = encodedSize
         let result = withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { out in
             encode(into: out.baseAddress!)
@@ -151,7 +151,7 @@ struct TableEntry: Equatable {
         return try result.get()
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> TableEntry {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> TableEntry {
         guard bytes.count >= columnsOffset + 4, let p = bytes.baseAddress else {
             throw .corrupt("catalog: a table entry of \(bytes.count) bytes is too short")
         }
@@ -217,7 +217,7 @@ struct OpenPrimaryKeyRange: Equatable {
 /// Walks the pages of every catalog entry for `Storage.verify()`: tables (their clusters and
 /// overflow chains, the trees of their lists, sets and maps), primary-key indexes and backlink
 /// trees, secondary indexes, collection areas.
-let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
+package let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page throws(StorageError) in
     guard let tag = key.first else { return }
     switch tag {
     case CatalogKey.tableTag:

@@ -211,7 +211,7 @@ extension ObjectStore {
         resetEmptyTree(t.primaryKeyTreeKey, kind: t.cls.primaryKeyIndexKind)
     }
 
-    func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
+    package func find(_ cls: ObjectSchema, primaryKey: Value) throws(CoveError) -> Int64? {
         let table = try table(forCreate: cls)
         let normalized = try checkPrimaryKey(primaryKey, of: table)
         if case .int(let i) = normalized, let open = table.openRange {

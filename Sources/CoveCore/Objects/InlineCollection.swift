@@ -6,7 +6,7 @@
 import CoveStorage
 import Glibc
 
-struct InlineCollection {
+package struct InlineCollection {
     /// The encoded entries.
     private(set) var bytes: [UInt8]
     /// How many entries `bytes` holds.

@@ -72,10 +72,12 @@ final class TableShape {
 
 /// The table shapes a realm has worked out, by class key, for one schema: the realm starts a new
 /// set whenever its schema changes.
-final class TableShapes {
+package final class TableShapes {
     var byClassKey: [UInt32: TableShape] = [:]
     /// The tables of ended transactions, emptied and detached from their pages (see
     /// `ObjectStore.Table.park`), for the next transaction's table of the same class: beginning
     /// it then allocates nothing.
     var spareTables: [UInt32: ObjectStore.Table] = [:]
+
+    package init() {}
 }

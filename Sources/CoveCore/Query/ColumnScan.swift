@@ -250,7 +250,7 @@ struct ClusterViewReader {
 extension ObjectStore {
     /// The keys of `cls`'s objects that `predicate` selects, scanning the table cluster by
     /// cluster; nil when the predicate does not compile to column form.
-    func columnScan(_ cls: ObjectSchema, _ predicate: BoundPredicate) throws(CoveError) -> [Int64]? {
+    package func columnScan(_ cls: ObjectSchema, _ predicate: BoundPredicate) throws(CoveError) -> [Int64]? {
         let t = try table(cls)
         guard let compiled = ColumnPredicate.compile(predicate, columnOf: { p in p.key.flatMap { t.columnOfProperty[$0] } }) else {
             return nil
@@ -264,7 +264,7 @@ extension ObjectStore {
 
     /// How many of `cls`'s objects `predicate` selects, scanning as `columnScan` does without
     /// collecting their keys; nil when the predicate does not compile to column form.
-    func columnCount(_ cls: ObjectSchema, _ predicate: BoundPredicate) throws(CoveError) -> Int? {
+    package func columnCount(_ cls: ObjectSchema, _ predicate: BoundPredicate) throws(CoveError) -> Int? {
         let t = try table(cls)
         guard let compiled = ColumnPredicate.compile(predicate, columnOf: { p in p.key.flatMap { t.columnOfProperty[$0] } }) else {
             return nil
@@ -312,7 +312,7 @@ extension ObjectStore {
     /// kept while the table is scanned: no list of every match is made. Nil when the
     /// predicate does not compile to column form or `path` is not a plain string property of
     /// `cls`.
-    func columnScanTopStrings(_ cls: ObjectSchema, _ predicate: BoundPredicate, _ path: BoundPath,
+    package func columnScanTopStrings(_ cls: ObjectSchema, _ predicate: BoundPredicate, _ path: BoundPath,
                               ascending: Bool, limit: Int) throws(CoveError) -> [Int64]? {
         guard limit > 0, let (owner, p) = path.ownProperty, owner.className == cls.className, p.type == .string else { return nil }
         let t = try table(cls)
@@ -341,7 +341,7 @@ extension ObjectStore {
     /// The values of `path` for `rows`, read a cluster at a time, when the path is a plain
     /// property of the objects and the rows are links to them in ascending key order (as a
     /// scan or a filter leaves them); nil otherwise, for the caller to read row by row.
-    func columnValues(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> [Value]? {
+    package func columnValues(_ path: BoundPath, _ rows: [Value]) throws(CoveError) -> [Value]? {
         guard let rc = try rowColumn(path, rows) else { return nil }
         let p = rc.property
         var target: UInt32 = 0
@@ -436,7 +436,7 @@ extension ObjectStore {
     /// first ascending, last descending; ties in row order), found with one pass over the
     /// column's bytes in place. Nil when the path is not a plain string property of the rows'
     /// objects in ascending key order.
-    func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
+    package func topStrings(_ path: BoundPath, _ rows: [Value], ascending: Bool, limit: Int) throws(CoveError) -> [Int]? {
         guard limit > 0, let rc = try rowColumn(path, rows), rc.property.type == .string else { return nil }
         var top = StringTopK(limit: limit, ascending: ascending)
         let complete = try Self.forEachKeyedRow(rc) { (view, i, position) throws(StorageError) -> Bool in

@@ -14,7 +14,7 @@
 //                   7 erase key, 8 set key) then index, from + to, or key
 
 /// What one commit changed, table by table and collection by collection.
-public struct ChangeRecord: Equatable, Sendable {
+package struct ChangeRecord: Equatable, Sendable {
     /// One table's changes. An object inserted by the transaction is listed as inserted only
     /// (never also modified); one inserted and deleted again is not listed at all.
     ///
@@ -22,20 +22,20 @@ public struct ChangeRecord: Equatable, Sendable {
     /// into the ranges at the end, in one sort and one merge: filed one at a time, deletes in
     /// random key order each moved O(r) ranges, O(k·r) for k deletes in one write. A record
     /// compares, encodes and answers `isInserted`/`isDeleted` as its settled form would.
-    public struct TableChanges: Equatable, Sendable {
+    package struct TableChanges: Equatable, Sendable {
         /// Inserted object keys as ascending, disjoint ranges.
-        public var inserted: [ClosedRange<Int64>] = []
+        package var inserted: [ClosedRange<Int64>] = []
         /// Deleted object keys as ascending, disjoint ranges.
-        public var deleted: [ClosedRange<Int64>] = []
+        package var deleted: [ClosedRange<Int64>] = []
         /// The properties written (by key) of objects that existed before and still exist.
-        public var modified: [Int64: Set<Int64>] = [:]
+        package var modified: [Int64: Set<Int64>] = [:]
         /// Keys deleted since the last `settle()`, in the order they went. A table hands each
         /// object key out once (`TableEntry.nextObjectKey` only grows), so no insert names one.
         var unsettledDeletes: [Int64] = []
 
-        public init() {}
+        package init() {}
 
-        public static func == (a: TableChanges, b: TableChanges) -> Bool {
+        package static func == (a: TableChanges, b: TableChanges) -> Bool {
             var a = a, b = b
             a.settle()
             b.settle()
@@ -43,11 +43,11 @@ public struct ChangeRecord: Equatable, Sendable {
         }
 
         /// Whether `key` is among the inserted objects.
-        public func isInserted(_ key: Int64) -> Bool {
+        package func isInserted(_ key: Int64) -> Bool {
             Self.contains(inserted, key) && (unsettledDeletes.isEmpty || !unsettledDeletes.contains(key))
         }
         /// Whether `key` is among the deleted objects.
-        public func isDeleted(_ key: Int64) -> Bool {
+        package func isDeleted(_ key: Int64) -> Bool {
             if Self.contains(deleted, key) { return true }
             return !unsettledDeletes.isEmpty && unsettledDeletes.contains(key) && !Self.contains(inserted, key)
         }
@@ -163,18 +163,18 @@ public struct ChangeRecord: Equatable, Sendable {
     }
 
     /// One operation on a collection, at the position (or key) it had when it ran.
-    public enum CollectionOperation: Equatable, Sendable {
+    package enum CollectionOperation: Equatable, Sendable {
         case insert(Int), erase(Int), set(Int), move(from: Int, to: Int), clear
         case insertKey(String), eraseKey(String), setKey(String)
     }
 
     /// A collection: its owner and property.
-    public struct CollectionID: Hashable, Sendable {
-        public var classKey: UInt32
-        public var objectKey: Int64
-        public var propertyKey: Int64
+    package struct CollectionID: Hashable, Sendable {
+        package var classKey: UInt32
+        package var objectKey: Int64
+        package var propertyKey: Int64
 
-        public init(classKey: UInt32, objectKey: Int64, propertyKey: Int64) {
+        package init(classKey: UInt32, objectKey: Int64, propertyKey: Int64) {
             self.classKey = classKey
             self.objectKey = objectKey
             self.propertyKey = propertyKey
@@ -182,27 +182,27 @@ public struct ChangeRecord: Equatable, Sendable {
     }
 
     /// Changes by class key.
-    public var tables: [UInt32: TableChanges] = [:]
+    package var tables: [UInt32: TableChanges] = [:]
     /// Operations by collection, in the order they ran.
-    public var collections: [CollectionID: [CollectionOperation]] = [:]
+    package var collections: [CollectionID: [CollectionOperation]] = [:]
     /// Whether the commit changed the schema.
-    public var schemaChanged = false
+    package var schemaChanged = false
 
-    public init() {}
+    package init() {}
 
-    public static func == (a: ChangeRecord, b: ChangeRecord) -> Bool {
+    package static func == (a: ChangeRecord, b: ChangeRecord) -> Bool {
         let a = a.settled(), b = b.settled()
         return a.schemaChanged == b.schemaChanged && a.tables == b.tables && a.collections == b.collections
     }
 
     /// Whether the commit changed nothing this record describes.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         if needsSettling { return settled().isEmpty }
         return !schemaChanged && tables.values.allSatisfy(\.isEmpty) && collections.isEmpty
     }
 
     /// The keys of the classes whose objects the record inserted, deleted or modified.
-    var touchedClasses: Set<UInt32> {
+    package var touchedClasses: Set<UInt32> {
         if needsSettling { return settled().touchedClasses }
         return Set(tables.filter { !$0.value.isEmpty }.keys)
     }
@@ -270,7 +270,7 @@ public struct ChangeRecord: Equatable, Sendable {
     /// Folds in the record of a later commit, so that one record describes both: an object
     /// inserted by the first and deleted by the second is in neither list, one inserted by the
     /// first stays inserted (not modified), and collection operations follow each other.
-    public mutating func merge(_ later: ChangeRecord) {
+    package mutating func merge(_ later: ChangeRecord) {
         settle()
         let later = later.settled()
         schemaChanged = schemaChanged || later.schemaChanged
@@ -310,7 +310,7 @@ public struct ChangeRecord: Equatable, Sendable {
     // MARK: Encoding
 
     /// The bytes kept in the history.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         if needsSettling { return settled().encoded() }
         // Room for a small commit's record at once (one allocation).
         var out: [UInt8] = []
@@ -389,7 +389,7 @@ public struct ChangeRecord: Equatable, Sendable {
 
     /// The record `encoded()` wrote.
     /// - Throws: `.corrupt` for bytes that are not one (truncated, an unknown format or tag).
-    public static func decode(_ bytes: [UInt8]) throws(CoveError) -> ChangeRecord {
+    package static func decode(_ bytes: [UInt8]) throws(CoveError) -> ChangeRecord {
         var reader = Reader(bytes: bytes)
         guard try reader.byte() == 1 else { throw CoveError(.corrupt, "change record: unknown format") }
         var record = ChangeRecord()

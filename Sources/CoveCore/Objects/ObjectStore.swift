@@ -6,10 +6,10 @@ import Glibc
 import Synchronization
 
 /// Objects over one transaction's pages: a read snapshot, or a write transaction.
-final class ObjectStore {
+package final class ObjectStore {
     let pages: TransactionPages
     /// Every class of the file (a migration's `deleteData` may take some out before commit).
-    var schema: Schema
+    package var schema: Schema
     var catalog: BTree<TransactionPages>
     /// The tables this transaction reached: the first apart, since most transactions reach one
     /// (no dictionary to make), the others by class key.
@@ -41,10 +41,10 @@ final class ObjectStore {
     /// in the collection area once. Every write to a collection area updates or clears it.
     var lastInline: (objectKey: Int64, propertyKey: Int64, root: TreeRoot, collection: InlineCollection)?
     /// What this transaction did, for the commit's history record.
-    var changes = ChangeRecord()
+    package var changes = ChangeRecord()
     /// Grows with every write through this store, so results computed before a write in
     /// progress know to run again (they show the write's own changes).
-    var editCount = 0
+    package var editCount = 0
 
     /// One class's table as this transaction sees it.
     final class Table {
@@ -200,7 +200,7 @@ final class ObjectStore {
 
     /// A number no other store of this process has: what outlives a transaction (a
     /// `DynamicCreator`) tells by it whether its store is still the realm's.
-    let serial = ObjectStore.serials.add(1, ordering: .relaxed).newValue
+    package let serial = ObjectStore.serials.add(1, ordering: .relaxed).newValue
     private static let serials = Atomic<UInt64>(0)
 
     /// The shapes of this store's tables as earlier transactions of the realm worked them out;
@@ -227,7 +227,7 @@ final class ObjectStore {
     /// the file, so that deleting an object clears the links to it from classes out of sight.
     let hidden: Set<String>
 
-    init(pages: TransactionPages, schema: Schema, hidden: Set<String> = [], shapes: TableShapes = TableShapes()) {
+    package init(pages: TransactionPages, schema: Schema, hidden: Set<String> = [], shapes: TableShapes = TableShapes()) {
         self.pages = pages
         self.schema = schema
         self.hidden = hidden
@@ -237,7 +237,7 @@ final class ObjectStore {
 
     // MARK: Schema lookups
 
-    func objectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
+    package func objectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
         if let last = lastClass, last.className == className { return last }
         guard let cls = schema[className] else {
             throw CoveError(.notFound, "no class '\(className)' in the schema")
@@ -247,21 +247,21 @@ final class ObjectStore {
     }
 
     /// `objectSchema(_:)` for a class named by the realm's user: one the realm sees.
-    func visibleObjectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
+    package func visibleObjectSchema(_ className: String) throws(CoveError) -> ObjectSchema {
         if !hidden.isEmpty && hidden.contains(className) {
             throw CoveError(.notFound, "no class '\(className)' in the schema")
         }
         return try objectSchema(className)
     }
 
-    func objectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {
+    package func objectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {
         guard let cls = schema.objectSchema(forClassKey: classKey) else {
             throw CoveError(.notFound, "no class with key \(classKey) in the schema")
         }
         return cls
     }
 
-    static func property(_ name: String, of cls: ObjectSchema) throws(CoveError) -> Property {
+    package static func property(_ name: String, of cls: ObjectSchema) throws(CoveError) -> Property {
         guard let p = cls[property: name] else { throw noProperty(name, in: cls) }
         return p
     }
@@ -270,7 +270,7 @@ final class ObjectStore {
         CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
     }
 
-    func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
+    @inlinable package func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
         guard let key = cls.classKey else { throw CoveError(.internal, "class '\(cls.className)' has no key") }
         return key
     }
@@ -415,8 +415,8 @@ final class ObjectStore {
     }
 
     /// Set for the store of a frozen realm: writes say so rather than "not in a write".
-    var isFrozen = false
+    package var isFrozen = false
 
     /// Whether this store wrote the schema record (its realm then reads it again after commit).
-    var wroteSchemaRecord = false
+    package var wroteSchemaRecord = false
 }

@@ -11,7 +11,7 @@ public enum QueryArgument: Sendable, Equatable {
     case list([Value])
 }
 
-indirect enum BoundPredicate: Sendable {
+package indirect enum BoundPredicate: Sendable {
     case constant(Bool)
     case and([BoundPredicate])
     case or([BoundPredicate])
@@ -19,11 +19,11 @@ indirect enum BoundPredicate: Sendable {
     case compare(BoundComparison)
 }
 
-struct BoundComparison: Sendable {
-    var left: BoundExpression
-    var op: QueryOperator
-    var options: QueryStringOptions
-    var right: BoundExpression
+package struct BoundComparison: Sendable {
+    package var left: BoundExpression
+    package var op: QueryOperator
+    package var options: QueryStringOptions
+    package var right: BoundExpression
     /// For `IN` a list of constants without [c]/[d]: its values, normalized, in a hash set, so
     /// a long list costs a lookup per value tested (Cove's decision 6).
     var lookup: Set<Value>?
@@ -32,7 +32,7 @@ struct BoundComparison: Sendable {
     var comparesTypes = false
 }
 
-indirect enum BoundExpression: Sendable {
+package indirect enum BoundExpression: Sendable {
     case constant(Value)
     case list([Value], QueryQuantifier?)
     case path(BoundPath)
@@ -76,13 +76,13 @@ indirect enum BoundExpression: Sendable {
 
 /// Where a path starts: the object being tested, a SUBQUERY variable, or the element itself
 /// (`self`, in a collection of primitives).
-enum PathRoot: Equatable, Sendable {
+package enum PathRoot: Equatable, Sendable {
     case object
     case variable(Int)
     case element
 }
 
-enum BoundStep: Sendable {
+package enum BoundStep: Sendable {
     case property(ObjectSchema, Property)
     case backlinks(source: ObjectSchema, via: Property)
     case allBacklinks
@@ -92,24 +92,24 @@ enum BoundStep: Sendable {
     case keys
 }
 
-enum BoundPostfix: Sendable {
+package enum BoundPostfix: Sendable {
     case none, count, type, length
     case aggregate(QueryAggregate, [BoundStep])
 }
 
-struct BoundPath: Sendable {
-    var root: PathRoot
-    var steps: [BoundStep]
-    var postfix: BoundPostfix
-    var quantifier: QueryQuantifier?
+package struct BoundPath: Sendable {
+    package var root: PathRoot
+    package var steps: [BoundStep]
+    package var postfix: BoundPostfix
+    package var quantifier: QueryQuantifier?
     /// Whether a collection lies on the path (before a count or aggregate, which make one value).
-    var isMultiple: Bool
+    package var isMultiple: Bool
     /// The type of the values the path gives (after the postfix), nil when mixed or unknown.
-    var type: PropertyType?
+    package var type: PropertyType?
     /// The property whose values the path reads last, if any.
     var lastProperty: Property?
     /// The path as written, for messages.
-    var text: String
+    package var text: String
     /// `.postfixType` for a path ending in `.@type` (only == and != apply).
     var kind: BoundPathKind = .plain
 }
@@ -132,14 +132,14 @@ extension BoundPath {
 
     /// The class and property when the path is one single-valued property of the tested object
     /// itself (not backlinks; no postfix, no quantifier): its value is one read of one column.
-    var ownProperty: (cls: ObjectSchema, property: Property)? {
+    package var ownProperty: (cls: ObjectSchema, property: Property)? {
         guard root == .object, steps.count == 1, quantifier == nil, case .none = postfix,
               case .property(let cls, let p) = steps[0], p.collection == .none, !p.isBacklinks else { return nil }
         return (cls, p)
     }
 }
 
-enum BoundDescriptor {
+package enum BoundDescriptor {
     case sort([(BoundPath, ascending: Bool)])
     case distinct([BoundPath])
     case limit(Int)
@@ -147,12 +147,17 @@ enum BoundDescriptor {
 }
 
 /// A query ready to run on objects of one class (or on the elements of a primitive collection).
-struct BoundQuery {
-    var predicate: BoundPredicate
-    var descriptors: [BoundDescriptor]
+package struct BoundQuery {
+    package var predicate: BoundPredicate
+    package var descriptors: [BoundDescriptor]
+
+    package init(predicate: BoundPredicate, descriptors: [BoundDescriptor]) {
+        self.predicate = predicate
+        self.descriptors = descriptors
+    }
 }
 
-struct QueryBinder {
+package struct QueryBinder {
     let schema: Schema
     let store: ObjectStore
     /// The class whose objects are tested; nil for a collection of primitives.
@@ -165,15 +170,25 @@ struct QueryBinder {
     var variables: [(name: String, cls: ObjectSchema)] = []
     /// Whether binding looked an object up by primary key (the binding then holds for this
     /// version only: the object may come or go).
-    private(set) var lookedUpObjects = false
+    package private(set) var lookedUpObjects = false
 
-    func error(_ message: String) -> CoveError {
+    package init(schema: Schema, store: ObjectStore, cls: ObjectSchema?, elementProperty: Property?,
+                 arguments: [QueryArgument], text: String) {
+        self.schema = schema
+        self.store = store
+        self.cls = cls
+        self.elementProperty = elementProperty
+        self.arguments = arguments
+        self.text = text
+    }
+
+    package func error(_ message: String) -> CoveError {
         CoveError(.invalidArgument, "invalid query \"\(text)\": \(message)")
     }
 
     // MARK: Predicates
 
-    mutating func bind(_ query: ParsedQuery) throws(CoveError) -> BoundQuery {
+    package mutating func bind(_ query: ParsedQuery) throws(CoveError) -> BoundQuery {
         let predicate = try bind(query.predicate)
         var descriptors: [BoundDescriptor] = []
         for d in query.descriptors {
@@ -201,7 +216,7 @@ struct QueryBinder {
         return BoundQuery(predicate: predicate, descriptors: descriptors)
     }
 
-    mutating func bind(_ p: QueryPredicate) throws(CoveError) -> BoundPredicate {
+    package mutating func bind(_ p: QueryPredicate) throws(CoveError) -> BoundPredicate {
         switch p {
         case .truePredicate: return .constant(true)
         case .falsePredicate: return .constant(false)
@@ -474,7 +489,7 @@ struct QueryBinder {
         return bound
     }
 
-    func bindPath(_ path: QueryKeyPath) throws(CoveError) -> BoundPath {
+    package func bindPath(_ path: QueryKeyPath) throws(CoveError) -> BoundPath {
         var steps: [BoundStep] = []
         var text = path.head
         var current: ObjectSchema?
