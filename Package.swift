@@ -38,7 +38,10 @@ let package = Package(
         // The file parser's fuzz target: a libFuzzer entry point under -DCOVE_LIBFUZZER and
         // -sanitize=fuzzer, a corpus replayer otherwise (the tests run it over Tests/Corpus).
         .executableTarget(name: "cove-fuzz-file", dependencies: ["CoveStorage", "Cove"]),
-        .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage"]),
+        // What the storage's tests run against besides files: a page store in memory and a
+        // file that fails on purpose and records what a power loss could leave.
+        .target(name: "CoveStorageTesting", dependencies: ["CoveStorage"]),
+        .testTarget(name: "CoveStorageTests", dependencies: ["CoveStorage", "CoveStorageTesting"]),
         .testTarget(name: "CoveTests", dependencies: ["Cove", "CoveCore", "CoveStorage"]),
         // Programs written as realm-swift's reference pages write them, against `import Cove`
         // alone: the pages' examples, realm-swift-style consumers, and declaration checks.

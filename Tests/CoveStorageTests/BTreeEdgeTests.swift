@@ -3,6 +3,7 @@
 // reach only by chance.
 import XCTest
 @testable import CoveStorage
+import CoveStorageTesting
 
 final class BTreeEdgeTests: XCTestCase {
     private func pattern(_ count: Int, seed: UInt64) -> [UInt8] {

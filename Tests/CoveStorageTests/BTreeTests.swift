@@ -3,6 +3,7 @@
 // and a page-accounting leak check. Seeds are fixed and appear in every failure message.
 import XCTest
 @testable import CoveStorage
+import CoveStorageTesting
 
 /// A byte-string key ordered as the tree orders them.
 struct ByteKey: Hashable, Comparable, CustomStringConvertible {

@@ -4,6 +4,7 @@
 // Seeds are fixed and appear in every failure message.
 import XCTest
 @testable import CoveStorage
+import CoveStorageTesting
 
 final class ClusterTreeTests: XCTestCase {
     static let schema: [ColumnSpec] = [

@@ -5,6 +5,7 @@ import XCTest
 import Glibc
 import Synchronization
 @testable import CoveStorage
+import CoveStorageTesting
 
 /// A deterministic workload: commit `i` makes the same changes every run.
 struct ScriptedWorkload {

@@ -7,6 +7,7 @@
 import XCTest
 import Glibc
 @testable import CoveStorage
+import CoveStorageTesting
 
 final class SlotAreaTests: StorageTestCase {
     /// A new file: 16 pages, the slots at pages 0 and 8 (version 0 and 1), the other pages free;

@@ -5,6 +5,7 @@
 import XCTest
 import Glibc
 @testable import CoveStorage
+import CoveStorageTesting
 
 final class StorageMultiProcessTests: StorageTestCase {
     // MARK: Children

@@ -4,6 +4,7 @@
 import XCTest
 import Glibc
 @testable import CoveStorage
+import CoveStorageTesting
 
 /// A fresh directory under the system's temporary directory, removed by `remove()`.
 /// A test case with its own temporary directory, removed afterwards.

@@ -1,6 +1,7 @@
 // A FileIO that wraps another and misbehaves on purpose, for the tests and the crash-torture
 // child: it fails the Nth write, flush or extend with EIO or ENOSPC, and records every write and
 // flush so that the images a power loss could leave behind can be rebuilt afterwards.
+import CoveStorage
 import Synchronization
 
 /// A `FileIO` over another one, with injected failures and a trace of what reached it.

@@ -1,8 +1,9 @@
-// A PageStore that keeps its pages in memory: the store of the tests and of a memory-only
-// database. It follows the same rules as the file: committed pages are sealed (version and
-// checksum) and checked the first time they are read, a page freed by a committed version is
-// reused only once no pinned snapshot can still see it, and it counts pages so that tests can
-// prove that trees leak none.
+// A PageStore that keeps its pages in memory, for the tests of the B+trees and cluster trees. It
+// follows the same rules as the file: committed pages are sealed (version and checksum) and
+// checked the first time they are read, a page freed by a committed version is reused only once
+// no pinned snapshot can still see it, and it counts pages so that tests can prove that trees
+// leak none.
+import CoveStorage
 
 /// An in-memory `PageStore` with commits, rollback and snapshot pins.
 ///
