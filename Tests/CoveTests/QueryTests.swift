@@ -238,6 +238,22 @@ final class QueryTests: CoveTestCase {
         XCTAssertEqual(try ann.dynamicList("tags").asResults().sorted(byKeyPath: "self").elements(), [.string("admin"), .string("dev")])
     }
 
+    /// explain() prints the plan step by step in the order the steps ran, counting lookups and
+    /// candidates in the singular when there is one.
+    func testExplainPrintsThePlanStepByStep() throws {
+        let max = try realm.objects("Dog").filter("name == 'Max'")
+        XCTAssertEqual(try max.checkedCount(), 1)
+        XCTAssertEqual(try max.explain(), "primary-key index on Dog.name (1 lookup, 1 candidate)")
+        let sorted = try realm.objects("Person").filter("age > 0 SORT(name DESC) LIMIT(2)")
+        XCTAssertEqual(try sorted.checkedCount(), 2)
+        let plan = try sorted.explain()
+        let steps = plan.components(separatedBy: ", then ")
+        XCTAssertEqual(steps.count, 3, plan)
+        XCTAssertTrue(steps[0].hasSuffix("scan of 6 Person objects"), plan)
+        XCTAssertEqual(steps[1], "sort by name DESC keeping the first 2", plan)
+        XCTAssertEqual(steps[2], "limit 2", plan)
+    }
+
     func testIndexesAndLongQueries() throws {
         let byAge = try realm.objects("Person").filter("age == 25 AND name BEGINSWITH 'd'")
         XCTAssertEqual(try byAge.checkedCount(), 1)

@@ -36,7 +36,7 @@ final class CollectionJob: @unchecked Sendable {
         /// Nil for an initial call.
         var changes: CollectionChangeSet?
         var rows: [Value]
-        var plan: String
+        var plan: QueryPlan
     }
 
     /// Who computes the change set from the base with `baseID`: the worker (up to `version`),

@@ -296,6 +296,15 @@ final class ResultsEngine {
         case query(ParsedQuery, [QueryArgument], String)
         case sort([SortDescriptor])
         case distinct([String])
+
+        /// The stage as the core's query runner takes it.
+        var queryStage: QueryStage {
+            switch self {
+            case .query(let parsed, let args, let text): return .query(parsed, args, text)
+            case .sort(let keys): return .sort(keys.map { QueryPlan.SortKey(keyPath: $0.keyPath, ascending: $0.ascending) })
+            case .distinct(let keys): return .distinct(keys)
+            }
+        }
     }
 
     let realm: Realm
@@ -307,7 +316,7 @@ final class ResultsEngine {
     /// The last evaluation, with the realm generation and write count it was made at. Frozen
     /// results are read by many threads at once, so the cache sits behind a lock (evaluation
     /// itself runs outside it).
-    private let cache = Mutex<(generation: UInt64, edits: Int, elements: [Value], plan: String)?>(nil)
+    private let cache = Mutex<(generation: UInt64, edits: Int, elements: [Value], plan: QueryPlan)?>(nil)
 
     init(realm: Realm, source: Source, stages: [Stage] = [], failure: CoveError? = nil) {
         self.realm = realm
@@ -404,281 +413,26 @@ final class ResultsEngine {
             return hit
         }
         let (cls, elementProperty) = try subject(store)
-        var stageIndex = 0
-        var current: [Value]
-        var plan: [String] = []
-        /// Set when the first query's predicate was applied while reading the table.
-        var firstFiltered: BoundQuery?
+        let runner = QueryRunner(store: store, cls: cls, elementProperty: elementProperty, summary: summary)
+        let from: QuerySource
         switch source {
         case .table:
-            guard let cls else { throw CoveError(.internal, "a table without a class") }
-            let classKey = try store.classKey(of: cls)
-            // An index may narrow the first query's candidates (and answer it whole); a
-            // predicate of plain properties runs over the packed columns.
-            var first: BoundQuery?
-            if case .query(let parsed, let args, let text)? = stages.first {
-                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
-                first = try binder.bind(parsed)
-            }
-            if let first, let (candidates, exact) = try indexCandidates(first.predicate, cls, store, &plan) {
-                current = candidates.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-                if exact { firstFiltered = first }
-            } else if let first, let (keys, rest) = try columnScanTop(first, cls, store, &plan) {
-                current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-                firstFiltered = BoundQuery(predicate: first.predicate, descriptors: rest)
-            } else if let first, let keys = try store.columnScan(cls, first.predicate) {
-                current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-                plan.append("column scan of \(try store.count(cls)) \(cls.className) objects")
-                firstFiltered = first
-            } else {
-                current = try store.objectKeys(cls).map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-                plan.append("scan of \(current.count) \(cls.className) objects")
-            }
+            from = .table
         case .list(let l):
-            current = try l.values()
-            plan.append("the \(current.count) elements of \(l.owner.objectSchema.className).\(l.property.name)")
+            let rows = try l.values()
+            from = .rows(rows, .elements(of: "\(l.owner.objectSchema.className).\(l.property.name)", count: rows.count))
         case .set(let s):
-            current = try s.values()
-            plan.append("the \(current.count) elements of \(s.owner.objectSchema.className).\(s.property.name)")
+            let rows = try s.values()
+            from = .rows(rows, .elements(of: "\(s.owner.objectSchema.className).\(s.property.name)", count: rows.count))
         case .backlinks(let target, let name):
             // The object's deletion leaves nothing linking to it: no rows, not an error.
             let (_, classKey, keys) = try target.linkingKeys(name, requireExisting: false)
-            current = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
-            plan.append("the \(current.count) links of \(target.objectSchema.className).\(name)")
+            let rows: [Value] = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
+            from = .rows(rows, .links(of: "\(target.objectSchema.className).\(name)", count: rows.count))
         }
-        if let firstFiltered {
-            current = try applyAll(firstFiltered.descriptors, current, store, &plan)
-            stageIndex = 1
-        }
-        while stageIndex < stages.count {
-            switch stages[stageIndex] {
-            case .query(let parsed, let args, let text):
-                var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: args, text: text)
-                let bound = try binder.bind(parsed)
-                var evaluator = QueryEvaluator(store: store)
-                if case .constant(true) = bound.predicate {} else {
-                    var kept: [Value] = []
-                    for row in current where try evaluator.matches(bound.predicate, row) { kept.append(row) }
-                    current = kept
-                    plan.append("filter \(text)")
-                }
-                current = try applyAll(bound.descriptors, current, store, &plan)
-            case .sort(let keys):
-                let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
-                var bound: [(BoundPath, ascending: Bool)] = []
-                for key in keys {
-                    let path = try binder.bindPath(QueryKeyPath(head: key.keyPath, steps: []))
-                    if path.isMultiple { throw binder.error("cannot sort on '\(key.keyPath)': it is a collection") }
-                    bound.append((path, key.ascending))
-                }
-                current = try apply(.sort(bound), current, store, &plan)
-            case .distinct(let keys):
-                let binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: elementProperty, arguments: [], text: summary)
-                var bound: [BoundPath] = []
-                for key in keys {
-                    let path = try binder.bindPath(QueryKeyPath(head: key, steps: []))
-                    if path.isMultiple { throw binder.error("cannot apply distinct on '\(key)': it is a collection") }
-                    bound.append(path)
-                }
-                current = try apply(.distinct(bound), current, store, &plan)
-            }
-            stageIndex += 1
-        }
-        let text = plan.joined(separator: ", then ")
-        cache.withLock { $0 = (generation, edits, current, text) }
+        let (current, plan) = try runner.run(from, stages.map(\.queryStage))
+        cache.withLock { $0 = (generation, edits, current, plan) }
         return current
-    }
-
-    /// The first query's matches when it sorts by one string property and then limits, and
-    /// its predicate runs over the packed columns: the first few are kept while the table is
-    /// scanned. Returns their keys and the descriptors still to apply; nil otherwise.
-    private func columnScanTop(_ first: BoundQuery, _ cls: ObjectSchema, _ store: ObjectStore,
-                               _ plan: inout [String]) throws(CoveError) -> ([Int64], [BoundDescriptor])? {
-        guard first.descriptors.count >= 2, case .sort(let keys) = first.descriptors[0], keys.count == 1,
-              case .limit(let n) = first.descriptors[1] else { return nil }
-        let count = try store.count(cls)
-        guard Self.keepsFirstFew(n, of: Int(count)),
-              let top = try store.columnScanTopStrings(cls, first.predicate, keys[0].0, ascending: keys[0].ascending, limit: n) else {
-            return nil
-        }
-        plan.append("column scan of \(count) \(cls.className) objects keeping the first \(n) by \(keys[0].0.text) \(keys[0].ascending ? "ASC" : "DESC")")
-        plan.append("limit \(n)")
-        return (top, Array(first.descriptors.dropFirst(2)))
-    }
-
-    /// Whether a SORT then LIMIT(`limit`) over `count` rows keeps the first few in a bounded
-    /// buffer rather than sorting them all: a buffer near the size of the rows costs more.
-    private static func keepsFirstFew(_ limit: Int, of count: Int) -> Bool { limit < count / 4 }
-
-    /// Applies descriptors in order; a SORT directly followed by LIMIT keeps only what the
-    /// limit takes while it sorts.
-    private func applyAll(_ descriptors: [BoundDescriptor], _ rows: [Value], _ store: ObjectStore,
-                          _ plan: inout [String]) throws(CoveError) -> [Value] {
-        var current = rows
-        var i = 0
-        while i < descriptors.count {
-            if case .sort(let keys) = descriptors[i], i + 1 < descriptors.count, case .limit(let n) = descriptors[i + 1] {
-                current = try sort(current, keys, limit: n, store, &plan)
-                plan.append("limit \(n)")
-                i += 2
-                continue
-            }
-            current = try apply(descriptors[i], current, store, &plan)
-            i += 1
-        }
-        return current
-    }
-
-    private func apply(_ d: BoundDescriptor, _ rows: [Value], _ store: ObjectStore, _ plan: inout [String]) throws(CoveError) -> [Value] {
-        var evaluator = QueryEvaluator(store: store)
-        switch d {
-        case .limit(let n):
-            plan.append("limit \(n)")
-            return Array(rows.prefix(n))
-        case .offset(let n):
-            plan.append("offset \(n)")
-            return Array(rows.dropFirst(n))
-        case .sort(let keys):
-            return try sort(rows, keys, limit: nil, store, &plan)
-        case .distinct(let paths):
-            plan.append("distinct on " + paths.map(\.text).joined(separator: ", "))
-            var seen = Set<[Value]>()
-            var out: [Value] = []
-            // Rows whose path crosses a null link are dropped, as docs/query-language.md says.
-            let prefixes = paths.map { path -> BoundPath? in
-                guard path.steps.count > 1 else { return nil }
-                var prefix = path
-                prefix.steps.removeLast()
-                prefix.postfix = .none
-                return prefix
-            }
-            rows: for row in rows {
-                var values: [Value] = []
-                for (k, path) in paths.enumerated() {
-                    if let prefix = prefixes[k], (try evaluator.pathValues(prefix, row).first ?? .null).isNull { continue rows }
-                    values.append(QueryEvaluator.normalized(try evaluator.pathValues(path, row).first ?? .null))
-                }
-                if seen.insert(values).inserted { out.append(row) }
-            }
-            return out
-        }
-    }
-
-    /// Rows sorted stably by `keys` (the first one primary); with `limit`, only the first
-    /// `limit` of them, kept in a bounded sorted buffer instead of sorting everything.
-    private func sort(_ rows: [Value], _ keys: [(BoundPath, ascending: Bool)], limit: Int?, _ store: ObjectStore,
-                      _ plan: inout [String]) throws(CoveError) -> [Value] {
-        plan.append("sort by " + keys.map { "\($0.0.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
-                    + (limit.map { " keeping the first \($0)" } ?? ""))
-        // The first few by one string property: one pass over the column's bytes in place.
-        if keys.count == 1, let limit, Self.keepsFirstFew(limit, of: rows.count),
-           let top = try store.topStrings(keys[0].0, rows, ascending: keys[0].ascending, limit: limit) {
-            return top.map { rows[$0] }
-        }
-        // The keys' values, a column at a time where a key is a plain property of the objects.
-        // A row whose path crosses a null link sorts after every value (last ascending, first
-        // descending), as docs/query-language.md says.
-        var columns: [[Value]] = []
-        var crossed: [[Bool]] = []
-        var evaluator = QueryEvaluator(store: store)
-        for (path, _) in keys {
-            if let values = try store.columnValues(path, rows) {
-                columns.append(values)
-                crossed.append([])
-                continue
-            }
-            var values: [Value] = []
-            var nullHop: [Bool] = []
-            values.reserveCapacity(rows.count)
-            var prefix = path
-            prefix.steps.removeLast(prefix.steps.isEmpty ? 0 : 1)
-            prefix.postfix = .none
-            let hops = path.steps.count > 1
-            for row in rows {
-                values.append(try evaluator.pathValues(path, row).first ?? .null)
-                if hops { nullHop.append((try evaluator.pathValues(prefix, row).first ?? .null).isNull) }
-            }
-            columns.append(values)
-            crossed.append(nullHop)
-        }
-        func before(_ a: Int, _ b: Int) -> Bool {
-            for (k, key) in keys.enumerated() {
-                var c: Int
-                let x = crossed[k].isEmpty ? false : crossed[k][a], y = crossed[k].isEmpty ? false : crossed[k][b]
-                if x != y { c = x ? 1 : -1 } else { c = QueryEvaluator.sortOrder(columns[k][a], columns[k][b]) }
-                if c != 0 { return key.ascending ? c < 0 : c > 0 }
-            }
-            return a < b
-        }
-        var order: [Int]
-        if let limit, limit < rows.count / 4 {
-            // The best `limit` rows so far, sorted; a row that does not beat the last is skipped
-            // after one comparison.
-            order = []
-            order.reserveCapacity(limit + 1)
-            for i in rows.indices {
-                if order.count == limit, let last = order.last, !before(i, last) { continue }
-                var lo = 0, hi = order.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if before(order[mid], i) { lo = mid + 1 } else { hi = mid }
-                }
-                order.insert(i, at: lo)
-                if order.count > limit { order.removeLast() }
-            }
-        } else {
-            order = Array(rows.indices)
-            order.sort(by: before)
-            if let limit { order = Array(order.prefix(limit)) }
-        }
-        return order.map { rows[$0] }
-    }
-
-    /// The object keys an index gives for the query's first condition, when it is an equality
-    /// or IN on an indexed property or the primary key (alone, or one term of a top-level AND);
-    /// nil when no index applies. `exact` says the keys are the whole answer (the condition is
-    /// the whole predicate, and the index compares as the query does), so the predicate need
-    /// not run on them again.
-    private func indexCandidates(_ bound: BoundPredicate, _ cls: ObjectSchema, _ store: ObjectStore,
-                                 _ plan: inout [String]) throws(CoveError) -> (keys: [Int64], exact: Bool)? {
-        var terms: [BoundPredicate] = [bound]
-        if case .and(let all) = bound { terms = all }
-        for term in terms {
-            guard case .compare(let c) = term, c.options.isEmpty else { continue }
-            guard case .path(let path) = c.left, path.root == .object, path.quantifier == nil, path.steps.count == 1,
-                  case .property(_, let p) = path.steps[0], case .none = path.postfix,
-                  p.collection == .none, p.isIndexed else { continue }
-            var wanted: [Value] = []
-            switch (c.op, c.right) {
-            case (.equal, .constant(let v)): wanted = [v]
-            case (.in, .list(let vs, let q)) where q == nil || q == .any: wanted = vs
-            case (.equal, .list(let vs, let q)) where q == nil || q == .any: wanted = vs
-            default: continue
-            }
-            var keys = Set<Int64>()
-            var looked = 0
-            // One value: the index gives its objects in key order already.
-            if wanted.count == 1, !p.isPrimaryKey,
-               let normalized = try? PropertyCodec.value(try PropertyCodec.cell(QueryEvaluator.normalized(wanted[0]), for: p, of: cls), for: p, targetClassKey: 0) {
-                let found = try store.indexLookup(cls, p, normalized)
-                plan.append("secondary index on \(cls.className).\(p.name) (1 lookup, \(found.count) candidates)")
-                return (found, terms.count == 1 && p.type != .mixed)
-            }
-            for v in wanted {
-                // Only values the property can hold can match; others are skipped, not errors.
-                guard let normalized = try? PropertyCodec.value(try PropertyCodec.cell(QueryEvaluator.normalized(v), for: p, of: cls), for: p, targetClassKey: 0) else { continue }
-                looked += 1
-                if p.isPrimaryKey {
-                    if let k = try store.find(cls, primaryKey: normalized) { keys.insert(k) }
-                } else {
-                    keys.formUnion(try store.indexLookup(cls, p, normalized))
-                }
-            }
-            plan.append("\(p.isPrimaryKey ? "primary-key" : "secondary") index on \(cls.className).\(p.name) (\(looked) lookups, \(keys.count) candidates)")
-            // Mixed values compare across numeric types, which their index keys do not.
-            return (keys.sorted(), terms.count == 1 && p.type != .mixed)
-        }
-        return nil
     }
 
     /// The number of matches: the last evaluation's when it stands; for a table filtered by
@@ -696,26 +450,9 @@ final class ResultsEngine {
         }) {
             return hit
         }
-        if case .table = source, stages.count == 1, case .query(let parsed, let args, let text) = stages[0],
-           let cls = try subject(store).cls {
-            var binder = QueryBinder(schema: store.schema, store: store, cls: cls, elementProperty: nil, arguments: args, text: text)
-            let bound = try binder.bind(parsed)
-            if bound.descriptors.isEmpty {
-                var plan: [String] = []
-                if let (candidates, exact) = try indexCandidates(bound.predicate, cls, store, &plan) {
-                    if exact { return candidates.count }
-                    // The index narrowed the candidates: the query decides each of them.
-                    let classKey = try store.classKey(of: cls)
-                    var evaluator = QueryEvaluator(store: store)
-                    var n = 0
-                    for k in candidates where try evaluator.matches(bound.predicate, .link(ObjectLink(classKey: classKey, objectKey: k))) {
-                        n += 1
-                    }
-                    return n
-                } else if let n = try store.columnCount(cls, bound.predicate) {
-                    return n
-                }
-            }
+        if case .table = source, let cls = try subject(store).cls,
+           let n = try QueryRunner(store: store, cls: cls, elementProperty: nil, summary: summary).fastCount(stages.map(\.queryStage)) {
+            return n
         }
         return try elements().count
     }
@@ -723,19 +460,20 @@ final class ResultsEngine {
     /// Takes `elements` and `plan`, computed for the realm's current version elsewhere (the
     /// change worker ran the same query on a frozen copy at that version), as this engine's
     /// evaluation, so the first read after a delivery does not run the query again.
-    func seed(_ elements: [Value], plan: String) {
+    func seed(_ elements: [Value], plan: QueryPlan) {
         guard let store = try? realm.objectStore() else { return }
         let generation = realm.generation
         let edits = store.editCount
         cache.withLock { $0 = (generation, edits, elements, plan) }
     }
 
-    /// The plan of the last evaluation ("" before any).
-    var lastPlan: String { cache.withLock { $0?.plan ?? "" } }
+    /// The plan of the last evaluation (no steps before any).
+    var lastPlan: QueryPlan { cache.withLock { $0?.plan ?? QueryPlan() } }
 
+    /// How the last evaluation produced the rows, evaluating first if needed.
     func explain() throws(CoveError) -> String {
         _ = try elements()
-        return cache.withLock { $0?.plan ?? "" }
+        return lastPlan.description
     }
 
     // MARK: Aggregates and export
