@@ -208,7 +208,15 @@ public final class DynamicCreator {
         let store = try currentStore()
         let prepared = try prepare(store, elements)
         let key = try store.create(plan, values, collections: collectionProperties, prepared: prepared)
-        return DynamicObject(realm: realm, objectSchema: plan.cls, classKey: try store.classKey(of: plan.cls), objectKey: key)
+        return try object(key, in: store)
+    }
+
+    /// The object just created. The plan's class is copied once and its key read from the
+    /// copy (across the module boundary each read of `plan.cls` is a copy of its own).
+    private func object(_ key: Int64, in store: ObjectStore) throws(CoveError) -> DynamicObject {
+        let cls = plan.cls
+        if let classKey = cls.classKey { return DynamicObject(realm: realm, objectSchema: cls, classKey: classKey, objectKey: key) }
+        return DynamicObject(realm: realm, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
 
     private func prepare(_ store: ObjectStore, _ elements: [[Value]]) throws(CoveError) -> [ObjectStore.PreparedCollection] {
@@ -255,7 +263,7 @@ public final class DynamicCreator {
     public func createObject(_ values: [Value]) throws(CoveError) -> DynamicObject {
         let store = try currentStore()
         let key = try store.create(plan, values)
-        return DynamicObject(realm: realm, objectSchema: plan.cls, classKey: try store.classKey(of: plan.cls), objectKey: key)
+        return try object(key, in: store)
     }
 
     /// Updates the object whose primary key `values` give, setting the other values, or

@@ -270,7 +270,7 @@ package final class ObjectStore {
         CoveError(.notFound, "class '\(cls.className)' has no property '\(name)'")
     }
 
-    @inlinable package func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
+    package func classKey(of cls: ObjectSchema) throws(CoveError) -> UInt32 {
         guard let key = cls.classKey else { throw CoveError(.internal, "class '\(cls.className)' has no key") }
         return key
     }
