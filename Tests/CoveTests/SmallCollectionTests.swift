@@ -193,6 +193,52 @@ final class SmallCollectionTests: CoveTestCase {
 
     // MARK: Space
 
+    /// Element reads outside a write remember the collection read last: each version is still
+    /// read as it is (another realm's commit, a refresh), two collections read in turns each
+    /// give their own elements, and reads inside a write see its edits at once.
+    func testElementReadsSeeEachVersionAndEachCollection() throws {
+        let realm = try open("memo.cove")
+        let other = try open("memo.cove")
+        var a: DynamicObject!
+        var b: DynamicObject!
+        try realm.write {
+            a = try realm.dynamicCreate("Box", values: [("name", .string("a"))])
+            b = try realm.dynamicCreate("Box", values: [("name", .string("b"))])
+            for i in 0..<3000 { try a.dynamicList("nums").append(.int(Int64(i))) }   // a tree
+            try b.dynamicList("nums").append(.int(-1))                               // inline
+        }
+        let aNums = try a.dynamicList("nums"), bNums = try b.dynamicList("nums")
+        for i in [0, 1500, 2999] {
+            XCTAssertEqual(try aNums.value(at: i), .int(Int64(i)))
+            XCTAssertEqual(try bNums.value(at: 0), .int(-1))
+        }
+        // Another realm changes both; this one sees the change once it refreshes.
+        try other.refresh()
+        let oa = try other.objects("Box").filter("name == 'a'").element(at: 0)
+        let ob = try other.objects("Box").filter("name == 'b'").element(at: 0)
+        try other.write {
+            try oa.dynamicList("nums").replace(index: 1500, with: .int(-1500))
+            try ob.dynamicList("nums").replace(index: 0, with: .int(-2))
+        }
+        try realm.refresh()
+        XCTAssertEqual(try aNums.value(at: 1500), .int(-1500))
+        XCTAssertEqual(try bNums.value(at: 0), .int(-2))
+        XCTAssertEqual(try aNums.value(at: 1499), .int(1499))
+        // Inside a write, reads follow the write's own edits.
+        try realm.write {
+            XCTAssertEqual(try aNums.value(at: 0), .int(0))
+            try aNums.replace(index: 0, with: .int(7))
+            XCTAssertEqual(try aNums.value(at: 0), .int(7))
+            try aNums.remove(at: 0)
+            XCTAssertEqual(try aNums.value(at: 0), .int(1))
+            XCTAssertEqual(try aNums.count, 2999)
+        }
+        XCTAssertEqual(try aNums.value(at: 0), .int(1))
+        XCTAssertEqual(try aNums.count, 2999)
+        other.close()
+        realm.close()
+    }
+
     func testFiveThousandSmallCollectionsTakeUnderAMegabyte() throws {
         for (i, type) in ["int[]", "string<>", "string{}"].enumerated() {
             let schema = #"{"Owner": {"properties": {"c": "\#(type)"}}}"#

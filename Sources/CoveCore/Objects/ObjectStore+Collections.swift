@@ -226,9 +226,15 @@ extension ObjectStore {
 
     /// The collection `p` (a list, set or map) of one object.
     func collection(_ cls: ObjectSchema, _ objectKey: Int64, _ p: Property, _ kind: CollectionKind) throws(CoveError) -> StoredCollection {
+        let reading = !pages.isWritable && p.key != nil && cls.classKey != nil
+        if reading, let m = lastReadCollection, m.objectKey == objectKey, m.property == p.key, m.classKey == cls.classKey {
+            return m.collection
+        }
         let t = try table(cls, holding: objectKey)
         let c = try collectionColumn(t, p, kind)
-        return try collection(try collectionCell(t, objectKey, column: c, p), cls, objectKey, p, kind, table: t)
+        let stored = try collection(try collectionCell(t, objectKey, column: c, p), cls, objectKey, p, kind, table: t)
+        if reading { lastReadCollection = (cls.classKey, objectKey, p.key, stored) }
+        return stored
     }
 
     /// The number of elements of `p` of one object, read from its cell alone.

@@ -18,6 +18,10 @@ package final class ObjectStore {
     /// The table reached last: reading several properties of one object finds it without
     /// hashing.
     private var lastTable: Table?
+    /// The collection read last outside a write, with its class, object and property: reading
+    /// a list element by element finds its root once instead of at every element. A snapshot
+    /// never changes, so it stays right for the store's life; writes never use it.
+    var lastReadCollection: (classKey: UInt32?, objectKey: Int64, property: Int64?, collection: StoredCollection)?
     /// Calls `body` with every table this transaction reached.
     func forEachTable(_ body: (Table) throws(CoveError) -> Void) throws(CoveError) {
         if let first = firstTable { try body(first) }
@@ -212,6 +216,7 @@ package final class ObjectStore {
         // (TableShapes.spareTables); objects still pending belonged to a write that was
         // cancelled.
         lastTable = nil
+        lastReadCollection = nil
         if var t = firstTable.take() { park(&t) }
         while case (_, var t)? = moreTables.popFirst() { park(&t) }
     }
