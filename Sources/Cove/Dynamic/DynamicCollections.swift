@@ -9,10 +9,16 @@ public class DynamicCollection {
     public let owner: DynamicObject
     /// The collection property.
     public let property: Property
+    /// The owner's class and key, held here: handed to the core from a field of this object,
+    /// the class is borrowed, where read through the owner it was copied at every call.
+    let cls: ObjectSchema
+    let key: Int64
 
     init(owner: DynamicObject, property: Property) {
         self.owner = owner
         self.property = property
+        cls = owner.objectSchema
+        key = owner.objectKey
     }
 
     /// The realm the collection belongs to.
@@ -21,8 +27,6 @@ public class DynamicCollection {
     /// Whether the owner was deleted (or the realm closed).
     public var isInvalidated: Bool { owner.isInvalidated }
 
-    var cls: ObjectSchema { owner.objectSchema }
-    var key: Int64 { owner.objectKey }
     var store: ObjectStore { get throws(CoveError) { try realm.objectStore() } }
 
     /// The object a link element names, or nil for null.
