@@ -98,6 +98,14 @@ struct FreeRuns {
         return out
     }
 
+    /// The pages left from `floor` on: those general allocation may hand out (the ones below
+    /// are kept for the slot areas).
+    var pagesAboveFloor: Int {
+        var n = 0
+        for r in runs where r.start >= floor { n &+= r.count }
+        return n
+    }
+
     /// The index of the lowest run from `floor` on with at least `length` pages left.
     func firstRun(atLeast length: Int) -> Int? {
         runs.firstIndex { $0.count >= length && $0.start >= floor }

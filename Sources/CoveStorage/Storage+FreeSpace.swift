@@ -76,20 +76,24 @@ extension WriteTransaction {
     /// the lowest run of at least `wantedRun` pages (consuming more records to find one, up
     /// to a bound, while the file may grow), else nil if the file may grow, else the first page
     /// of the longest run. Once the file may not grow, free pages are plenty and (under random
-    /// updates) scattered, and records are consumed only while fewer than `wantedRun` pages are
-    /// at hand: each one consumed is rewritten at commit, and looking through a large record for
-    /// a run it does not have cost a random single-object commit a fifth of its CPU time.
+    /// updates) scattered, and a commit of a few pages (`fewPages`, as a single-object commit
+    /// writes) consumes records only while fewer than `wantedRun` pages are at hand (the slot
+    /// areas' pages not counted: general allocation leaves them alone): each one consumed is
+    /// rewritten at commit, and looking through a large record for a run it does not have cost
+    /// a random single-object commit a fifth of its CPU time. A larger commit still looks for
+    /// runs: taking its pages one by one would cost it a write call (and a place on the disk)
+    /// for each.
     /// Pages allocated one after another thus sit side by side, and the commit writes them
     /// in few calls, where taking the lowest free page each time interleaves the pages of
     /// consecutive versions for good. nil also when no page is reusable.
     func takeReusablePage() throws(StorageError) -> PageNumber? {
         if let last = lastReused, let r = reusable.run(startingAt: last + 1) { return takeReusable(fromRun: r) }
         if !settlingFreeSpace {
-            // The commit later rewrites every record consumed: look through a few at most, and
-            // past the growth bound only for want of pages, not of a run.
+            // The commit later rewrites every record consumed: look through a few at most, and,
+            // past the growth bound, for a commit of a few pages only for want of pages.
             var looked = 0
             while looked < 16, reusable.pageCount < 4096, reusable.firstRun(atLeast: wantedRun) == nil,
-                  mayGrow || reusable.pageCount < wantedRun {
+                  mayGrow || wantedRun > WriteTransaction.fewPages || reusable.pagesAboveFloor < wantedRun {
                 guard try consumeFreeRecord() else { break }
                 looked += 1
             }
@@ -106,6 +110,11 @@ extension WriteTransaction {
         }
         return takeReusable(fromRun: run)
     }
+
+    /// The most pages a commit writes for allocation to take scattered pages it has at hand
+    /// rather than look through free-space records for a run (a single-object commit writes
+    /// three or four).
+    static let fewPages = 4
 
     private func takeReusable(fromRun r: Int) -> PageNumber {
         let p = reusable.take(fromRun: r)
