@@ -157,16 +157,10 @@ final class PageAllocationTests: StorageTestCase {
         XCTAssertEqual(report.pageCount, last)
     }
 
-    /// Past the growth bound (free pages plenty and scattered, as random updates leave them), a
-    /// single-key commit takes its pages from those its base slot lists and leaves the
-    /// free-space tree alone: looking through the tree's records for a run they do not hold,
-    /// and rewriting them at commit, cost a fifth of such a commit's CPU time. The file keeps
-    /// its size and every version verifies.
-    func testScatteredFreePagesDoNotSendEveryCommitToTheTree() throws {
-        let s = try Storage.open(path: dir.file("scattered"), options: TestTables.options(.noSync))
-        defer { s.close() }
-        // Two tables loaded in turns, so that their leaves alternate in the file; removing the
-        // second leaves more than the growth bound's 1,024 free pages, one by one.
+    /// Table "t" of 60,000 keys whose leaves alternate in the file with those of a table loaded
+    /// in turns with it and then removed: more than the growth bound's 1,024 free pages, one
+    /// by one.
+    private func scatterFreePages(_ s: Storage) throws {
         var w = try s.beginWrite()
         for k in 0..<60_000 as Range<UInt64> {
             try TestTables.put(w, "t", k, testValue(k, size: 100))
@@ -177,9 +171,20 @@ final class PageAllocationTests: StorageTestCase {
         for k in 0..<60_000 as Range<UInt64> { try TestTables.remove(w, "u", k) }
         try w.commit()
         XCTAssertGreaterThan(s.state.withLock { $0.latest.freePageCount }, 1100)
+    }
+
+    /// Past the growth bound (free pages plenty and scattered, as random updates leave them), a
+    /// single-key commit takes its pages from those its base slot lists and leaves the
+    /// free-space tree alone: looking through the tree's records for a run they do not hold,
+    /// and rewriting them at commit, cost a fifth of such a commit's CPU time. The file keeps
+    /// its size and every version verifies.
+    func testScatteredFreePagesDoNotSendEveryCommitToTheTree() throws {
+        let s = try Storage.open(path: dir.file("scattered"), options: TestTables.options(.noSync))
+        defer { s.close() }
+        try scatterFreePages(s)
         var rng = SeededRandom(seed: 0x5CA7)
         func commitOne() throws {
-            w = try s.beginWrite()
+            let w = try s.beginWrite()
             try TestTables.put(w, "t", rng.next() % 60_000, testValue(rng.next(), size: 100))
             try w.commit()
         }
@@ -206,16 +211,8 @@ final class PageAllocationTests: StorageTestCase {
     func testLargeCommitsStillLookForRuns() throws {
         let (s, file) = try openWatched("large")
         defer { s.close() }
+        try scatterFreePages(s)
         var w = try s.beginWrite()
-        for k in 0..<60_000 as Range<UInt64> {
-            try TestTables.put(w, "t", k, testValue(k, size: 100))
-            try TestTables.put(w, "u", k, testValue(k, size: 100))
-        }
-        try w.commit()
-        w = try s.beginWrite()
-        for k in 0..<60_000 as Range<UInt64> { try TestTables.remove(w, "u", k) }
-        try w.commit()
-        w = try s.beginWrite()
         for k in 0..<20_000 as Range<UInt64> { try TestTables.put(w, "v", k, testValue(k, size: 100)) }
         try w.commit()
         w = try s.beginWrite()
