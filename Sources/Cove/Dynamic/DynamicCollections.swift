@@ -9,8 +9,9 @@ public class DynamicCollection {
     public let owner: DynamicObject
     /// The collection property.
     public let property: Property
-    /// The owner's class and key, held here: handed to the core from a field of this object,
-    /// the class is borrowed, where read through the owner it was copied at every call.
+    /// The owner's class and key, held here (both `let` in the owner): handed to the core
+    /// from fields of this object they are borrowed, where read through the owner the class
+    /// was copied at every call, and the two reads cost a read by index 8% of its instructions.
     let cls: ObjectSchema
     let key: Int64
 

@@ -211,11 +211,10 @@ public final class DynamicCreator {
         return try object(key, in: store)
     }
 
-    /// The object just created. The plan's class is copied once and its key read from the
-    /// copy (across the module boundary each read of `plan.cls` is a copy of its own).
+    /// The object just created. The plan's class is read once: across the module boundary each
+    /// read of `plan.cls` is a copy of its own.
     private func object(_ key: Int64, in store: ObjectStore) throws(CoveError) -> DynamicObject {
         let cls = plan.cls
-        if let classKey = cls.classKey { return DynamicObject(realm: realm, objectSchema: cls, classKey: classKey, objectKey: key) }
         return DynamicObject(realm: realm, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: key)
     }
 

@@ -196,7 +196,7 @@ public final class Results<Element: RealmCollectionValue>: RandomAccessCollectio
 
     /// Sorted by several keys, the first one primary.
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        deferring { () throws(CoveError) in Results(engine: try engine.adding(.sort(Array(descriptors)))) }
+        deferring { () throws(CoveError) in Results(engine: try engine.adding(.sort(descriptors.map { QueryPlan.SortKey(keyPath: $0.keyPath, ascending: $0.ascending) }))) }
     }
 
     /// The first match of each distinct combination of the key paths' values, in order.
@@ -292,20 +292,8 @@ final class ResultsEngine {
         case backlinks(DynamicObject, property: String)
     }
 
-    enum Stage {
-        case query(ParsedQuery, [QueryArgument], String)
-        case sort([SortDescriptor])
-        case distinct([String])
-
-        /// The stage as the core's query runner takes it.
-        var queryStage: QueryStage {
-            switch self {
-            case .query(let parsed, let args, let text): return .query(parsed, args, text)
-            case .sort(let keys): return .sort(keys.map { QueryPlan.SortKey(keyPath: $0.keyPath, ascending: $0.ascending) })
-            case .distinct(let keys): return .distinct(keys)
-            }
-        }
-    }
+    /// A query, a sort or a DISTINCT, as the core's query runner takes it.
+    typealias Stage = QueryStage
 
     let realm: Realm
     let source: Source
@@ -373,7 +361,7 @@ final class ResultsEngine {
         for stage in stages {
             switch stage {
             case .query(_, _, let text): parts.append("filter(\(text))")
-            case .sort(let keys): parts.append("sorted(" + keys.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")")
+            case .sort(let keys): parts.append("sorted(" + keys.map(\.description).joined(separator: ", ") + ")")
             case .distinct(let keys): parts.append("distinct(" + keys.joined(separator: ", ") + ")")
             }
         }
@@ -430,7 +418,7 @@ final class ResultsEngine {
             let rows: [Value] = keys.map { .link(ObjectLink(classKey: classKey, objectKey: $0)) }
             from = .rows(rows, .links(of: "\(target.objectSchema.className).\(name)", count: rows.count))
         }
-        let (current, plan) = try runner.run(from, stages.map(\.queryStage))
+        let (current, plan) = try runner.run(from, stages)
         cache.withLock { $0 = (generation, edits, current, plan) }
         return current
     }
@@ -451,7 +439,7 @@ final class ResultsEngine {
             return hit
         }
         if case .table = source, let cls = try subject(store).cls,
-           let n = try QueryRunner(store: store, cls: cls, elementProperty: nil, summary: summary).fastCount(stages.map(\.queryStage)) {
+           let n = try QueryRunner(store: store, cls: cls, elementProperty: nil, summary: summary).fastCount(stages) {
             return n
         }
         return try elements().count

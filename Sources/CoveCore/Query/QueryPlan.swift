@@ -61,9 +61,7 @@ package struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
 
     package var steps: [Step] = []
 
-    package init(_ steps: [Step] = []) {
-        self.steps = steps
-    }
+    package init() {}
 
     package mutating func append(_ step: Step) {
         steps.append(step)
