@@ -9,8 +9,10 @@ import Glibc
 #endif
 
 enum ValueBridge {
-    /// The Value a caller passed. `what` names the argument in messages.
-    static func value(_ pointer: UnsafePointer<cove_value_t>?, _ what: StaticString, in function: StaticString) throws(CFailure) -> Value {
+    /// The Value a caller passed. `what` names the argument in messages. A #COVE_TYPE_LIST or
+    /// #COVE_TYPE_MAP value is a nested collection (what a mixed value may hold), its elements
+    /// read the same way; `depth` counts the collections it is inside.
+    static func value(_ pointer: UnsafePointer<cove_value_t>?, _ what: StaticString, in function: StaticString, depth: Int = 0) throws(CFailure) -> Value {
         guard let v = pointer?.pointee else { throw invalidArgument(function, "\(what) is NULL") }
         switch Int(v.type) {
         case Int(COVE_TYPE_NULL.rawValue): return .null
@@ -45,7 +47,20 @@ enum ValueBridge {
         case Int(COVE_TYPE_LINK.rawValue):
             return .link(ObjectLink(classKey: v.u.link.class_key, objectKey: v.u.link.object_key))
         case Int(COVE_TYPE_LIST.rawValue), Int(COVE_TYPE_MAP.rawValue):
-            throw failure(Int32(COVE_ERR_WRONG_TYPE), "\(function): \(what) is a \(v.type == Int32(COVE_TYPE_LIST.rawValue) ? "COVE_TYPE_LIST" : "COVE_TYPE_MAP") of elements, which only a list, set or map property of a create takes")
+            guard depth < Value.maxNesting else {
+                throw invalidArgument(function, "\(what) nests collections deeper than \(Value.maxNesting)")
+            }
+            let isMap = v.type == Int32(COVE_TYPE_MAP.rawValue)
+            let items = try elements(pointer, map: isMap, in: function, depth: depth + 1)
+            guard isMap else { return .list(items) }
+            var entries: [String: Value] = [:]
+            entries.reserveCapacity(items.count / 2)
+            for k in stride(from: 0, to: items.count, by: 2) {
+                guard case .string(let key) = items[k], entries.updateValue(items[k + 1], forKey: key) == nil else {
+                    throw invalidArgument(function, "\(what) holds key \(items[k]) twice")
+                }
+            }
+            return .dictionary(entries)
         default:
             throw invalidArgument(function, "\(what) has type tag \(v.type), which is not a cove_value_type_e")
         }
@@ -53,7 +68,7 @@ enum ValueBridge {
 
     /// The elements a #COVE_TYPE_LIST value gives (with `map`, a #COVE_TYPE_MAP value's keys
     /// and values, alternating), for a collection property of a create.
-    static func elements(_ pointer: UnsafePointer<cove_value_t>?, map: Bool, in function: StaticString) throws(CFailure) -> [Value] {
+    static func elements(_ pointer: UnsafePointer<cove_value_t>?, map: Bool, in function: StaticString, depth: Int = 0) throws(CFailure) -> [Value] {
         guard let v = pointer?.pointee else { throw invalidArgument(function, "value is NULL") }
         let wanted = map ? Int32(COVE_TYPE_MAP.rawValue) : Int32(COVE_TYPE_LIST.rawValue)
         guard v.type == wanted else {
@@ -75,7 +90,7 @@ enum ValueBridge {
                         throw invalidArgument(function, "key \(k / 2) has type tag \(items[k].type), not COVE_TYPE_STRING")
                     }
                 }
-                out.append(try value(items + k, "value", in: function))
+                out.append(try value(items + k, "value", in: function, depth: depth))
             } catch {
                 throw rewordedFailure(error, function, map ? (k % 2 == 0 ? "key \(k / 2)" : "value \(k / 2)") : "element \(k)")
             }
@@ -99,8 +114,10 @@ enum ValueBridge {
         write(value, to: out, keep: realm.keep)
     }
 
-    /// Fills `out` with `value`; `keep` copies string and binary bytes into memory that lives as
-    /// long as the header promises for them (nil and 0 for no bytes).
+    /// Fills `out` with `value`; `keep` copies string and binary bytes, and the elements of a
+    /// nested collection, into memory that lives as long as the header promises for them (nil
+    /// and 0 for no bytes). A nested list is a #COVE_TYPE_LIST value, a dictionary a
+    /// #COVE_TYPE_MAP value with its keys in ascending order of their UTF-8 bytes.
     static func write(_ value: Value, to out: UnsafeMutablePointer<cove_value_t>,
                       keep: (UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int)) {
         var v = cove_value_t()
@@ -136,7 +153,32 @@ enum ValueBridge {
             v.type = Int32(COVE_TYPE_LINK.rawValue)
             v.u.link.class_key = l.classKey
             v.u.link.object_key = l.objectKey
+        case .list(let elements):
+            v.type = Int32(COVE_TYPE_LIST.rawValue)
+            v.u.elements.items = writeItems(elements, keep: keep)
+            v.u.elements.count = elements.count
+        case .dictionary(let entries):
+            v.type = Int32(COVE_TYPE_MAP.rawValue)
+            var items: [Value] = []
+            items.reserveCapacity(entries.count * 2)
+            for key in Value.sortedKeys(entries) {
+                items.append(.string(key))
+                items.append(entries[key]!)
+            }
+            v.u.elements.items = writeItems(items, keep: keep)
+            v.u.elements.count = entries.count
         }
         out.pointee = v
+    }
+
+    /// The elements of a nested collection as an array of values kept by `keep`.
+    private static func writeItems(_ values: [Value], keep: (UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int)) -> UnsafePointer<cove_value_t>? {
+        if values.isEmpty { return nil }
+        var items = [cove_value_t](repeating: cove_value_t(), count: values.count)
+        items.withUnsafeMutableBufferPointer { buffer in
+            for (i, e) in values.enumerated() { write(e, to: buffer.baseAddress! + i, keep: keep) }
+        }
+        let (p, _) = items.withUnsafeBytes { keep($0) }
+        return p.map { UnsafePointer($0.assumingMemoryBound(to: cove_value_t.self)) }
     }
 }

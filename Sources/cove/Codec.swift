@@ -6,7 +6,8 @@
 //     (0, 1, ... in the order the dump lists them); a link to such an object is {"$ref": n}
 //   - a mixed value keeps its type: {"$double": "NaN"} for a double JSON cannot write,
 //     {"$float": x} for a float, {"$link": {"class": C, "primaryKey": k}} or
-//     {"$link": {"class": C, "$ref": n}} for a link
+//     {"$link": {"class": C, "$ref": n}} for a link, at any depth of a nested list (an array)
+//     or dictionary (an object, or {"$dictionary": {...}} when a key starts with "$")
 // Loading takes two passes: the first creates every object with its plain values, the second
 // sets links, collections, embedded objects and mixed values, so links may point forward and
 // in cycles.
@@ -72,6 +73,9 @@ final class DumpEncoder {
         func tagged(_ tag: String, _ inner: JSONValue) -> JSONValue { .object([JSONMember(tag, inner)]) }
         func number(_ d: Double) -> JSONValue {
             d.isNaN ? .string("NaN") : d.isInfinite ? .string(d < 0 ? "-Infinity" : "Infinity") : .double(d)
+        }
+        if let collection = try ObjectJSON.encodeCollection(v, element: { (e) throws(CoveError) in try mixed(e, p) }) {
+            return collection
         }
         switch v {
         case .double(let d) where !d.isFinite:
@@ -268,10 +272,13 @@ final class Loader {
     }
 
     private func mixed(_ json: JSONValue, _ p: Property, _ cls: ObjectSchema) throws(CoveError) -> Value {
-        guard case .object(let members) = json, members.count == 1 else { return try ObjectJSON.decode(json, p, cls, realm) }
         func bad(_ why: String) -> CoveError {
             CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)' is \(p.typeNotation): \(why)")
         }
+        if let collection = try ObjectJSON.decodeCollection(json, bad, element: { (e) throws(CoveError) in try mixed(e, p, cls) }) {
+            return collection
+        }
+        guard case .object(let members) = json, members.count == 1 else { return try ObjectJSON.decode(json, p, cls, realm) }
         func number(_ v: JSONValue) throws(CoveError) -> Double {
             switch v {
             case .int(let i): return Double(i)

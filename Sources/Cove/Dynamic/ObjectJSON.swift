@@ -53,6 +53,8 @@ public enum ObjectJSON {
         case .decimal128(let d): return .string(d.description)
         case .objectId(let o): return .string(o.description)
         case .uuid(let u): return .string(u.uuidString.lowercased())
+        case .list, .dictionary:
+            return try encodeMixed(value, realm)
         case .link(let link):
             guard let target = try realm.object(for: link) else { return .null }
             if target.objectSchema.isEmbedded { return try encode(target) }
@@ -86,7 +88,58 @@ public enum ObjectJSON {
         case .link(let link):
             let name = realm.schema.objectSchema(forClassKey: link.classKey)?.className ?? String(link.classKey)
             return tagged("$link", .object([JSONMember("class", .string(name)), JSONMember("key", .int(link.objectKey))]))
+        case .list, .dictionary:
+            return try encodeCollection(value) { (e) throws(CoveError) in try encodeMixed(e, realm) }!
         }
+    }
+
+    /// A nested collection of a mixed value as JSON, its elements written by `element`: a list
+    /// as an array; a dictionary as an object, under "$dictionary" when a key starts with "$"
+    /// (which a tag could be). Nil for a value that is not a collection.
+    @_spi(CoveBindings)
+    public static func encodeCollection(_ value: Value, element: (Value) throws(CoveError) -> JSONValue) throws(CoveError) -> JSONValue? {
+        switch value {
+        case .list(let elements):
+            var items: [JSONValue] = []
+            for e in elements { items.append(try element(e)) }
+            return .array(items)
+        case .dictionary(let entries):
+            var members: [JSONMember] = []
+            for k in Value.sortedKeys(entries) { members.append(JSONMember(k, try element(entries[k]!))) }
+            if entries.keys.contains(where: { $0.hasPrefix("$") }) { return .object([JSONMember("$dictionary", .object(members))]) }
+            return .object(members)
+        default:
+            return nil
+        }
+    }
+
+    /// The nested collection a mixed value's JSON stands for, its elements read by `element`:
+    /// an array, an object none of whose keys starts with "$", or {"$dictionary": {...}}. Nil
+    /// for anything else (a scalar or a tagged value).
+    @_spi(CoveBindings)
+    public static func decodeCollection(_ json: JSONValue, _ bad: (String) -> CoveError,
+                                        element: (JSONValue) throws(CoveError) -> Value) throws(CoveError) -> Value? {
+        var members: [JSONMember]
+        switch json {
+        case .array(let items):
+            var elements: [Value] = []
+            for item in items { elements.append(try element(item)) }
+            return .list(elements)
+        case .object(let m) where !m.contains(where: { $0.key.hasPrefix("$") }):
+            members = m
+        case .object(let m) where m.count == 1 && m[0].key == "$dictionary":
+            guard case .object(let inner) = m[0].value else { throw bad("$dictionary takes an object") }
+            members = inner
+        default:
+            return nil
+        }
+        var entries: [String: Value] = [:]
+        for m in members {
+            guard entries.updateValue(try element(m.value), forKey: m.key) == nil else {
+                throw bad("key \(JSONValue.quoted(m.key)) appears twice in a dictionary")
+            }
+        }
+        return .dictionary(entries)
     }
 
     // MARK: Reading
@@ -276,9 +329,13 @@ public enum ObjectJSON {
         case .int(let i): return .int(i)
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
-        case .array: throw bad("a mixed value cannot be an array")
-        case .object(let members):
-            guard members.count == 1 else { throw bad("a tagged mixed value has one member ($date, $decimal, $oid, $uuid, $binary, $link)") }
+        case .array, .object:
+            if let collection = try decodeCollection(json, bad, element: { (e) throws(CoveError) in try decodeMixed(e, bad, realm) }) {
+                return collection
+            }
+            guard case .object(let members) = json, members.count == 1 else {
+                throw bad("a tagged mixed value has one member ($date, $decimal, $oid, $uuid, $binary, $link, $dictionary)")
+            }
             let (tag, inner) = (members[0].key, members[0].value)
             if tag == "$link" {
                 guard case .string(let name)? = inner["class"], case .int(let key)? = inner["key"],

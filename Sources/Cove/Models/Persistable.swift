@@ -200,6 +200,10 @@ extension UUID: _PersistableValue {
     public func _coveWrite(_ realm: Realm?) -> Value { .uuid(self) }
 }
 
+/// realm-swift's name for the mixed type: a `Value`, whose `.list` and `.dictionary` cases
+/// hold nested collections of mixed values.
+public typealias AnyRealmValue = Value
+
 /// `Value` is the mixed type (realm-swift's AnyRealmValue).
 extension Value: _PersistableValue {
     public static var _coveType: PropertyType { .mixed }

@@ -207,6 +207,7 @@ extension Value {
         case .link(let link):
             guard let realm, let object = try? realm.object(for: link) else { return nil }
             return ModelRegistry.make(object)
+        case .list, .dictionary: return self
         }
     }
 }

@@ -202,21 +202,10 @@ package struct InlineCollection {
 
     // MARK: Encoding
 
-    private static func lengthSize(_ n: Int) -> Int {
-        var size = 1
-        var v = n >> 7
-        while v != 0 { size += 1; v >>= 7 }
-        return size
-    }
+    /// Lengths are LEB128, as in the mixed encoding of nested collections.
+    private static func lengthSize(_ n: Int) -> Int { Value.lebSize(n) }
 
-    static func appendLength(_ n: Int, to out: inout [UInt8]) {
-        var v = UInt64(n)
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
+    static func appendLength(_ n: Int, to out: inout [UInt8]) { Value.appendLEB(n, to: &out) }
 
     private static func encoded(key: [UInt8]?, _ value: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []

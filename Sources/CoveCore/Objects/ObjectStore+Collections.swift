@@ -394,6 +394,11 @@ extension ObjectStore {
     /// value) holds `value` when that is a link; the backlink entry (target, source) carries
     /// the count and goes at zero.
     func countBacklink(_ cls: ObjectSchema, _ p: Property, source: Int64, _ value: Value, _ delta: Int) throws(CoveError) {
+        if value.isCollection {
+            // A nested collection of a mixed value: each link it holds counts.
+            for link in value.nestedLinks { try countBacklink(cls, p, source: source, .link(link), delta) }
+            return
+        }
         guard case .link(let link) = value, let propertyKey = p.key else { return }
         let entry = Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8)
         try editTree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)) { (t) throws(StorageError) in
@@ -888,8 +893,10 @@ extension ObjectStore {
             return
         case .list where p.type == .mixed:
             let values = try listValues(cls, objectKey, p)
-            for i in values.indices where values[i] == link {
-                try listSet(cls, objectKey, p, i, .null)
+            for i in values.indices where values[i] == link || values[i].isCollection {
+                guard case .link(let target) = link else { break }
+                let replaced = values[i].replacingLinks(to: target)
+                if replaced != values[i] { try listSet(cls, objectKey, p, i, replaced) }
             }
         case .list:
             let values = try listValues(cls, objectKey, p)
@@ -900,11 +907,15 @@ extension ObjectStore {
         case .set:
             _ = try setErase(cls, objectKey, p, link)
         case .map:
-            for (key, value) in try mapEntries(cls, objectKey, p) where value == link {
+            for (key, value) in try mapEntries(cls, objectKey, p) where value == link || value.isCollection {
+                guard case .link(let target) = link else { break }
+                let replaced = value.replacingLinks(to: target)
+                if replaced == value { continue }
                 try editCollection(cls, objectKey, p, .map) { (tree) throws(CoveError) in
-                    try storage { () throws(StorageError) in try tree.put(key.utf8Bytes, Value.null.encodeMixed()) }
+                    try storage { () throws(StorageError) in try tree.put(key.utf8Bytes, replaced.encodeMixed()) }
                 }
-                try countBacklink(cls, p, source: objectKey, link, -1)
+                try countBacklink(cls, p, source: objectKey, value, -1)
+                try countBacklink(cls, p, source: objectKey, replaced, 1)
                 try record(cls, objectKey, p, .setKey(key))
             }
         }

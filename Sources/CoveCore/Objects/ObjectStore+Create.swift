@@ -235,7 +235,7 @@ extension ObjectStore {
         let p = cls.properties[i]
         if p.isPrimaryKey { return }
         try Self.requireSingleValue(p, of: cls)
-        if !p.isLink && !(p.type == .mixed && v.isLink) {
+        if !p.isLink && !(p.type == .mixed && v.holdsLinks) {
             let c = t.columnOfPropertyAt[i]
             row[c >= 0 ? c : try column(p, in: t)] = try PropertyCodec.cell(v, for: p, of: cls)
             return

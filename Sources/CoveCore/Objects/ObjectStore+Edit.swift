@@ -160,7 +160,7 @@ extension ObjectStore {
     /// links goes.
     private func unlink(_ target: ObjectLink, from source: ObjectSchema, _ s: Int64, _ p: Property) throws(CoveError) {
         switch p.collection {
-        case .none where p.type == .mixed: try set(source, s, p, .null)
+        case .none where p.type == .mixed: try set(source, s, p, try get(source, s, p).replacingLinks(to: target))
         case .none: try clearLinkCell(source, s, p)
         case .list, .set, .map: try removeFromCollection(source, s, p, .link(target))
         }

@@ -144,7 +144,7 @@ extension ObjectStore {
 
     /// Checks every backlink tree against the links its property holds: exactly one entry per
     /// (target, source) pair, whose count (for collections and mixed values) is how many times
-    /// the source holds the target. Returns the number of entries checked.
+    /// the source holds the target (nested collections of mixed values included). Returns the number of entries checked.
     /// - Throws: `.corrupt` naming class, property, target and source.
     package func verifyBacklinks() throws(CoveError) -> Int {
         var checked = 0
@@ -162,7 +162,7 @@ extension ObjectStore {
                     case .set: values = try setValues(cls, source, p)
                     case .map: values = try mapEntries(cls, source, p).map(\.value)
                     }
-                    for case .link(let link) in values {
+                    for link in values.flatMap(\.nestedLinks) {
                         expected[Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8), default: 0] += 1
                     }
                 }

@@ -25,7 +25,12 @@ extension ObjectStore {
     /// Refuses a link a mixed property cannot hold: to a class not in the schema, to an object
     /// that does not exist, or to an embedded object (owned by its parent alone).
     func checkMixedLink(_ value: Value, _ p: Property, _ cls: ObjectSchema) throws(CoveError) {
-        guard p.type == .mixed, case .link(let link) = value else { return }
+        guard p.type == .mixed else { return }
+        if value.isCollection {
+            for link in value.nestedLinks { try checkMixedLink(.link(link), p, cls) }
+            return
+        }
+        guard case .link(let link) = value else { return }
         guard let target = schema.objectSchema(forClassKey: link.classKey) else {
             throw CoveError(.invalidArgument, "property '\(p.name)' of class '\(cls.className)': a link to class key \(link.classKey), which is not in the schema")
         }
@@ -51,5 +56,41 @@ extension Value {
     var isLink: Bool {
         if case .link = self { return true }
         return false
+    }
+
+    /// Whether the value is a link or a nested collection that holds one, at any depth.
+    var holdsLinks: Bool {
+        switch self {
+        case .link: return true
+        case .list(let elements): return elements.contains(where: \.holdsLinks)
+        case .dictionary(let entries): return entries.values.contains(where: \.holdsLinks)
+        default: return false
+        }
+    }
+
+    /// The links the value is or holds, at any depth, each as often as it appears.
+    var nestedLinks: [ObjectLink] {
+        var out: [ObjectLink] = []
+        func collect(_ v: Value) {
+            switch v {
+            case .link(let l): out.append(l)
+            case .list(let elements): elements.forEach(collect)
+            case .dictionary(let entries): entries.values.forEach(collect)
+            default: break
+            }
+        }
+        collect(self)
+        return out
+    }
+
+    /// The value with every link to `target` inside it, at any depth, replaced by null (a
+    /// link itself becomes null).
+    func replacingLinks(to target: ObjectLink) -> Value {
+        switch self {
+        case .link(let l) where l == target: return .null
+        case .list(let elements): return .list(elements.map { $0.replacingLinks(to: target) })
+        case .dictionary(let entries): return .dictionary(entries.mapValues { $0.replacingLinks(to: target) })
+        default: return self
+        }
     }
 }

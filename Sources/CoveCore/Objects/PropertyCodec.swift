@@ -64,9 +64,24 @@ package enum PropertyCodec {
         case (.decimal128, .int(let i)): let d = Decimal128(i); return .bytes16(d.low, d.high)
         case (.objectId, .objectId(let o)): return bytes12(o.bytes)
         case (.uuid, .uuid(let u)): return bytes16(u)
+        case (.mixed, .list), (.mixed, .dictionary):
+            try checkNested(value, for: property, of: cls)
+            return .bytes(value.encodeMixed())
         case (.mixed, _): return .bytes(value.encodeMixed())
         case (.object, .link(let l)): return .link(UInt64(bitPattern: l.objectKey))
         default: throw mismatch()
+        }
+    }
+
+    /// Refuses a nested collection where a mixed value may not hold one: as an element of a set
+    /// (elements of a set are compared as wholes, as in Realm), or nested deeper than
+    /// `Value.maxNesting`.
+    static func checkNested(_ value: Value, for property: Property, of cls: ObjectSchema) throws(CoveError) {
+        if property.collection == .set {
+            throw CoveError(.wrongType, "property '\(property.name)' of class '\(cls.className)' is a set of mixed values, which cannot hold a \(value.typeName)")
+        }
+        if value.nestingDepth > Value.maxNesting {
+            throw CoveError(.invalidArgument, "property '\(property.name)' of class '\(cls.className)': a value nests collections deeper than \(Value.maxNesting)")
         }
     }
 

@@ -90,6 +90,19 @@ package enum BoundStep: Sendable {
     case first, last, all
     case key(String)
     case keys
+    /// A step into the nested collections of mixed values (`extra[0]`, `extra['k']`,
+    /// `extra.k`, `extra[*]`, `extra.@keys`).
+    case nested(NestedStep)
+}
+
+/// A step into a mixed value's nested collection: an element of a list by position, a value of
+/// a dictionary by key, every element (or value), or a dictionary's keys.
+package enum NestedStep: Sendable {
+    case index(Int)
+    case first, last
+    case key(String)
+    case all
+    case keys
 }
 
 package enum BoundPostfix: Sendable {
@@ -558,12 +571,50 @@ package struct QueryBinder {
             last = p
             type = p.type
             if p.collection != .none { multiple = true }
+            intoMixed = p.type == .mixed && p.collection == .none
             if let target = p.type.objectClassName { current = schema[target] } else { current = nil }
+        }
+
+        // Whether the values reached so far are single mixed values, which the next step may
+        // look into (their nested lists and dictionaries).
+        var intoMixed = false
+        func nestedStep(_ step: QueryPathStep) throws(CoveError) -> NestedStep? {
+            switch step {
+            case .index(let n): text += "[\(n)]"; return .index(n)
+            case .first: text += "[FIRST]"; return .first
+            case .last: text += "[LAST]"; return .last
+            case .all: text += "[*]"; return .all
+            case .key(let k): text += "['\(k)']"; return .key(k)
+            case .keys: text += ".@keys"; return .keys
+            case .property(let name) where !name.hasPrefix("@"): text += "." + name; return .key(name)
+            case .argumentKey(let n):
+                guard n < arguments.count, case .value(let v) = arguments[n] else { throw error("argument $\(n) is out of range") }
+                text += "[$\(n)]"
+                switch v {
+                case .string(let k): return .key(k)
+                case .int(let k): return .index(Int(k))
+                default: throw error("'\(text)': argument $\(n) must be a string key or an int index")
+                }
+            default: return nil
+            }
         }
 
         var i = 0
         while i < pending.count {
             let step = pending[i]
+            if intoMixed, let nested = try nestedStep(step) {
+                steps.append(.nested(nested))
+                switch nested {
+                case .all: multiple = true
+                case .keys: multiple = true; type = .string; intoMixed = false
+                default: break
+                }
+                last = nil
+                i += 1
+                continue
+            }
+            let wasMixedCollection = last.map { $0.type == .mixed && $0.collection != .none } ?? false
+            intoMixed = false
             switch step {
             case .property(let name):
                 if i > 0 || root != .object { text += "." + name }
@@ -626,6 +677,15 @@ package struct QueryBinder {
                 type = .string
                 multiple = true
             }
+            // An element of a list or map of mixed values (by subscript, or all of them) is a
+            // mixed value the next step may look into.
+            if wasMixedCollection, type == .mixed {
+                switch step {
+                case .index, .first, .last, .all, .key, .argumentKey: intoMixed = true
+                case .property: intoMixed = steps.last.map { if case .key = $0 { return true } else { return false } } ?? false
+                default: break
+                }
+            }
             i += 1
         }
 
@@ -635,7 +695,7 @@ package struct QueryBinder {
         case .none: break
         case .count:
             text += ".@count"
-            let onString = (type == .string || type == .data) && !multiple
+            let onString = (type == .string || type == .data || type == .mixed) && !multiple
             guard multiple || onString else { throw error("@count/@size need a collection or a string, but '\(text)' is one value") }
             postfix = .count
             type = .int

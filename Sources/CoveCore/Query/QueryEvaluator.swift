@@ -252,6 +252,30 @@ package struct QueryEvaluator {
                 out = current.last.map { [$0] } ?? []
             case .key, .keys:
                 out = current
+            case .nested(let nested):
+                for v in current {
+                    switch (nested, v) {
+                    case (.index(let n), .list(let elements)):
+                        if n >= 0 && n < elements.count { out.append(elements[n]) }
+                    case (.first, .list(let elements)):
+                        if let e = elements.first { out.append(e) }
+                    case (.last, .list(let elements)):
+                        if let e = elements.last { out.append(e) }
+                    case (.key(let k), .dictionary(let entries)):
+                        // As for a map property: a missing key reads as null.
+                        out.append(entries[k] ?? .null)
+                    case (.all, .list(let elements)):
+                        out.append(contentsOf: elements)
+                    case (.all, .dictionary(let entries)):
+                        out.append(contentsOf: Value.sortedKeys(entries).map { entries[$0]! })
+                    case (.keys, .dictionary(let entries)):
+                        out.append(contentsOf: Value.sortedKeys(entries).map { Value.string($0) })
+                    default:
+                        break
+                    }
+                }
+                if case .all = nested { fromCollection = true }
+                if case .keys = nested { fromCollection = true }
             }
             current = out
             i += consumed ? 2 : 1
@@ -306,6 +330,8 @@ package struct QueryEvaluator {
         switch v {
         case .string(let s): return .int(Int64(s.utf8.count))
         case .data(let d): return .int(Int64(d.count))
+        case .list(let elements): return .int(Int64(elements.count))
+        case .dictionary(let entries): return .int(Int64(entries.count))
         default: return .null
         }
     }
@@ -460,7 +486,8 @@ package struct QueryEvaluator {
     }
 
     /// A total order for SORT: null < bool < numbers < strings < binaries < dates < ObjectIds <
-    /// UUIDs < links, each by value.
+    /// UUIDs < links < lists < dictionaries, each by value (collections element by element, in
+    /// their keys' order for dictionaries, a shorter one first).
     package static func sortOrder(_ l: Value, _ r: Value) -> Int {
         func rank(_ v: Value) -> Int {
             switch v {
@@ -473,10 +500,28 @@ package struct QueryEvaluator {
             case .objectId: return 6
             case .uuid: return 7
             case .link: return 8
+            case .list: return 9
+            case .dictionary: return 10
             }
         }
         let a = rank(l), b = rank(r)
         if a != b { return a < b ? -1 : 1 }
+        if case .list(let x) = l, case .list(let y) = r {
+            for (u, v) in zip(x, y) {
+                let c = sortOrder(u, v)
+                if c != 0 { return c }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        }
+        if case .dictionary(let x) = l, case .dictionary(let y) = r {
+            let xs = Value.sortedKeys(x), ys = Value.sortedKeys(y)
+            for (k, j) in zip(xs, ys) {
+                if k != j { return compareUTF8(k, j) }
+                let c = sortOrder(x[k]!, y[j]!)
+                if c != 0 { return c }
+            }
+            return xs.count == ys.count ? 0 : (xs.count < ys.count ? -1 : 1)
+        }
         if case .link(let x) = l, case .link(let y) = r {
             return (x.classKey, x.objectKey) < (y.classKey, y.objectKey) ? -1 : ((x.classKey, x.objectKey) == (y.classKey, y.objectKey) ? 0 : 1)
         }

@@ -19,7 +19,7 @@ struct QueryTypeAttribute: OptionSet, Hashable, Sendable {
     static let objectId = QueryTypeAttribute(rawValue: 1 << 9)
     static let uuid = QueryTypeAttribute(rawValue: 1 << 10)
     static let link = QueryTypeAttribute(rawValue: 1 << 11)
-    /// Nested collections: mixed values hold none in Cove, but the names are valid.
+    /// Nested collections held by mixed values.
     static let list = QueryTypeAttribute(rawValue: 1 << 12)
     static let dictionary = QueryTypeAttribute(rawValue: 1 << 13)
     static let numeric: QueryTypeAttribute = [.int, .float, .double, .decimal]
@@ -39,6 +39,8 @@ struct QueryTypeAttribute: OptionSet, Hashable, Sendable {
         case .objectId: self = .objectId
         case .uuid: self = .uuid
         case .link: self = .link
+        case .list: self = .list
+        case .dictionary: self = .dictionary
         }
     }
 

@@ -19,7 +19,10 @@ extension Value {
     ///   as 0x00 0xFF, then the terminator 0x00 0x00, so byte order is lexicographic order and a
     ///   string's key never prefixes another's;
     /// - objectId: its 12 bytes; uuid: its 16 bytes in RFC 4122 order;
-    /// - link: class key (4 bytes) then object key (8 bytes, sign flipped), big-endian.
+    /// - link: class key (4 bytes) then object key (8 bytes, sign flipped), big-endian;
+    /// - list: each element as 0x01 then its index key, then 0x00; dictionary: each entry in the
+    ///   order of its key's UTF-8 bytes as 0x01, the key escaped as a string is, the value's
+    ///   index key, then 0x00 (so collections order element by element, a shorter one first).
     /// - Complexity: O(n) in the size of the value.
     package func indexKey() -> [UInt8] {
         var out: [UInt8] = []
@@ -82,6 +85,19 @@ extension Value {
         case .link(let l):
             for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: l.classKey >> UInt32(shift))) }
             Value.appendBigEndian(UInt64(bitPattern: l.objectKey) ^ (1 << 63), to: &out)
+        case .list(let elements):
+            for e in elements {
+                out.append(1)
+                e.appendIndexKey(to: &out, caseFolded: caseFolded)
+            }
+            out.append(0)
+        case .dictionary(let entries):
+            for key in Value.sortedKeys(entries) {
+                out.append(1)
+                Value.appendEscaped(key.utf8, to: &out)
+                entries[key]!.appendIndexKey(to: &out, caseFolded: caseFolded)
+            }
+            out.append(0)
         }
     }
 

@@ -7,8 +7,11 @@ extension Value {
     /// null: nothing; bool: 1 byte (0 or 1); int: 8 bytes; float: 4 bytes (IEEE bits);
     /// double: 8 bytes (IEEE bits); string: the UTF-8 bytes; data: the bytes; timestamp:
     /// seconds (8 bytes) then nanoseconds (4 bytes); decimal128: its 16 bytes; objectId: its 12
-    /// bytes; uuid: its 16 bytes; link: class key (4 bytes) then object key (8 bytes).
-    /// Numbers are little-endian.
+    /// bytes; uuid: its 16 bytes; link: class key (4 bytes) then object key (8 bytes); list:
+    /// the element count (LEB128), then each element as its LEB128 length and its own encoding;
+    /// dictionary: the entry count (LEB128), then each entry in ascending order of its key's
+    /// UTF-8 bytes as the key's LEB128 length, the key, the value's LEB128 length and the value's
+    /// encoding. Numbers are little-endian.
     public func encodeMixed() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(mixedEncodedSize)
@@ -27,7 +30,45 @@ extension Value {
         case .data(let d): return 1 + d.count
         case .timestamp, .objectId, .link: return 13
         case .decimal128, .uuid: return 17
+        case .list(let elements):
+            return elements.reduce(1 + Value.lebSize(elements.count)) { n, e in
+                let size = e.mixedEncodedSize
+                return n + Value.lebSize(size) + size
+            }
+        case .dictionary(let entries):
+            return entries.reduce(1 + Value.lebSize(entries.count)) { n, e in
+                let k = e.key.utf8.count, size = e.value.mixedEncodedSize
+                return n + Value.lebSize(k) + k + Value.lebSize(size) + size
+            }
         }
+    }
+
+    /// The most collections a mixed value nests in one another (a list in a dictionary in a
+    /// list is 3): deeper values are refused when written and damaged when read.
+    public static let maxNesting = 100
+
+    /// How deeply collections nest in this value: 0 for a scalar, 1 for a list of scalars.
+    public var nestingDepth: Int {
+        switch self {
+        case .list(let elements): return 1 + (elements.map(\.nestingDepth).max() ?? 0)
+        case .dictionary(let entries): return 1 + (entries.values.map(\.nestingDepth).max() ?? 0)
+        default: return 0
+        }
+    }
+
+    static func lebSize(_ n: Int) -> Int {
+        var v = UInt64(n), size = 1
+        while v >= 0x80 { v >>= 7; size += 1 }
+        return size
+    }
+
+    static func appendLEB(_ n: Int, to out: inout [UInt8]) {
+        var v = UInt64(n)
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
     }
 
     /// Appends `encodeMixed()`'s bytes to `out`.
@@ -50,14 +91,34 @@ extension Value {
         case .link(let l):
             Value.appendLittleEndian(UInt64(l.classKey), bytes: 4, to: &out)
             Value.appendLittleEndian(UInt64(bitPattern: l.objectKey), bytes: 8, to: &out)
+        case .list(let elements):
+            Value.appendLEB(elements.count, to: &out)
+            for e in elements {
+                Value.appendLEB(e.mixedEncodedSize, to: &out)
+                e.appendMixed(to: &out)
+            }
+        case .dictionary(let entries):
+            Value.appendLEB(entries.count, to: &out)
+            for key in Value.sortedKeys(entries) {
+                Value.appendLEB(key.utf8.count, to: &out)
+                out.append(contentsOf: key.utf8)
+                let v = entries[key]!
+                Value.appendLEB(v.mixedEncodedSize, to: &out)
+                v.appendMixed(to: &out)
+            }
         }
     }
 
     /// The value of a mixed cell written by `encodeMixed()`. Throws `CoveError(.corrupt)` for an
     /// empty cell, an unknown tag, a payload of the wrong length, a bool byte other than 0 or 1,
-    /// a timestamp whose parts differ in sign or whose nanoseconds exceed a second, or a string
-    /// that is not UTF-8.
+    /// a timestamp whose parts differ in sign or whose nanoseconds exceed a second, a string
+    /// that is not UTF-8, and a nested collection whose lengths overrun it, whose keys are not
+    /// UTF-8 or not in ascending order, or that nests deeper than `maxNesting`.
     public static func decodeMixed(_ cell: UnsafeRawBufferPointer) throws(CoveError) -> Value {
+        try decodeMixed(cell, depth: 0)
+    }
+
+    private static func decodeMixed(_ cell: UnsafeRawBufferPointer, depth: Int) throws(CoveError) -> Value {
         guard let first = cell.first else { throw CoveError(.corrupt, "mixed value: empty cell") }
         guard let tag = Tag(rawValue: first) else {
             throw CoveError(.corrupt, "mixed value: unknown type tag \(first)")
@@ -117,6 +178,75 @@ extension Value {
         case .link:
             try expect(12)
             return .link(ObjectLink(classKey: UInt32(le(0, 4)), objectKey: Int64(bitPattern: le(4, 8))))
+        case .list, .dictionary:
+            guard depth < maxNesting else {
+                throw CoveError(.corrupt, "mixed value: collections nested deeper than \(maxNesting)")
+            }
+            var reader = NestedReader(bytes: payload)
+            let count = try reader.length()
+            if tag == .list {
+                var elements: [Value] = []
+                elements.reserveCapacity(count)
+                for _ in 0..<count { elements.append(try decodeMixed(try reader.slice(), depth: depth + 1)) }
+                try reader.finish()
+                return .list(elements)
+            }
+            var entries: [String: Value] = [:]
+            entries.reserveCapacity(count)
+            var previous: UnsafeRawBufferPointer?
+            for _ in 0..<count {
+                let keyBytes = try reader.slice()
+                if let previous, !previous.lexicographicallyPrecedes(keyBytes) {
+                    throw CoveError(.corrupt, "mixed value: dictionary keys out of order or repeated")
+                }
+                previous = keyBytes
+                guard let key = String(utf8: keyBytes) else {
+                    throw CoveError(.corrupt, "mixed value: a dictionary key that is not UTF-8")
+                }
+                entries[key] = try decodeMixed(try reader.slice(), depth: depth + 1)
+            }
+            try reader.finish()
+            guard entries.count == count else {
+                throw CoveError(.corrupt, "mixed value: dictionary keys that are equal as strings")
+            }
+            return .dictionary(entries)
+        }
+    }
+
+    /// Reads the LEB128 lengths and the byte runs of a nested collection's payload.
+    private struct NestedReader {
+        let bytes: UnsafeRawBufferPointer
+        var at = 0
+
+        /// A LEB128 number no larger than the bytes left could hold.
+        mutating func length() throws(CoveError) -> Int {
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                guard at < bytes.count, shift < 63 else {
+                    throw CoveError(.corrupt, "mixed value: a collection's length runs past its cell")
+                }
+                let b = bytes[at]
+                at += 1
+                v |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { break }
+                shift += 7
+            }
+            guard v <= UInt64(bytes.count - at) else {
+                throw CoveError(.corrupt, "mixed value: a collection's length of \(v) runs past its cell")
+            }
+            return Int(v)
+        }
+
+        /// A run of bytes led by its LEB128 length.
+        mutating func slice() throws(CoveError) -> UnsafeRawBufferPointer {
+            let n = try length()
+            defer { at += n }
+            return UnsafeRawBufferPointer(rebasing: bytes[at..<(at + n)])
+        }
+
+        func finish() throws(CoveError) {
+            guard at == bytes.count else { throw CoveError(.corrupt, "mixed value: bytes after a collection's last entry") }
         }
     }
 

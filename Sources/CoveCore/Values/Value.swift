@@ -48,11 +48,19 @@ public enum Value: Sendable {
     case uuid(UUID)
     /// A link to an object.
     case link(ObjectLink)
+    /// A list of values, held by a mixed value (Realm's `AnyRealmValue.list`): its elements are
+    /// mixed values themselves, nested collections included, to any depth.
+    case list([Value])
+    /// A dictionary of values under string keys, held by a mixed value (Realm's
+    /// `AnyRealmValue.dictionary`); its values are mixed values, nested collections included.
+    case dictionary([String: Value])
 
     /// The type tag shared by the index key encoding and the mixed encoding. Its order is the
     /// order of types within an index over mixed values: null first.
     public enum Tag: UInt8, Sendable, CaseIterable {
         case null = 0, bool, int, float, double, decimal128, timestamp, string, data, objectId, uuid, link
+        /// Nested collections, after every other type.
+        case list, dictionary
     }
 
     /// This value's type tag.
@@ -70,12 +78,14 @@ public enum Value: Sendable {
         case .objectId: .objectId
         case .uuid: .uuid
         case .link: .link
+        case .list: .list
+        case .dictionary: .dictionary
         }
     }
 
     /// The name of this value's type in messages, as the schema notation spells types: "null",
     /// "bool", "int", "float", "double", "string", "data", "date", "decimal128", "objectId",
-    /// "uuid", "link".
+    /// "uuid", "link", "list", "dictionary".
     public var typeName: String {
         switch self {
         case .null: "null"
@@ -90,6 +100,16 @@ public enum Value: Sendable {
         case .objectId: "objectId"
         case .uuid: "uuid"
         case .link: "link"
+        case .list: "list"
+        case .dictionary: "dictionary"
+        }
+    }
+
+    /// Whether the value is a nested collection (a list or a dictionary).
+    public var isCollection: Bool {
+        switch self {
+        case .list, .dictionary: return true
+        default: return false
         }
     }
 
@@ -131,6 +151,10 @@ extension Value: CustomStringConvertible {
         case .objectId(let o): return o.description
         case .uuid(let u): return u.uuidString.lowercased()
         case .link(let l): return "link(class \(l.classKey), object \(l.objectKey))"
+        case .list(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        case .dictionary(let entries):
+            return "{" + Value.sortedKeys(entries).map { JSONValue.quoted($0) + ": " + entries[$0]!.description }
+                .joined(separator: ", ") + "}"
         }
     }
 }
@@ -151,6 +175,8 @@ extension Value: Hashable {
         case (.objectId(let x), .objectId(let y)): return x == y
         case (.uuid(let x), .uuid(let y)): return x == y
         case (.link(let x), .link(let y)): return x == y
+        case (.list(let x), .list(let y)): return x == y
+        case (.dictionary(let x), .dictionary(let y)): return x == y
         default: return false
         }
     }
@@ -173,7 +199,16 @@ extension Value: Hashable {
         case .objectId(let o): hasher.combine(o)
         case .uuid(let u): hasher.combine(u)
         case .link(let l): hasher.combine(l)
+        case .list(let elements): hasher.combine(elements)
+        case .dictionary(let entries): hasher.combine(entries)
         }
+    }
+}
+
+extension Value {
+    /// The keys of a dictionary in the order Cove keeps them: by their UTF-8 bytes.
+    package static func sortedKeys(_ entries: [String: Value]) -> [String] {
+        entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 }
 
