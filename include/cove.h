@@ -170,11 +170,16 @@ typedef enum {
     COVE_TYPE_OBJECT_ID = 9,
     COVE_TYPE_UUID = 10,
     COVE_TYPE_LINK = 11,
-    /** Input only, to cove_object_create_many() and cove_object_create_with_values(): the
-     *  elements of a list or set property, `u.elements.count` values at `u.elements.items`. */
+    /** A list of `u.elements.count` values at `u.elements.items`: the elements of a list or
+     *  set property given to cove_object_create_many() and cove_object_create_with_values(),
+     *  or a list held by a mixed value (read and written as any value; its elements may be
+     *  lists and maps in turn, 100 levels deep at most; a set of mixed values refuses one with
+     *  #COVE_ERR_WRONG_TYPE). Elements read out live as strings do (see #cove_value_t). */
     COVE_TYPE_LIST = 12,
-    /** Input only, as #COVE_TYPE_LIST: the entries of a map property, `u.elements.count`
-     *  entries as 2 * count values at `u.elements.items`, each key (a string) then its value. */
+    /** As #COVE_TYPE_LIST for the entries of a map property, or a dictionary held by a mixed
+     *  value: `u.elements.count` entries as 2 * count values at `u.elements.items`, each key (a
+     *  #COVE_TYPE_STRING, no key twice) then its value. Read out, the keys come in ascending
+     *  order of their UTF-8 bytes. */
     COVE_TYPE_MAP = 13
 } cove_value_type_e;
 
@@ -798,7 +803,9 @@ cove_status_t cove_object_find(cove_realm_t* realm, const char* class_name, cons
 /**
  * Reads a property. Strings and binaries point into the realm's storage: they stay valid until
  * the next call on that realm that writes, refreshes, delivers or closes (copy them to keep
- * them). A link reads as #COVE_TYPE_LINK (class key and object key), or #COVE_TYPE_NULL.
+ * them). A link reads as #COVE_TYPE_LINK (class key and object key), or #COVE_TYPE_NULL. A
+ * mixed value holding a list or dictionary reads as #COVE_TYPE_LIST or #COVE_TYPE_MAP, its
+ * elements (at every depth) valid as long as strings are.
  * @return #COVE_OK; #COVE_ERR_NOT_FOUND (no such property, the message names class and
  *   property); #COVE_ERR_INVALIDATED (the object was deleted); #COVE_ERR_CLOSED.
  */
@@ -806,7 +813,10 @@ cove_status_t cove_object_get(cove_object_t* object, const char* property, cove_
 
 /**
  * Writes a property, inside a write. Writing a value equal to the old one still counts as a
- * change. An int is accepted for a float or double property; a double for a float property.
+ * change. An int is accepted for a float or double property; a double for a float property. A
+ * mixed property takes a #COVE_TYPE_LIST or #COVE_TYPE_MAP value as a nested list or dictionary
+ * (written whole; links inside are checked as any link of a mixed value is, and become null
+ * when their target is deleted); any other property refuses one with #COVE_ERR_WRONG_TYPE.
  * @return #COVE_OK; #COVE_ERR_NOT_IN_WRITE; #COVE_ERR_NOT_FOUND; #COVE_ERR_WRONG_TYPE (the
  *   message names class, property, expected and given type), also for NULL into a required
  *   property; #COVE_ERR_INVALID_ARGUMENT for invalid UTF-8 or a link to a missing object or of

@@ -41,6 +41,7 @@ from ._lib import lib as _lib
 from ._collections import List, Map, Set
 from ._declare import LinkingObjects, Property
 from ._migration import Migration
+from ._nested import NestedDict, NestedList
 from ._notifications import (ChangeStream, CollectionChange, MapChange, NotificationToken, ObjectChange,
                              PropertyChange, SectionedChange)
 from ._object import EmbeddedObject, Object
@@ -57,7 +58,7 @@ __all__ = [
     "open", "Realm", "Migration", "Object", "EmbeddedObject", "Results", "List", "Set", "Map", "Property", "LinkingObjects",
     "NotificationToken", "CollectionChange", "MapChange", "ObjectChange", "PropertyChange", "ChangeStream",
     "SectionedResults", "ResultsSection", "SectionedChange", "Projection", "projected", "ProjectedProperty",
-    "ProjectedValues",
+    "ProjectedValues", "NestedList", "NestedDict",
     "ObjectId", "Timestamp", "Error", "InvalidArgumentError", "WrongTypeError", "NotFoundError",
     "OutOfRangeError", "TransactionError", "InvalidatedError", "FrozenError", "ReadOnlyError",
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",

@@ -22,6 +22,7 @@ from ._schema import LIST, PropertyInfo
 from ._speedups import (DONE, LIST_ELEMENTS, MAP_ENTRIES, MAP_KEYS, MAP_VALUES, MISS, MISSING, SET_ELEMENTS,
                         iterate_elements, list_append, list_element, list_insert, list_set, map_entry, map_set,
                         map_store, map_value, set_add, set_element)
+from ._nested import wrap as wrap_nested
 from ._values import Timestamp, position, read_value, write_value
 
 if TYPE_CHECKING:
@@ -249,7 +250,18 @@ class List(_Collection, typing.MutableSequence[_T]):
             return value
         out = ffi.new("cove_value_t*")
         check(lib.cove_list_get(self._handle, i, out))
-        return self._read(out[0])
+        value = self._read(out[0])
+        if type(value) is list or type(value) is dict:
+            # An element of mixed values holding a collection: a live view of it.
+            def read() -> Any:
+                raw = ffi.new("cove_value_t*")
+                check(lib.cove_list_get(self._handle, i, raw))
+                return self._read(raw[0])
+
+            def store(v: Any) -> None:
+                self[i] = v
+            return wrap_nested(value, read, store, f"{self._label_repr()}[{i}]")
+        return value
 
     @overload
     def __getitem__(self, index: int) -> _T: ...
@@ -737,6 +749,15 @@ class Map(_Collection, typing.MutableMapping[str, _V]):
         found, value = self._lookup(key)
         if not found:
             raise KeyError(key)
+        if type(value) is list or type(value) is dict:
+            # A value of mixed values holding a collection: a live view of it.
+            def read() -> Any:
+                present, current = self._lookup(key)
+                return current if present else None
+
+            def store(v: Any) -> None:
+                self[key] = v
+            value = wrap_nested(value, read, store, f"{self._label_repr()}[{key!r}]")
         result: _V = value
         return result
 

@@ -12,6 +12,7 @@ from ._notifications import ChangeStream, observe
 from ._results import Results
 from ._speedups import MISS, Accessor, ObjectBase, adopt, manage, set_value
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, PropertyInfo
+from ._nested import NestedDict, NestedList, wrap as wrap_nested
 from ._values import read_value, write_value
 
 if TYPE_CHECKING:
@@ -139,7 +140,12 @@ class Object(ObjectBase):
                 check(status)
             # read_value takes what it needs from the out-parameter before any other call
             # (a link's resolution) could reuse it.
-            return read_value(ffi, out[0], realm._resolve_link)
+            value = read_value(ffi, out[0], realm._resolve_link)
+            if type(value) is list or type(value) is dict:
+                # A mixed value holding a collection: a live view of it.
+                return wrap_nested(value, lambda: self._read_raw(name), lambda v: self._write(name, v),
+                                   f"{self._class_name}.{name}")
+            return value
         assert info is not None
         if kind == LIST:
             handle = ffi.new("cove_list_t**")
@@ -159,6 +165,13 @@ class Object(ObjectBase):
         origin = info.origin or (str(info.target), "")
         label = f"{origin[0]} linking through '{origin[1]}' ({info.label})"
         return Results._make(self._realm, results[0], origin[0], label)
+
+    def _read_raw(self, name: str) -> Any:
+        """The value of a property of one value as plain Python (nested collections as lists
+        and dicts)."""
+        out = ffi.new("cove_value_t*")
+        check(lib.cove_object_get(self._handle, name.encode(), out))
+        return read_value(ffi, out[0], self._realm._resolve_link)
 
     def _set(self, name: str, value: Any, update: bool = False) -> None:
         # A value of a plain type goes to the library from C (_speedups.c) before the property
@@ -429,6 +442,8 @@ def plain(value: Any) -> Any:
         return set(value)
     if isinstance(value, (CoveMap, dict)):
         return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (NestedList, NestedDict)):
+        return value._current()
     if isinstance(value, Object) and value.is_embedded:
         return value._snapshot()
     return value

@@ -17,6 +17,7 @@ import uuid
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 from ._errors import Error, InvalidArgumentError, OutOfRangeError, Status, WrongTypeError
+from ._nested import MAX_NESTING, NestedDict, NestedList
 from ._speedups import VALUE_SIZE, pack
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -213,11 +214,12 @@ def bid_to_decimal(data: bytes) -> decimal.Decimal:
 ValueLike = Union[None, bool, int, float, str, bytes, _dt.datetime, decimal.Decimal, uuid.UUID, ObjectId]
 
 
-def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = None) -> None:
+def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = None, depth: int = 0) -> None:
     """Fills the cove_value_t `out` from a Python value. Byte buffers the C side reads are
     appended to `keep`, which the caller holds until the call returns. An object becomes a
     link for `realm` (the realm the value goes into; None: an object of any realm), and only
-    when it is an object of the same file (see `check_same_file`)."""
+    when it is an object of the same file (see `check_same_file`). A list or tuple becomes a
+    nested list and a dict (string keys) a nested dictionary, which a mixed value may hold."""
     if value is None:
         out.type = TYPE_NULL
     elif isinstance(value, Elements):
@@ -266,6 +268,8 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = No
     elif isinstance(value, ObjectId):
         out.type = TYPE_OBJECT_ID
         ffi.memmove(out.u.object_id, value.binary, 12)
+    elif isinstance(value, (list, tuple, dict, NestedList, NestedDict)):
+        write_nested(ffi, out, value, keep, realm, depth)
     else:
         link = getattr(value, "_cove_link", None)
         if link is None:
@@ -276,6 +280,36 @@ def write_value(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any = No
         out.type = TYPE_LINK
         out.u.link.class_key = class_key
         out.u.link.object_key = object_key
+
+
+def write_nested(ffi: Any, out: Any, value: Any, keep: List[Any], realm: Any, depth: int) -> None:
+    """Fills `out` with a nested list (a list, tuple or NestedList) or dictionary (a dict or
+    NestedDict) for a mixed value: a COVE_TYPE_LIST or COVE_TYPE_MAP value whose elements
+    are written as write_value writes values."""
+    if depth >= MAX_NESTING:
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"a value nests lists and dicts deeper than {MAX_NESTING}")
+    if isinstance(value, (NestedList, NestedDict)):
+        value = value._current()
+    if isinstance(value, dict):
+        items: List[Any] = []
+        for key, element in value.items():
+            if not isinstance(key, str):
+                raise InvalidArgumentError(
+                    Status.INVALID_ARGUMENT, f"a dict stored in a mixed value has string keys, got {type(key).__name__}")
+            items.append(key)
+            items.append(element)
+        count = len(value)
+        out.type = TYPE_MAP
+    else:
+        items = list(value)
+        count = len(items)
+        out.type = TYPE_LIST
+    array = ffi.new("cove_value_t[]", max(len(items), 1))
+    keep.append(array)
+    for i, element in enumerate(items):
+        write_value(ffi, array[i], element, keep, realm, depth + 1)
+    out.u.elements.items = array
+    out.u.elements.count = count
 
 
 def check_same_file(realm: Any, obj: Any) -> None:
@@ -350,6 +384,13 @@ def read_value(ffi: Any, v: Any, resolve_link: Optional[Any] = None) -> Any:
         if resolve_link is None:
             return (int(v.u.link.class_key), int(v.u.link.object_key))
         return resolve_link(int(v.u.link.class_key), int(v.u.link.object_key))
+    if t == TYPE_LIST:
+        items = v.u.elements.items
+        return [read_value(ffi, items[i], resolve_link) for i in range(v.u.elements.count)]
+    if t == TYPE_MAP:
+        items = v.u.elements.items
+        return {read_value(ffi, items[2 * i]): read_value(ffi, items[2 * i + 1], resolve_link)
+                for i in range(v.u.elements.count)}
     raise ValueError(f"unknown cove value type {t}")
 
 

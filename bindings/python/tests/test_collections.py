@@ -190,8 +190,10 @@ def test_mixed_list(realm: cove.Realm) -> None:
         when = cove.Timestamp(2021, 1, 2, tzinfo=dt.timezone.utc, nanosecond=5)
         rex.anything = [1, "two", 3.5, None, b"\x00", when, decimal.Decimal("1.5"), rex, True]
         assert list(rex.anything) == [1, "two", 3.5, None, b"\x00", when, decimal.Decimal("1.5"), rex, True]
+        rex.anything.append({"a": [1]})       # a dict is a nested value of a mixed element
+        assert rex.anything[-1] == {"a": [1]}
         with pytest.raises(cove.WrongTypeError):
-            rex.anything.append({"a": 1})     # a dict is not a value
+            rex.anything.append(object())     # no Cove type for it
 
 
 def test_mixed_values_let_go_of_a_deleted_object(tmp_path: pathlib.Path) -> None:
