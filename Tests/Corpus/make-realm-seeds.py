@@ -43,7 +43,9 @@ def write_seed(path: pathlib.Path) -> None:
                 "maybe": [1, None, 3], "anything": [1, "two", 3.0, None],
                 "home": {"city": "Oslo", "street": None},
                 "toys": [{"brand": "Acme", "price": 3.5}, {"brand": "Zed", "price": 1.0}]})
-            fido = realm.create("Dog", {"name": "Fido", "any": 7, "tags": ["c"]})
+            # Mixed values holding nested lists and dictionaries, a link among them.
+            fido = realm.create("Dog", {"name": "Fido", "any": {"k": [1, {"x": None}], "$t": "s"}, "tags": ["c"],
+                                        "anything": [[1.5, [True]], {"rex": rex}]})
             ann = realm.create("Person", {"name": "Ann", "age": 41, "dogs": [rex, fido], "best": rex})
             bob = realm.create("Person", {"name": "Bob", "age": 29, "dogs": [fido], "friends": [ann],
                                           "nick": "b" * 300})

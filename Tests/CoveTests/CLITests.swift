@@ -109,7 +109,9 @@ final class CLITests: CoveTestCase {
         XCTAssertTrue(FileHelper.write("\(folder)/dogs.jsonl", "{\"id\": 1, \"name\": \"Rex\"}\n{\"id\": 2, \"name\": \"Fido\"}\n"))
         let ann = #"{"name":"Ann","age":31,"born":"1990-05-01T10:00:00.25Z","dogs":[1,2,1],"tags":["a","b"],"#
             + #""scores":{"x":1.5},"home":{"city":"Oslo"},"any":{"$decimal":"1.25"},"pic":"AAH/"}"#
-        XCTAssertTrue(FileHelper.write("\(folder)/people.jsonl", ann + "\n\n" + #"{"name": "Bob", "age": 40, "dogs": [{"id": 3, "name": "Max"}]}"# + "\n"))
+        // Bob's mixed value nests a dictionary (with a key like a tag), a float and a link.
+        let nested = #""any":{"$dictionary":{"$n":{"$float":1.5},"l":[1,[],{"$link":{"class":"Dog","primaryKey":1}}]}}"#
+        XCTAssertTrue(FileHelper.write("\(folder)/people.jsonl", ann + "\n\n" + #"{"name": "Bob", "age": 40, "dogs": [{"id": 3, "name": "Max"}], "# + nested + "}\n"))
         let file = "\(folder)/people.cove"
         var (status, output) = run(["import", file, "Dog", "\(folder)/dogs.jsonl", "--schema", "\(folder)/schema.json"])
         XCTAssertEqual(status, 0, output)
@@ -124,6 +126,7 @@ final class CLITests: CoveTestCase {
         XCTAssertEqual(lines.first, ann)
         XCTAssertEqual(lines.count, 2, output)
         XCTAssertTrue(lines[1].contains(#""dogs":[3]"#), output)
+        XCTAssertTrue(lines[1].contains(nested), output)
         (status, output) = run(["dump", file])
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains(#"{"$class":"Dog","id":3,"name":"Max"}"#), output)
