@@ -676,7 +676,7 @@ static void test_collections_given_to_creates(void) {
     bad[1] = elements(COVE_TYPE_LIST, nums, 1);
     bad[0] = elements(COVE_TYPE_LIST, nums, 1);
     CHECK_FAILS(cove_object_create_many(realm, "Item", names, 4, bad, 1, false, &created), COVE_ERR_WRONG_TYPE,
-                "property 'n' of class 'Item': value is a COVE_TYPE_LIST of elements");
+                "property 'n' of class 'Item' is int, got list [3]");
     bad[0] = int_of(9);
     cove_value_t bad_keys[2] = {int_of(1), int_of(2)};
     bad[3] = elements(COVE_TYPE_MAP, bad_keys, 1);
