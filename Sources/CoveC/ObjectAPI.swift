@@ -212,7 +212,7 @@ final class CreatorMemo {
                     row[single] = try ValueBridge.value(v, "value", in: function)
                     single += 1
                 } else {
-                    elements[collection] = try ValueBridge.elements(v, map: kinds[j] == .map, in: function)
+                    try ValueBridge.elements(v, map: kinds[j] == .map, in: function, into: &elements[collection])
                     collection += 1
                 }
             } catch {

@@ -69,6 +69,15 @@ enum ValueBridge {
     /// The elements a #COVE_TYPE_LIST value gives (with `map`, a #COVE_TYPE_MAP value's keys
     /// and values, alternating), for a collection property of a create.
     static func elements(_ pointer: UnsafePointer<cove_value_t>?, map: Bool, in function: StaticString, depth: Int = 0) throws(CFailure) -> [Value] {
+        var out: [Value] = []
+        try elements(pointer, map: map, in: function, depth: depth, into: &out)
+        return out
+    }
+
+    /// `elements(_:map:in:depth:)` into `out`, whose values are replaced (its storage kept, so
+    /// that a caller reading one object after another allocates it once).
+    static func elements(_ pointer: UnsafePointer<cove_value_t>?, map: Bool, in function: StaticString, depth: Int = 0,
+                         into out: inout [Value]) throws(CFailure) {
         guard let v = pointer?.pointee else { throw invalidArgument(function, "value is NULL") }
         let wanted = map ? Int32(COVE_TYPE_MAP.rawValue) : Int32(COVE_TYPE_LIST.rawValue)
         guard v.type == wanted else {
@@ -79,9 +88,9 @@ enum ValueBridge {
         let count = v.u.elements.count
         let (n, overflow) = count.multipliedReportingOverflow(by: map ? 2 : 1)
         guard count >= 0, !overflow else { throw invalidArgument(function, "the elements' count \(UInt(bitPattern: count)) is too large") }
-        if n == 0 { return [] }
+        if out.count > n { out.removeLast(out.count - n) }
+        if n == 0 { return }
         guard let items = v.u.elements.items else { throw invalidArgument(function, "the elements are NULL with count \(count)") }
-        var out: [Value] = []
         out.reserveCapacity(n)
         for k in 0..<n {
             do throws(CFailure) {
@@ -90,12 +99,12 @@ enum ValueBridge {
                         throw invalidArgument(function, "key \(k / 2) has type tag \(items[k].type), not COVE_TYPE_STRING")
                     }
                 }
-                out.append(try value(items + k, "value", in: function, depth: depth))
+                let element = try value(items + k, "value", in: function, depth: depth)
+                if k < out.count { out[k] = element } else { out.append(element) }
             } catch {
                 throw rewordedFailure(error, function, map ? (k % 2 == 0 ? "key \(k / 2)" : "value \(k / 2)") : "element \(k)")
             }
         }
-        return out
     }
 
     private static func bytes(_ data: UnsafeRawPointer?, _ size: Int, _ what: StaticString, in function: StaticString) throws(CFailure) -> [UInt8] {

@@ -143,6 +143,8 @@ public final class DynamicCreator {
     public let collections: [String]
     private var plan: ObjectStore.CreatePlan
     private var collectionProperties: [Property]
+    /// The prepared collections of the last create, kept (emptied) for the next one.
+    private var preparedScratch: [ObjectStore.PreparedCollection] = []
     /// The serial of the transaction's store `plan` was resolved in: a later write resolves it
     /// again, so a migration between them cannot leave it pointing at the wrong properties.
     private var store: UInt64
@@ -206,7 +208,14 @@ public final class DynamicCreator {
     /// `create(_:elements:)`, giving the object.
     public func createObject(_ values: [Value], elements: [[Value]]) throws(CoveError) -> DynamicObject {
         let store = try currentStore()
-        let prepared = try prepare(store, elements)
+        var prepared = preparedScratch
+        preparedScratch = []
+        defer {
+            // Emptied one by one: a few collections, and cheaper than removeAll(keepingCapacity:).
+            while !prepared.isEmpty { prepared.removeLast() }
+            preparedScratch = prepared
+        }
+        try prepare(store, elements, into: &prepared)
         let key = try store.create(plan, values, collections: collectionProperties, prepared: prepared)
         return try object(key, in: store)
     }
@@ -219,12 +228,17 @@ public final class DynamicCreator {
     }
 
     private func prepare(_ store: ObjectStore, _ elements: [[Value]]) throws(CoveError) -> [ObjectStore.PreparedCollection] {
-        try requireElements(elements)
         var prepared: [ObjectStore.PreparedCollection] = []
+        try prepare(store, elements, into: &prepared)
+        return prepared
+    }
+
+    /// The collections' elements checked and encoded, appended to `prepared`.
+    private func prepare(_ store: ObjectStore, _ elements: [[Value]], into prepared: inout [ObjectStore.PreparedCollection]) throws(CoveError) {
+        try requireElements(elements)
         prepared.reserveCapacity(elements.count)
         let cls = plan.cls
         for i in elements.indices { prepared.append(try store.prepareCollection(cls, collectionProperties[i], elements[i])) }
-        return prepared
     }
 
     /// `createOrUpdate(_:)` with `elements` as `create(_:elements:)` takes them: an updated

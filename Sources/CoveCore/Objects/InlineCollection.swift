@@ -34,6 +34,14 @@ package struct InlineCollection {
         self.keyed = keyed
     }
 
+    /// The collection of `count` entries that `bytes` encodes, unchecked: for bytes this
+    /// process encoded itself.
+    init(encoded bytes: [UInt8], count: Int, keyed: Bool) {
+        self.bytes = bytes
+        self.count = count
+        self.keyed = keyed
+    }
+
     /// The collection `bytes` encodes, checked: `count` entries that fill the bytes exactly and,
     /// when keyed, keys in strictly ascending order.
     init(bytes: [UInt8], count: Int, keyed: Bool) throws(StorageError) {

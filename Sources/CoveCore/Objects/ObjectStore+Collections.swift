@@ -787,10 +787,50 @@ extension ObjectStore {
         /// The stored values, in the collection's order (a list's only when it keeps
         /// backlinks: of links or of mixed values).
         var stored: [Value]
-        /// The elements in the inline form (which a tree is built from when they are too many).
-        var inline: InlineCollection
         /// A map's keys, in order.
         var mapKeys: [String]
+        /// How many elements there are.
+        let count: Int
+        /// The bytes of the inline form.
+        let inlineByteCount: Int
+        /// The encoded elements: the inline form (`rowPrefix` 0), or a list's led by the prefix
+        /// of a row cell (`rowValue(.row(_:))`, `rowPrefix` bytes), so that a create that puts
+        /// the list in its row makes no second copy. Stored fields, not computed ones, so that
+        /// reading one from an array of them copies nothing.
+        private let bytes: [UInt8]
+        private let rowPrefix: Int
+        private let keyed: Bool
+
+        init(stored: [Value], inline: InlineCollection, mapKeys: [String]) {
+            self.stored = stored
+            self.mapKeys = mapKeys
+            count = inline.count
+            inlineByteCount = inline.bytes.count
+            bytes = inline.bytes
+            rowPrefix = 0
+            keyed = inline.keyed
+        }
+
+        /// A list whose row cell `bytes` holds `count` elements after a prefix of `prefix` bytes.
+        init(stored: [Value], rowCell bytes: [UInt8], count: Int, prefix: Int) {
+            self.stored = stored
+            mapKeys = []
+            self.count = count
+            inlineByteCount = bytes.count - prefix
+            self.bytes = bytes
+            rowPrefix = prefix
+            keyed = false
+        }
+
+        /// The elements in the inline form (which a tree is built from when they are too many).
+        var inline: InlineCollection {
+            InlineCollection(encoded: rowPrefix == 0 ? bytes : Array(bytes[rowPrefix...]), count: count, keyed: keyed)
+        }
+
+        /// The collection as the cell of a row (`rowValue(.row(inline))`).
+        var rowCell: CellValue {
+            rowPrefix == 0 ? ObjectStore.rowValue(.row(inline)) : .bytes(bytes)
+        }
     }
 
     /// Checks and encodes `elements` for collection `p` of `cls` (see `assignCollection`).
@@ -843,14 +883,24 @@ extension ObjectStore {
             stored = keyed.map(\.value)
             for k in keyed { inline.append(key: k.key, mixed: k.value) }
         default:
-            // The stored values are kept only where backlinks need them.
+            // A list is encoded as a row cell at once (its count is known): the prefix, then
+            // each element's length and mixed encoding. The stored values are kept only where
+            // backlinks need them.
             if p.keepsBacklinks { stored.reserveCapacity(elements.count) }
-            inline.reserve(elements.reduce(0) { $0 + 2 + $1.mixedEncodedSize })
+            var bytes: [UInt8] = []
+            // Room for ints and doubles (a length byte, a tag, 8 bytes); longer ones grow it.
+            bytes.reserveCapacity(11 + 10 * elements.count)
+            bytes.append(CollectionCell.rowInlineTag)
+            InlineCollection.appendLength(elements.count, to: &bytes)
+            let prefix = bytes.count
             for v in elements {
                 let e = try element(v, for: p, of: cls)
-                inline.append(mixed: e)
+                let size = e.mixedEncodedSize
+                InlineCollection.appendLength(size, to: &bytes)
+                e.appendMixed(to: &bytes)
                 if p.keepsBacklinks { stored.append(e) }
             }
+            return PreparedCollection(stored: stored, rowCell: bytes, count: elements.count, prefix: prefix)
         }
         return PreparedCollection(stored: stored, inline: inline, mapKeys: mapKeys)
     }
@@ -875,7 +925,7 @@ extension ObjectStore {
         if kind == .map {
             for key in prepared.mapKeys { try record(cls, objectKey, p, .insertKey(key)) }
         } else {
-            for i in 0..<prepared.inline.count { try record(cls, objectKey, p, .insert(i)) }
+            for i in 0..<prepared.count { try record(cls, objectKey, p, .insert(i)) }
         }
     }
 

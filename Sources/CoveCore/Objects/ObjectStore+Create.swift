@@ -91,11 +91,12 @@ extension ObjectStore {
         var inRow: [(column: Int, cell: CellValue)] = []
         var later: [Int] = []
         if !collections.isEmpty {
+            swap(&inRow, &rowCellsScratch)
             let t = try tableForAppend(plan.cls)
             for i in collections.indices {
                 let column = try self.column(collections[i], in: t)
-                if t.entry.columns[column].spec.kind == .collectionInRow, prepared[i].inline.bytes.count <= InlineCollection.rowLimit {
-                    if prepared[i].inline.count > 0 { inRow.append((column, Self.rowValue(.row(prepared[i].inline)))) }
+                if t.entry.columns[column].spec.kind == .collectionInRow, prepared[i].inlineByteCount <= InlineCollection.rowLimit {
+                    if prepared[i].count > 0 { inRow.append((column, prepared[i].rowCell)) }
                 } else {
                     later.append(i)
                 }
@@ -109,6 +110,11 @@ extension ObjectStore {
                 for j in 0..<values.count { try fill(t, at: plan.positions[j], values[j], &row, &links) }
                 for (column, cell) in inRow { row[column] = cell }
             }
+        }
+        if !collections.isEmpty {
+            // Emptied one by one: a few cells, and cheaper than removeAll(keepingCapacity:).
+            while !inRow.isEmpty { inRow.removeLast() }
+            swap(&inRow, &rowCellsScratch)
         }
         for i in collections.indices {
             if later.contains(i) {

@@ -46,6 +46,9 @@ package final class ObjectStore {
     var lastInline: (objectKey: Int64, propertyKey: Int64, root: TreeRoot, collection: InlineCollection)?
     /// What this transaction did, for the commit's history record.
     package var changes = ChangeRecord()
+    /// The row cells of a create's collections, kept from create to create (emptied) so that
+    /// creating objects with collections does not allocate the list each time.
+    var rowCellsScratch: [(column: Int, cell: CellValue)] = []
     /// Grows with every write through this store, so results computed before a write in
     /// progress know to run again (they show the write's own changes).
     package var editCount = 0
