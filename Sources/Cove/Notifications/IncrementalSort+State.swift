@@ -16,8 +16,12 @@ struct SortedRows: Sendable {
     var fence = SortFence()
     /// The code of each row's first sort value (`SortCode`), when the state has them.
     var codes: [UInt64]?
+    /// The code of each row's second sort value, when the state has codes of the first and the
+    /// second key has them too: rows tied on the first key (`team.name`, then `name`) then
+    /// compare in memory as well.
+    var secondCodes: [UInt64]?
     /// The order and codes before the last step, whose storage the next one writes into.
-    var spare: (order: [Int64], codes: [UInt64]) = ([], [])
+    var spare: (order: [Int64], codes: [UInt64], secondCodes: [UInt64]) = ([], [], [])
 }
 
 /// The matches of DISTINCT results by group of equal values; each group's first member is its
@@ -182,8 +186,8 @@ extension IncrementalSortPlan {
             matches = try store.objectKeys(cls)
         }
         guard let distinct else {
-            let (keys, fence, codes) = try Self.sorted(matches, by: order, classKey, store)
-            return SortedRows(order: keys, groups: nil, fence: fence, codes: codes)
+            let (keys, fence, codes, secondCodes) = try Self.sorted(matches, by: order, classKey, store)
+            return SortedRows(order: keys, groups: nil, fence: fence, codes: codes, secondCodes: secondCodes)
         }
         // Each group's first member in group order stands for it; the rows are those, sorted.
         var groups = DistinctGroups()
@@ -194,8 +198,8 @@ extension IncrementalSortPlan {
             groups.members[Int(g)].append(k)
             groups.groupOf[k] = g
         }
-        let (keys, fence, codes) = try Self.sorted(firsts, by: order, classKey, store)
-        return SortedRows(order: keys, groups: groups, fence: fence, codes: codes)
+        let (keys, fence, codes, secondCodes) = try Self.sorted(firsts, by: order, classKey, store)
+        return SortedRows(order: keys, groups: groups, fence: fence, codes: codes, secondCodes: secondCodes)
     }
 
     /// The values DISTINCT compares of one object.
@@ -207,12 +211,13 @@ extension IncrementalSortPlan {
     }
 
     /// `keys` sorted by `sortKeys`, then by key; the fence of the order, and the codes of the
-    /// rows' first values when they have them.
+    /// rows' first values when they have them, with those of their second values when these
+    /// have them too.
     static func sorted(_ keys: [Int64], by sortKeys: [IncrementalSortKey], _ classKey: UInt32,
-                       _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence, codes: [UInt64]?) {
+                       _ store: ObjectStore) throws(CoveError) -> (keys: [Int64], fence: SortFence, codes: [UInt64]?, secondCodes: [UInt64]?) {
         if sortKeys.isEmpty {
             let sorted = keys.sorted()
-            return (sorted, try SortFence(count: sorted.count, width: 0) { (i: Int) throws(CoveError) in ([], sorted[i]) }, nil)
+            return (sorted, try SortFence(count: sorted.count, width: 0) { (i: Int) throws(CoveError) in ([], sorted[i]) }, nil, nil)
         }
         // Own properties of keys in ascending order are read a column at a time.
         let ascendingKeys = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
@@ -240,6 +245,8 @@ extension IncrementalSortPlan {
             (columns.map { $0[order[i]] }, keys[order[i]])
         }
         let codes = sortKeys[0].hasCodes ? SortCode.codes(order.map { columns[0][$0] }) : nil
-        return (order.map { keys[$0] }, fence, codes)
+        let secondCodes = codes != nil && sortKeys.count > 1 && sortKeys[1].hasCodes
+            ? SortCode.codes(order.map { columns[1][$0] }) : nil
+        return (order.map { keys[$0] }, fence, codes, secondCodes)
     }
 }

@@ -96,6 +96,9 @@ struct SortStep {
         let codes = state.codes
         state.codes = nil
         let arrivingCodes = codes == nil ? nil : SortCode.codes(arriving.map { $0.values[0] })
+        let secondCodes = arrivingCodes == nil ? nil : state.secondCodes
+        state.secondCodes = nil
+        let arrivingSecond = secondCodes == nil ? nil : SortCode.codes(arriving.map { $0.values[1] })
         var fence = state.fence
         state.fence = SortFence()
         var staying = SortFence.Staying()
@@ -122,18 +125,24 @@ struct SortStep {
             while lo < hi {
                 let mid = (lo + hi) / 2
                 let i = stayed(mid)
-                if try rowBefore(order[i], codes?[i], a, arrivingCodes?[n], keys) { lo = mid + 1 } else { hi = mid }
+                if try rowBefore(order[i], codes?[i], a, arrivingCodes?[n], keys,
+                                 second: (secondCodes?[i], arrivingSecond?[n])) { lo = mid + 1 } else { hi = mid }
             }
             points.append(lo)
         }
         // Into the storage of the order and codes before the last step.
-        var newOrder = state.spare.order, newCodes = state.spare.codes
-        state.spare = ([], [])
+        var newOrder = state.spare.order, newCodes = state.spare.codes, newSecond = state.spare.secondCodes
+        state.spare = ([], [], [])
         let newPosition = Self.merge(order, leavingAt, arriving.map(\.key), points, into: &newOrder)
         if let codes, let arrivingCodes {
             _ = Self.merge(codes, leavingAt, arrivingCodes, points, into: &newCodes)
             state.codes = newCodes
             state.spare.codes = codes
+            if let secondCodes, let arrivingSecond {
+                _ = Self.merge(secondCodes, leavingAt, arrivingSecond, points, into: &newSecond)
+                state.secondCodes = newSecond
+                state.spare.secondCodes = secondCodes
+            }
         } else {
             fence.advance(staying, points, arriving, newPosition)
             state.fence = fence
@@ -193,6 +202,7 @@ struct SortStep {
             for k in candidates {
                 let a = (try values(of: k, keys), k)
                 let code = state.codes == nil ? nil : SortCode.code(a.0[0])
+                let code2 = code == nil || state.secondCodes == nil ? nil : SortCode.code(a.0[1])
                 var lo = 0, hi = order.count
                 if code == nil {
                     let bracket = state.fence.bracket(a, nil, order.count, keys)
@@ -200,7 +210,8 @@ struct SortStep {
                 }
                 while lo < hi {
                     let mid = (lo + hi) / 2
-                    if try rowBefore(order[mid], code == nil ? nil : state.codes?[mid], a, code, keys) { lo = mid + 1 } else { hi = mid }
+                    if try rowBefore(order[mid], code == nil ? nil : state.codes?[mid], a, code, keys,
+                                     second: (code2 == nil ? nil : state.secondCodes?[mid], code2)) { lo = mid + 1 } else { hi = mid }
                 }
                 if lo < order.count && order[lo] == k { found.append((lo, lo, k)) }
             }
@@ -277,12 +288,20 @@ struct SortStep {
     /// Whether the row `key` (the code of its first value `code`) sorts before `a` (its code
     /// `aCode`) by `keys`, then object key: by the codes when they differ, or tie and say the
     /// values are equal and there is no other key; else by the values read.
+    /// `second` holds the codes of the two rows' second values when the state has them.
     private func rowBefore(_ key: Int64, _ code: UInt64?, _ a: Sorted, _ aCode: UInt64?,
-                           _ keys: [IncrementalSortKey]) throws(CoveError) -> Bool {
+                           _ keys: [IncrementalSortKey], second: (UInt64?, UInt64?) = (nil, nil)) throws(CoveError) -> Bool {
         if let code, let aCode {
             if code != aCode { return (code < aCode) == keys[0].ascending }
-            // Equal first values: the other keys decide.
-            if SortCode.isExact(code) { return try sortsBefore(key, a, keys, from: 1) }
+            // Equal first values: the other keys decide, the second by its codes when they
+            // differ or say the values are equal.
+            if SortCode.isExact(code) {
+                if let c2 = second.0, let a2 = second.1 {
+                    if c2 != a2 { return (c2 < a2) == keys[1].ascending }
+                    if SortCode.isExact(c2) { return keys.count == 2 ? key < a.key : try sortsBefore(key, a, keys, from: 2) }
+                }
+                return try sortsBefore(key, a, keys, from: 1)
+            }
         }
         return try sortsBefore(key, a, keys)
     }
