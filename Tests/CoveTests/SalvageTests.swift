@@ -68,7 +68,7 @@ final class SalvageTests: CoveTestCase {
     /// objects as dictionaries inside their parents' values.
     private func contents(_ realm: Realm) throws -> [String: [Int64: [String: Value]]] {
         var out: [String: [Int64: [String: Value]]] = [:]
-        for cls in try realm.fileSchema.classes where !cls.isEmbedded {
+        for cls in realm.fileSchema.classes where !cls.isEmbedded {
             for object in try realm.dynamicObjects(cls.className) {
                 out[cls.className, default: [:]][object.objectKey] = try values(of: object, cls, realm)
             }
@@ -83,7 +83,7 @@ final class SalvageTests: CoveTestCase {
             case .none: values[p.name] = try object.value(forKey: p.name)
             case .list:
                 let list = try object.dynamicList(p.name)
-                if let target = p.type.objectClassName, let embedded = try realm.fileSchema[target], embedded.isEmbedded {
+                if let target = p.type.objectClassName, let embedded = realm.fileSchema[target], embedded.isEmbedded {
                     var elements: [Value] = []
                     for i in 0..<(try list.count) {
                         elements.append(.dictionary(try self.values(of: try XCTUnwrap(list.object(at: i)), embedded, realm)))
@@ -153,24 +153,12 @@ final class SalvageTests: CoveTestCase {
         return out
     }
 
-    /// Flips sixteen bytes in the middle of page `page` of the file at `path`.
-    private func damage(_ path: String, page: PageNumber) throws {
-        let fd = Glibc.open(path, O_RDWR)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        defer { Glibc.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let offset = off_t(page) * 4096 + 2000
-        XCTAssertEqual(pread(fd, &bytes, 16, offset), 16)
-        for i in 0..<16 { bytes[i] ^= 0xA5 }
-        XCTAssertEqual(pwrite(fd, bytes, 16, offset), 16)
-    }
-
     /// A filled file, its contents, and its schema with keys.
     private func made(_ name: String = "a.cove") throws -> (path: String, contents: [String: [Int64: [String: Value]]], schema: Schema) {
         let path = "\(folder)/\(name)"
         let realm = try open(path)
         try fill(realm)
-        let result = (path, try contents(realm), try realm.fileSchema)
+        let result = (path, try contents(realm), realm.fileSchema)
         realm.close()
         return result
     }
@@ -231,10 +219,10 @@ final class SalvageTests: CoveTestCase {
         let dogLeaf = try map.clusters("Dog")[1]
         let personLeaf = try map.clusters("Person")[2]
         map.close()
-        try damage(path, page: dogLeaf.page)
-        try damage(path, page: personLeaf.page)
+        try FileMap.damage(path, page: dogLeaf.page)
+        try FileMap.damage(path, page: personLeaf.page)
 
-        let dogKey = schema["Dog"]!.classKey!, personKey = schema["Person"]!.classKey!, noteKey = schema["Note"]!.classKey!
+        let dogKey = schema["Dog"]!.classKey!, personKey = schema["Person"]!.classKey!
         let lost = Set(dogLeaf.keys.map { ObjectLink(classKey: dogKey, objectKey: $0) } + personLeaf.keys.map { ObjectLink(classKey: personKey, objectKey: $0) })
         // The notes of the people lost go with them.
         let lostNotes = personLeaf.keys.map { original["Person"]![$0]!["notes"]! }.reduce(0) { n, v in
@@ -271,7 +259,7 @@ final class SalvageTests: CoveTestCase {
         let clusters = try map.clusters("Log")
         let lostKeys = clusters.prefix(Int(damaged.count)).flatMap(\.keys)
         map.close()
-        try damage(path, page: damaged.page)
+        try FileMap.damage(path, page: damaged.page)
 
         let logKey = schema["Log"]!.classKey!
         let lost = Set(lostKeys.map { ObjectLink(classKey: logKey, objectKey: $0) })
@@ -297,8 +285,8 @@ final class SalvageTests: CoveTestCase {
         XCTAssertGreaterThanOrEqual(leaves21.count, 3)
         let start = Int(leaves21[0].count), count = Int(leaves21[1].count)
         map.close()
-        try damage(path, page: root20.page.pgno)
-        try damage(path, page: leaves21[1].page)
+        try FileMap.damage(path, page: root20.page.pgno)
+        try FileMap.damage(path, page: leaves21[1].page)
 
         var wanted = expected(original, lost: [], schema)
         wanted["Person"]![key20]!["big"] = .list([])
@@ -317,7 +305,7 @@ final class SalvageTests: CoveTestCase {
         let map = try FileMap(path)
         let page = try XCTUnwrap(map.schemaPage(), "the schema record is long enough for an overflow page")
         map.close()
-        try damage(path, page: page)
+        try FileMap.damage(path, page: page)
         let out = "\(folder)/out.cove"
         assertThrows(.corrupt, containing: "nothing can be salvaged") { _ = try Realm.salvage(fromFile: path, toFile: out) }
         assertThrows(.corrupt, containing: "page \(page)") { _ = try Realm.salvage(fromFile: path, toFile: out) }
@@ -345,7 +333,7 @@ final class SalvageTests: CoveTestCase {
         let leaf = try XCTUnwrap(map.clusters("Log").last)
         let schema = map.schema
         map.close()
-        try damage(path, page: leaf.page)
+        try FileMap.damage(path, page: leaf.page)
 
         let logKey = schema["Log"]!.classKey!
         let report = try salvage(path, holding: expected(all, lost: Set(leaf.keys.map { ObjectLink(classKey: logKey, objectKey: $0) }), schema))
@@ -375,7 +363,7 @@ final class SalvageTests: CoveTestCase {
         let page = try XCTUnwrap(map.schemaPage())
         XCTAssertNotNil(map.schema["Log"]?[property: "extra"])
         map.close()
-        try damage(path, page: page)
+        try FileMap.damage(path, page: page)
 
         let report = try salvage(path, holding: expected(original, lost: [], schema))
         XCTAssertEqual(report.newestVersion, newest)
@@ -395,7 +383,7 @@ final class SalvageTests: CoveTestCase {
             realm.close()
         }
         let realm = try open(path)
-        let original = try contents(realm), schema = try realm.fileSchema
+        let original = try contents(realm), schema = realm.fileSchema
         realm.close()
         XCTAssertTrue(try salvage(path, holding: original).isComplete)
         _ = unlink("\(folder)/salvaged.cove")
@@ -404,7 +392,7 @@ final class SalvageTests: CoveTestCase {
         let map = try FileMap(path)
         let dogLeaf = try map.clusters("Dog")[2]
         map.close()
-        try damage(path, page: dogLeaf.page)
+        try FileMap.damage(path, page: dogLeaf.page)
         let dogKey = schema["Dog"]!.classKey!
         let lost = Set(dogLeaf.keys.map { ObjectLink(classKey: dogKey, objectKey: $0) })
         let report = try salvage(path, holding: expected(original, lost: lost, schema))
@@ -442,6 +430,18 @@ struct FileMap {
     func close() {
         snapshot.end()
         storage.close()
+    }
+
+    /// Flips sixteen bytes in the middle of page `page` of the file at `path`.
+    static func damage(_ path: String, page: PageNumber) throws {
+        let fd = Glibc.open(path, O_RDWR)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let offset = off_t(page) * 4096 + 2000
+        XCTAssertEqual(pread(fd, &bytes, 16, offset), 16)
+        for i in 0..<16 { bytes[i] ^= 0xA5 }
+        XCTAssertEqual(pwrite(fd, bytes, 16, offset), 16)
     }
 
     private var catalog: BTree<SalvagePages> { BTree(store: pages, root: snapshot.catalog, keyKind: .bytes) }
