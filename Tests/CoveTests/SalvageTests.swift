@@ -300,6 +300,24 @@ final class SalvageTests: CoveTestCase {
         XCTAssertFalse(report.isComplete)
     }
 
+    func testADamagedPageOfALongValueLosesTheValueAlone() throws {
+        let (path, original, schema) = try made()
+        let key = try XCTUnwrap(original["Person"]?.first { $0.value["name"] == .string("p40") }?.key)
+        let map = try FileMap(path)
+        let page = try XCTUnwrap(map.overflowPage("Person", key, "bio"), "a bio of 5000 bytes is in overflow pages")
+        map.close()
+        try FileMap.damage(path, page: page)
+
+        var wanted = expected(original, lost: [], schema)
+        wanted["Person"]![key]!["bio"] = .null
+        let report = try salvage(path, holding: wanted)
+        let people = try self.report(report, "Person")
+        XCTAssertEqual(people.objectsLost, 0)
+        XCTAssertEqual(people.valuesLost, 1)
+        XCTAssertEqual(people.damagedPages, [page])
+        XCTAssertTrue(report.description.contains("Person: 400 objects copied, 1 values lost, damaged pages \(page)"), report.description)
+    }
+
     func testADamagedSchemaPageSalvagesNothing() throws {
         let (path, _, _) = try made()
         let map = try FileMap(path)
@@ -479,15 +497,28 @@ struct FileMap {
         }
     }
 
-    /// The root of the tree of its own of collection `property` of object `key`, if it has one.
-    func collectionRoot(_ className: String, _ key: Int64, _ property: String) throws -> TreeRoot? {
+    /// The table of `className`, and the column of its `property` with the column's kind.
+    private func column(_ className: String, _ property: String) throws -> (table: ClusterTree<SalvagePages>, column: Int, kind: ColumnKind) {
         let cls = schema[className]!
-        let table = try table(className)
         let propertyKey = cls[property: property]!.key!
         let bytes = try XCTUnwrap(catalog.get(CatalogKey.table(cls.classKey!)))
         let entry = try bytes.withUnsafeBytes { b in try TableEntry.decode(b) }
         let column = try XCTUnwrap(entry.columns.firstIndex { $0.property == propertyKey })
+        return (try table(className), column, entry.columns[column].spec.kind)
+    }
+
+    /// The root of the tree of its own of collection `property` of object `key`, if it has one.
+    func collectionRoot(_ className: String, _ key: Int64, _ property: String) throws -> TreeRoot? {
+        let (table, column, _) = try self.column(className, property)
         return ObjectStore.treeRoot(in: try table.get(UInt64(bitPattern: key), column: column))
+    }
+
+    /// The first overflow page of the value of `property` of object `key`, when it has one.
+    func overflowPage(_ className: String, _ key: Int64, _ property: String) throws -> PageNumber? {
+        let (table, column, kind) = try self.column(className, property)
+        let at = try XCTUnwrap(table.locate(UInt64(bitPattern: key)))
+        guard case .overflow(let ref, _) = try at.leaf.cell(column, at.index, kind: kind) else { return nil }
+        return ref.pgno
     }
 
     /// The overflow page holding the schema record, when it has one.
