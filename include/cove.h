@@ -2167,6 +2167,35 @@ cove_status_t cove_compact_file(const char* path, cove_should_compact_fn should_
                                 bool* out_compacted);
 
 /**
+ * Salvages a damaged file (as sqlite3's `.recover`): copies everything that can still be read of
+ * the file at `damaged_path` into a new file at `out_path`. The damaged file is read without
+ * being trusted and is never written (no lock file either): of the versions its meta slots hold,
+ * the newest whose schema can be read is taken, even one cove_open() would discard. A page that
+ * fails its checksum or does not decode loses only what lives on it (objects of a table page,
+ * elements of a collection's page, a long value, which takes its property's default); links to
+ * lost objects become null or leave their lists and sets, embedded objects whose parent was
+ * lost go with it; indexes, primary keys and backlinks are built anew. The new file is committed
+ * durably and passes cove_verify(). Run it on a file no other process is writing.
+ * @param damaged_path NUL-terminated; the damaged Cove file.
+ * @param out_path NUL-terminated; no file may exist there.
+ * @param out_report_json receives, when a file was written, the report as JSON (free with
+ *   cove_free()): `version` salvaged, `newest_version`, `complete` (nothing was lost),
+ *   `version_notes`, `damaged_pages`, `catalog_pages`, and `classes`, per class `class`,
+ *   `objects_copied`, `objects_lost` (null when the class's table entry itself was lost),
+ *   `collections_damaged`, `values_lost`, `links_dropped`, `damaged_pages`. NULL on failure. May
+ *   be NULL.
+ * @return #COVE_OK when the new file was written, whether or not something was lost (see
+ *   `complete`); #COVE_ERR_INVALID_ARGUMENT (a NULL path, the same path twice, a file at
+ *   `out_path`); #COVE_ERR_CORRUPT when nothing can be salvaged (not a Cove file, no meta slot
+ *   holds together, no version's schema can be read; nothing is written); #COVE_ERR_IO (the
+ *   damaged file cannot be read, or the new one written: a partial new file is removed);
+ *   #COVE_ERR_NO_SPACE; #COVE_ERR_FORMAT (a file of a newer Cove).
+ * Complexity: O(n log n) for n objects, collection elements and index entries.
+ * Threads: any.
+ */
+cove_status_t cove_recover_file(const char* damaged_path, const char* out_path, char** out_report_json);
+
+/**
  * Writes a compacted copy of the version the realm reads to a new file at `path`: the same
  * schema, objects, links, collections and indexes in as few pages as they fit, committed
  * durably (SQLite's `VACUUM INTO`). Other threads and processes may go on writing meanwhile.

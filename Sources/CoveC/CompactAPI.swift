@@ -1,6 +1,8 @@
 // cove_compact_file and cove_config_set_should_compact_on_launch: a file compacted in place when
-// no other handle has it open (Realm.compactFile), asked through a C callback.
+// no other handle has it open (Realm.compactFile), asked through a C callback; cove_recover_file:
+// a damaged file salvaged into a new one (Realm.salvage), its report as JSON.
 import CCove
+import Glibc
 import Cove
 
 /// The C callback that decides a compaction, as a configuration holds it.
@@ -30,5 +32,17 @@ public func cove_config_set_should_compact_on_launch(_ config: OpaquePointer?, _
             c.shouldCompact = nil
             freeUserdata?(userdata)
         }
+    }
+}
+
+@c @implementation
+public func cove_recover_file(_ damagedPath: UnsafePointer<CChar>?, _ outPath: UnsafePointer<CChar>?,
+                              _ outReportJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
+    outReportJSON?.pointee = nil
+    return entry { () throws(CFailure) in
+        let damaged = try string(damagedPath, "damaged_path", in: "cove_recover_file")
+        let out = try string(outPath, "out_path", in: "cove_recover_file")
+        let report = try call { () throws(CoveError) in try Realm.salvage(fromFile: damaged, toFile: out) }
+        outReportJSON?.pointee = strdup(report.json().serialized())
     }
 }

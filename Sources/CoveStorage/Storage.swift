@@ -121,7 +121,7 @@ public final class Storage: @unchecked Sendable {
     /// The page memory of the last write transaction, kept for the next one (`PageBuffers`).
     let pageBuffers = Mutex<PageBuffers?>(nil)
 
-    private init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int,
+    init(path: String?, options: StorageOptions, file: PageFile, lock: LockFile, meta: MetaSlot, slot: Int,
                  recovery: RecoveryReport? = nil) {
         self.path = path
         self.recovery = recovery
@@ -219,7 +219,7 @@ public final class Storage: @unchecked Sendable {
 
     /// Refuses a file that is plainly not a Cove file before creating its lock file. A file
     /// whose first bytes are zero may be one being created right now: the locked path decides.
-    private static func refuseForeignFile(_ io: any FileIO) throws(StorageError) {
+    static func refuseForeignFile(_ io: any FileIO) throws(StorageError) {
         let size = try io.size()
         if size == 0 { return }
         let magic = withUnsafeBytes(of: MetaSlot.magic.littleEndian) { Array($0) }
@@ -286,51 +286,12 @@ public final class Storage: @unchecked Sendable {
         if size >= UInt64(2 * pageSize) { try file.ensureMapped(pages: size / UInt64(pageSize)) }
         let filePages = size / UInt64(pageSize)
 
-        // Slot 0 is page 0; slot 1 is page 8, or page 1 in a file made before format 5. Each
-        // slot names the page of the second, so a meta found on the other candidate page (a
-        // page of data in this file's layout never decodes as one) does not count.
-        var reasons: [String] = []
-        // Versions a slot holds that the open leaves out, with why (a failed commit's version,
-        // skipped on purpose, is not one).
-        var leftOut: [(version: UInt64, why: String)] = []
-        var candidates: [(meta: MetaSlot, slot: Int, copy: [UInt8])] = []
-        var anyCove = false
-        for (pgno, slot) in MetaSlot.candidatePages {
-            guard pgno < filePages else { continue }
-            var copy = [UInt8](repeating: 0, count: pageSize)
-            copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(pgno), count: pageSize)) }
-            let place = "slot \(slot) (page \(pgno))"
-            switch copy.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) {
-            case .notCove:
-                if pgno == 0 { reasons.append("\(place) has no Cove header") }
-            case .damaged(let why):
-                anyCove = true
-                reasons.append("\(place): \(why)")
-            case .unsupported(let why):
-                throw .format("'\(io.path)' was written by a newer Cove: meta \(place) has \(why)")
-            case .valid(let meta):
-                anyCove = true
-                if meta.slotPage(slot) != pgno {
-                    reasons.append("\(place) holds a meta slot of a file whose slot \(slot) is page \(meta.slotPage(slot))")
-                } else if abandoned != 0 && meta.version == abandoned {
-                    reasons.append("\(place) holds version \(abandoned), whose commit failed")
-                } else if meta.pageCount > filePages {
-                    let why = "\(place) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)"
-                    reasons.append(why)
-                    leftOut.append((meta.version, why))
-                } else {
-                    candidates.append((meta, slot, copy))
-                }
-            }
-        }
-        guard anyCove else { throw .corrupt("'\(io.path)' is not a Cove file (no Cove header in its meta slots)") }
-        candidates.sort { $0.meta.version > $1.meta.version }
-        for c in candidates {
+        let scan = try scanSlots(file, filePages: filePages, skipping: abandoned)
+        var reasons = scan.reasons
+        var leftOut = scan.leftOut
+        for c in scan.candidates {
             do throws(StorageError) {
-                let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
-                defer { page.deallocate() }
-                c.copy.withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
-                try checkWrittenPages(file, meta: c.meta, metaPage: page)
+                try scan.checkWrittenPages(of: c, in: file)
                 file.secondSlot = c.meta.secondSlot
                 let discarded = leftOut.filter { $0.version > c.meta.version }
                 let report = discarded.max { $0.version < $1.version }.map { newest in
@@ -345,6 +306,68 @@ public final class Storage: @unchecked Sendable {
             }
         }
         throw .corrupt("the meta slots of '\(io.path)' are damaged: " + reasons.joined(separator: "; "))
+    }
+
+    /// What the meta slots of a file hold: the valid slots that fit the file (newest first),
+    /// with a private copy of each; why each other one was left out; and the versions a slot
+    /// holds that do not fit the file.
+    struct SlotScan {
+        var candidates: [(meta: MetaSlot, slot: Int, copy: [UInt8])] = []
+        var reasons: [String] = []
+        /// Versions a slot holds that the open leaves out, with why (a failed commit's
+        /// version, skipped on purpose, is not one).
+        var leftOut: [(version: UInt64, why: String)] = []
+
+        /// Checks the written-page list of candidate `c` (see `checkWrittenPages`).
+        func checkWrittenPages(of c: (meta: MetaSlot, slot: Int, copy: [UInt8]), in file: PageFile) throws(StorageError) {
+            let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+            defer { page.deallocate() }
+            c.copy.withUnsafeBytes { page.copyMemory(from: $0.baseAddress!, byteCount: pageSize) }
+            try Storage.checkWrittenPages(file, meta: c.meta, metaPage: page)
+        }
+    }
+
+    /// Reads the meta slots of `file` (its first `filePages` pages mapped), leaving out the
+    /// version `abandoned` (a commit that failed), if not 0.
+    /// - Throws: `.format` for a slot of a newer format, `.corrupt` when neither slot is a
+    ///   Cove meta slot.
+    static func scanSlots(_ file: PageFile, filePages: UInt64, skipping abandoned: UInt64 = 0) throws(StorageError) -> SlotScan {
+        // Slot 0 is page 0; slot 1 is page 8, or page 1 in a file made before format 5. Each
+        // slot names the page of the second, so a meta found on the other candidate page (a
+        // page of data in this file's layout never decodes as one) does not count.
+        var scan = SlotScan()
+        var anyCove = false
+        for (pgno, slot) in MetaSlot.candidatePages {
+            guard pgno < filePages else { continue }
+            var copy = [UInt8](repeating: 0, count: pageSize)
+            copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(pgno), count: pageSize)) }
+            let place = "slot \(slot) (page \(pgno))"
+            switch copy.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) {
+            case .notCove:
+                if pgno == 0 { scan.reasons.append("\(place) has no Cove header") }
+            case .damaged(let why):
+                anyCove = true
+                scan.reasons.append("\(place): \(why)")
+            case .unsupported(let why):
+                throw .format("'\(file.io.path)' was written by a newer Cove: meta \(place) has \(why)")
+            case .valid(let meta):
+                anyCove = true
+                if meta.slotPage(slot) != pgno {
+                    scan.reasons.append("\(place) holds a meta slot of a file whose slot \(slot) is page \(meta.slotPage(slot))")
+                } else if abandoned != 0 && meta.version == abandoned {
+                    scan.reasons.append("\(place) holds version \(abandoned), whose commit failed")
+                } else if meta.pageCount > filePages {
+                    let why = "\(place) (version \(meta.version)) records \(meta.pageCount) pages, the file has \(filePages)"
+                    scan.reasons.append(why)
+                    scan.leftOut.append((meta.version, why))
+                } else {
+                    scan.candidates.append((meta, slot, copy))
+                }
+            }
+        }
+        guard anyCove else { throw .corrupt("'\(file.io.path)' is not a Cove file (no Cove header in its meta slots)") }
+        scan.candidates.sort { $0.meta.version > $1.meta.version }
+        return scan
     }
 
     /// The page of the second meta slot of a file other handles have open (and recovered): as

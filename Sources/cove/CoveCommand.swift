@@ -14,7 +14,7 @@ struct CoveCommand: ParsableCommand {
         abstract: "Cove: an embedded object database with live queries.",
         discussion: "docs/cli.md is the guide to every command and to the shell.",
         version: CoveVersion.string,
-        subcommands: [Shell.self, Info.self, Check.self, Backup.self, Compact.self, SchemaCommand.self, QueryCommand.self, Dump.self, Import.self,
+        subcommands: [Shell.self, Info.self, Check.self, Backup.self, Compact.self, Recover.self, SchemaCommand.self, QueryCommand.self, Dump.self, Import.self,
                       Create.self, SetCommand.self, Delete.self, Watch.self, Demo.self])
 }
 

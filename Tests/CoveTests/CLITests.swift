@@ -1,5 +1,5 @@
 // The `cove` command-line tool, run as a user runs it: exit status and output of `demo`,
-// `check`, `info`, `schema`, `dump`, `import` and `query`, on good files, bad lines, a file that is not a
+// `check`, `info`, `schema`, `dump`, `import`, `query` and `recover`, on good files, bad lines, a file that is not a
 // Cove file, and a missing one.
 import XCTest
 import Cove
@@ -43,6 +43,52 @@ final class CLITests: CoveTestCase {
         let (again, refused) = run(["backup", path, "\(folder)/copy.cove"])
         XCTAssertNotEqual(again, 0)
         XCTAssertTrue(refused.contains("COVE_ERR_INVALID_ARGUMENT") && refused.contains("already exists"), refused)
+    }
+
+    func testRecoverSaysWhatWasLostInItsExitStatus() throws {
+        let path = "\(folder)/damaged.cove"
+        do {
+            let schema = try Schema(jsonText: #"{"Item": {"properties": {"n": "int", "s": "string"}}}"#)
+            let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1))
+            try realm.write { for i in 0..<3000 { _ = try realm.dynamicCreate("Item", values: [("n", .int(Int64(i))), ("s", .string(String(repeating: "s", count: 100)))]) } }
+            realm.close()
+        }
+        // Nothing lost: 0.
+        var result = CLITool.run(["recover", path, "\(folder)/all.cove"], in: folder)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("all.cove: salvaged from") && result.out.contains("Item: 3000 objects copied")
+                      && result.out.contains("nothing was lost"), result.out)
+        // Nothing written: 2.
+        result = CLITool.run(["recover", path, "\(folder)/all.cove"], in: folder)
+        XCTAssertEqual(result.status, 2, result.err)
+        XCTAssertTrue(result.err.contains("COVE_ERR_INVALID_ARGUMENT") && result.err.contains("already exists"), result.err)
+        XCTAssertTrue(FileHelper.write("\(folder)/text.cove", String(repeating: "not a cove file\n", count: 600)))
+        result = CLITool.run(["recover", "\(folder)/text.cove", "\(folder)/none.cove"], in: folder)
+        XCTAssertEqual(result.status, 2, result.err)
+        XCTAssertTrue(result.err.contains("COVE_ERR_CORRUPT"), result.err)
+        XCTAssertFalse(FileHelper.exists("\(folder)/none.cove"))
+
+        // One cluster page damaged: 1, the report says which and how many.
+        let map = try FileMap(path)
+        let leaf = try map.clusters("Item")[1]
+        map.close()
+        try FileMap.damage(path, page: leaf.page)
+        result = CLITool.run(["recover", path, "\(folder)/part.cove", "--format", "json"], in: folder)
+        XCTAssertEqual(result.status, 1, result.err)
+        XCTAssertTrue(result.err.contains("some data of '\(path)' could not be read"), result.err)
+        let json = try JSONValue(parsing: Array(result.out.utf8))
+        XCTAssertEqual(json["complete"], .bool(false))
+        XCTAssertEqual(json["damaged_pages"], .array([.int(Int64(leaf.page))]))
+        guard case .array(let classes)? = json["classes"], let item = classes.first else { return XCTFail(result.out) }
+        XCTAssertEqual(item["objects_lost"], .int(Int64(leaf.keys.count)))
+        XCTAssertEqual(item["objects_copied"], .int(Int64(3000 - leaf.keys.count)))
+        result = CLITool.run(["recover", path, "\(folder)/part2.cove", "--format", "csv"], in: folder)
+        XCTAssertEqual(result.status, 1, result.err)
+        XCTAssertTrue(result.out.hasPrefix("class,objects_copied,objects_lost,collections_damaged,values_lost,links_dropped,damaged_pages\n")
+                      && result.out.contains("Item,\(3000 - leaf.keys.count),\(leaf.keys.count),0,0,0,"), result.out)
+        let saved = try Realm(configuration: .init(path: "\(folder)/part.cove", readOnly: true))
+        XCTAssertEqual(try saved.objectCount("Item"), UInt64(3000 - leaf.keys.count))
+        saved.close()
     }
 
     func testCompactShrinksAFileInPlace() throws {

@@ -88,13 +88,21 @@ enum CatalogCopy {
     /// Writes the version `snapshot` reads into a new file at `path`, committed durably; a
     /// failed copy is removed.
     static func writeFile(_ path: String, from snapshot: Snapshot) throws(StorageError) {
+        try writeFile(path) { (w) throws(StorageError) in
+            w.catalog = try copy(TransactionPages(.read(snapshot)), catalog: snapshot.catalog, to: TransactionPages(.write(w)))
+        }
+    }
+
+    /// Makes a new file at `path` and commits durably what `fill` writes (its catalog
+    /// included) in the file's first write transaction; a failed file is removed.
+    static func writeFile(_ path: String, _ fill: (WriteTransaction) throws(StorageError) -> Void) throws(StorageError) {
         var options = StorageOptions()
         options.durability = .full
         options.catalogPages = catalogPageWalker
         let storage = try Storage.open(path: path, options: options)
         do throws(StorageError) {
             let w = try storage.beginWrite()
-            w.catalog = try copy(TransactionPages(.read(snapshot)), catalog: snapshot.catalog, to: TransactionPages(.write(w)))
+            try fill(w)
             _ = try w.commit()
             storage.close()
         } catch {

@@ -152,20 +152,8 @@ extension ObjectStore {
             let keys = try objectKeys(cls)
             for p in cls.properties where p.keepsBacklinks && !p.isBacklinks {
                 guard let propertyKey = p.key else { continue }
-                let counted = p.collection != .none || p.type == .mixed
-                var expected: [[UInt8]: Int64] = [:]
-                for source in keys {
-                    let values: [Value]
-                    switch p.collection {
-                    case .none: values = [try get(cls, source, p)]
-                    case .list: values = try listValues(cls, source, p)
-                    case .set: values = try setValues(cls, source, p)
-                    case .map: values = try mapEntries(cls, source, p).map(\.value)
-                    }
-                    for link in values.flatMap(\.nestedLinks) {
-                        expected[Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8), default: 0] += 1
-                    }
-                }
+                let counted = Self.countsBacklinks(p)
+                var expected = try heldLinks(cls, p, sources: keys)
                 let where_ = "backlinks of '\(p.name)' of class '\(cls.className)'"
                 let tree = try tree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey))
                 var failure: String?
@@ -207,6 +195,57 @@ extension ObjectStore {
             }
         }
         return checked
+    }
+
+    /// Whether the backlink entries of `p` carry counts: those of collections and mixed values
+    /// do, a single link's are empty.
+    private static func countsBacklinks(_ p: Property) -> Bool {
+        p.collection != .none || p.type == .mixed
+    }
+
+    /// The backlink entries the links that `p` of the objects `sources` of `cls` holds call for
+    /// (nested collections of mixed values included), each with the number of times its source
+    /// holds its target.
+    private func heldLinks(_ cls: ObjectSchema, _ p: Property, sources: [Int64]) throws(CoveError) -> [[UInt8]: Int64] {
+        var held: [[UInt8]: Int64] = [:]
+        for source in sources {
+            let values: [Value]
+            switch p.collection {
+            case .none: values = [try get(cls, source, p)]
+            case .list: values = try listValues(cls, source, p)
+            case .set: values = try setValues(cls, source, p)
+            case .map: values = try mapEntries(cls, source, p).map(\.value)
+            }
+            for link in values.flatMap(\.nestedLinks) {
+                held[Self.backlinkPrefix(p, link) + CatalogKey.bigEndian(UInt64(bitPattern: source), bytes: 8), default: 0] += 1
+            }
+        }
+        return held
+    }
+
+    /// Builds every primary-key index, secondary index and backlink tree anew from the objects:
+    /// for tables written without them (a salvage copies rows alone), whose catalog holds none.
+    /// - Throws: `.duplicateKey` when two objects share a primary key.
+    package func rebuildIndexes() throws(CoveError) {
+        try requireWrite()
+        for cls in schema.classes where cls.primaryKeyProperty != nil {
+            try rebuildPrimaryKey(cls)
+        }
+        try buildMissingIndexes()
+        for cls in schema.classes {
+            let keys = try objectKeys(cls)
+            for p in cls.properties where p.keepsBacklinks && !p.isBacklinks {
+                guard let propertyKey = p.key else { continue }
+                let entries = try heldLinks(cls, p, sources: keys).sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                if entries.isEmpty { continue }
+                let counted = Self.countsBacklinks(p)
+                try editTree(CatalogKey.backlinks(sourceClass: try classKey(of: cls), property: propertyKey)) { (t) throws(StorageError) in
+                    for (entry, count) in entries {
+                        _ = try t.put(entry, counted ? withUnsafeBytes(of: count.littleEndian) { Array($0) } : [])
+                    }
+                }
+            }
+        }
     }
 
     /// A backlink entry as target and source keys (and the target's class key when it leads).

@@ -161,7 +161,7 @@ extension ObjectStore {
 
     /// Builds the primary-key index of `cls` anew from its objects.
     /// - Throws: `.duplicateKey` naming the value two objects share.
-    private func rebuildPrimaryKey(_ cls: ObjectSchema) throws(CoveError) {
+    func rebuildPrimaryKey(_ cls: ObjectSchema) throws(CoveError) {
         try dropPrimaryKeyIndex(try table(cls))
         guard let pk = cls.primaryKeyProperty else { return }
         for key in try objectKeys(cls) {

@@ -235,6 +235,7 @@ static const struct {
     {"cove_open", "takes a configuration"},
     {"cove_schema_version_at", "takes a path: it opens the file for the call"},
     {"cove_compact_file", "takes a path: it opens the file for the call"},
+    {"cove_recover_file", "takes paths: it reads the damaged file for the call"},
     {"cove_close", "closing twice is fine (checked below)"},
     {"cove_object_is_valid", "answers false once the realm is closed (checked below)"},
     {"cove_results_is_valid", "answers false once the realm is closed (checked below)"},

@@ -46,7 +46,8 @@ from ._notifications import (ChangeStream, CollectionChange, MapChange, Notifica
                              PropertyChange, SectionedChange)
 from ._object import EmbeddedObject, Object
 from ._projection import ProjectedProperty, ProjectedValues, Projection, projected
-from ._realm import Durability, FileSpace, Realm, Recovery, compact, open, schema_version
+from ._realm import (Durability, FileSpace, Realm, RecoveredClass, Recovery, RecoverReport, compact, open, recover,
+                     schema_version)
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
 from ._values import ObjectId, Timestamp
@@ -65,5 +66,6 @@ __all__ = [
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
     "FormatError", "WrongThreadError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
+    "recover", "RecoverReport", "RecoveredClass",
     "__version__",
 ]

@@ -932,6 +932,57 @@ def compact(path: Union[str, "os.PathLike[str]"], should_compact: Optional[Calla
     return bool(out[0])
 
 
+class RecoveredClass(NamedTuple):
+    """What ``recover`` made of one class: objects copied into the new file and lost (None when
+    the class's table itself could not be read, so that how many is unknown), lists, sets and
+    maps of which some elements could not be read, single values that could not be read (the
+    new file holds the property's default), links to lost objects taken out, and the pages that
+    could not be read where the class's data lives."""
+
+    objects_copied: int
+    objects_lost: Optional[int]
+    collections_damaged: int
+    values_lost: int
+    links_dropped: int
+    damaged_pages: Tuple[int, ...]
+
+
+class RecoverReport(NamedTuple):
+    """What ``recover`` copied out of a damaged file: the version salvaged (the newest whose
+    schema could be read) and the newest the file holds, notes on the versions, every page that
+    could not be read (``catalog_pages``: those of the catalog), and per class, in schema order,
+    a ``RecoveredClass``. ``complete`` when nothing was lost."""
+
+    version: int
+    newest_version: int
+    complete: bool
+    version_notes: Tuple[str, ...]
+    damaged_pages: Tuple[int, ...]
+    catalog_pages: Tuple[int, ...]
+    classes: Dict[str, RecoveredClass]
+
+
+def recover(damaged: Union[str, "os.PathLike[str]"], out: Union[str, "os.PathLike[str]"]) -> RecoverReport:
+    """Copies everything that can still be read of the damaged Cove file ``damaged`` into a new
+    file ``out`` (sqlite3's ``.recover``), reading the damaged file without trusting or writing
+    it: objects on pages that can be read with what of their values and collections can be read,
+    links to lost objects taken out, indexes and backlinks built anew. Returns what was copied
+    and lost. Raises CorruptError when nothing can be salvaged (nothing is written),
+    InvalidArgumentError (a ValueError) when ``out`` exists or is ``damaged``, StorageIOError (an
+    OSError) when a file cannot be read or written."""
+    report = ffi.new("char**")
+    check(lib.cove_recover_file(os.fsencode(damaged), os.fsencode(out), report))
+    try:
+        data = json.loads(ffi.string(report[0]).decode())
+    finally:
+        lib.cove_free(report[0])
+    classes = {c["class"]: RecoveredClass(c["objects_copied"], c["objects_lost"], c["collections_damaged"],
+                                          c["values_lost"], c["links_dropped"], tuple(c["damaged_pages"]))
+               for c in data["classes"]}
+    return RecoverReport(data["version"], data["newest_version"], data["complete"], tuple(data["version_notes"]),
+                         tuple(data["damaged_pages"]), tuple(data["catalog_pages"]), classes)
+
+
 @ffi.def_extern(name="_cove_should_compact_cb")
 def _should_compact(userdata: Any, total: int, used: int) -> bool:
     box = ffi.from_handle(userdata)
