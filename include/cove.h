@@ -892,12 +892,13 @@ cove_status_t cove_object_get_by_object_key(cove_realm_t* realm, const char* cla
 /*
  * Objects by keys, without a handle: a class key (cove_class_key(), or a #COVE_TYPE_LINK
  * value's), an object key (cove_results_get_keys(), a link's) and a property key
- * (cove_property_key()) name what a program reading many objects reads, so that it need not
- * make a #cove_object_t for each. Keys are never reused: an object key names the same object
- * for the file's life, and once that object is deleted, nothing. These calls read the realm's
- * current version (in a write, the write's own state), as the same calls on a handle would;
- * they take no lock another thread may hold for long, so a binding may keep its own lock (an
- * interpreter's) around them.
+ * (cove_property_key()) name what a program reading (or writing) many objects works on, so
+ * that it need not make a #cove_object_t for each. Keys are never reused: an object key names
+ * the same object for the file's life, and once that object is deleted, nothing. These calls
+ * work on the realm's current version (in a write, the write's own state), as the same calls on
+ * a handle would. The three that do not write (cove_object_from_keys(),
+ * cove_object_exists_by_keys(), cove_object_get_by_keys()) are short and take no lock another
+ * thread may hold for long, so a binding may keep its own lock (an interpreter's) around them.
  */
 
 /**
@@ -956,6 +957,26 @@ cove_status_t cove_object_exists_by_keys(cove_realm_t* realm, uint32_t class_key
  */
 cove_status_t cove_object_get_by_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key,
                                       int64_t property_key, cove_value_t* out);
+
+/**
+ * Writes a property of the object of a class with an object key, inside a write, without a
+ * handle: what cove_object_set_by_key() writes on the object's handle (and cove_object_set()
+ * by name), with the same checks and conversions.
+ * @param realm a live realm in a write transaction.
+ * @param class_key the key of a class the realm sees (cove_class_key()).
+ * @param object_key the object's key.
+ * @param property_key the key of a property of that class (cove_property_key()).
+ * @param value the value, as cove_object_set() takes it.
+ * @return #COVE_OK; as cove_object_set() otherwise (#COVE_ERR_NOT_IN_WRITE, #COVE_ERR_WRONG_TYPE,
+ *   #COVE_ERR_DUPLICATE_KEY, #COVE_ERR_INVALIDATED for an object that does not exist, ...);
+ *   #COVE_ERR_NOT_FOUND also for a class key no class the realm sees has; #COVE_ERR_FROZEN for a
+ *   frozen realm; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL value);
+ *   #COVE_ERR_WRONG_THREAD; #COVE_ERR_CLOSED. Nothing changes on failure.
+ * Complexity: as cove_object_set().
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_set_by_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key,
+                                      int64_t property_key, const cove_value_t* value);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Collections                                                                                 */

@@ -505,3 +505,15 @@ public func cove_object_get_by_keys(_ realm: OpaquePointer?, _ classKey: UInt32,
         ValueBridge.write(value, to: out, realm: h)
     }
 }
+
+@c @implementation
+public func cove_object_set_by_keys(_ realm: OpaquePointer?, _ classKey: UInt32, _ objectKey: Int64, _ propertyKey: Int64,
+                                    _ value: UnsafePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let h = try realmHandle(realm, in: "cove_object_set_by_keys")
+        let v = try ValueBridge.value(value, "value", in: "cove_object_set_by_keys")
+        try call { () throws(CoveError) in
+            try h.realm.setValue(v, classKey: classKey, objectKey: objectKey, propertyKey: propertyKey)
+        }
+    }
+}

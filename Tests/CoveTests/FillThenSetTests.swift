@@ -2,8 +2,7 @@
 // their table's pending batch, against the same objects created with all their values: the same
 // values inside and after the write, primary keys, indexes, backlinks, embedded objects, lists,
 // change records and a file that verifies. Half the sets and reads go by property key (the C
-// API's `_by_key` calls), half by name; reads by keys without the object (the `_by_keys` calls)
-// too.
+// API's `_by_key` calls), half by name; some by keys without the object (the `_by_keys` calls).
 import XCTest
 @_spi(CoveBindings) @testable import Cove
 @testable import CoveCore
@@ -130,10 +129,10 @@ final class FillThenSetTests: CoveTestCase {
                     let key = try XCTUnwrap(o.objectSchema[property: name]?.key)
                     if rng.below(4) == 0 { try o.setValue(Self.randomValue(name, owners, &rng), forKey: name) }
                     if rng.below(5) == 0 { _ = try o.value(forKey: name) }
-                    if rng.below(2) == 0 {
-                        try o.setValue(value, forPropertyKey: key)
-                    } else {
-                        try o.setValue(value, forKey: name)
+                    switch rng.below(4) {
+                    case 0, 1: try o.setValue(value, forPropertyKey: key)
+                    case 2: try filled.setValue(value, classKey: o.classKey, objectKey: o.objectKey, propertyKey: key)
+                    default: try o.setValue(value, forKey: name)
                     }
                     XCTAssertEqual(try o.value(forKey: name), value, "\(name) of \(p.id) read back at once (\(context))")
                     XCTAssertEqual(try o.value(forPropertyKey: key), value, "\(name) of \(p.id) read by key (\(context))")
@@ -227,6 +226,12 @@ final class FillThenSetTests: CoveTestCase {
             let n = try XCTUnwrap(o.objectSchema[property: "n"]?.key)
             XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: n)) { XCTAssertEqual(code($0), .wrongType) }
             XCTAssertThrowsError(try byKeys(n, classKey: 99_999)) { XCTAssertEqual(code($0), .notFound) }
+            XCTAssertThrowsError(try realm.setValue(.int(1), classKey: 99_999, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .notFound)
+            }
+            XCTAssertThrowsError(try realm.setValue(.string("x"), classKey: o.classKey, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .wrongType)
+            }
             XCTAssertThrowsError(try realm.objectExists(classKey: 99_999, objectKey: o.objectKey)) { XCTAssertEqual(code($0), .notFound) }
             XCTAssertEqual(try byKeys(n), .int(0))
             XCTAssertTrue(try realm.objectExists(classKey: o.classKey, objectKey: o.objectKey))
@@ -235,6 +240,9 @@ final class FillThenSetTests: CoveTestCase {
             XCTAssertThrowsError(try o.setValue(.int(2), forPropertyKey: n)) { XCTAssertEqual(code($0), .invalidated) }
             XCTAssertThrowsError(try o.value(forPropertyKey: n)) { XCTAssertEqual(code($0), .invalidated) }
             XCTAssertThrowsError(try byKeys(n)) { XCTAssertEqual(code($0), .invalidated) }
+            XCTAssertThrowsError(try realm.setValue(.int(2), classKey: o.classKey, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .invalidated)
+            }
             XCTAssertFalse(try realm.objectExists(classKey: o.classKey, objectKey: o.objectKey))
             XCTAssertTrue(try realm.dynamicObject(classKey: o.classKey, objectKey: o.objectKey).isInvalidated)
         }

@@ -94,6 +94,15 @@ extension Realm {
         try objectStore().get(classKey: classKey, objectKey, propertyKey: propertyKey)
     }
 
+    /// Sets the property whose key is `propertyKey` of the object of the class whose key is
+    /// `classKey` with object key `objectKey`, inside a write: `DynamicObject.setValue(_:forPropertyKey:)`
+    /// without an object.
+    /// - Throws: as `DynamicObject.setValue(_:forPropertyKey:)`, and `.notFound` when no visible
+    ///   class has the key.
+    @_spi(CoveBindings) public func setValue(_ value: Value, classKey: UInt32, objectKey: Int64, propertyKey: Int64) throws(CoveError) {
+        try objectStore().set(classKey: classKey, objectKey, propertyKey: propertyKey, value)
+    }
+
     /// The object a link names, or nil when it no longer exists.
     public func object(for link: ObjectLink) throws(CoveError) -> DynamicObject? {
         let store = try objectStore()

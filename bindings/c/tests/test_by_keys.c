@@ -1,10 +1,11 @@
 /* Objects by keys, without a handle (cove_object_exists_by_keys, cove_object_get_by_keys,
- * cove_object_from_keys): reads agree with the same reads on a handle for every object of
- * results, see a write in progress (objects still pending, values just set, objects just
- * deleted), keep the strings they hand out valid, and refuse what the calls on a handle refuse:
- * a deleted object, an unknown class or property key, a class out of the realm's sight, a
- * collection, the wrong thread. A handle made from keys behaves as the object's, or as a
- * deleted object's handle once the object is gone. Frozen realms answer for their version. */
+ * cove_object_set_by_keys, cove_object_from_keys): reads agree with the same reads on a handle
+ * for every object of results, see a write in progress (objects still pending, values just set,
+ * objects just deleted), keep the strings they hand out valid, and refuse what the calls on a
+ * handle refuse: a deleted object, an unknown class or property key, a class out of the realm's
+ * sight, a collection, a write outside a write or of the wrong type, the wrong thread. A handle
+ * made from keys behaves as the object's, or as a deleted object's handle once the object is
+ * gone. Frozen realms answer for their version. */
 #include <cove.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -114,7 +115,7 @@ typedef struct {
     cove_realm_t* realm;
     uint32_t class_key;
     int64_t object_key, property_key;
-    cove_status_t exists, get, from;
+    cove_status_t exists, get, set, from;
     char message[256];
 } job_t;
 
@@ -126,13 +127,15 @@ static void* other_thread(void* arg) {
     job->exists = cove_object_exists_by_keys(job->realm, job->class_key, job->object_key, &exists);
     job->get = cove_object_get_by_keys(job->realm, job->class_key, job->object_key, job->property_key, &v);
     snprintf(job->message, sizeof job->message, "%s", cove_last_error_message());
+    v = int_value(1);
+    job->set = cove_object_set_by_keys(job->realm, job->class_key, job->object_key, job->property_key, &v);
     job->from = cove_object_from_keys(job->realm, job->class_key, job->object_key, &o);
     if (o) cove_release(o);
     return NULL;
 }
 
 static job_t run(cove_realm_t* realm, uint32_t class_key, int64_t object_key, int64_t property_key) {
-    job_t job = {realm, class_key, object_key, property_key, -1, -1, -1, ""};
+    job_t job = {realm, class_key, object_key, property_key, -1, -1, -1, -1, ""};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, other_thread, &job) == 0);
     CHECK(pthread_join(t, NULL) == 0);
@@ -183,6 +186,27 @@ int main(void) {
     free(more);
     CHECK_OK(cove_commit(realm));
 
+    /* Writes by keys: what a write on the handle does, and its refusals. */
+    CHECK_OK(cove_begin_write(realm));
+    v = string_value("renamed");
+    CHECK_OK(cove_object_set_by_keys(realm, k.item, keys[8], k.name, &v));
+    v = int_value(-8);
+    CHECK_OK(cove_object_set_by_keys(realm, k.item, keys[8], k.qty, &v));
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, seven, k.qty, &v), COVE_ERR_INVALIDATED, "was deleted");
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, keys[8], k.tags, &v), COVE_ERR_WRONG_TYPE, "tags");
+    CHECK_FAILS(cove_object_set_by_keys(realm, 99999, keys[8], k.qty, &v), COVE_ERR_NOT_FOUND, "no class with key");
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, keys[8], 987654, &v), COVE_ERR_NOT_FOUND, "987654");
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, keys[8], k.qty, NULL), COVE_ERR_INVALID_ARGUMENT, "value");
+    v = string_value("not a number");
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, keys[8], k.qty, &v), COVE_ERR_WRONG_TYPE, "qty");
+    CHECK_OK(cove_commit(realm));
+    CHECK_OK(cove_object_get_by_keys(realm, k.item, keys[8], k.qty, &v));
+    CHECK(v.type == COVE_TYPE_INT && v.u.integer == -8);
+    CHECK_OK(cove_object_get_by_keys(realm, k.item, keys[8], k.name, &v));
+    CHECK(is_string(&v, "renamed"));
+    v = int_value(1);
+    CHECK_FAILS(cove_object_set_by_keys(realm, k.item, keys[8], k.qty, &v), COVE_ERR_NOT_IN_WRITE, "write");
+
     /* A handle from the keys of the deleted object: a deleted object's handle. */
     cove_object_t* gone = NULL;
     CHECK_OK(cove_object_from_keys(realm, k.item, seven, &gone));
@@ -198,7 +222,7 @@ int main(void) {
     CHECK_OK(cove_object_is_valid(eight, &exists));
     CHECK(exists);
     CHECK_OK(cove_object_get(eight, "name", &v));
-    CHECK(is_string(&v, "item 8"));
+    CHECK(is_string(&v, "renamed"));
 
     /* Errors: the message names what is wrong. */
     CHECK_FAILS(cove_object_get_by_keys(realm, k.item, keys[8], 987654, &v), COVE_ERR_NOT_FOUND,
@@ -231,10 +255,11 @@ int main(void) {
     CHECK_OK(cove_begin_write(realm));
     job_t job = run(realm, k.item, keys[8], k.qty);
     CHECK(job.exists == COVE_ERR_WRONG_THREAD && job.get == COVE_ERR_WRONG_THREAD && job.from == COVE_ERR_WRONG_THREAD);
+    CHECK(job.set == COVE_ERR_WRONG_THREAD);
     CHECK(strstr(job.message, "cove_object_get_by_keys") && strstr(job.message, "write transaction on another thread"));
     CHECK_OK(cove_cancel_write(realm));
     job = run(realm, k.item, keys[8], k.qty);
-    CHECK(job.exists == COVE_OK && job.get == COVE_OK && job.from == COVE_OK);
+    CHECK(job.exists == COVE_OK && job.get == COVE_OK && job.from == COVE_OK && job.set == COVE_ERR_NOT_IN_WRITE);
 
     /* A frozen realm answers for its version, from any thread, while the live one writes. */
     cove_realm_t* frozen = NULL;
@@ -246,7 +271,7 @@ int main(void) {
     CHECK_OK(cove_commit(realm));
     CHECK_OK(cove_begin_write(realm));
     job = run(frozen, k.item, keys[9], k.qty);
-    CHECK(job.exists == COVE_OK && job.get == COVE_OK && job.from == COVE_OK);
+    CHECK(job.exists == COVE_OK && job.get == COVE_OK && job.from == COVE_OK && job.set == COVE_ERR_FROZEN);
     CHECK_OK(cove_cancel_write(realm));
     CHECK_OK(cove_object_get_by_keys(frozen, k.item, keys[9], k.qty, &v));
     CHECK(v.type == COVE_TYPE_INT && v.u.integer == 27);
