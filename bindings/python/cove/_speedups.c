@@ -140,9 +140,9 @@ static void *open_realm(PyObject *realm) {
  *
  * An object that results hand out while they are iterated is made without a handle: it keeps
  * its class key and object key, and the keys of its class's single values and links (`props`),
- * and Accessor reads its plain values by keys (cove_object_get_by_keys()). Whatever needs the
- * handle (obj._addr, a write, a link to it, the general path) makes it then (make_handle()); the
- * object keeps it from then on. */
+ * and Accessor reads its plain values by keys (cove_object_get_by_keys()), as obj.name = value
+ * writes them (cove_object_set_by_keys()). Whatever needs the handle (obj._addr, a link to it,
+ * the general path) makes it then (make_handle()); the object keeps it from then on. */
 typedef struct {
     PyObject_HEAD
     void *handle;          /* +1, or NULL for an object that was never given one */
@@ -242,32 +242,50 @@ static PyObject *ObjectBase_addr(ObjectBase *self, void *closure) {
 
 static int pack_value(PyObject *o, cove_value_t *v);
 
-/* obj.name = value: a value of a plain type goes to the library from here (the property is not
- * looked up); everything else, and a write the library refused (which changed nothing), through
+/* Writes `v`, a packed plain value, into the property `name` (an exact str) of `obj`: by keys
+ * (cove_object_set_by_keys()) for an object read by keys, whose class's single values and links
+ * `props` names; through its handle otherwise, the name not looked up. 1 when the library did
+ * it, 0 otherwise (the name not among `props`, a refusal), for the general path. */
+static int write_property(ObjectBase *obj, PyObject *name, const cove_value_t *v) {
+    cove_status_t status;
+    if (obj->props != NULL) {
+        void *realm = open_realm(obj->realm);
+        PyObject *key = realm == NULL ? NULL : PyDict_GetItemWithError(obj->props, name);
+        int ok = 0;
+        int64_t property_key = key == NULL ? 0 : int64_argument(key, &ok);
+        if (!ok) {
+            PyErr_Clear();
+            return 0;
+        }
+        UNLOCKED(status = cove_object_set_by_keys((cove_realm_t *)realm, obj->class_key, obj->object_key, property_key, v));
+        return status == COVE_OK;
+    }
+    Py_ssize_t size;
+    const char *text = PyUnicode_AsUTF8AndSize(name, &size);
+    if (text == NULL || strlen(text) != (size_t)size) {
+        PyErr_Clear();
+        return 0;
+    }
+    UNLOCKED(status = cove_object_set((cove_object_t *)obj->handle, text, v));
+    return status == COVE_OK;
+}
+
+/* obj.name = value: a value of a plain type goes to the library from here (write_property());
+ * everything else, and a write the library refused (which changed nothing), through
  * obj._setattr(name, value), the general path, which does what the property takes or raises.
  * Names starting with an underscore are ordinary attributes, as are deletions. */
 static int ObjectBase_setattro(PyObject *self, PyObject *name, PyObject *value) {
     if (value == NULL || !PyUnicode_Check(name) ||
         (PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_'))
         return PyObject_GenericSetAttr(self, name, value);
-    void *handle = object_handle(self);
-    if (handle != NULL && PyUnicode_CheckExact(name)) {
-        Py_ssize_t size;
-        const char *text = PyUnicode_AsUTF8AndSize(name, &size);
-        if (text == NULL)
-            PyErr_Clear();
-        else if (strlen(text) == (size_t)size) {
-            cove_value_t v;
-            int packed = pack_value(value, &v);
-            if (packed < 0)
-                return -1;
-            if (packed > 0) {
-                cove_status_t status;
-                UNLOCKED(status = cove_object_set((cove_object_t *)handle, text, &v));
-                if (status == COVE_OK)
-                    return 0;
-            }
-        }
+    ObjectBase *obj = (ObjectBase *)self;
+    if ((obj->handle != NULL || obj->props != NULL) && PyUnicode_CheckExact(name)) {
+        cove_value_t v;
+        int packed = pack_value(value, &v);
+        if (packed < 0)
+            return -1;
+        if (packed > 0 && write_property(obj, name, &v))
+            return 0;
     }
     PyObject *result = PyObject_CallMethodObjArgs(self, str_setattr, name, value, NULL);
     if (result == NULL)

@@ -783,7 +783,8 @@ def test_objects_read_by_keys_see_writes_and_deletes(realm: cove.Realm) -> None:
         realm.create_many("Thing", [{"id": i, "i": i, "s": f"s{i}"} for i in range(10)])
     with realm.write():
         for t in realm.objects("Thing"):
-            t.i = t.i * 10                               # a write makes the handle; the read sees it
+            t.i = t.i * 10                               # written by keys too; the read sees it
+            assert _by_keys(t) and t.i == t.id * 10
         walk = iter(realm.objects("Thing").sorted("id"))
         zero = next(walk)
         realm.find("Thing", 0).s = "changed"
@@ -792,6 +793,13 @@ def test_objects_read_by_keys_see_writes_and_deletes(realm: cove.Realm) -> None:
         assert [(t.id, t.i) for t in walk] == [(i, i * 10) for i in range(1, 10)]
     kept = list(realm.objects("Thing").sorted("id"))
     assert [t.s for t in kept][:2] == ["changed", "s1"] and kept[10].s == "new"
+    with pytest.raises(cove.TransactionError):
+        kept[1].i = 5                                   # refused by keys, then by the general path
+    with realm.write():
+        with pytest.raises(cove.WrongTypeError, match="'i'"):
+            kept[1].i = "five"
+        kept[1].tags = ["a"]                            # not a single value: the general path
+    assert kept[1].i == 10 and list(kept[1].tags) == ["a"]
     with realm.write():
         realm.delete(realm.find("Thing", 3))             # through another object's handle
         realm.delete(kept[4])                            # through the object read by keys
