@@ -899,6 +899,95 @@ cove_status_t cove_object_from_link(cove_realm_t* realm, const cove_value_t* lin
 cove_status_t cove_object_get_by_object_key(cove_realm_t* realm, const char* class_name, int64_t object_key,
                                             cove_object_t** out);
 
+/*
+ * Objects by keys, without a handle: a class key (cove_class_key(), or a #COVE_TYPE_LINK
+ * value's), an object key (cove_results_get_keys(), a link's) and a property key
+ * (cove_property_key()) name what a program reading (or writing) many objects works on, so
+ * that it need not make a #cove_object_t for each. Keys are never reused: an object key names
+ * the same object for the file's life, and once that object is deleted, nothing. These calls
+ * work on the realm's current version (in a write, the write's own state), as the same calls on
+ * a handle would. The three that do not write (cove_object_from_keys(),
+ * cove_object_exists_by_keys(), cove_object_get_by_keys()) are short and take no lock another
+ * thread may hold for long, so a binding may keep its own lock (an interpreter's) around them.
+ */
+
+/**
+ * A handle to the object of a class with an object key, made whether the object exists or not:
+ * for a program that holds the keys of an object it read (cove_object_exists_by_keys(),
+ * cove_object_get_by_keys()) and now needs its handle. A handle of an object that does not
+ * exist behaves as the handle of a deleted object: cove_object_is_valid() answers false and
+ * reads give #COVE_ERR_INVALIDATED. Give it keys the library handed out: a key it has not
+ * handed out yet names whatever object a later create gives that key.
+ * @param realm a live or frozen realm; the object handle belongs to it.
+ * @param class_key the key of a class the realm sees (cove_class_key()).
+ * @param object_key the object's key.
+ * @param out receives the object (+1); untouched on failure.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL out);
+ *   #COVE_ERR_NOT_FOUND (no class the realm sees has the key); #COVE_ERR_WRONG_THREAD;
+ *   #COVE_ERR_CLOSED.
+ * Complexity: O(1) in the number of objects.
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_from_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key,
+                                    cove_object_t** out);
+
+/**
+ * Whether the object of a class with an object key exists at the realm's current version (a
+ * key of results, read before a write that may have deleted the object, for instance).
+ * @param realm a live or frozen realm.
+ * @param class_key the key of a class the realm sees (cove_class_key()).
+ * @param object_key the object's key; a negative key names no object (false).
+ * @param out receives the answer; untouched on failure.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL out);
+ *   #COVE_ERR_NOT_FOUND (no class the realm sees has the key); #COVE_ERR_WRONG_THREAD;
+ *   #COVE_ERR_CLOSED.
+ * Complexity: O(log n); less for objects read in key order.
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_exists_by_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key, bool* out);
+
+/**
+ * Reads a property of the object of a class with an object key, without a handle: what
+ * cove_object_get_by_key() reads on the object's handle. Strings and binaries handed out stay
+ * valid as cove_object_get() says (until the realm's next write, refresh, delivery or close).
+ * @param realm a live or frozen realm.
+ * @param class_key the key of a class the realm sees (cove_class_key()).
+ * @param object_key the object's key.
+ * @param property_key the key of a property of that class (cove_property_key()): a single value
+ *   or a link (a link reads as #COVE_TYPE_LINK or #COVE_TYPE_NULL).
+ * @param out receives the value; untouched on failure.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL out);
+ *   #COVE_ERR_NOT_FOUND (no class the realm sees has the class key, or the class no property
+ *   the property key; the message names them); #COVE_ERR_INVALIDATED (no object of the class
+ *   has the object key: it was deleted, or never made; the message names class and key);
+ *   #COVE_ERR_WRONG_TYPE (a list, set, map or backlinks property); #COVE_ERR_WRONG_THREAD;
+ *   #COVE_ERR_CLOSED.
+ * Complexity: O(log n); less for objects read in key order.
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_get_by_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key,
+                                      int64_t property_key, cove_value_t* out);
+
+/**
+ * Writes a property of the object of a class with an object key, inside a write, without a
+ * handle: what cove_object_set_by_key() writes on the object's handle (and cove_object_set()
+ * by name), with the same checks and conversions.
+ * @param realm a live realm in a write transaction.
+ * @param class_key the key of a class the realm sees (cove_class_key()).
+ * @param object_key the object's key.
+ * @param property_key the key of a property of that class (cove_property_key()).
+ * @param value the value, as cove_object_set() takes it.
+ * @return #COVE_OK; as cove_object_set() otherwise (#COVE_ERR_NOT_IN_WRITE, #COVE_ERR_WRONG_TYPE,
+ *   #COVE_ERR_DUPLICATE_KEY, #COVE_ERR_INVALIDATED for an object that does not exist, ...);
+ *   #COVE_ERR_NOT_FOUND also for a class key no class the realm sees has; #COVE_ERR_FROZEN for a
+ *   frozen realm; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, NULL value);
+ *   #COVE_ERR_WRONG_THREAD; #COVE_ERR_CLOSED. Nothing changes on failure.
+ * Complexity: as cove_object_set().
+ * Threads: as the realm.
+ */
+cove_status_t cove_object_set_by_keys(cove_realm_t* realm, uint32_t class_key, int64_t object_key,
+                                      int64_t property_key, const cove_value_t* value);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Collections                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -1371,7 +1460,8 @@ cove_status_t cove_results_get_value(cove_results_t* results, size_t index, cove
 
 /**
  * The object keys of up to `count` matches from `start`, for reading many objects in one call
- * (cove_object_get_by_object_key()). Results of objects only.
+ * (cove_object_get_by_object_key(), or without a handle an object, cove_object_get_by_keys()).
+ * Results of objects only.
  * @param start the first match (0 <= start <= count of the results; start == count gives none).
  * @param count the capacity of `out_keys`.
  * @param out_keys receives the keys, in results order; may be NULL when `count` is 0.

@@ -471,3 +471,49 @@ public func cove_object_get_by_object_key(_ realm: OpaquePointer?, _ className: 
         give(object, of: h, to: out)
     }
 }
+
+@c @implementation
+public func cove_object_from_keys(_ realm: OpaquePointer?, _ classKey: UInt32, _ objectKey: Int64,
+                                  _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_from_keys")
+        let h = try realmHandle(realm, in: "cove_object_from_keys")
+        let object = try call { () throws(CoveError) in try h.realm.dynamicObject(classKey: classKey, objectKey: objectKey) }
+        give(object, of: h, to: out)
+    }
+}
+
+@c @implementation
+public func cove_object_exists_by_keys(_ realm: OpaquePointer?, _ classKey: UInt32, _ objectKey: Int64,
+                                       _ out: UnsafeMutablePointer<Bool>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_exists_by_keys")
+        let h = try realmHandle(realm, in: "cove_object_exists_by_keys")
+        out.pointee = try call { () throws(CoveError) in try h.realm.objectExists(classKey: classKey, objectKey: objectKey) }
+    }
+}
+
+@c @implementation
+public func cove_object_get_by_keys(_ realm: OpaquePointer?, _ classKey: UInt32, _ objectKey: Int64, _ propertyKey: Int64,
+                                    _ out: UnsafeMutablePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(out, "out", in: "cove_object_get_by_keys")
+        let h = try realmHandle(realm, in: "cove_object_get_by_keys")
+        let value = try call { () throws(CoveError) in
+            try h.realm.value(classKey: classKey, objectKey: objectKey, propertyKey: propertyKey)
+        }
+        ValueBridge.write(value, to: out, realm: h)
+    }
+}
+
+@c @implementation
+public func cove_object_set_by_keys(_ realm: OpaquePointer?, _ classKey: UInt32, _ objectKey: Int64, _ propertyKey: Int64,
+                                    _ value: UnsafePointer<cove_value_t>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let h = try realmHandle(realm, in: "cove_object_set_by_keys")
+        let v = try ValueBridge.value(value, "value", in: "cove_object_set_by_keys")
+        try call { () throws(CoveError) in
+            try h.realm.setValue(v, classKey: classKey, objectKey: objectKey, propertyKey: propertyKey)
+        }
+    }
+}

@@ -2,7 +2,7 @@
 // their table's pending batch, against the same objects created with all their values: the same
 // values inside and after the write, primary keys, indexes, backlinks, embedded objects, lists,
 // change records and a file that verifies. Half the sets and reads go by property key (the C
-// API's `_by_key` calls), half by name.
+// API's `_by_key` calls), half by name; some by keys without the object (the `_by_keys` calls).
 import XCTest
 @_spi(CoveBindings) @testable import Cove
 @testable import CoveCore
@@ -129,13 +129,15 @@ final class FillThenSetTests: CoveTestCase {
                     let key = try XCTUnwrap(o.objectSchema[property: name]?.key)
                     if rng.below(4) == 0 { try o.setValue(Self.randomValue(name, owners, &rng), forKey: name) }
                     if rng.below(5) == 0 { _ = try o.value(forKey: name) }
-                    if rng.below(2) == 0 {
-                        try o.setValue(value, forPropertyKey: key)
-                    } else {
-                        try o.setValue(value, forKey: name)
+                    switch rng.below(4) {
+                    case 0, 1: try o.setValue(value, forPropertyKey: key)
+                    case 2: try filled.setValue(value, classKey: o.classKey, objectKey: o.objectKey, propertyKey: key)
+                    default: try o.setValue(value, forKey: name)
                     }
                     XCTAssertEqual(try o.value(forKey: name), value, "\(name) of \(p.id) read back at once (\(context))")
                     XCTAssertEqual(try o.value(forPropertyKey: key), value, "\(name) of \(p.id) read by key (\(context))")
+                    XCTAssertEqual(try filled.value(classKey: o.classKey, objectKey: o.objectKey, propertyKey: key), value,
+                                   "\(name) of \(p.id) read by keys without the object (\(context))")
                 }
                 if standIn { try o.setValue(.int(p.id), forKey: "id") }
                 try Self.fillCollections(o, p)
@@ -202,23 +204,47 @@ final class FillThenSetTests: CoveTestCase {
     }
 
     /// A property key that the class does not have, and one of a collection or of backlinks:
-    /// the errors of the same calls by name.
+    /// the errors of the same calls by name. Reads by keys without the object give the same, and
+    /// an unknown class key is not found.
     func testPropertyKeysThatNameNothingSettable() throws {
         let realm = try open("keys")
         defer { realm.close() }
         try realm.write {
             let o = try realm.dynamicCreate("Item", primaryKey: .int(1))
+            func byKeys(_ key: Int64, classKey: UInt32? = nil) throws -> Value {
+                try realm.value(classKey: classKey ?? o.classKey, objectKey: o.objectKey, propertyKey: key)
+            }
+            func code(_ error: Error) -> CoveError.Code? { (error as? CoveError)?.code }
             for bad: Int64 in [-1, 987_654] {
-                XCTAssertThrowsError(try o.setValue(.int(1), forPropertyKey: bad)) { XCTAssertEqual(($0 as? CoveError)?.code, .notFound) }
-                XCTAssertThrowsError(try o.value(forPropertyKey: bad)) { XCTAssertEqual(($0 as? CoveError)?.code, .notFound) }
+                XCTAssertThrowsError(try o.setValue(.int(1), forPropertyKey: bad)) { XCTAssertEqual(code($0), .notFound) }
+                XCTAssertThrowsError(try o.value(forPropertyKey: bad)) { XCTAssertEqual(code($0), .notFound) }
+                XCTAssertThrowsError(try byKeys(bad)) { XCTAssertEqual(code($0), .notFound) }
             }
             let tags = try XCTUnwrap(o.objectSchema[property: "tags"]?.key)
-            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: tags)) { XCTAssertEqual(($0 as? CoveError)?.code, .wrongType) }
+            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: tags)) { XCTAssertEqual(code($0), .wrongType) }
+            XCTAssertThrowsError(try byKeys(tags)) { XCTAssertEqual(code($0), .wrongType) }
             let n = try XCTUnwrap(o.objectSchema[property: "n"]?.key)
-            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .wrongType) }
+            XCTAssertThrowsError(try o.setValue(.string("x"), forPropertyKey: n)) { XCTAssertEqual(code($0), .wrongType) }
+            XCTAssertThrowsError(try byKeys(n, classKey: 99_999)) { XCTAssertEqual(code($0), .notFound) }
+            XCTAssertThrowsError(try realm.setValue(.int(1), classKey: 99_999, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .notFound)
+            }
+            XCTAssertThrowsError(try realm.setValue(.string("x"), classKey: o.classKey, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .wrongType)
+            }
+            XCTAssertThrowsError(try realm.objectExists(classKey: 99_999, objectKey: o.objectKey)) { XCTAssertEqual(code($0), .notFound) }
+            XCTAssertEqual(try byKeys(n), .int(0))
+            XCTAssertTrue(try realm.objectExists(classKey: o.classKey, objectKey: o.objectKey))
+            XCTAssertFalse(try realm.objectExists(classKey: o.classKey, objectKey: -1))
             try realm.delete(o)
-            XCTAssertThrowsError(try o.setValue(.int(2), forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .invalidated) }
-            XCTAssertThrowsError(try o.value(forPropertyKey: n)) { XCTAssertEqual(($0 as? CoveError)?.code, .invalidated) }
+            XCTAssertThrowsError(try o.setValue(.int(2), forPropertyKey: n)) { XCTAssertEqual(code($0), .invalidated) }
+            XCTAssertThrowsError(try o.value(forPropertyKey: n)) { XCTAssertEqual(code($0), .invalidated) }
+            XCTAssertThrowsError(try byKeys(n)) { XCTAssertEqual(code($0), .invalidated) }
+            XCTAssertThrowsError(try realm.setValue(.int(2), classKey: o.classKey, objectKey: o.objectKey, propertyKey: n)) {
+                XCTAssertEqual(code($0), .invalidated)
+            }
+            XCTAssertFalse(try realm.objectExists(classKey: o.classKey, objectKey: o.objectKey))
+            XCTAssertTrue(try realm.dynamicObject(classKey: o.classKey, objectKey: o.objectKey).isInvalidated)
         }
     }
 

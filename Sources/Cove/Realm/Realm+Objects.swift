@@ -68,6 +68,41 @@ extension Realm {
         return DynamicObject(realm: self, objectSchema: cls, classKey: try store.classKey(of: cls), objectKey: objectKey)
     }
 
+    /// The object of the class whose key is `classKey` with object key `objectKey`, whether it
+    /// exists or not (keys are never reused: one that no longer exists reads as deleted).
+    /// - Throws: `.notFound` (no visible class has the key), `.closed`.
+    @_spi(CoveBindings) public func dynamicObject(classKey: UInt32, objectKey: Int64) throws(CoveError) -> DynamicObject {
+        let store = try objectStore()
+        return DynamicObject(realm: self, objectSchema: try store.visibleObjectSchema(classKey: classKey),
+                             classKey: classKey, objectKey: objectKey)
+    }
+
+    /// Whether the object of the class whose key is `classKey` with object key `objectKey`
+    /// exists at the realm's current version.
+    /// - Throws: `.notFound` (no visible class has the key), `.closed`.
+    @_spi(CoveBindings) public func objectExists(classKey: UInt32, objectKey: Int64) throws(CoveError) -> Bool {
+        try objectStore().exists(classKey: classKey, objectKey)
+    }
+
+    /// The value of the property whose key is `propertyKey` of the object of the class whose key
+    /// is `classKey` with object key `objectKey`: `DynamicObject.value(forPropertyKey:)` without
+    /// an object.
+    /// - Throws: `.notFound` (no visible class has the key, or the class no property),
+    ///   `.invalidated` (no such object), `.wrongType` (a collection or backlinks property),
+    ///   `.closed`.
+    @_spi(CoveBindings) public func value(classKey: UInt32, objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
+        try objectStore().get(classKey: classKey, objectKey, propertyKey: propertyKey)
+    }
+
+    /// Sets the property whose key is `propertyKey` of the object of the class whose key is
+    /// `classKey` with object key `objectKey`, inside a write: `DynamicObject.setValue(_:forPropertyKey:)`
+    /// without an object.
+    /// - Throws: as `DynamicObject.setValue(_:forPropertyKey:)`, and `.notFound` when no visible
+    ///   class has the key.
+    @_spi(CoveBindings) public func setValue(_ value: Value, classKey: UInt32, objectKey: Int64, propertyKey: Int64) throws(CoveError) {
+        try objectStore().set(classKey: classKey, objectKey, propertyKey: propertyKey, value)
+    }
+
     /// The object a link names, or nil when it no longer exists.
     public func object(for link: ObjectLink) throws(CoveError) -> DynamicObject? {
         let store = try objectStore()

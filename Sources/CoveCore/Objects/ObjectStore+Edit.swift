@@ -68,6 +68,13 @@ extension ObjectStore {
         changes.recordModify(t.classKey, objectKey, propertyKey)
     }
 
+    /// Sets the property whose key is `propertyKey` of the object with key `objectKey` of the
+    /// class whose key is `classKey`: as `set(_:_:propertyKey:_:)`, the class found by its key
+    /// (`.notFound` for a key no visible class has).
+    package func set(classKey: UInt32, _ objectKey: Int64, propertyKey: Int64, _ value: Value) throws(CoveError) {
+        try set(try table(classKey: classKey, holding: objectKey).cls, objectKey, propertyKey: propertyKey, value)
+    }
+
     /// Stores `cell` in column `c` of an object and marks its table changed: in the object's
     /// pending row when it is still pending, else in the table's clusters. Where the object is
     /// is asked here, not kept from the set's start: the checks between (a link target's

@@ -7,7 +7,11 @@ import Synchronization
 extension ObjectStore {
     package func exists(_ cls: ObjectSchema, _ objectKey: Int64) throws(CoveError) -> Bool {
         guard objectKey >= 0 else { return false }
-        let t = try table(cls, holding: objectKey)
+        return try exists(in: try table(cls, holding: objectKey), objectKey)
+    }
+
+    /// Whether the object with key `objectKey` (not negative) is in `t`.
+    private func exists(in t: Table, _ objectKey: Int64) throws(CoveError) -> Bool {
         if t.pending.position(of: UInt64(objectKey)) != nil { return true }
         return try locate(t, objectKey) != nil
     }
@@ -92,6 +96,25 @@ extension ObjectStore {
     /// found by position without hashing, a plain column's cell read as its kind says.
     package func get(_ cls: ObjectSchema, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
         let t = try table(cls, holding: objectKey)
+        return try get(t, objectKey, propertyAt: try t.position(ofPropertyKey: propertyKey))
+    }
+
+    /// Whether the object with key `objectKey` of the class whose key is `classKey` exists: as
+    /// `exists(_:_:)`, the class found by its key (`.notFound` for a key no visible class has).
+    package func exists(classKey: UInt32, _ objectKey: Int64) throws(CoveError) -> Bool {
+        guard objectKey >= 0 else {
+            _ = try visibleObjectSchema(classKey: classKey)
+            return false
+        }
+        return try exists(in: try table(classKey: classKey, holding: objectKey), objectKey)
+    }
+
+    /// The value of the property whose key is `propertyKey` of the object with key `objectKey`
+    /// of the class whose key is `classKey`: as `get(_:_:propertyKey:)`, the class found by its
+    /// key (`.notFound` for a key no visible class has, `.invalidated` for an object that does
+    /// not exist).
+    package func get(classKey: UInt32, _ objectKey: Int64, propertyKey: Int64) throws(CoveError) -> Value {
+        let t = try table(classKey: classKey, holding: objectKey)
         return try get(t, objectKey, propertyAt: try t.position(ofPropertyKey: propertyKey))
     }
 

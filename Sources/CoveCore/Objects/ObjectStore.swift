@@ -262,6 +262,16 @@ package final class ObjectStore {
         return try objectSchema(className)
     }
 
+    /// `objectSchema(classKey:)` for a class the realm's user names by key: one the realm sees
+    /// (`.notFound` otherwise).
+    package func visibleObjectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {
+        let cls = try objectSchema(classKey: classKey)
+        if !hidden.isEmpty && hidden.contains(cls.className) {
+            throw CoveError(.notFound, "no class with key \(classKey) in the schema")
+        }
+        return cls
+    }
+
     package func objectSchema(classKey: UInt32) throws(CoveError) -> ObjectSchema {
         guard let cls = schema.objectSchema(forClassKey: classKey) else {
             throw CoveError(.notFound, "no class with key \(classKey) in the schema")
@@ -295,7 +305,18 @@ package final class ObjectStore {
     /// when they include the object (whose row is then read and set in the batch), written
     /// first otherwise, as `table(_:)` does.
     func table(_ cls: ObjectSchema, holding objectKey: Int64) throws(CoveError) -> Table {
-        let t = try tableForAppend(cls)
+        try holding(try tableForAppend(cls), objectKey)
+    }
+
+    /// `table(_:holding:)` of the visible class whose key is `classKey`: the table reached last
+    /// is taken without looking the class up, as reads of many objects of one class by keys
+    /// (the C API's `_by_keys` calls) ask for it at every object.
+    func table(classKey: UInt32, holding objectKey: Int64) throws(CoveError) -> Table {
+        if let t = lastTable, t.classKey == classKey, hidden.isEmpty { return try holding(t, objectKey) }
+        return try table(try visibleObjectSchema(classKey: classKey), holding: objectKey)
+    }
+
+    private func holding(_ t: Table, _ objectKey: Int64) throws(CoveError) -> Table {
         if objectKey < 0 || t.pending.position(of: UInt64(objectKey)) == nil { try t.writePending() }
         return t
     }

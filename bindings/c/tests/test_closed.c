@@ -135,6 +135,10 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_object_to_link, , cove_object_to_link(f->dog, &o->value))                                  \
     X(cove_object_from_link, , cove_object_from_link(f->realm, &f->link, &o->object))                 \
     X(cove_object_get_by_object_key, , cove_object_get_by_object_key(f->realm, "Dog", 0, &o->object)) \
+    X(cove_object_from_keys, , cove_object_from_keys(f->realm, f->link.u.link.class_key, 0, &o->object)) \
+    X(cove_object_exists_by_keys, , cove_object_exists_by_keys(f->realm, f->link.u.link.class_key, 0, &o->flag)) \
+    X(cove_object_get_by_keys, , cove_object_get_by_keys(f->realm, f->link.u.link.class_key, 0, 0, &o->value)) \
+    X(cove_object_set_by_keys, , cove_object_set_by_keys(f->realm, f->link.u.link.class_key, 0, 0, &f->number)) \
     X(cove_object_get_list, , cove_object_get_list(f->person, "dogs", &o->list))                      \
     X(cove_list_size, , cove_list_size(f->list, &o->n))                                               \
     X(cove_list_get, , cove_list_get(f->list, 0, &o->value))                                          \

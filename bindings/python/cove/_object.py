@@ -281,6 +281,10 @@ class Object(ObjectBase):
         """False once the object was deleted (or its realm closed); True for an unmanaged one."""
         if "_cove_values" in self.__dict__:
             return True
+        if self._realm.is_closed:
+            # What the library answers for a closed realm's object, said here: an object read
+            # by keys would make its handle first, which a closed realm refuses.
+            return False
         out = ffi.new("bool*")
         check(lib.cove_object_is_valid(self._handle, out))
         return bool(out[0])

@@ -97,6 +97,9 @@ class Realm(RealmBase):
         self._targets: Dict[Any, Tuple[bytes, Type[Object], str]] = {}
         # The required properties of each declared class (_required), cleared with the plans.
         self._requireds: Dict[str, Tuple[str, ...]] = {}
+        # By class name: its class key and the keys of its single values and links, by name, for
+        # the objects iteration reads by keys (_read_keys); cleared with the plans.
+        self._key_maps: Dict[str, Tuple[int, Dict[str, int]]] = {}
         # The (class, name) of the objects of each class key met in a link, for the C path that
         # makes the object a link names (_speedups.c); filled by _resolve_link.
         self._link_classes: Dict[int, Tuple[Type[Object], str]] = {}
@@ -359,6 +362,7 @@ class Realm(RealmBase):
             self._create_plans.clear()
             self._targets.clear()
             self._requireds.clear()
+            self._key_maps.clear()
         self._schema_cache = schema
         self._infos = {}
         return schema
@@ -412,6 +416,31 @@ class Realm(RealmBase):
             lib.cove_release(handle)
             raise
         return cls._wrap(self, handle, class_name)
+
+    def _read_keys(self, class_name: str) -> Tuple[int, Dict[str, int]]:
+        """The class key of `class_name` and the property keys of its single values and links
+        by name: what objects read by keys (_speedups.c, results' iteration) read with."""
+        found = self._key_maps.get(class_name)
+        if found is None:
+            handle = self._h()
+            name = class_name.encode()
+            class_key = ffi.new("uint32_t*")
+            check(lib.cove_class_key(handle, name, class_key))
+            key = ffi.new("int64_t*")
+            props: Dict[str, int] = {}
+            for p in self._class_info(class_name).properties.values():
+                if p.kind in (VALUE, LINK):
+                    check(lib.cove_property_key(handle, name, p.name.encode(), key))
+                    props[p.name] = int(key[0])
+            found = self._key_maps[class_name] = (int(class_key[0]), props)
+        return found
+
+    def _object_handle(self, class_key: int, object_key: int) -> int:
+        """The address of a new handle (+1) to the object of `class_key` with `object_key`, for an
+        object read by keys that now needs one (_speedups.c); raises as the library refuses."""
+        out = ffi.new("cove_object_t**")
+        check(lib.cove_object_from_keys(self._h(), class_key, object_key, out))
+        return int(ffi.cast("uintptr_t", out[0]))
 
     def _resolve_link(self, class_key: int, object_key: int) -> Optional[Object]:
         """The object a link names; None when it is gone (a change set's old value may name a

@@ -247,10 +247,12 @@ class Results(typing.Sequence[_T]):
         if realm._open[0]:
             self._h()                      # the query runs now, as len() would run it
             name = self._class_name
-            # In C (_speedups.c): the keys now, each object as the iteration reaches it, through
-            # _object_by_key when the library does not give it there. MISS when the library does
-            # not give the keys: the general path below asks again and raises.
-            walk = iterate_objects(self._addr, realm._addr, name.encode(), realm._object_class(name), realm, name,
+            # In C (_speedups.c): the keys now, each object as the iteration reaches it, read by
+            # keys without a handle of its own, through _object_by_key when the library does not
+            # answer there. MISS when the library does not give the keys: the general path below
+            # asks again and raises.
+            class_key, props = realm._read_keys(name)
+            walk = iterate_objects(self._addr, realm._addr, class_key, props, realm._object_class(name), realm, name,
                                    realm._open, self._object_by_key)
             if walk is not MISS:
                 return walk  # type: ignore[no-any-return]

@@ -12,7 +12,11 @@
  * Python function for the rest.
  *
  * Handles are passed as Python ints (their addresses); a caller passes only a handle it holds.
- * Every library call releases the GIL around it, as cffi's calls do. */
+ * Every library call releases the GIL around it, as cffi's calls do, but the calls by keys
+ * (cove_object_exists_by_keys(), cove_object_get_by_keys(), cove_object_from_keys()), which
+ * the header says take no lock another thread may hold for long: they run as often as objects
+ * are iterated, and letting go of the GIL and taking it back would cost about as much as the
+ * read. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -61,10 +65,12 @@ static PyObject *Missing;
 static PyObject *Done;
 static PyObject *Full;
 /* Interned attribute names. */
-static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes, *str_create_call, *str_find_call;
+static PyObject *str_addr, *str_get, *str_setattr, *str_open, *str_link_classes, *str_create_call, *str_find_call,
+    *str_object_handle;
 
 static PyObject *link_object(const cove_value_t *v, PyObject *realm);
 static PyObject *value_of(const cove_value_t *v, PyObject *realm);
+static int64_t int64_argument(PyObject *o, int *ok);
 
 /* The Python value of a library value of a plain type, or a new reference to Miss for a type
  * the general path converts (timestamps, decimals, object ids, uuids and links). */
@@ -98,24 +104,97 @@ static void *handle_at(PyObject *address) {
     return p;
 }
 
+/* cove.Realm derives from RealmBase, which keeps what the C paths of create() and find() read
+ * (the realm's `_open` list, its handle's `_addr`, the `_create_plans` and `_targets` by the cls
+ * given) and takes those calls without a Python frame: a call its plan or target does not
+ * cover goes to Realm._create_call or Realm._find_call, the Python paths, with the arguments as
+ * given. Objects read by keys take the realm's handle from here too. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *open, *addr, *plans, *targets;
+} RealmBase;
+
+static PyTypeObject *RealmBaseType;
+
+/* The handle of `realm` when it is a RealmBase whose `_open` says [True], else NULL (no
+ * exception). */
+static void *open_realm(PyObject *realm) {
+    if (realm == NULL || !PyObject_TypeCheck(realm, RealmBaseType))
+        return NULL;
+    RealmBase *r = (RealmBase *)realm;
+    if (r->open == NULL || !PyList_Check(r->open) || PyList_GET_SIZE(r->open) < 1 ||
+        PyList_GET_ITEM(r->open, 0) != Py_True || r->addr == NULL)
+        return NULL;
+    void *handle = PyLong_AsVoidPtr(r->addr);
+    if (handle == NULL)
+        PyErr_Clear();
+    return handle;
+}
+
 /* ---- ObjectBase: the C part of every cove.Object ------------------------------------------- */
 
 /* cove.Object derives from this type: an object keeps its library handle (+1, released when the
  * object goes), its realm and its class name in these fields rather than in its __dict__, so
  * that making an object in C costs one allocation, and reads and writes of its properties take
- * the handle without a lookup. */
+ * the handle without a lookup.
+ *
+ * An object that results hand out while they are iterated is made without a handle: it keeps
+ * its class key and object key, and the keys of its class's single values and links (`props`),
+ * and Accessor reads its plain values by keys (cove_object_get_by_keys()), as obj.name = value
+ * writes them (cove_object_set_by_keys()). Whatever needs the handle (obj._addr, a link to it,
+ * the general path) makes it then (make_handle()); the object keeps it from then on. */
 typedef struct {
     PyObject_HEAD
     void *handle;          /* +1, or NULL for an object that was never given one */
     PyObject *realm;       /* the Realm */
     PyObject *class_name;  /* str */
+    PyObject *props;       /* {property name: property key} (dict) for an object read by keys, else NULL */
+    int64_t object_key;    /* with props: the object's keys */
+    uint32_t class_key;
 } ObjectBase;
 
 static PyTypeObject *ObjectBaseType;
 
-/* The handle of `o` when it is an object with one, else NULL (no exception). */
+/* The handle of an object read by keys, made now (see ObjectBase) by cove_object_from_keys(), the
+ * GIL kept as for the reads by keys (see the top), or else by realm._object_handle(), which
+ * raises the library's error: 0, or -1 with that exception. */
+static int make_handle(ObjectBase *obj) {
+    void *realm = open_realm(obj->realm);
+    cove_object_t *made = NULL;
+    if (realm != NULL && cove_object_from_keys((cove_realm_t *)realm, obj->class_key, obj->object_key, &made) == COVE_OK) {
+        obj->handle = made;
+        return 0;
+    }
+    PyObject *class_key = PyLong_FromUnsignedLong(obj->class_key);
+    PyObject *object_key = class_key == NULL ? NULL : PyLong_FromLongLong(obj->object_key);
+    PyObject *address = object_key == NULL ? NULL
+                        : PyObject_CallMethodObjArgs(obj->realm, str_object_handle, class_key, object_key, NULL);
+    Py_XDECREF(class_key);
+    Py_XDECREF(object_key);
+    if (address == NULL)
+        return -1;
+    void *handle = handle_at(address);
+    Py_DECREF(address);
+    if (handle == NULL)
+        return -1;
+    if (obj->handle != NULL) {
+        /* Made meanwhile (the call ran Python code): the first one stays. */
+        UNLOCKED(cove_release(handle));
+        return 0;
+    }
+    obj->handle = handle;
+    return 0;
+}
+
+/* The handle of `o` when it is an object that has one or can make one (make_handle()), else
+ * NULL without an exception (the caller's general path makes it again, and raises). */
 static void *object_handle(PyObject *o) {
-    return PyObject_TypeCheck(o, ObjectBaseType) ? ((ObjectBase *)o)->handle : NULL;
+    if (!PyObject_TypeCheck(o, ObjectBaseType))
+        return NULL;
+    ObjectBase *obj = (ObjectBase *)o;
+    if (obj->handle == NULL && obj->props != NULL && obj->realm != NULL && make_handle(obj) < 0)
+        PyErr_Clear();
+    return obj->handle;
 }
 
 /* Gives the handle back first: its realm may go with the object's last reference to it. */
@@ -129,6 +208,7 @@ static void ObjectBase_dealloc(ObjectBase *self) {
     }
     Py_CLEAR(self->realm);
     Py_CLEAR(self->class_name);
+    Py_CLEAR(self->props);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
@@ -139,6 +219,7 @@ static int ObjectBase_traverse(ObjectBase *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->realm);
     Py_VISIT(self->class_name);
+    Py_VISIT(self->props);
     return 0;
 }
 
@@ -147,8 +228,11 @@ static int ObjectBase_clear(ObjectBase *self) {
     return 0;
 }
 
-/* obj._addr: the handle's address (AttributeError for an object without a handle). */
+/* obj._addr: the handle's address, made now for an object read by keys (make_handle(), which
+ * may raise); AttributeError for an object without a handle (an unmanaged one). */
 static PyObject *ObjectBase_addr(ObjectBase *self, void *closure) {
+    if (self->handle == NULL && self->props != NULL && self->realm != NULL && make_handle(self) < 0)
+        return NULL;
     if (self->handle == NULL) {
         PyErr_SetString(PyExc_AttributeError, "_addr");
         return NULL;
@@ -158,32 +242,50 @@ static PyObject *ObjectBase_addr(ObjectBase *self, void *closure) {
 
 static int pack_value(PyObject *o, cove_value_t *v);
 
-/* obj.name = value: a value of a plain type goes to the library from here (the property is not
- * looked up); everything else, and a write the library refused (which changed nothing), through
+/* Writes `v`, a packed plain value, into the property `name` (an exact str) of `obj`: by keys
+ * (cove_object_set_by_keys()) for an object read by keys, whose class's single values and links
+ * `props` names; through its handle otherwise, the name not looked up. 1 when the library did
+ * it, 0 otherwise (the name not among `props`, a refusal), for the general path. */
+static int write_property(ObjectBase *obj, PyObject *name, const cove_value_t *v) {
+    cove_status_t status;
+    if (obj->props != NULL) {
+        void *realm = open_realm(obj->realm);
+        PyObject *key = realm == NULL ? NULL : PyDict_GetItemWithError(obj->props, name);
+        int ok = 0;
+        int64_t property_key = key == NULL ? 0 : int64_argument(key, &ok);
+        if (!ok) {
+            PyErr_Clear();
+            return 0;
+        }
+        UNLOCKED(status = cove_object_set_by_keys((cove_realm_t *)realm, obj->class_key, obj->object_key, property_key, v));
+        return status == COVE_OK;
+    }
+    Py_ssize_t size;
+    const char *text = PyUnicode_AsUTF8AndSize(name, &size);
+    if (text == NULL || strlen(text) != (size_t)size) {
+        PyErr_Clear();
+        return 0;
+    }
+    UNLOCKED(status = cove_object_set((cove_object_t *)obj->handle, text, v));
+    return status == COVE_OK;
+}
+
+/* obj.name = value: a value of a plain type goes to the library from here (write_property());
+ * everything else, and a write the library refused (which changed nothing), through
  * obj._setattr(name, value), the general path, which does what the property takes or raises.
  * Names starting with an underscore are ordinary attributes, as are deletions. */
 static int ObjectBase_setattro(PyObject *self, PyObject *name, PyObject *value) {
     if (value == NULL || !PyUnicode_Check(name) ||
         (PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_'))
         return PyObject_GenericSetAttr(self, name, value);
-    void *handle = ((ObjectBase *)self)->handle;
-    if (handle != NULL && PyUnicode_CheckExact(name)) {
-        Py_ssize_t size;
-        const char *text = PyUnicode_AsUTF8AndSize(name, &size);
-        if (text == NULL)
-            PyErr_Clear();
-        else if (strlen(text) == (size_t)size) {
-            cove_value_t v;
-            int packed = pack_value(value, &v);
-            if (packed < 0)
-                return -1;
-            if (packed > 0) {
-                cove_status_t status;
-                UNLOCKED(status = cove_object_set((cove_object_t *)handle, text, &v));
-                if (status == COVE_OK)
-                    return 0;
-            }
-        }
+    ObjectBase *obj = (ObjectBase *)self;
+    if ((obj->handle != NULL || obj->props != NULL) && PyUnicode_CheckExact(name)) {
+        cove_value_t v;
+        int packed = pack_value(value, &v);
+        if (packed < 0)
+            return -1;
+        if (packed > 0 && write_property(obj, name, &v))
+            return 0;
     }
     PyObject *result = PyObject_CallMethodObjArgs(self, str_setattr, name, value, NULL);
     if (result == NULL)
@@ -198,8 +300,15 @@ static PyMemberDef ObjectBase_members[] = {
     {NULL},
 };
 
+/* obj._has_handle: whether the object holds a library handle (one read by keys makes it when it
+ * first needs it; an unmanaged object has none). */
+static PyObject *ObjectBase_has_handle(ObjectBase *self, void *closure) {
+    return PyBool_FromLong(self->handle != NULL);
+}
+
 static PyGetSetDef ObjectBase_getset[] = {
     {"_addr", (getter)ObjectBase_addr, NULL, "the address of the object's library handle", NULL},
+    {"_has_handle", (getter)ObjectBase_has_handle, NULL, "whether the object holds its library handle", NULL},
     {NULL},
 };
 
@@ -245,6 +354,25 @@ static PyObject *wrap(PyObject *cls, PyObject *realm, PyObject *class_name, void
     obj->realm = realm;
     Py_INCREF(class_name);
     obj->class_name = class_name;
+    return (PyObject *)obj;
+}
+
+/* A new instance of `cls` (a subclass of ObjectBase, which the caller checked) for the object of
+ * `class_key` and `object_key`, read by keys through `props` (see ObjectBase); NULL with the
+ * exception set on failure. */
+static PyObject *wrap_keys(PyObject *cls, PyObject *realm, PyObject *class_name, PyObject *props, uint32_t class_key,
+                           int64_t object_key) {
+    ObjectBase *obj = (ObjectBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (obj == NULL)
+        return NULL;
+    Py_INCREF(realm);
+    obj->realm = realm;
+    Py_INCREF(class_name);
+    obj->class_name = class_name;
+    Py_INCREF(props);
+    obj->props = props;
+    obj->class_key = class_key;
+    obj->object_key = object_key;
     return (PyObject *)obj;
 }
 
@@ -312,6 +440,25 @@ static void Accessor_dealloc(Accessor *self) {
     clear_and_free((PyObject *)self, (inquiry)Accessor_clear);
 }
 
+/* A property of an object read by keys (see ObjectBase), the GIL kept (see the top): its value,
+ * or MISS when the general path must read it (the realm closed, a property not among the
+ * class's single values and links, a refusal of the library, a type not converted here). */
+static PyObject *read_by_keys(Accessor *self, ObjectBase *obj) {
+    void *realm = open_realm(obj->realm);
+    PyObject *key = realm == NULL ? NULL : PyDict_GetItemWithError(obj->props, self->name);
+    if (key == NULL) {
+        PyErr_Clear();
+        return miss();
+    }
+    int ok;
+    int64_t property_key = int64_argument(key, &ok);
+    cove_value_t value;
+    if (!ok || cove_object_get_by_keys((cove_realm_t *)realm, obj->class_key, obj->object_key, property_key,
+                                       &value) != COVE_OK)
+        return miss();
+    return value_of(&value, obj->realm);
+}
+
 /* obj.<name>: a value of a plain type or a link straight from the library; anything else (a
  * collection, an error, an object without a handle) through obj._get(name, encoded). */
 static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
@@ -323,7 +470,14 @@ static PyObject *Accessor_get(Accessor *self, PyObject *obj, PyObject *type) {
         PyErr_SetString(PyExc_AttributeError, "an accessor without a name");
         return NULL;
     }
-    void *handle = object_handle(obj);
+    if (PyObject_TypeCheck(obj, ObjectBaseType) && ((ObjectBase *)obj)->props != NULL) {
+        PyObject *result = read_by_keys(self, (ObjectBase *)obj);
+        if (result != Miss)
+            return result;
+        Py_DECREF(result);
+        return PyObject_CallMethodObjArgs(obj, str_get, self->name, self->encoded, NULL);
+    }
+    void *handle = PyObject_TypeCheck(obj, ObjectBaseType) ? ((ObjectBase *)obj)->handle : NULL;
     if (handle != NULL) {
         const char *property = PyBytes_AS_STRING(self->encoded);
         cove_value_t value;
@@ -1105,15 +1259,19 @@ static PyTypeObject *iterator_type(const char *name, const char *doc, int size, 
 
 /* The objects of results of objects, as Results.__iter__ hands them out: the keys of every
  * match are read when the iterator is made, each object when the iterator reaches it (one
- * deleted since is skipped). An object the library does not give here (a closed realm, an
- * error) comes from `general(key)`, the Python path, which gives it, None, or raises. */
+ * deleted since is skipped). The objects are read by keys (see ObjectBase): the iterator asks
+ * whether each exists (cove_object_exists_by_keys(), which also refuses a closed realm and the
+ * wrong thread) and makes no handle. An object the library does not answer for here comes from
+ * `general(key)`, the Python path, which gives it, None, or raises. */
 typedef struct {
     PyObject_HEAD
     int64_t *keys;
     size_t count, next;
     void *realm;           /* the realm's handle, used while `open[0]` is True */
-    /* The references (free_iterator()): the class name as the library takes it, and the rest. */
-    PyObject *class_bytes, *cls, *realm_object, *class_name, *open, *general;
+    uint32_t class_key;
+    /* The references (free_iterator()): the class's property keys (ObjectBase's `props`), and
+     * the rest. */
+    PyObject *props, *cls, *realm_object, *class_name, *open, *general;
 } ObjectIterator;
 
 static PyTypeObject *ObjectIteratorType;
@@ -1131,21 +1289,18 @@ static void free_iterator(PyObject *self, size_t first, int n) {
 
 static void ObjectIterator_dealloc(ObjectIterator *self) {
     PyMem_Free(self->keys);
-    free_iterator((PyObject *)self, offsetof(ObjectIterator, class_bytes), 6);
+    free_iterator((PyObject *)self, offsetof(ObjectIterator, props), 6);
 }
 
 static PyObject *ObjectIterator_next(ObjectIterator *self) {
     while (self->next < self->count) {
         int64_t key = self->keys[self->next++];
         if (PyList_GET_ITEM(self->open, 0) == Py_True) {
-            cove_object_t *found = NULL;
-            cove_status_t status;
-            UNLOCKED(status = cove_object_get_by_object_key((cove_realm_t *)self->realm,
-                                                            PyBytes_AS_STRING(self->class_bytes), key, &found));
-            if (status == COVE_OK) {
-                if (found == NULL)
+            bool exists = false;
+            if (cove_object_exists_by_keys((cove_realm_t *)self->realm, self->class_key, key, &exists) == COVE_OK) {
+                if (!exists)
                     continue;
-                return wrap(self->cls, self->realm_object, self->class_name, found);
+                return wrap_keys(self->cls, self->realm_object, self->class_name, self->props, self->class_key, key);
             }
         }
         PyObject *k = PyLong_FromLongLong(key);
@@ -1163,15 +1318,25 @@ static PyObject *ObjectIterator_next(ObjectIterator *self) {
     return NULL;
 }
 
-/* iterate_objects(results, realm, class_name: bytes, cls, realm_object, class_name: str, open:
- * list, general): an ObjectIterator over the matches of `results` (addresses of the results'
- * and the realm's handles), or MISS when the library does not give their keys (the caller's
- * general path asks again and raises). */
+/* iterate_objects(results, realm, class_key: int, props: dict, cls, realm_object, class_name:
+ * str, open: list, general): an ObjectIterator over the matches of `results` (addresses of the
+ * results' and the realm's handles) of the class of `class_key`, whose single values and links
+ * have the keys `props` ({name: property key}); `cls` a subclass of ObjectBase. MISS when the
+ * library does not give the keys of the matches (the caller's general path asks again and
+ * raises). */
 static PyObject *iterate_objects(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8 || !PyBytes_Check(args[2]) || !PyList_Check(args[6]) || PyList_GET_SIZE(args[6]) < 1 ||
-        !PyCallable_Check(args[7])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "iterate_objects(results, realm, class_name: bytes, cls, realm, class_name, open: list, general)");
+    if (nargs != 9 || !PyLong_Check(args[2]) || !PyDict_Check(args[3]) || !PyType_Check(args[4]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[4], ObjectBaseType) || !PyList_Check(args[7]) ||
+        PyList_GET_SIZE(args[7]) < 1 || !PyCallable_Check(args[8])) {
+        PyErr_SetString(PyExc_TypeError, "iterate_objects(results, realm, class_key: int, props: dict, cls, realm, "
+                                         "class_name, open: list, general)");
+        return NULL;
+    }
+    unsigned long class_key = PyLong_AsUnsignedLong(args[2]);
+    if (class_key == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    if (class_key > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "iterate_objects: a class key past 32 bits");
         return NULL;
     }
     void *results = handle_at(args[0]), *realm = results == NULL ? NULL : handle_at(args[1]);
@@ -1202,10 +1367,11 @@ static PyObject *iterate_objects(PyObject *module, PyObject *const *args, Py_ssi
     it->count = got;
     it->next = 0;
     it->realm = realm;
-    PyObject **fields[] = {&it->class_bytes, &it->cls, &it->realm_object, &it->class_name, &it->open, &it->general};
+    it->class_key = (uint32_t)class_key;
+    PyObject **fields[] = {&it->props, &it->cls, &it->realm_object, &it->class_name, &it->open, &it->general};
     for (int i = 0; i < 6; i++) {
-        Py_INCREF(args[2 + i]);
-        *fields[i] = args[2 + i];
+        Py_INCREF(args[3 + i]);
+        *fields[i] = args[3 + i];
     }
     return (PyObject *)it;
 }
@@ -1345,17 +1511,8 @@ static PyObject *iterate_elements(PyObject *module, PyObject *const *args, Py_ss
 
 /* ---- RealmBase: create() and find() of cove.Realm in C -------------------------------------- */
 
-/* cove.Realm derives from this type, which keeps what the C paths of create() and find() read
- * (the realm's `_open` list, its handle's `_addr`, the `_create_plans` and `_targets` by the cls
- * given) and takes those calls without a Python frame: a call its plan or target does not
- * cover goes to Realm._create_call or Realm._find_call, the Python paths, with the arguments as
- * given. */
-typedef struct {
-    PyObject_HEAD
-    PyObject *open, *addr, *plans, *targets;
-} RealmBase;
-
-/* The fields above are the realm's references, visited and cleared in a row. */
+/* RealmBase itself is defined at the top: objects read by keys take the realm's handle from it.
+ * Its fields are the realm's references, visited and cleared in a row. */
 #define REALM_REFERENCES 4
 
 static int RealmBase_traverse(RealmBase *self, visitproc visit, void *arg) {
@@ -1495,7 +1652,8 @@ static const PyType_Slot RealmBase_more[] = {
 /* manage(obj, realm, address, class_name): gives an object made without a handle (an unmanaged
  * cove.Object, made by calling its class) the handle at `address`, whose reference it takes
  * over, its realm and its class name: from then on its attributes read and write that object.
- * An object that has a handle already keeps it (TypeError, the reference released). */
+ * An object that has a handle already, or is read by keys, keeps what it has (TypeError, the
+ * reference released). */
 static PyObject *manage(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyObject_TypeCheck(args[0], ObjectBaseType) || !PyUnicode_Check(args[3])) {
         PyErr_SetString(PyExc_TypeError, "manage(obj, realm, address: int, class_name: str)");
@@ -1505,9 +1663,9 @@ static PyObject *manage(PyObject *module, PyObject *const *args, Py_ssize_t narg
     if (handle == NULL)
         return NULL;
     ObjectBase *obj = (ObjectBase *)args[0];
-    if (obj->handle != NULL) {
+    if (obj->handle != NULL || obj->props != NULL) {
         UNLOCKED(cove_release(handle));
-        PyErr_SetString(PyExc_TypeError, "manage: the object has a handle already");
+        PyErr_SetString(PyExc_TypeError, "manage: the object has a handle already, or is read by keys");
         return NULL;
     }
     obj->handle = handle;
@@ -1556,7 +1714,7 @@ static PyMethodDef methods[] = {
     {"create", (PyCFunction)(void (*)(void))create, METH_FASTCALL,
      "create(realm, class_name, names, row, realm, cls, class_name): a new object from plain values and links, or MISS"},
     {"iterate_objects", (PyCFunction)(void (*)(void))iterate_objects, METH_FASTCALL,
-     "iterate_objects(results, realm, class_name, cls, realm, class_name, open, general): the objects of results"},
+     "iterate_objects(results, realm, class_key, props, cls, realm, class_name, open, general): the objects of results"},
     {"iterate_elements", (PyCFunction)(void (*)(void))iterate_elements, METH_FASTCALL,
      "iterate_elements(walk, address, collection, realm, general): the elements of a list, set or map"},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
@@ -1606,18 +1764,16 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         (str_setattr = PyUnicode_InternFromString("_setattr")) == NULL ||
         (str_create_call = PyUnicode_InternFromString("_create_call")) == NULL ||
         (str_find_call = PyUnicode_InternFromString("_find_call")) == NULL ||
+        (str_object_handle = PyUnicode_InternFromString("_object_handle")) == NULL ||
         (str_open = PyUnicode_InternFromString("_open")) == NULL ||
         (str_link_classes = PyUnicode_InternFromString("_link_classes")) == NULL)
         goto fail;
-    PyObject *realm_base = (PyObject *)base_type(
+    RealmBaseType = base_type(
         "cove._speedups.RealmBase", "The C part of cove.Realm: create() and find() without a Python frame.",
         sizeof(RealmBase), (destructor)RealmBase_dealloc, (traverseproc)RealmBase_traverse, (inquiry)RealmBase_clear,
         RealmBase_more);
-    if (realm_base == NULL || PyModule_AddObjectRef(module, "RealmBase", realm_base) < 0) {
-        Py_XDECREF(realm_base);
+    if (RealmBaseType == NULL || PyModule_AddObjectRef(module, "RealmBase", (PyObject *)RealmBaseType) < 0)
         goto fail;
-    }
-    Py_DECREF(realm_base);
     ObjectIteratorType = iterator_type("cove._speedups.ObjectIterator",
                                        "The objects of results, read as the iteration reaches them.",
                                        sizeof(ObjectIterator), (destructor)ObjectIterator_dealloc,

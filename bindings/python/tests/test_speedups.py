@@ -751,6 +751,108 @@ def test_results_iterate_in_c_as_the_general_path(realm: cove.Realm) -> None:
         iter(results)
 
 
+def _by_keys(obj: cove.Object) -> bool:
+    """Whether an object reads by keys (an iterated object that has not needed its handle yet)."""
+    return not obj._has_handle
+
+
+def test_iterated_objects_read_by_keys_as_objects_with_handles(realm: cove.Realm) -> None:
+    with realm.write():
+        first = realm.create("Thing", {"id": 1, **VALUES})
+        realm.create("Thing", {"id": 2, "other": first, "tags": ["a", "b"], "set": [3], "map": {"k": "v"},
+                               "home": {"city": "Oslo"}})
+    iterated = list(realm.objects("Thing").sorted("id"))
+    assert [type(o) for o in iterated] == [cove.Object, cove.Object] and all(_by_keys(o) for o in iterated)
+    for obj, found in zip(iterated, (realm.find("Thing", 1), realm.find("Thing", 2))):
+        for name in SCHEMA["Thing"]["properties"]:
+            fast, general = getattr(obj, name), getattr(found, name)
+            if isinstance(general, (cove.List, cove.Set, cove.Map, cove.Results)):
+                assert type(fast) is type(general) and list(fast) == list(general), name
+            else:
+                assert type(fast) is type(general) and fast == general, name
+    plain = next(iter(realm.objects("Thing").filter("id == 1")))
+    assert {name: getattr(plain, name) for name in ("i", "b", "f", "d", "s", "raw")} == \
+        {name: VALUES[name] for name in ("i", "b", "f", "d", "s", "raw")}
+    assert _by_keys(plain)                                   # plain values need no handle
+    assert plain == first and hash(plain) == hash(first) and plain in {first} and plain.is_valid
+    assert not _by_keys(plain) and repr(plain) == repr(first)    # equality made the handle
+
+
+def test_objects_read_by_keys_see_writes_and_deletes(realm: cove.Realm) -> None:
+    with realm.write():
+        realm.create_many("Thing", [{"id": i, "i": i, "s": f"s{i}"} for i in range(10)])
+    with realm.write():
+        for t in realm.objects("Thing"):
+            t.i = t.i * 10                               # written by keys too; the read sees it
+            assert _by_keys(t) and t.i == t.id * 10
+        walk = iter(realm.objects("Thing").sorted("id"))
+        zero = next(walk)
+        realm.find("Thing", 0).s = "changed"
+        realm.create("Thing", {"id": 10, "s": "new"})
+        assert _by_keys(zero) and zero.s == "changed" and zero.i == 0
+        assert [(t.id, t.i) for t in walk] == [(i, i * 10) for i in range(1, 10)]
+    kept = list(realm.objects("Thing").sorted("id"))
+    assert [t.s for t in kept][:2] == ["changed", "s1"] and kept[10].s == "new"
+    with pytest.raises(cove.TransactionError):
+        kept[1].i = 5                                   # refused by keys, then by the general path
+    with realm.write():
+        with pytest.raises(cove.WrongTypeError, match="'i'"):
+            kept[1].i = "five"
+        kept[1].tags = ["a"]                            # not a single value: the general path
+    assert kept[1].i == 10 and list(kept[1].tags) == ["a"]
+    with realm.write():
+        realm.delete(realm.find("Thing", 3))             # through another object's handle
+        realm.delete(kept[4])                            # through the object read by keys
+        kept[5].other = kept[6]                          # links to and from objects read by keys
+        realm.create("Thing", {"id": 11, "other": kept[7]})
+    for gone in (kept[3], kept[4]):
+        with pytest.raises(cove.InvalidatedError, match="deleted"):
+            gone.s
+        assert not gone.is_valid and "(deleted)" in repr(gone)
+    assert kept[5].other == kept[6] and realm.find("Thing", 11).other.s == "s7"
+    still = {t.id: t for t in realm.objects("Thing")}
+    with realm.write():
+        realm.objects("Thing").filter("id == 8").delete_all()
+    with pytest.raises(cove.InvalidatedError):
+        still[8].i                                      # deleted before it needed a handle
+    assert _by_keys(still[9]) and still[9].i == 90 and not still[8].is_valid
+    with pytest.raises(cove.InvalidatedError):
+        hash(still[8])
+
+
+def test_objects_read_by_keys_keep_to_their_thread_and_their_realm(realm: cove.Realm) -> None:
+    import threading
+
+    with realm.write():
+        realm.create_many("Thing", [{"id": i, "s": f"s{i}"} for i in range(3)])
+    live = list(realm.objects("Thing").sorted("id"))
+    frozen = list(realm.objects("Thing").sorted("id").freeze())
+    got: list[Any] = []
+
+    def read(objects: list[cove.Object]) -> None:
+        try:
+            got.append([t.s for t in objects])
+        except cove.Error as exc:
+            got.append(exc)
+
+    with realm.write():
+        realm.find("Thing", 0).s = "in the write"
+        for objects in (live, frozen):
+            t = threading.Thread(target=read, args=(objects,))
+            t.start()
+            t.join()
+    assert isinstance(got[0], cove.WrongThreadError) and got[1] == ["s0", "s1", "s2"]
+    assert live[0].s == "in the write" and frozen[0].s == "s0" and _by_keys(live[0]) and _by_keys(frozen[0])
+    realm.close()
+    with pytest.raises(cove.ClosedError):
+        live[1].s
+    assert not live[2].is_valid and frozen[1].s == "s1"          # the frozen realm stays open
+    frozen[0].realm.close()
+    with pytest.raises(cove.ClosedError):
+        frozen[1].s
+    assert not frozen[2].is_valid
+
+
 def test_collections_iterate_in_c_as_their_generators_did(tmp_path: pathlib.Path) -> None:
     schema = {"Box": {"properties": {
         "nums": "int[]", "set": "string<>", "map": "double{}", "dates": "date[]", "links": "Box[]", "anys": "mixed{}"}}}
