@@ -162,6 +162,18 @@ enum ValueBridge {
             v.type = Int32(COVE_TYPE_LINK.rawValue)
             v.u.link.class_key = l.classKey
             v.u.link.object_key = l.objectKey
+        case .list, .dictionary:
+            v = collection(value, keep: keep)
+        }
+        out.pointee = v
+    }
+
+    /// A nested list or dictionary as a #COVE_TYPE_LIST or #COVE_TYPE_MAP value (apart from
+    /// `write`, whose switch over the scalars stays as cheap as it was).
+    @inline(never)
+    private static func collection(_ value: Value, keep: (UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int)) -> cove_value_t {
+        var v = cove_value_t()
+        switch value {
         case .list(let elements):
             v.type = Int32(COVE_TYPE_LIST.rawValue)
             v.u.elements.items = writeItems(elements, keep: keep)
@@ -176,8 +188,10 @@ enum ValueBridge {
             }
             v.u.elements.items = writeItems(items, keep: keep)
             v.u.elements.count = entries.count
+        default:
+            break
         }
-        out.pointee = v
+        return v
     }
 
     /// The elements of a nested collection as an array of values kept by `keep`.

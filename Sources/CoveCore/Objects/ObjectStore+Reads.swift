@@ -10,7 +10,9 @@ extension ObjectStore {
         return try exists(in: try table(cls, holding: objectKey), objectKey)
     }
 
-    /// Whether the object with key `objectKey` (not negative) is in `t`.
+    /// Whether the object with key `objectKey` (not negative) is in `t`. Inlined, so that
+    /// passing the table costs no retain and release.
+    @inline(__always)
     private func exists(in t: Table, _ objectKey: Int64) throws(CoveError) -> Bool {
         if t.pending.position(of: UInt64(objectKey)) != nil { return true }
         return try locate(t, objectKey) != nil

@@ -316,6 +316,9 @@ package final class ObjectStore {
         return try table(try visibleObjectSchema(classKey: classKey), holding: objectKey)
     }
 
+    /// `t`, its pending objects written unless `objectKey` is one of them. Inlined: as a call
+    /// of its own it cost every read by key a retain and a release of the table.
+    @inline(__always)
     private func holding(_ t: Table, _ objectKey: Int64) throws(CoveError) -> Table {
         if objectKey < 0 || t.pending.position(of: UInt64(objectKey)) == nil { try t.writePending() }
         return t
