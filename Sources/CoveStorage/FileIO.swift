@@ -56,6 +56,11 @@ public protocol FileIO: AnyObject, Sendable {
     /// The current size of the file in bytes.
     func size() throws(StorageError) -> UInt64
 
+    /// Shortens the file to `size` bytes (pages past the last one in use, given back once the
+    /// commit that stopped using them is durable).
+    /// - Throws: `.io` naming the file and the system's reason.
+    func truncate(to size: UInt64) throws(StorageError)
+
     /// Called once when the storage closes. The descriptor itself may stay open until the object
     /// is released: the mapping or a thread finishing a snapshot can still refer to it.
     func close()
@@ -221,6 +226,12 @@ public final class PosixFile: FileIO {
         var st = stat()
         if fstat(descriptor, &st) != 0 { throw systemError(errno, "cannot stat '\(path)'") }
         return UInt64(st.st_size)
+    }
+
+    public func truncate(to size: UInt64) throws(StorageError) {
+        if retryOnInterrupt({ ftruncate(descriptor, off_t(size)) }) != 0 {
+            throw systemError(errno, "cannot shorten '\(path)' to \(size) bytes")
+        }
     }
 
     public func close() {

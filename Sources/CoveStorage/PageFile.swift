@@ -165,6 +165,16 @@ final class PageFile: @unchecked Sendable {
         }
     }
 
+    /// Shortens the file to `pages` pages (the caller holds the write lock and has the file
+    /// to itself). The mapping keeps its range: no reader reaches past the pages in use, and
+    /// once the file grows again the range maps the new pages.
+    func shorten(toPages pages: UInt64) throws(StorageError) {
+        let size = pages &* UInt64(pageSize)
+        guard try io.size() > size else { return }
+        try io.truncate(to: size)
+        knownFileSize.store(size, ordering: .relaxed)
+    }
+
     /// The mapped page `pgno` (the caller knows it is mapped).
     @inline(__always)
     func pointer(_ pgno: PageNumber) -> UnsafeRawPointer {

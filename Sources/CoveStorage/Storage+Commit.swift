@@ -32,6 +32,7 @@ extension WriteTransaction {
             try updateHistory()
             try chooseInlineCatalog()
             let (continuation, freePages, written) = try settleFreeSpace()
+            noteFreedForTail()
             // The slot's page comes from the transaction's page memory, zeroed, like any page.
             let metaPage = try pageMemory().take()
             prepared = seal(written: written, continuation: continuation, freePages: freePages, into: metaPage)
@@ -77,10 +78,28 @@ extension WriteTransaction {
         for pgno in prepared.pages {
             file.markChecked(pgno, version: version)
         }
+        if givenBackFrom != nil { shortenFile() }
         storage.pagesLastWritten.store(prepared.pages.count, ordering: .relaxed)
         if leads { storage.oneRunCommits.add(1, ordering: .relaxed) }
         storage.published(prepared.meta, slot: targetSlot)
         return version
+    }
+
+    /// Shortens the file to the pages this commit left in use, once its version is durable (so
+    /// that no valid meta slot names a page past the end; the slot before it, which names
+    /// more pages, is then no longer valid, and the next commit writes over it). Only when no
+    /// other handle has the file open: another process's writer trusts the size it knows the
+    /// file to have. Nothing is lost when shortening cannot be done: the pages stay past the
+    /// page count, unused, and a later commit that gives pages back tries again.
+    private func shortenFile() {
+        guard storage.options.durability != .memoryOnly, storage.lock.tryExclusive() else { return }
+        defer { try? storage.lock.finishInitialization() }
+        do throws(StorageError) {
+            if storage.options.durability != .full { try file.io.sync() }
+            try file.shorten(toPages: pageCount)
+        } catch {
+            return
+        }
     }
 
     /// What commit writes, sealed and ready.

@@ -184,6 +184,7 @@ extension WriteTransaction {
         }) { pgno throws(StorageError) in
             free(pgno)
         }
+        try giveBackTail()
         if let settled = settleInMetaSlot() { return settled }
         // Stock pages for the edits below, which may not read the tree while editing it.
         while reusable.pageCount + ownFree.count < 64, try consumeFreeRecord() {}
@@ -269,6 +270,103 @@ extension WriteTransaction {
         }
         throw .internal("the free-space update of version \(version) did not settle")
     }
+
+    /// Gives back the free pages at the end of the file: when a quarter of the base version's
+    /// pages (and at least `tailSweepMinimum`) are free, takes every reusable record into
+    /// memory, finds the run of free pages that ends the file, and, when it is an eighth of the
+    /// file or more, lowers the page count below it; the records then written no longer name
+    /// those pages, and commit shortens the file once the version is durable. Pages a reader may still see (the groups and records held
+    /// for readers, what this commit frees) stop the run, as does any page in use, so that a
+    /// reader of any pinned version finds every page it can reach. A sweep that gives nothing
+    /// back is not tried again until the free pages have grown by a quarter.
+    func giveBackTail() throws(StorageError) {
+        let free = base.freePageCount
+        guard free >= WriteTransaction.tailSweepMinimum, free * 4 >= base.pageCount else { return }
+        if let last = storage.tailSweep.withLock({ $0 }), last.pageCount == base.pageCount,
+           free < last.freePages + last.freePages / 4 + WriteTransaction.tailSweepMinimum,
+           !last.heldInTheWay || last.oldestPinned == oldestPinned {
+            return
+        }
+        // A look that writes nothing: the free pages of the records not consumed yet, read in
+        // place, those reusable now apart from those held for readers.
+        let fileFloor = max(MetaSlot.newFilePages, base.areasEnd)
+        var held: [PageNumber] = pendingFree
+        for group in heldRecent { held += group.pages }
+        var inTree: [PageNumber] = []
+        if !freeSpace.page.isNone {
+            let pageCount = base.pageCount
+            let limit = oldestPinned
+            try BTree(store: self, root: freeSpace, keyKind: .u64).forEach(from: freeCursor, reverse: false) {
+                key, value throws(StorageError) -> Bool in
+                if FreeSpaceRecord.version(ofKey: key) <= limit {
+                    _ = try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, secondSlot: base.secondSlot, into: &inTree)
+                } else {
+                    _ = try FreeSpaceRecord.decode(value, key: key, pageCount: pageCount, secondSlot: base.secondSlot, into: &held)
+                }
+                return true
+            }
+        }
+        let floor = max(fileFloor, (held.max() ?? 0) + 1)
+        /// Where the run of `free` pages (ascending) that ends the file starts, not below `floor`.
+        func runStart(_ free: [PageNumber], floor: PageNumber) -> PageNumber {
+            var end = pageCount
+            var i = free.count - 1
+            while i >= 0, end > floor, free[i] == end - 1 {
+                end -= 1
+                i -= 1
+            }
+            return end
+        }
+        let candidates = (reusable.pages(mergedWith: ownFree.sorted()) + inTree).sorted()
+        let end = max(runStart(candidates, floor: fileFloor), floor)
+        // Worth it when an eighth of the file goes: a few pages given back at every sweep would
+        // have the file shortened and extended again (a chunk of zeros written) by turns.
+        guard pageCount - end >= max(WriteTransaction.tailSweepMinimum, pageCount / 8) else {
+            // Would the pages held for readers, once free, have ended the file? Then look again
+            // once the oldest pinned version moves.
+            let heldInTheWay = runStart((candidates + held).sorted(), floor: fileFloor) < pageCount
+            let blocking = runStart(candidates, floor: fileFloor) - 1
+            let seen = Storage.TailSweep(pageCount: base.pageCount, freePages: free, oldestPinned: oldestPinned,
+                                         heldInTheWay: heldInTheWay, blockingPage: blocking)
+            storage.tailSweep.withLock { $0 = seen }
+            // A page of the free-space tree itself in the way (a large commit's records land at
+            // the end of the file): consuming every record makes this commit rewrite the tree,
+            // its pages going where allocation puts them, low in the file; freeing the page in
+            // the way lets the next commit look again (`noteFreedForTail`).
+            var ownPageInTheWay = false
+            if !heldInTheWay, blocking >= fileFloor, !freeSpace.page.isNone {
+                try BTree(store: self, root: freeSpace, keyKind: .u64).forEachPage { p throws(StorageError) in
+                    if p == blocking { ownPageInTheWay = true }
+                }
+            }
+            if ownPageInTheWay { while try consumeFreeRecord() {} }
+            return
+        }
+        // Worth it: every reusable record into memory (the commit rewrites them without the
+        // pages given back).
+        while try consumeFreeRecord() {}
+        var kept = FreeRuns(floor: reusable.floor)
+        kept.add(reusable.pages().filter { $0 < end })
+        reusable = kept
+        lastReused = nil
+        localFree.removeAll { $0 >= end }
+        areaFree.removeAll { $0 >= end }
+        givenBackFrom = pageCount
+        pageCount = end
+        storage.tailSweep.withLock { $0 = nil }
+    }
+
+    /// Lets the next commit look at the end of the file again when this one freed the page
+    /// that stopped the last look (its pages freed are final once the free space settled).
+    func noteFreedForTail() {
+        storage.tailSweep.withLock { last in
+            guard let blocking = last?.blockingPage, pendingFree.contains(blocking) else { return }
+            last = nil
+        }
+    }
+
+    /// The fewest free pages worth a look at the end of the file (`giveBackTail`).
+    static let tailSweepMinimum: UInt64 = 64
 
     /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
     /// tree, where they cost nothing until a commit needs them, rather than being taken apart

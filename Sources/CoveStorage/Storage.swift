@@ -114,6 +114,21 @@ public final class Storage: @unchecked Sendable {
     /// How many of this handle's commits wrote their meta slot in one run with their pages, one
     /// place on the disk (docs/FORMAT.md, "Slot areas"): what the tests check of placement.
     let oneRunCommits = Atomic<Int>(0)
+    /// What the last commit that looked for free pages at the end of the file and found none
+    /// to give back saw (`WriteTransaction.giveBackTail`): the next ones look again only once
+    /// the free pages have grown by a quarter, a commit has freed the page in use that stopped
+    /// the run (copied elsewhere, as copy-on-write moves the pages it rewrites), or, when pages
+    /// held for readers were in the way, the oldest pinned version has moved.
+    let tailSweep = Mutex<TailSweep?>(nil)
+
+    struct TailSweep {
+        var pageCount: UInt64
+        var freePages: UInt64
+        var oldestPinned: UInt64
+        var heldInTheWay: Bool
+        /// The last page in use below the free pages that end the file.
+        var blockingPage: PageNumber
+    }
 
     func commitsInOneRun() -> Int {
         oneRunCommits.load(ordering: .relaxed)

@@ -109,6 +109,9 @@ public final class WriteTransaction: PageStore {
     var freeSpaceExhausted = false
     /// Set while the commit edits the free-space tree: allocation must then not read it.
     var settlingFreeSpace = false
+    /// The page count before `giveBackTail` gave the pages at the end of the file back (nil:
+    /// none given back); commit then shortens the file.
+    var givenBackFrom: UInt64?
     /// Allocations and frees so far (the free-space update loops until a pass makes none).
     var allocations = 0
     var frees = 0

@@ -37,6 +37,7 @@ public final class FaultInjectingFile: FileIO {
         case write(offset: UInt64, bytes: [UInt8])
         case sync
         case extend(size: UInt64)
+        case truncate(size: UInt64)
     }
 
     private struct State {
@@ -168,6 +169,14 @@ public final class FaultInjectingFile: FileIO {
         }
     }
 
+    public func truncate(to size: UInt64) throws(StorageError) {
+        try check(.extend)
+        try base.truncate(to: size)
+        state.withLock { s in
+            if s.recording { s.trace.append(.truncate(size: size)) }
+        }
+    }
+
     public func size() throws(StorageError) -> UInt64 {
         state.withLock { $0.sizeQueries += 1 }
         return try base.size()
@@ -217,10 +226,14 @@ public final class FaultInjectingFile: FileIO {
         func grow(_ size: UInt64) {
             if image.count < Int(size) { image.append(contentsOf: repeatElement(0, count: Int(size) - image.count)) }
         }
+        func shrink(_ size: UInt64) {
+            if image.count > Int(size) { image.removeLast(image.count - Int(size)) }
+        }
         for i in 0..<max(lastSync, 0) {
             switch trace[i] {
             case .write(let offset, let bytes): apply(offset, bytes, mask: nil)
             case .extend(let size): grow(size)
+            case .truncate(let size): shrink(size)
             case .sync: break
             }
         }
@@ -229,6 +242,9 @@ public final class FaultInjectingFile: FileIO {
             switch trace[i] {
             case .write: pending.append(i)
             case .extend(let size): grow(size) // the size may or may not survive; assume it does
+            // So may a shortening (the engine shortens only right after a flush, before any
+            // write of the next commit: applied before the writes that follow it).
+            case .truncate(let size): shrink(size)
             case .sync: break
             }
         }

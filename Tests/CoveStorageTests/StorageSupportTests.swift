@@ -48,6 +48,23 @@ class StorageTestCase: XCTestCase {
         close(fd)
     }
 
+    /// Opens the crash image `image` written at `path` at full durability; the test fails
+    /// (naming `context`) when the open fails or opens a version other than `synced` (the last
+    /// flushed) or `inFlight` (the one being committed), and nil comes back for a failed open.
+    func openCrashImage(_ image: [UInt8], at path: String, _ context: String, synced: UInt64, inFlight: UInt64?) -> Storage? {
+        writeFile(path, image)
+        let reopened: Storage
+        do {
+            reopened = try Storage.open(path: path, options: TestTables.options(.full))
+        } catch {
+            XCTFail("\(context): open failed: \(error)")
+            return nil
+        }
+        let v = reopened.latestVersion()
+        XCTAssertTrue(v == synced || v == inFlight, "\(context): opened version \(v), expected \(synced) or \(String(describing: inFlight))")
+        return reopened
+    }
+
     /// Runs `body` on a new thread; join it with `pthread_join`.
     func spawn(_ body: @escaping () -> Void) -> pthread_t {
         var t = pthread_t()
