@@ -61,9 +61,15 @@ extension ObjectStore {
         guard t.storesOnlyAt[i], let cell = PropertyCodec.exactCell(value, t.plainColumnAt[i].spec) else {
             return try set(cls, objectKey, t.cls.properties[i], value)
         }
-        if objectKey < 0 || t.pending.position(of: UInt64(objectKey)) == nil {
-            guard try locate(t, objectKey) != nil else { throw invalidated(t.cls, objectKey) }
+        if objectKey >= 0, let at = t.pending.position(of: UInt64(objectKey)) {
+            // Created by this write and not written to the table yet: its row is here, and its
+            // insertion covers the write (the change record keeps no modification of an object
+            // it inserted).
+            do { try t.pending.set(at: at, column: t.plainColumnAt[i].column, cell) } catch { throw CoveError(error) }
+            t.dirty = true
+            return
         }
+        guard try locate(t, objectKey) != nil else { throw invalidated(t.cls, objectKey) }
         try storeCell(t, objectKey, column: t.plainColumnAt[i].column, cell)
         changes.recordModify(t.classKey, objectKey, propertyKey)
     }
