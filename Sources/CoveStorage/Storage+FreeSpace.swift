@@ -272,13 +272,16 @@ extension WriteTransaction {
     }
 
     /// Gives back the free pages at the end of the file: when a quarter of the base version's
-    /// pages (and at least `tailSweepMinimum`) are free, takes every reusable record into
-    /// memory, finds the run of free pages that ends the file, and, when it is an eighth of the
-    /// file or more, lowers the page count below it; the records then written no longer name
-    /// those pages, and commit shortens the file once the version is durable. Pages a reader may still see (the groups and records held
-    /// for readers, what this commit frees) stop the run, as does any page in use, so that a
-    /// reader of any pinned version finds every page it can reach. A sweep that gives nothing
-    /// back is not tried again until the free pages have grown by a quarter.
+    /// pages (and at least `tailSweepMinimum`) are free, looks at every free page (reading the
+    /// records in place) for the run that ends the file and, when it is an eighth of the file or
+    /// more, takes every reusable record into memory and lowers the page count below the run;
+    /// the records then written no longer name those pages, and commit shortens the file once
+    /// the version is durable. Pages a reader may still see (the groups and records held for
+    /// readers, what this commit frees) stop the run, as does any page in use, so that a
+    /// reader of any pinned version finds every page it can reach. A look that gives nothing
+    /// back writes nothing and is not tried again until the free pages have grown by a quarter,
+    /// or, when few pages in use stand in the last eighth of the file, one of them is freed
+    /// (see `Storage.tailSweep`).
     func giveBackTail() throws(StorageError) {
         let free = base.freePageCount
         guard free >= WriteTransaction.tailSweepMinimum, free * 4 >= base.pageCount else { return }
@@ -321,22 +324,33 @@ extension WriteTransaction {
         let end = max(runStart(candidates, floor: fileFloor), floor)
         // Worth it when an eighth of the file goes: a few pages given back at every sweep would
         // have the file shortened and extended again (a chunk of zeros written) by turns.
-        guard pageCount - end >= max(WriteTransaction.tailSweepMinimum, pageCount / 8) else {
-            // Would the pages held for readers, once free, have ended the file? Then look again
-            // once the oldest pinned version moves.
-            let heldInTheWay = runStart((candidates + held).sorted(), floor: fileFloor) < pageCount
-            let blocking = runStart(candidates, floor: fileFloor) - 1
+        let worth = max(WriteTransaction.tailSweepMinimum, pageCount / 8)
+        guard pageCount - end >= worth else {
+            // Nothing given back. Worth watching when few pages in use stand in the last
+            // eighth of the file (the pages a large commit wrote last, say): a commit that frees
+            // one of them lets the next look again, and so does, when pages held for readers
+            // stand there, the oldest pinned version moving. Otherwise the next look waits for
+            // the free pages to grow by a quarter.
+            let top = pageCount > worth ? pageCount - worth : 0
+            var firstFreeInTop = candidates.count
+            var lo = 0
+            while lo < firstFreeInTop {
+                let mid = (lo + firstFreeInTop) / 2
+                if candidates[mid] < top { lo = mid + 1 } else { firstFreeInTop = mid }
+            }
+            let heldInTop = held.reduce(0) { $0 + ($1 >= top && $1 < pageCount ? 1 : 0) }
+            let inUseInTop = Int(pageCount - top) - (candidates.count - firstFreeInTop) - heldInTop
+            let watched = inUseInTop <= WriteTransaction.tailPagesInUseWatched
             let seen = Storage.TailSweep(pageCount: base.pageCount, freePages: free, oldestPinned: oldestPinned,
-                                         heldInTheWay: heldInTheWay, blockingPage: blocking)
+                                         heldInTheWay: watched && heldInTop > 0, watchFrom: watched ? top : nil)
             storage.tailSweep.withLock { $0 = seen }
-            // A page of the free-space tree itself in the way (a large commit's records land at
-            // the end of the file): consuming every record makes this commit rewrite the tree,
-            // its pages going where allocation puts them, low in the file; freeing the page in
-            // the way lets the next commit look again (`noteFreedForTail`).
+            // Pages of the free-space tree itself there (a large commit's records land at the
+            // end of the file): consuming every record makes this commit rewrite the tree, its
+            // pages going where allocation puts them, low in the file.
             var ownPageInTheWay = false
-            if !heldInTheWay, blocking >= fileFloor, !freeSpace.page.isNone {
+            if watched, inUseInTop > 0, !freeSpace.page.isNone {
                 try BTree(store: self, root: freeSpace, keyKind: .u64).forEachPage { p throws(StorageError) in
-                    if p == blocking { ownPageInTheWay = true }
+                    if p >= top { ownPageInTheWay = true }
                 }
             }
             if ownPageInTheWay { while try consumeFreeRecord() {} }
@@ -356,17 +370,21 @@ extension WriteTransaction {
         storage.tailSweep.withLock { $0 = nil }
     }
 
-    /// Lets the next commit look at the end of the file again when this one freed the page
-    /// that stopped the last look (its pages freed are final once the free space settled).
+    /// Lets the next commit look at the end of the file again when this one freed a page in
+    /// the part of the file the last look watched (its pages freed are final once the free
+    /// space settled).
     func noteFreedForTail() {
         storage.tailSweep.withLock { last in
-            guard let blocking = last?.blockingPage, pendingFree.contains(blocking) else { return }
+            guard let from = last?.watchFrom, pendingFree.contains(where: { $0 >= from }) else { return }
             last = nil
         }
     }
 
     /// The fewest free pages worth a look at the end of the file (`giveBackTail`).
     static let tailSweepMinimum: UInt64 = 64
+    /// The most pages in use in the last eighth of the file for a look that gave nothing back to
+    /// watch for them to be freed.
+    static let tailPagesInUseWatched = 32
 
     /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
     /// tree, where they cost nothing until a commit needs them, rather than being taken apart

@@ -116,9 +116,10 @@ public final class Storage: @unchecked Sendable {
     let oneRunCommits = Atomic<Int>(0)
     /// What the last commit that looked for free pages at the end of the file and found none
     /// to give back saw (`WriteTransaction.giveBackTail`): the next ones look again only once
-    /// the free pages have grown by a quarter, a commit has freed the page in use that stopped
-    /// the run (copied elsewhere, as copy-on-write moves the pages it rewrites), or, when pages
-    /// held for readers were in the way, the oldest pinned version has moved.
+    /// the free pages have grown by a quarter, or, when few pages in use stood in the last
+    /// eighth of the file, a commit has freed one there (copied elsewhere, as copy-on-write
+    /// moves the pages it rewrites) or, pages held for readers standing there, the oldest
+    /// pinned version has moved.
     let tailSweep = Mutex<TailSweep?>(nil)
 
     struct TailSweep {
@@ -126,8 +127,8 @@ public final class Storage: @unchecked Sendable {
         var freePages: UInt64
         var oldestPinned: UInt64
         var heldInTheWay: Bool
-        /// The last page in use below the free pages that end the file.
-        var blockingPage: PageNumber
+        /// The first page of the part of the file watched (nil: none watched).
+        var watchFrom: PageNumber?
     }
 
     func commitsInOneRun() -> Int {
