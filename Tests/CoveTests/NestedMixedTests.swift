@@ -6,6 +6,14 @@ import XCTest
 @testable import Cove
 @testable import CoveCore
 
+/// A model with realm-swift's names for the mixed type.
+final class NestedNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var extra: AnyRealmValue
+    @Persisted var many: List<AnyRealmValue>
+    @Persisted var named: Map<String, AnyRealmValue>
+}
+
 final class NestedMixedTests: CoveTestCase {
     static let schemaJSON = """
     {"Box": {"properties": {"label": "string", "extra": "mixed", "many": "mixed[]", "bag": "mixed<>", "named": "mixed{}"},
@@ -202,6 +210,31 @@ final class NestedMixedTests: CoveTestCase {
         let sorted = try realm.objects("Box").sorted(byKeyPath: "extra").elements().map { try $0["label"] }
         // Dictionaries order by their first differing key: "$odd" before "size".
         XCTAssertEqual(sorted, [.string("c"), .string("b"), .string("a"), .string("d")])
+    }
+
+    // MARK: Models
+
+    func testModelsHoldNestedValuesUnderRealmSwiftsNames() throws {
+        let realm = try Realm(configuration: try .init(path: "\(folder)/models.cove", objectTypes: [NestedNote.self]))
+        let note = NestedNote()
+        note.id = 1
+        note.extra = .dictionary(["tags": .list([.string("a")])])
+        note.many.append(.list([.int(1), .int(2)]))
+        note.named["k"] = .dictionary(["x": .bool(true)])
+        try realm.write { realm.add(note) }
+        let stored = try XCTUnwrap(realm.object(ofType: NestedNote.self, forPrimaryKey: 1))
+        XCTAssertEqual(stored.extra, .dictionary(["tags": .list([.string("a")])]))
+        XCTAssertEqual(Array(stored.many), [.list([.int(1), .int(2)])])
+        XCTAssertEqual(stored.named["k"], .dictionary(["x": .bool(true)]))
+        // Read, change, assign back inside a write.
+        try realm.write {
+            guard case .dictionary(var entries) = stored.extra, case .list(var tags)? = entries["tags"] else { return XCTFail("not a dictionary") }
+            tags.append(.string("b"))
+            entries["tags"] = .list(tags)
+            stored.extra = .dictionary(entries)
+        }
+        XCTAssertEqual(stored.extra, .dictionary(["tags": .list([.string("a"), .string("b")])]))
+        XCTAssertEqual(realm.objects(NestedNote.self).filter("extra.tags[1] == 'b'").count, 1)
     }
 
     // MARK: JSON
