@@ -285,9 +285,10 @@ extension WriteTransaction {
     func giveBackTail() throws(StorageError) {
         let free = base.freePageCount
         guard free >= WriteTransaction.tailSweepMinimum, free * 4 >= base.pageCount else { return }
-        if let last = storage.tailSweep.withLock({ $0 }), last.pageCount == base.pageCount,
+        if let last = storage.tailSweep.withLock({ $0 }),
            free < last.freePages + last.freePages / 4 + WriteTransaction.tailSweepMinimum,
-           !last.heldInTheWay || last.oldestPinned == oldestPinned {
+           !last.heldInTheWay || last.oldestPinned == oldestPinned,
+           base.version < last.version + WriteTransaction.tailLookEvery {
             return
         }
         // A look that writes nothing: the free pages of the records not consumed yet, read in
@@ -341,7 +342,7 @@ extension WriteTransaction {
             let heldInTop = held.reduce(0) { $0 + ($1 >= top && $1 < pageCount ? 1 : 0) }
             let inUseInTop = Int(pageCount - top) - (candidates.count - firstFreeInTop) - heldInTop
             let watched = inUseInTop <= WriteTransaction.tailPagesInUseWatched
-            let seen = Storage.TailSweep(pageCount: base.pageCount, freePages: free, oldestPinned: oldestPinned,
+            let seen = Storage.TailSweep(version: base.version, freePages: free, oldestPinned: oldestPinned,
                                          heldInTheWay: watched && heldInTop > 0, watchFrom: watched ? top : nil)
             storage.tailSweep.withLock { $0 = seen }
             // Pages of the free-space tree itself there (a large commit's records land at the
@@ -385,6 +386,9 @@ extension WriteTransaction {
     /// The most pages in use in the last eighth of the file for a look that gave nothing back to
     /// watch for them to be freed.
     static let tailPagesInUseWatched = 32
+    /// The commits after which a look that gave nothing back is made again anyway: the pages in
+    /// use move down as commits rewrite them, until the end of the file is free.
+    static let tailLookEvery: UInt64 = 1024
 
     /// The most reusable pages a commit leaves over in its slot. More go back to the free-space
     /// tree, where they cost nothing until a commit needs them, rather than being taken apart

@@ -116,14 +116,17 @@ public final class Storage: @unchecked Sendable {
     let oneRunCommits = Atomic<Int>(0)
     /// What the last commit that looked for free pages at the end of the file and found none
     /// to give back saw (`WriteTransaction.giveBackTail`): the next ones look again only once
-    /// the free pages have grown by a quarter, or, when few pages in use stood in the last
+    /// the free pages have grown by a quarter (so that while a file grows the looks are few), or,
+    /// when few pages in use stood in the last
     /// eighth of the file, a commit has freed one there (copied elsewhere, as copy-on-write
     /// moves the pages it rewrites) or, pages held for readers standing there, the oldest
-    /// pinned version has moved.
+    /// pinned version has moved; and, whatever it saw, after `WriteTransaction.tailLookEvery`
+    /// commits (copy-on-write moves the pages in use down as they are rewritten).
     let tailSweep = Mutex<TailSweep?>(nil)
 
     struct TailSweep {
-        var pageCount: UInt64
+        /// The base version of the look.
+        var version: UInt64
         var freePages: UInt64
         var oldestPinned: UInt64
         var heldInTheWay: Bool
