@@ -102,6 +102,13 @@ int main(void) {
     cove_release(many);
     CHECK_OK(cove_commit(realm));
 
+    /* Read by keys, without a handle: the same nested value. */
+    cove_value_t link = link_to(box);
+    int64_t extra_key = 0;
+    CHECK_OK(cove_property_key(realm, "Box", "extra", &extra_key));
+    CHECK_OK(cove_object_get_by_keys(realm, link.u.link.class_key, link.u.link.object_key, extra_key, &out));
+    check_sample(&out, &rex);
+
     /* Queries reach inside. */
     CHECK(query_count(realm, "Box", "extra.size == 3", NULL, 0) == 1);
     CHECK(query_count(realm, "Box", "extra['pets'][1] == 'x'", NULL, 0) == 1);

@@ -58,6 +58,18 @@ def test_a_stored_list_or_dict_reads_back_live(realm: cove.Realm) -> None:
     realm.verify()
 
 
+def test_objects_handed_out_by_iteration_read_and_edit_nested_values(realm: cove.Realm) -> None:
+    with realm.write():
+        for i in range(5):
+            realm.create("Box", {"label": str(i), "extra": {"i": i, "tags": ["t"]}})
+    # Iteration hands out objects that read by keys until they need a handle.
+    assert sorted(box.extra["i"] for box in realm.objects("Box")) == [0, 1, 2, 3, 4]
+    with realm.write():
+        for box in realm.objects("Box"):
+            box.extra["tags"].append(box.label)
+    assert sorted(list(box.extra["tags"]) for box in realm.objects("Box")) == [["t", str(i)] for i in range(5)]
+
+
 def test_elements_of_lists_and_dicts_of_mixed_hold_collections(realm: cove.Realm) -> None:
     with realm.write():
         box = realm.create("Box", {"label": "b", "many": [[1, 2], {"k": "v"}, 3], "named": {"n": [True]}})
