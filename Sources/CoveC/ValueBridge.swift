@@ -182,9 +182,9 @@ enum ValueBridge {
             v.type = Int32(COVE_TYPE_MAP.rawValue)
             var items: [Value] = []
             items.reserveCapacity(entries.count * 2)
-            for key in Value.sortedKeys(entries) {
+            for (key, value) in Value.sortedEntries(entries) {
                 items.append(.string(key))
-                items.append(entries[key]!)
+                items.append(value)
             }
             v.u.elements.items = writeItems(items, keep: keep)
             v.u.elements.count = entries.count
@@ -197,9 +197,12 @@ enum ValueBridge {
     /// The elements of a nested collection as an array of values kept by `keep`.
     private static func writeItems(_ values: [Value], keep: (UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer?, Int)) -> UnsafePointer<cove_value_t>? {
         if values.isEmpty { return nil }
-        var items = [cove_value_t](repeating: cove_value_t(), count: values.count)
-        items.withUnsafeMutableBufferPointer { buffer in
-            for (i, e) in values.enumerated() { write(e, to: buffer.baseAddress! + i, keep: keep) }
+        var items: [cove_value_t] = []
+        items.reserveCapacity(values.count)
+        for e in values {
+            var item = cove_value_t()
+            write(e, to: &item, keep: keep)
+            items.append(item)
         }
         let (p, _) = items.withUnsafeBytes { keep($0) }
         return p.map { UnsafePointer($0.assumingMemoryBound(to: cove_value_t.self)) }

@@ -105,7 +105,7 @@ public enum ObjectJSON {
             return .array(items)
         case .dictionary(let entries):
             var members: [JSONMember] = []
-            for k in Value.sortedKeys(entries) { members.append(JSONMember(k, try element(entries[k]!))) }
+            for (k, v) in Value.sortedEntries(entries) { members.append(JSONMember(k, try element(v))) }
             if entries.keys.contains(where: { $0.hasPrefix("$") }) { return .object([JSONMember("$dictionary", .object(members))]) }
             return .object(members)
         default:

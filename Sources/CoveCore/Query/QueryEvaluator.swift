@@ -267,9 +267,9 @@ package struct QueryEvaluator {
                     case (.all, .list(let elements)):
                         out.append(contentsOf: elements)
                     case (.all, .dictionary(let entries)):
-                        out.append(contentsOf: Value.sortedKeys(entries).map { entries[$0]! })
+                        out.append(contentsOf: Value.sortedEntries(entries).map(\.value))
                     case (.keys, .dictionary(let entries)):
-                        out.append(contentsOf: Value.sortedKeys(entries).map { Value.string($0) })
+                        out.append(contentsOf: Value.sortedEntries(entries).map { Value.string($0.key) })
                     default:
                         break
                     }
@@ -514,10 +514,11 @@ package struct QueryEvaluator {
             return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
         }
         if case .dictionary(let x) = l, case .dictionary(let y) = r {
-            let xs = Value.sortedKeys(x), ys = Value.sortedKeys(y)
-            for (k, j) in zip(xs, ys) {
-                if k != j { return compareUTF8(k, j) }
-                let c = sortOrder(x[k]!, y[j]!)
+            let xs = Value.sortedEntries(x), ys = Value.sortedEntries(y)
+            for (a, b) in zip(xs, ys) {
+                let k = compareUTF8(a.key, b.key)
+                if k != 0 { return k }
+                let c = sortOrder(a.value, b.value)
                 if c != 0 { return c }
             }
             return xs.count == ys.count ? 0 : (xs.count < ys.count ? -1 : 1)

@@ -92,10 +92,10 @@ extension Value {
             }
             out.append(0)
         case .dictionary(let entries):
-            for key in Value.sortedKeys(entries) {
+            for (key, value) in Value.sortedEntries(entries) {
                 out.append(1)
                 Value.appendEscaped(key.utf8, to: &out)
-                entries[key]!.appendIndexKey(to: &out, caseFolded: caseFolded)
+                value.appendIndexKey(to: &out, caseFolded: caseFolded)
             }
             out.append(0)
         }

@@ -99,10 +99,9 @@ extension Value {
             }
         case .dictionary(let entries):
             Value.appendLEB(entries.count, to: &out)
-            for key in Value.sortedKeys(entries) {
+            for (key, v) in Value.sortedEntries(entries) {
                 Value.appendLEB(key.utf8.count, to: &out)
                 out.append(contentsOf: key.utf8)
-                let v = entries[key]!
                 Value.appendLEB(v.mixedEncodedSize, to: &out)
                 v.appendMixed(to: &out)
             }

@@ -153,7 +153,7 @@ extension Value: CustomStringConvertible {
         case .link(let l): return "link(class \(l.classKey), object \(l.objectKey))"
         case .list(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(let entries):
-            return "{" + Value.sortedKeys(entries).map { JSONValue.quoted($0) + ": " + entries[$0]!.description }
+            return "{" + Value.sortedEntries(entries).map { JSONValue.quoted($0.key) + ": " + $0.value.description }
                 .joined(separator: ", ") + "}"
         }
     }
@@ -206,9 +206,9 @@ extension Value: Hashable {
 }
 
 extension Value {
-    /// The keys of a dictionary in the order Cove keeps them: by their UTF-8 bytes.
-    package static func sortedKeys(_ entries: [String: Value]) -> [String] {
-        entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    /// The entries of a dictionary in the order Cove keeps them: by their keys' UTF-8 bytes.
+    package static func sortedEntries(_ entries: [String: Value]) -> [(key: String, value: Value)] {
+        entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 }
 
