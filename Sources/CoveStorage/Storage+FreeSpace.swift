@@ -291,6 +291,7 @@ extension WriteTransaction {
            base.version < last.version + WriteTransaction.tailLookEvery {
             return
         }
+        storage.tailLooks.add(1, ordering: .relaxed)
         // A look that writes nothing: the free pages of the records not consumed yet, read in
         // place, those reusable now apart from those held for readers.
         let fileFloor = max(MetaSlot.newFilePages, base.areasEnd)

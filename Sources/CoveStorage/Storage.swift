@@ -123,6 +123,9 @@ public final class Storage: @unchecked Sendable {
     /// pinned version has moved; and, whatever it saw, after `WriteTransaction.tailLookEvery`
     /// commits (copy-on-write moves the pages in use down as they are rewritten).
     let tailSweep = Mutex<TailSweep?>(nil)
+    /// How many looks at the end of the file this handle's commits made (what the tests check
+    /// of how rarely a look that gives nothing back is repeated).
+    let tailLooks = Atomic<Int>(0)
 
     struct TailSweep {
         /// The base version of the look.

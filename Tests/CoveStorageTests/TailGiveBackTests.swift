@@ -103,6 +103,30 @@ final class TailGiveBackTests: StorageTestCase {
         _ = try s.verify()
     }
 
+    /// A file growing under a pinned reader has a quarter of its pages free at every commit,
+    /// none of them at the end: the looks that find nothing are repeated only as the free
+    /// pages grow by a quarter (reading every free-space record at each commit would make the
+    /// growth quadratic).
+    func testLooksAtTheEndAreRareWhileAFileGrows() throws {
+        let s = try Storage.open(path: dir.file("growing"), options: TestTables.options(.noSync))
+        defer { s.close() }
+        var w = try s.beginWrite()
+        for k in 0..<500 as Range<UInt64> { try TestTables.put(w, "t", k, testValue(k, size: 200)) }
+        try w.commit()
+        let reader = try s.beginRead()
+        for round in 0..<300 {
+            w = try s.beginWrite()
+            for k in stride(from: UInt64(round % 7), to: 500, by: 7) { try TestTables.put(w, "t", k, testValue(k + UInt64(round), size: 200)) }
+            try w.commit()
+        }
+        let looks = s.tailLooks.load(ordering: .relaxed)
+        XCTAssertGreaterThan(looks, 0)
+        XCTAssertLessThan(looks, 40, "\(looks) looks in 300 commits")
+        XCTAssertEqual(try TestTables.contents(reader, catalog: reader.catalog, "t").count, 500)
+        reader.end()
+        _ = try s.verify()
+    }
+
     /// Another handle of the file: the page count still comes down, but the file keeps its
     /// length (that handle's writer trusts the size it knows); the first commit once it has
     /// closed and pages come back shortens it.
