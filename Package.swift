@@ -14,9 +14,12 @@ let package = Package(
     ],
     targets: [
         // Pages, meta slots, copy-on-write B+trees, free space, lock file, versions, verify.
-        .target(name: "CoveStorage", dependencies: ["CCoveCPU"]),
+        .target(name: "CoveStorage", dependencies: ["CCoveCPU", "CCoveCrypto"]),
         // A header giving Swift the cache prefetch and CRC32C instructions, for the storage.
         .systemLibrary(name: "CCoveCPU", path: "Sources/CCoveCPU"),
+        // AES-256-GCM, HMAC and random bytes from OpenSSL's libcrypto (Debian's libssl-dev),
+        // for encrypted files.
+        .systemLibrary(name: "CCoveCrypto", path: "Sources/CCoveCrypto", providers: [.apt(["libssl-dev"])]),
         // The engine's core: values, JSON, schemas, the object store, queries. Its public types
         // (Value, Schema, CoveError, ...) reach users through Cove, which re-exports it; the
         // rest is `package`, for Cove alone.

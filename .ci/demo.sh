@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The main job: builds the `cove` command-line tool (a release build) and runs `cove demo`, then
 # the tool itself on the demo's file: info, a query, and a few lines of the shell.
-# Installs libedit-dev (the shell's line editing) from Debian when missing, as root or with sudo.
+# Installs libedit-dev (the shell's line editing) and libssl-dev (libcrypto, for encrypted files)
+# from Debian when missing, as root or with sudo.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if ! dpkg -s libedit-dev >/dev/null 2>&1; then
+missing=""
+for package in libedit-dev libssl-dev; do
+  dpkg -s $package >/dev/null 2>&1 || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libedit-dev >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
 fi
 swift build -c release --product cove
 cove=.build/release/cove

@@ -5,11 +5,16 @@
 # libcove; C and Python reuse that build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-# The cove tool's shell links libedit (Debian's libedit-dev): installed when missing.
-if ! dpkg -s libedit-dev >/dev/null 2>&1; then
+# The cove tool's shell links libedit (Debian's libedit-dev), and encrypted files libcrypto
+# (libssl-dev): installed when missing.
+missing=""
+for package in libedit-dev libssl-dev; do
+  dpkg -s $package >/dev/null 2>&1 || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libedit-dev >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
 fi
 cd "$COVE_ROOT"
 start=$SECONDS

@@ -131,7 +131,10 @@ enum {
     COVE_ERR_INTERNAL = 23,
     /** A live realm (or a handle made from it) used by a thread while another thread has it in a
      *  write transaction (see "Threads" at the top of this header). */
-    COVE_ERR_WRONG_THREAD = 24
+    COVE_ERR_WRONG_THREAD = 24,
+    /** An encrypted file opened without its key or with another one, or a plain file opened
+     *  with a key (cove_config_set_encryption_key()). */
+    COVE_ERR_DECRYPTION = 25
 };
 
 /**

@@ -31,6 +31,7 @@ public struct CoveError: Error, Equatable, Sendable, CustomStringConvertible {
         case format = 22
         case `internal` = 23
         case wrongThread = 24
+        case decryption = 25
     }
 
     public var code: Code
@@ -55,6 +56,7 @@ public struct CoveError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closed(let m): self.init(.closed, m)
         case .invalidArgument(let m): self.init(.invalidArgument, m)
         case .readOnly(let m): self.init(.readOnly, m)
+        case .decryption(let m): self.init(.decryption, m)
         case .internal(let m): self.init(.internal, m)
         }
     }

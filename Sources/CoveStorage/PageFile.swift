@@ -1,6 +1,9 @@
 // The data file as readers see it: one address range reserved at open, into which the file is
 // mapped read-only (MAP_SHARED) as it grows, so a pointer into it stays valid for as long as the
 // file is open. Also the per-process record of which pages have had their checksum verified.
+// An encrypted file is mapped as it lies on the disk in a second range, and its pages are
+// decrypted into the first (memory of this process) the first time they are read at a version.
+import CCoveCrypto
 import Glibc
 import Synchronization
 
@@ -13,6 +16,15 @@ import Synchronization
 final class PageFile: @unchecked Sendable {
     /// The file the mapping reads and every write goes through.
     let io: any FileIO
+    /// The same file when it is encrypted: then `base` is memory of this process holding the
+    /// pages decrypted (a page decrypted at the version its trailer names is recorded in
+    /// `checked`), and `sealedBase` maps the file as it lies on the disk.
+    let crypto: EncryptedFile?
+    /// The start of the mapping of an encrypted file's physical pages (nil for a plain file).
+    private let sealedBase: UnsafeMutableRawPointer?
+    private let sealedReserved: Int
+    /// The cipher context and buffer of the decryptions of pages (one at a time per file).
+    private let decryption: Mutex<CipherContext>
     /// The start of the reserved range; page `n` is at `base + n * pageSize` once mapped.
     let base: UnsafeMutableRawPointer
     /// The size of the reserved range: the file can never grow beyond it.
@@ -50,6 +62,9 @@ final class PageFile: @unchecked Sendable {
     /// - Throws: `.io` if not even twice the file's size can be reserved.
     init(io: any FileIO, reservation: UInt64) throws(StorageError) {
         self.io = io
+        let crypto = io as? EncryptedFile
+        self.crypto = crypto
+        decryption = Mutex(CipherContext())
         let systemPageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         self.systemPageSize = systemPageSize
         let size = try io.size()
@@ -65,18 +80,33 @@ final class PageFile: @unchecked Sendable {
             // The page-check cache, one counter per page, is reserved the same way.
             let slots = Int(want) / pageSize
             let cacheBytes = (slots * MemoryLayout<UInt32>.stride + systemPageSize - 1) / systemPageSize * systemPageSize
-            let reserved = mmap(nil, Int(want), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+            // An encrypted file's pages are decrypted into the range itself, so it is memory
+            // (touched pages only), and its physical pages get a range of their own.
+            let reserved = mmap(nil, Int(want), crypto == nil ? PROT_NONE : PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
             var failure = errno
             if let reserved, reserved != MAP_FAILED {
-                let cache = mmap(nil, cacheBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-                failure = errno
-                if let cache, cache != MAP_FAILED {
-                    base = reserved
-                    reservedBytes = Int(want)
-                    checkedBytes = cacheBytes
-                    // Anonymous memory is zero, and a zero `Atomic<UInt32>` is the value 0.
-                    checked = cache.bindMemory(to: Atomic<UInt32>.self, capacity: slots)
-                    return
+                let sealedBytes = crypto == nil ? 0 : (slots * encryptedPageSize + systemPageSize - 1) / systemPageSize * systemPageSize
+                var sealed: UnsafeMutableRawPointer? = nil
+                if sealedBytes > 0 {
+                    let s = mmap(nil, sealedBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                    failure = errno
+                    if let s, s != MAP_FAILED { sealed = s }
+                }
+                if sealedBytes == 0 || sealed != nil {
+                    let cache = mmap(nil, cacheBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                    failure = errno
+                    if let cache, cache != MAP_FAILED {
+                        base = reserved
+                        reservedBytes = Int(want)
+                        sealedBase = sealed
+                        sealedReserved = sealedBytes
+                        checkedBytes = cacheBytes
+                        // Anonymous memory is zero, and a zero `Atomic<UInt32>` is the value 0.
+                        checked = cache.bindMemory(to: Atomic<UInt32>.self, capacity: slots)
+                        return
+                    }
+                    if let sealed { munmap(sealed, sealedBytes) }
                 }
                 munmap(reserved, Int(want))
             }
@@ -89,6 +119,8 @@ final class PageFile: @unchecked Sendable {
 
     deinit {
         munmap(base, reservedBytes)
+        if let sealedBase { munmap(sealedBase, sealedReserved) }
+        decryption.withLock { c in if let p = c.pointer { cove_gcm_free(p) } }
         munmap(UnsafeMutableRawPointer(checked), checkedBytes)
     }
 
@@ -121,6 +153,18 @@ final class PageFile: @unchecked Sendable {
             let fileSize = min(try io.size(), UInt64(reservedBytes))
             guard fileSize >= need else {
                 throw .corrupt("'\(io.path)' has \(fileSize / UInt64(pageSize)) pages, fewer than the \(pages) its meta slot records")
+            }
+            if let sealedBase {
+                // The physical pages, from the last whole system page already mapped (as below).
+                let mappedEnd = mapped / pageSize * encryptedPageSize
+                let start = mappedEnd / systemPageSize * systemPageSize
+                let end = Int(fileSize) / pageSize * encryptedPageSize
+                let p = mmap(sealedBase + start, end - start, PROT_READ, MAP_SHARED | MAP_FIXED, io.descriptor, off_t(start))
+                if p == MAP_FAILED || p != sealedBase + start {
+                    throw .io("cannot map '\(io.path)' (\(end) bytes): \(errnoText(errno))")
+                }
+                mappedBytes.store(Int(fileSize), ordering: .releasing)
+                return
             }
             // Remap from the last whole system page already mapped: MAP_FIXED replaces that
             // range with the same file pages in one step, so a concurrent reader never sees it
@@ -193,17 +237,67 @@ final class PageFile: @unchecked Sendable {
     /// the number is in range and, the first time this process sees the page at this version,
     /// its checksum. `maxVersion` is the version being read: no reachable page can be newer.
     /// - Throws: `.corrupt` naming the page.
+    /// An encrypted file's page is decrypted here the first time this process reads it at the
+    /// version its trailer names (the trailer's clear version is what `checked` is compared with).
     @inline(__always)
     func checkedPage(_ pgno: PageNumber, limit: UInt64, maxVersion: UInt64) throws(StorageError) -> UnsafeRawPointer {
         guard MetaSlot.holdsData(pgno, secondSlot: secondSlot, pageCount: limit) else { throw outOfRange(pgno, limit: limit) }
         let p = pointer(pgno)
-        let v = PageHeader.version(p)
-        if checked[Int(truncatingIfNeeded: pgno)].load(ordering: .relaxed) == UInt32(truncatingIfNeeded: v),
+        let v = sealedBase == nil ? PageHeader.version(p) : sealedVersion(pgno)
+        if checked[Int(truncatingIfNeeded: pgno)].load(ordering: .acquiring) == UInt32(truncatingIfNeeded: v),
            v <= maxVersion, v != 0 {
             return p
         }
         try checkSlow(p, pgno, maxVersion: maxVersion)
         return p
+    }
+
+    /// The version in the clear trailer of an encrypted file's page `pgno` (mapped).
+    @inline(__always)
+    private func sealedVersion(_ pgno: PageNumber) -> UInt64 {
+        UInt64(littleEndian: sealedBase.unsafelyUnwrapped.loadUnaligned(
+            fromByteOffset: Int(truncatingIfNeeded: pgno) &* encryptedPageSize &+ pageSize &+ EncryptedTrailer.versionOffset, as: UInt64.self))
+    }
+
+    /// Page `pgno` as the file holds it now, unchecked (recovery, verify() and the written-page
+    /// list check it themselves); an encrypted file's page is decrypted when the copy in memory
+    /// is not of the version on the disk, and not recorded as checked.
+    /// - Throws: `.corrupt` for a page outside the mapping, or an encrypted page that does not
+    ///   authenticate.
+    func unverifiedPage(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        let p = pointer(pgno)
+        guard let crypto else { return p }
+        guard pgno < UInt64(mappedBytes.load(ordering: .acquiring) / pageSize) else {
+            throw .corrupt("'\(io.path)': page \(pgno) is outside the file")
+        }
+        try decryption.withLock { context throws(StorageError) in
+            let v = sealedVersion(pgno)
+            let slot = Int(truncatingIfNeeded: pgno)
+            if v != 0 && checked[slot].load(ordering: .acquiring) == UInt32(truncatingIfNeeded: v) { return }
+            checked[slot].store(0, ordering: .releasing)
+            try decrypt(pgno, into: UnsafeMutableRawPointer(mutating: p), crypto, &context)
+        }
+        return p
+    }
+
+    /// Decrypts physical page `pgno` from the mapping into `p` (the decryption lock held).
+    private func decrypt(_ pgno: PageNumber, into p: UnsafeMutableRawPointer, _ crypto: EncryptedFile,
+                         _ context: inout CipherContext) throws(StorageError) {
+        if context.pointer == nil { context.pointer = try crypto.newContext() }
+        let sealed = UnsafeRawPointer(sealedBase.unsafelyUnwrapped + Int(truncatingIfNeeded: pgno) &* encryptedPageSize)
+        try crypto.open(sealed, pgno, into: p, context: context.pointer.unsafelyUnwrapped)
+    }
+
+    /// Copies page `pgno` as the file holds it now into `buffer` (a meta slot, which changes
+    /// under its number at every other commit): from the mapping, or decrypted from the disk.
+    /// - Throws: `.corrupt` for an encrypted page that does not authenticate, `.io`.
+    func copyPage(_ pgno: PageNumber, into buffer: UnsafeMutableRawPointer) throws(StorageError) {
+        if crypto == nil {
+            buffer.copyMemory(from: pointer(pgno), byteCount: pageSize)
+            return
+        }
+        let n = try io.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: pageSize), at: pgno &* UInt64(pageSize))
+        if n < pageSize { throw .corrupt("'\(io.path)': page \(pgno) is outside the file") }
     }
 
     @inline(never)
@@ -213,9 +307,24 @@ final class PageFile: @unchecked Sendable {
 
     @inline(never)
     private func checkSlow(_ p: UnsafeRawPointer, _ pgno: PageNumber, maxVersion: UInt64) throws(StorageError) {
-        try verifyPage(p, pgno, maxVersion: maxVersion)
-        let v = PageHeader.version(p)
-        checked[Int(truncatingIfNeeded: pgno)].store(UInt32(truncatingIfNeeded: v), ordering: .relaxed)
+        let slot = Int(truncatingIfNeeded: pgno)
+        guard let crypto else {
+            try verifyPage(p, pgno, maxVersion: maxVersion)
+            checked[slot].store(UInt32(truncatingIfNeeded: PageHeader.version(p)), ordering: .releasing)
+            return
+        }
+        // Decrypt unless another thread has just done so for this version; no thread reads the
+        // copy in memory meanwhile: a page changes on the disk only once no version that
+        // reaches it is read any more.
+        try decryption.withLock { context throws(StorageError) in
+            let v = sealedVersion(pgno)
+            if v == 0 || checked[slot].load(ordering: .acquiring) != UInt32(truncatingIfNeeded: v) {
+                checked[slot].store(0, ordering: .releasing)
+                try decrypt(pgno, into: UnsafeMutableRawPointer(mutating: p), crypto, &context)
+            }
+            try verifyPage(p, pgno, maxVersion: maxVersion)
+            checked[slot].store(UInt32(truncatingIfNeeded: v), ordering: .releasing)
+        }
     }
 
     /// Checks a page's checksum and that its version is neither 0 nor newer than `maxVersion`,
@@ -238,11 +347,22 @@ final class PageFile: @unchecked Sendable {
         checked[Int(truncatingIfNeeded: pgno)].store(0, ordering: .relaxed)
     }
 
-    /// Records that this process wrote `pgno` at `version` itself, so it need not check it.
+    /// Records that this process wrote `pgno` at `version` itself, with the bytes at
+    /// `contents`, so it need not check it (nor, when the file is encrypted, decrypt it: the
+    /// bytes are copied to where the page is read from).
     @inline(__always)
-    func markChecked(_ pgno: PageNumber, version: UInt64) {
-        checked[Int(truncatingIfNeeded: pgno)].store(UInt32(truncatingIfNeeded: version), ordering: .relaxed)
+    func markChecked(_ pgno: PageNumber, version: UInt64, contents: UnsafeRawPointer) {
+        if crypto != nil {
+            UnsafeMutableRawPointer(mutating: pointer(pgno)).copyMemory(from: contents, byteCount: pageSize)
+        }
+        checked[Int(truncatingIfNeeded: pgno)].store(UInt32(truncatingIfNeeded: version), ordering: .releasing)
     }
+}
+
+/// A libcrypto cipher context, made when first needed. `@unchecked Sendable`: used under a
+/// mutex only.
+struct CipherContext: @unchecked Sendable {
+    var pointer: UnsafeMutableRawPointer?
 }
 
 /// `0x1234abcd`.

@@ -76,8 +76,8 @@ public final class Snapshot: PageStore, @unchecked Sendable {
 
     /// Page `pgno` as this version has it, unchecked: the catalog leaf the meta slot holds, or
     /// the file's page (verify() checks it).
-    func rawPage(_ pgno: PageNumber) -> UnsafeRawPointer {
-        pgno == inlinePage ? UnsafeRawPointer(box.meta.inlineCatalog!.page) : file.pointer(pgno)
+    func rawPage(_ pgno: PageNumber) throws(StorageError) -> UnsafeRawPointer {
+        pgno == inlinePage ? UnsafeRawPointer(box.meta.inlineCatalog!.page) : try file.unverifiedPage(pgno)
     }
 
     @inline(never)

@@ -76,7 +76,11 @@ extension WriteTransaction {
             throw error
         }
         for pgno in prepared.pages {
-            file.markChecked(pgno, version: version)
+            if let contents = dirty[pgno] {
+                file.markChecked(pgno, version: version, contents: contents)
+            } else {
+                file.forgetChecked(pgno)
+            }
         }
         if givenBackFrom != nil { shortenFile() }
         storage.pagesLastWritten.store(prepared.pages.count, ordering: .relaxed)

@@ -43,9 +43,11 @@ extension Storage {
     /// reusing pages.
     /// - Throws: `.io` (cannot open), `.corrupt` (not a Cove file, or no meta slot holds
     ///   together), `.format` (a newer format).
-    public static func openForSalvage(path: String) throws(StorageError) -> (Storage, [SalvageVersion]) {
-        let io = try PosixFile.open(path: path, mode: .readOnly)
-        try refuseForeignFile(io)
+    public static func openForSalvage(path: String, encryptionKey: [UInt8]? = nil) throws(StorageError) -> (Storage, [SalvageVersion]) {
+        let key = try encryptionKey.map { bytes throws(StorageError) in try EncryptionKey(bytes) }
+        var io = try PosixFile.open(path: path, mode: .readOnly)
+        try refuseForeignFile(io, encrypted: key != nil)
+        if let key { io = try EncryptedFile(wrapping: io, key: key) }
         let file = try PageFile(io: io, reservation: StorageOptions().maxFileSize)
         let filePages = try io.size() / UInt64(pageSize)
         guard filePages >= 1 else { throw .corrupt("'\(path)' is not a Cove file (shorter than a meta slot)") }

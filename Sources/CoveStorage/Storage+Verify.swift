@@ -59,7 +59,7 @@ extension Storage {
             guard marks[Int(pgno)] == 0 else {
                 throw .corrupt("\(where_): page \(pgno) of \(owner) is also \(marks[Int(pgno)] == 1 ? "reachable elsewhere" : "listed free")")
             }
-            try file.verifyPage(snapshot.rawPage(pgno), pgno, maxVersion: version)
+            try file.verifyPage(try snapshot.rawPage(pgno), pgno, maxVersion: version)
             marks[Int(pgno)] = 1
             live += 1
         }
@@ -94,7 +94,7 @@ extension Storage {
         try history.forEachPage { pgno throws(StorageError) in try markLive(pgno, "the history tree") }
         try freeTree.forEachPage { pgno throws(StorageError) in try markLive(pgno, "the free-space tree") }
         try WrittenPageList.forEachContinuation(meta: snapshot.meta, page: { pgno throws(StorageError) in
-            file.pointer(pgno)
+            try file.unverifiedPage(pgno)
         }) { pgno throws(StorageError) in
             try markLive(pgno, "the written-page list")
         }

@@ -45,6 +45,10 @@ public struct StorageOptions: Sendable {
     public var fileFactory: FileIOFactory?
     /// Accounts for pages that catalog entries own, for `verify()`; nil: catalog values own none.
     public var catalogPages: CatalogPageWalker?
+    /// The 64-byte key of an encrypted file (docs/FORMAT.md, "Encrypted files"); nil for a
+    /// plain file. A new file opened with a key is encrypted; an existing one must have been
+    /// made with the same key (`.decryption` otherwise, and for a plain file given a key).
+    public var encryptionKey: [UInt8]?
 
     /// The defaults: full durability, read-write, no version cap, wait forever for the lock.
     public init() {}
@@ -182,8 +186,10 @@ public final class Storage: @unchecked Sendable {
         guard let path, options.durability != .memoryOnly else {
             return try openMemoryOnly(options: options, factory: factory)
         }
-        let io = try factory(path, options.readOnly ? .readOnly : .readWrite)
-        try refuseForeignFile(io)
+        let key = try options.encryptionKey.map { bytes throws(StorageError) in try EncryptionKey(bytes) }
+        var io = try factory(path, options.readOnly ? .readOnly : .readWrite)
+        try refuseForeignFile(io, encrypted: key != nil)
+        if let key { io = try EncryptedFile(wrapping: io, key: key) }
         let file = try PageFile(io: io, reservation: options.maxFileSize)
         guard let (lock, initializer) = try LockFile.open(lockPath: path + ".lock") else {
             // A read-only file system: no process can write this database, so no other process
@@ -225,7 +231,9 @@ public final class Storage: @unchecked Sendable {
         }
         var dir = "/tmp"
         if let t = getenv("TMPDIR"), t.pointee != 0 { dir = String(cString: t) }
-        let io = try factory(dir, .temporary)
+        let key = try options.encryptionKey.map { bytes throws(StorageError) in try EncryptionKey(bytes) }
+        var io = try factory(dir, .temporary)
+        if let key { io = try EncryptedFile(wrapping: io, key: key) }
         var options = options
         options.durability = .memoryOnly
         let fileId = UInt64.random(in: 1...UInt64.max)
@@ -239,13 +247,21 @@ public final class Storage: @unchecked Sendable {
         return Storage(path: nil, options: options, file: file, lock: lock, meta: meta, slot: 1)
     }
 
-    /// Refuses a file that is plainly not a Cove file before creating its lock file. A file
+    /// Refuses a file that is plainly not a Cove file before creating its lock file, or one
+    /// whose encryption is not as the open expects (`encrypted`: a key was given). A file
     /// whose first bytes are zero may be one being created right now: the locked path decides.
-    static func refuseForeignFile(_ io: any FileIO) throws(StorageError) {
+    /// `io` is the file as it lies on the disk.
+    static func refuseForeignFile(_ io: any FileIO, encrypted: Bool) throws(StorageError) {
         let size = try io.size()
         if size == 0 { return }
+        let sealed = try encryptedTrailerCheck(io) != nil
+        if sealed {
+            if encrypted { return }
+            throw .decryption("'\(io.path)' is encrypted: open it with its encryption key")
+        }
         let magic = withUnsafeBytes(of: MetaSlot.magic.littleEndian) { Array($0) }
         for (pgno, _) in MetaSlot.candidatePages where try readBytes(io, count: 8, at: pgno * UInt64(pageSize)) == magic {
+            if encrypted { throw .decryption("'\(io.path)' is not encrypted: open it without an encryption key") }
             return
         }
         let head = try readBytes(io, count: 8, at: 0)
@@ -292,7 +308,7 @@ public final class Storage: @unchecked Sendable {
         let io = file.io
         var size = try io.size()
         let newFileBytes = MetaSlot.newFilePages * UInt64(pageSize)
-        let unfinished = size <= newFileBytes ? try readBytes(io, count: Int(size), at: 0).allSatisfy { $0 == 0 } : false
+        let unfinished = size <= newFileBytes ? try readBytesIfIntact(io, count: Int(size), at: 0)?.allSatisfy { $0 == 0 } ?? false : false
         if unfinished {
             // Empty, or a creation that crashed before its meta slots were written.
             if readOnly {
@@ -361,9 +377,18 @@ public final class Storage: @unchecked Sendable {
         var anyCove = false
         for (pgno, slot) in MetaSlot.candidatePages {
             guard pgno < filePages else { continue }
-            var copy = [UInt8](repeating: 0, count: pageSize)
-            copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: file.pointer(pgno), count: pageSize)) }
             let place = "slot \(slot) (page \(pgno))"
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+            defer { buffer.deallocate() }
+            do throws(StorageError) {
+                try file.copyPage(pgno, into: buffer)
+            } catch .corrupt(let why) {
+                // An encrypted slot that does not authenticate: torn or damaged.
+                anyCove = true
+                scan.reasons.append("\(place): \(why)")
+                continue
+            }
+            let copy = Array(UnsafeRawBufferPointer(start: buffer, count: pageSize))
             switch copy.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) {
             case .notCove:
                 if pgno == 0 { scan.reasons.append("\(place) has no Cove header") }
@@ -396,8 +421,8 @@ public final class Storage: @unchecked Sendable {
     /// slot 0 names it, else as a slot at page 1 does (a file made before format 5), else 8.
     private static func secondSlotPage(_ file: PageFile) throws(StorageError) -> PageNumber {
         for pgno in [PageNumber(0), 1] {
-            let bytes = try readBytes(file.io, count: pageSize, at: pgno * UInt64(pageSize))
-            guard bytes.count == pageSize,
+            guard let bytes = try readBytesIfIntact(file.io, count: pageSize, at: pgno * UInt64(pageSize)),
+                  bytes.count == pageSize,
                   case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }),
                   pgno == 0 || meta.secondSlot == 1 else { continue }
             return meta.secondSlot
@@ -408,11 +433,22 @@ public final class Storage: @unchecked Sendable {
     /// The file id in either meta slot that holds together, if any.
     private static func peekFileId(_ file: PageFile) throws(StorageError) -> UInt64? {
         for (pgno, _) in MetaSlot.candidatePages {
-            let bytes = try readBytes(file.io, count: pageSize, at: pgno * UInt64(pageSize))
-            guard bytes.count == pageSize else { continue }
+            guard let bytes = try readBytesIfIntact(file.io, count: pageSize, at: pgno * UInt64(pageSize)),
+                  bytes.count == pageSize else { continue }
             if case .valid(let meta) = bytes.withUnsafeBytes({ MetaSlot.decode($0.baseAddress!) }) { return meta.fileId }
         }
         return nil
+    }
+
+    /// As `readBytes`, or nil where an encrypted page read does not authenticate (a torn or
+    /// damaged meta slot, which the caller passes over as it passes over one that does not
+    /// decode).
+    static func readBytesIfIntact(_ io: any FileIO, count: Int, at offset: UInt64) throws(StorageError) -> [UInt8]? {
+        do throws(StorageError) {
+            return try readBytes(io, count: count, at: offset)
+        } catch .corrupt(_) {
+            return nil
+        }
     }
 
     /// Up to `count` bytes of the file at `offset` (fewer at its end).
@@ -426,12 +462,12 @@ public final class Storage: @unchecked Sendable {
     /// Checks that every page in `meta`'s written-page list holds what the commit wrote: the
     /// checksum recorded in the list, a matching stored checksum, the commit's version.
     static func checkWrittenPages(_ file: PageFile, meta: MetaSlot, metaPage: UnsafeRawPointer) throws(StorageError) {
-        try WrittenPageList.forEach(meta: meta, metaPage: metaPage, page: { pgno throws(StorageError) in file.pointer(pgno) }) {
+        try WrittenPageList.forEach(meta: meta, metaPage: metaPage, page: { pgno throws(StorageError) in try file.unverifiedPage(pgno) }) {
             (pgno, crc) throws(StorageError) in
             guard meta.holdsData(pgno) else {
                 throw .corrupt("the written-page list names page \(pgno), a meta slot or outside the file")
             }
-            let p = file.pointer(pgno)
+            let p = try file.unverifiedPage(pgno)
             let computed = PageHeader.computeChecksum(p)
             guard computed == crc, PageHeader.storedChecksum(p) == crc, PageHeader.version(p) == meta.version else {
                 throw .corrupt("page \(pgno) does not hold what version \(meta.version) wrote")
@@ -445,7 +481,11 @@ public final class Storage: @unchecked Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { buffer.deallocate() }
         for slot in 0..<2 {
-            buffer.copyMemory(from: file.pointer(file.slotPage(slot)), byteCount: pageSize)
+            do throws(StorageError) {
+                try file.copyPage(file.slotPage(slot), into: buffer)
+            } catch .corrupt(_) {
+                continue
+            }
             guard case .valid(let meta) = MetaSlot.decode(buffer), meta.version == version else { continue }
             guard meta.fileId == fileId else {
                 throw .io("'\(file.io.path)' is not the database its lock file belongs to (file id \(meta.fileId), lock file \(fileId))")

@@ -21,6 +21,9 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidArgument(String)
     /// The file is opened read-only (COVE_ERR_READ_ONLY).
     case readOnly(String)
+    /// An encrypted file opened without its key or with another one, or a plain file opened
+    /// with a key (COVE_ERR_DECRYPTION).
+    case decryption(String)
     /// A broken internal invariant; never expected (COVE_ERR_INTERNAL).
     case `internal`(String)
 
@@ -28,7 +31,7 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .io(let m), .noSpace(let m), .corrupt(let m), .format(let m), .locked(let m),
              .tooManyVersions(let m), .closed(let m), .invalidArgument(let m), .readOnly(let m),
-             .internal(let m):
+             .decryption(let m), .internal(let m):
             return m
         }
     }

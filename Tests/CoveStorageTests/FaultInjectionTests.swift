@@ -49,7 +49,17 @@ final class FaultInjectionTests: StorageTestCase {
     /// (a) Power loss at every write point: the reopened file verifies, and holds exactly the
     /// last flushed version or the one being committed.
     func testPowerLossAtEveryWritePoint() throws {
-        let (s, file) = try openWatched("traced", recordTrace: true)
+        try powerLossAtEveryWritePoint(key: nil)
+    }
+
+    /// (a) for an encrypted file: a torn page fails authentication where a plain one fails its
+    /// checksum, and recovery falls back the same way.
+    func testPowerLossAtEveryWritePointEncrypted() throws {
+        try powerLossAtEveryWritePoint(key: testKey)
+    }
+
+    private func powerLossAtEveryWritePoint(key: [UInt8]?) throws {
+        let (s, file) = try openWatched("traced", recordTrace: true, key: key)
         var workload = ScriptedWorkload()
         // Per version: the trace length before its commit began and after it returned, and
         // the table it holds.
@@ -89,7 +99,7 @@ final class FaultInjectionTests: StorageTestCase {
                 }, order: { $0.shuffled() })
                 images += 1
                 let context = "point \(point) of \(trace.count), variant \(variant), seed \(seed)"
-                guard let reopened = openCrashImage(image, at: crash, context, synced: synced, inFlight: inFlight) else { continue }
+                guard let reopened = openCrashImage(image, at: crash, context, synced: synced, inFlight: inFlight, key: key) else { continue }
                 let v = reopened.latestVersion()
                 outcomes[v == synced ? "last flushed" : "in flight", default: 0] += 1
                 do {
@@ -105,7 +115,9 @@ final class FaultInjectionTests: StorageTestCase {
                         try w.commit()
                         _ = try reopened.verify()
                         reopened.close()
-                        let again = try Storage.open(path: crash, options: TestTables.options(.full))
+                        var options = TestTables.options(.full)
+                        options.encryptionKey = key
+                        let again = try Storage.open(path: crash, options: options)
                         XCTAssertEqual(again.latestVersion(), v + 1, context)
                         _ = try again.verify()
                         again.close()

@@ -26,9 +26,10 @@ class StorageTestCase: XCTestCase {
 
     /// Opens `dir.file(name)` at full durability through a fault-injecting file (recording a
     /// trace of its writes with `recordTrace`), for tests that count or replay what reached it.
-    func openWatched(_ name: String, recordTrace: Bool = false) throws -> (Storage, FaultInjectingFile) {
+    func openWatched(_ name: String, recordTrace: Bool = false, key: [UInt8]? = nil) throws -> (Storage, FaultInjectingFile) {
         let box = FileBox()
         var options = TestTables.options(.full)
+        options.encryptionKey = key
         options.fileFactory = FaultInjectingFile.factory(recordTrace: recordTrace, created: { box.add($0) })
         let s = try Storage.open(path: dir.file(name), options: options)
         return (s, try XCTUnwrap(box.last))
@@ -51,11 +52,14 @@ class StorageTestCase: XCTestCase {
     /// Opens the crash image `image` written at `path` at full durability; the test fails
     /// (naming `context`) when the open fails or opens a version other than `synced` (the last
     /// flushed) or `inFlight` (the one being committed), and nil comes back for a failed open.
-    func openCrashImage(_ image: [UInt8], at path: String, _ context: String, synced: UInt64, inFlight: UInt64?) -> Storage? {
+    func openCrashImage(_ image: [UInt8], at path: String, _ context: String, synced: UInt64, inFlight: UInt64?,
+                        key: [UInt8]? = nil) -> Storage? {
         writeFile(path, image)
         let reopened: Storage
         do {
-            reopened = try Storage.open(path: path, options: TestTables.options(.full))
+            var options = TestTables.options(.full)
+            options.encryptionKey = key
+            reopened = try Storage.open(path: path, options: options)
         } catch {
             XCTFail("\(context): open failed: \(error)")
             return nil

@@ -34,6 +34,7 @@ from ._errors import (
     TooManyVersionsError,
     TransactionError,
     WrongThreadError,
+    DecryptionError,
     WrongTypeError,
 )
 from ._lib import ffi as _ffi
@@ -65,7 +66,7 @@ __all__ = [
     "ClosedError", "SchemaError", "MigrationRequiredError", "DuplicateKeyError",
     "QuerySyntaxError", "StorageError", "TooManyVersionsError", "CallbackError", "InternalError",
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
-    "FormatError", "WrongThreadError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
+    "FormatError", "WrongThreadError", "DecryptionError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
     "recover", "RecoverReport", "RecoveredClass",
     "__version__",
 ]

@@ -38,6 +38,7 @@ class Status(enum.IntEnum):
     FORMAT = 22
     INTERNAL = 23
     WRONG_THREAD = 24
+    DECRYPTION = 25
 
 
 class Error(Exception):
@@ -160,6 +161,11 @@ class FormatError(StorageError):
     """The file was written by a newer Cove."""
 
 
+class DecryptionError(StorageError):
+    """An encrypted file opened without its key or with another one, or a plain file opened
+    with ``encryption_key``."""
+
+
 class TooManyVersionsError(Error):
     """More versions are pinned than ``max_active_versions`` allows."""
 
@@ -204,6 +210,7 @@ _BY_CODE: Dict[int, Type[Error]] = {
     Status.FORMAT: FormatError,
     Status.INTERNAL: InternalError,
     Status.WRONG_THREAD: WrongThreadError,
+    Status.DECRYPTION: DecryptionError,
 }
 
 # The statuses that a call making or running a query answers for a query that means nothing
