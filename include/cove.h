@@ -300,6 +300,20 @@ cove_status_t cove_config_set_read_only(cove_config_t* config, bool read_only);
 cove_status_t cove_config_set_in_memory_identifier(cove_config_t* config, const char* identifier);
 
 /**
+ * Encrypts the file with a 64-byte key, as Realm's `encryptionKey`: every page, the meta slots
+ * included, is sealed with AES-256-GCM (OpenSSL's libcrypto) with its page number and version
+ * bound in, so a changed or moved page is reported (#COVE_ERR_CORRUPT), never read as other
+ * data. A new file is created encrypted; an existing one must have been made with this key.
+ * The lock file holds nothing of the data. Keep the key elsewhere than the file: without it the
+ * data cannot be read.
+ * @param key the 64 bytes (copied), or NULL with `size` 0 for a plain file (the default).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a size other
+ *   than 64). cove_open() then fails with #COVE_ERR_DECRYPTION for an encrypted file opened
+ *   without its key or with another, or a plain file opened with a key.
+ */
+cove_status_t cove_config_set_encryption_key(cove_config_t* config, const uint8_t* key, size_t size);
+
+/**
  * Caps the number of versions pinned at once (by this and other processes' open realms, frozen
  * handles and the latest version). Beginning or committing a write that would exceed it fails
  * with #COVE_ERR_TOO_MANY_VERSIONS. 0 means unlimited (the default).
@@ -2246,18 +2260,20 @@ cove_status_t cove_projection_observe(cove_projection_t* projection, const char*
  * (`<path>.compacting`), flushed, and renamed over it, so that a crash leaves the old file or the
  * new one, never neither. No other handle can open the file meanwhile.
  * @param path NUL-terminated; an existing Cove file (an empty or missing one is created).
+ * @param key, key_size the 64-byte key of an encrypted file, which stays encrypted with it;
+ *   NULL and 0 for a plain file.
  * @param should_compact asked with the file's numbers once the file is known to be free; NULL
  *   compacts whenever it is.
  * @param userdata passed to `should_compact`.
  * @param out_compacted receives whether the file was compacted (false: another handle has it
  *   open, or `should_compact` said no). May be NULL.
- * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL path); #COVE_ERR_IO / #COVE_ERR_NO_SPACE
- *   (the copy is removed, the file left as it was); #COVE_ERR_CORRUPT, #COVE_ERR_FORMAT as
- *   cove_open() reports them.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL path, a key not of 64 bytes);
+ *   #COVE_ERR_IO / #COVE_ERR_NO_SPACE (the copy is removed, the file left as it was);
+ *   #COVE_ERR_CORRUPT, #COVE_ERR_FORMAT, #COVE_ERR_DECRYPTION as cove_open() reports them.
  * Threads: any; the callback runs on the calling thread.
  */
-cove_status_t cove_compact_file(const char* path, cove_should_compact_fn should_compact, void* userdata,
-                                bool* out_compacted);
+cove_status_t cove_compact_file(const char* path, const uint8_t* key, size_t key_size,
+                                cove_should_compact_fn should_compact, void* userdata, bool* out_compacted);
 
 /**
  * Salvages a damaged file (as sqlite3's `.recover`): copies everything that can still be read of
@@ -2271,6 +2287,8 @@ cove_status_t cove_compact_file(const char* path, cove_should_compact_fn should_
  * durably and passes cove_verify(). Run it on a file no other process is writing.
  * @param damaged_path NUL-terminated; the damaged Cove file.
  * @param out_path NUL-terminated; no file may exist there.
+ * @param key, key_size the 64-byte key of an encrypted damaged file (the new file is encrypted
+ *   with it too); NULL and 0 for a plain file.
  * @param out_report_json receives, when a file was written, the report as JSON (free with
  *   cove_free()): `version` salvaged, `newest_version`, `complete` (nothing was lost),
  *   `version_notes`, `damaged_pages`, `catalog_pages`, and `classes`, per class `class`,
@@ -2282,26 +2300,31 @@ cove_status_t cove_compact_file(const char* path, cove_should_compact_fn should_
  *   `out_path`); #COVE_ERR_CORRUPT when nothing can be salvaged (not a Cove file, no meta slot
  *   holds together, no version's schema can be read; nothing is written); #COVE_ERR_IO (the
  *   damaged file cannot be read, or the new one written: a partial new file is removed);
- *   #COVE_ERR_NO_SPACE; #COVE_ERR_FORMAT (a file of a newer Cove).
+ *   #COVE_ERR_NO_SPACE; #COVE_ERR_FORMAT (a file of a newer Cove); #COVE_ERR_DECRYPTION (an
+ *   encrypted file without its key, or with another one).
  * Complexity: O(n log n) for n objects, collection elements and index entries.
  * Threads: any.
  */
-cove_status_t cove_recover_file(const char* damaged_path, const char* out_path, char** out_report_json);
+cove_status_t cove_recover_file(const char* damaged_path, const char* out_path, const uint8_t* key, size_t key_size,
+                                char** out_report_json);
 
 /**
  * Writes a compacted copy of the version the realm reads to a new file at `path`: the same
  * schema, objects, links, collections and indexes in as few pages as they fit, committed
  * durably (SQLite's `VACUUM INTO`). Other threads and processes may go on writing meanwhile.
- * The copy opens as any file does; it starts a history of its own.
+ * The copy opens as any file does; it starts a history of its own. It is encrypted with `key`, or
+ * plain without one, whatever the realm's own file is: a copy adds, changes or removes a key.
  * @param realm a live or frozen realm, not in a write transaction.
  * @param path NUL-terminated; no file may exist there.
+ * @param key, key_size the copy's 64-byte key (see cove_config_set_encryption_key()); NULL and 0
+ *   for a plain copy.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL argument, a file at `path`, the realm in a
- *   write transaction); #COVE_ERR_IO / #COVE_ERR_NO_SPACE when the copy cannot be written (the
- *   partial copy is removed); #COVE_ERR_CLOSED; #COVE_ERR_WRONG_THREAD.
+ *   write transaction, a key not of 64 bytes); #COVE_ERR_IO / #COVE_ERR_NO_SPACE when the copy
+ *   cannot be written (the partial copy is removed); #COVE_ERR_CLOSED; #COVE_ERR_WRONG_THREAD.
  * Complexity: O(n log n) for n objects and index entries.
  * Threads: as the realm.
  */
-cove_status_t cove_write_copy(cove_realm_t* realm, const char* path);
+cove_status_t cove_write_copy(cove_realm_t* realm, const char* path, const uint8_t* key, size_t key_size);
 
 /**
  * Checks the whole file at the realm's current version: every reachable page's checksum, every

@@ -9,13 +9,15 @@ import Cove
 typealias CompactCallback = CCallback<cove_should_compact_fn>
 
 @c @implementation
-public func cove_compact_file(_ path: UnsafePointer<CChar>?, _ shouldCompact: cove_should_compact_fn?,
+public func cove_compact_file(_ path: UnsafePointer<CChar>?, _ key: UnsafePointer<UInt8>?, _ keySize: Int,
+                              _ shouldCompact: cove_should_compact_fn?,
                               _ userdata: UnsafeMutableRawPointer?, _ outCompacted: UnsafeMutablePointer<Bool>?) -> cove_status_t {
     outCompacted?.pointee = false
     return entry { () throws(CFailure) in
         let file = try string(path, "path", in: "cove_compact_file")
+        let data = try encryptionKey(key, keySize, in: "cove_compact_file")
         let compacted = try call { () throws(CoveError) -> Bool in
-            try Realm.compactFile(atPath: file) { total, used in shouldCompact.map { $0(userdata, total, used) } ?? true }
+            try Realm.compactFile(atPath: file, encryptionKey: data) { total, used in shouldCompact.map { $0(userdata, total, used) } ?? true }
         }
         outCompacted?.pointee = compacted
     }
@@ -37,12 +39,14 @@ public func cove_config_set_should_compact_on_launch(_ config: OpaquePointer?, _
 
 @c @implementation
 public func cove_recover_file(_ damagedPath: UnsafePointer<CChar>?, _ outPath: UnsafePointer<CChar>?,
+                              _ key: UnsafePointer<UInt8>?, _ keySize: Int,
                               _ outReportJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
     outReportJSON?.pointee = nil
     return entry { () throws(CFailure) in
         let damaged = try string(damagedPath, "damaged_path", in: "cove_recover_file")
         let out = try string(outPath, "out_path", in: "cove_recover_file")
-        let report = try call { () throws(CoveError) in try Realm.salvage(fromFile: damaged, toFile: out) }
+        let data = try encryptionKey(key, keySize, in: "cove_recover_file")
+        let report = try call { () throws(CoveError) in try Realm.salvage(fromFile: damaged, toFile: out, encryptionKey: data) }
         outReportJSON?.pointee = strdup(report.json().serialized())
     }
 }

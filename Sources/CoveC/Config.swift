@@ -1,6 +1,7 @@
 // cove_config_*: building the configuration cove_open reads.
 import CCove
 import Cove
+import FoundationEssentials
 
 @c @implementation
 public func cove_config_new(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> cove_status_t {
@@ -22,6 +23,14 @@ public func cove_config_new(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutableP
 public func cove_config_set_read_only(_ config: OpaquePointer?, _ readOnly: Bool) -> cove_status_t {
     entry { () throws(CFailure) in
         try handle(config, ConfigHandle.self, "config", in: "cove_config_set_read_only").configuration.readOnly = readOnly
+    }
+}
+
+@c @implementation
+public func cove_config_set_encryption_key(_ config: OpaquePointer?, _ key: UnsafePointer<UInt8>?, _ size: Int) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_encryption_key")
+        c.configuration.encryptionKey = try encryptionKey(key, size, in: "cove_config_set_encryption_key")
     }
 }
 
@@ -71,4 +80,15 @@ public func cove_config_set_write_timeout_ms(_ config: OpaquePointer?, _ timeout
         }
         c.configuration.writeTimeoutMilliseconds = timeoutMs
     }
+}
+
+/// The key a C caller passes as bytes and a size: nil for NULL and 0, else exactly 64 bytes.
+/// - Throws: `COVE_ERR_INVALID_ARGUMENT` naming `function` otherwise.
+func encryptionKey(_ key: UnsafePointer<UInt8>?, _ size: Int, in function: StaticString) throws(CFailure) -> Data? {
+    guard let key else {
+        if size != 0 { throw invalidArgument(function, "key is NULL but key_size is \(size)") }
+        return nil
+    }
+    guard size == 64 else { throw invalidArgument(function, "an encryption key has 64 bytes, not \(size)") }
+    return Data(UnsafeBufferPointer(start: key, count: size))
 }

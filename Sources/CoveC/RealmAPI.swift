@@ -150,11 +150,13 @@ public func cove_file_space(_ realm: OpaquePointer?, _ outFormat: UnsafeMutableP
 }
 
 @c @implementation
-public func cove_write_copy(_ realm: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> cove_status_t {
+public func cove_write_copy(_ realm: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+                            _ key: UnsafePointer<UInt8>?, _ keySize: Int) -> cove_status_t {
     entry { () throws(CFailure) in
         let r = try handle(realm, RealmHandle.self, "realm", in: "cove_write_copy").realm
         let target = try string(path, "path", in: "cove_write_copy")
-        try call { () throws(CoveError) in try r.writeCopy(toFile: target) }
+        let data = try encryptionKey(key, keySize, in: "cove_write_copy")
+        try call { () throws(CoveError) in try r.writeCopy(toFile: target, encryptionKey: data) }
     }
 }
 

@@ -2,6 +2,7 @@
 // same name.
 import CoveCore
 import CoveStorage
+import FoundationEssentials
 
 extension Realm {
     /// How hard a commit works to survive a crash.
@@ -49,13 +50,19 @@ extension Realm {
         /// Realm's `shouldCompactOnLaunch`. Not asked for in-memory or read-only realms, or for
         /// a file that does not exist yet.
         public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)?
+        /// The 64-byte key the file is encrypted with, as Realm's `encryptionKey`: every page is
+        /// sealed with AES-256-GCM (docs/FORMAT.md, "Encrypted files"). A new file opened with a
+        /// key is encrypted; an existing file must have been made with this key. A wrong or
+        /// missing key, or a key for a plain file, fails the open with `.decryption`; a key of
+        /// another length with `.invalidArgument`. nil: a plain file.
+        public var encryptionKey: Data?
 
         public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
                     writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil,
                     shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)? = nil,
-                    inMemoryIdentifier: String? = nil) {
+                    inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
@@ -67,6 +74,7 @@ extension Realm {
             self.migrationBlock = migrationBlock
             self.shouldCompactOnLaunch = shouldCompactOnLaunch
             self.inMemoryIdentifier = inMemoryIdentifier
+            self.encryptionKey = encryptionKey
         }
 
         /// Equal when every setting is; migration blocks compare by presence (closures have no
@@ -77,6 +85,7 @@ extension Realm {
                 && a.writeTimeoutMilliseconds == b.writeTimeoutMilliseconds && a.schema == b.schema
                 && a.schemaVersion == b.schemaVersion && (a.migrationBlock == nil) == (b.migrationBlock == nil)
                 && (a.shouldCompactOnLaunch == nil) == (b.shouldCompactOnLaunch == nil)
+                && a.encryptionKey == b.encryptionKey
         }
 
         var storageOptions: StorageOptions {
@@ -90,6 +99,7 @@ extension Realm {
             options.maxActiveVersions = maxActiveVersions
             options.writeTimeoutMs = writeTimeoutMilliseconds
             options.catalogPages = catalogPageWalker
+            options.encryptionKey = encryptionKey.map { [UInt8]($0) }
             return options
         }
     }

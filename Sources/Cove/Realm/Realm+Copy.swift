@@ -4,17 +4,20 @@
 // keys, and so every link, stay as they are; the copy starts a history of its own.
 import CoveCore
 import CoveStorage
+import FoundationEssentials
 import Glibc
 
 extension Realm {
     /// Writes a compacted copy of the version this realm reads to a new file at `path`: the same
     /// schema, objects, links, collections and indexes, in as few pages as they fit, committed
     /// durably. Other threads and processes may go on writing meanwhile: the copy is of this
-    /// realm's version, which stays pinned while it is read.
-    /// - Throws: `.invalidArgument` when a file exists at `path` or the realm is in a write
-    ///   transaction; `.io` / `.noSpace` when the copy cannot be written (the partial file is
-    ///   removed); `.closed`, `.wrongThread`.
-    public func writeCopy(toFile path: String) throws(CoveError) {
+    /// realm's version, which stays pinned while it is read. The copy is encrypted with
+    /// `encryptionKey` (64 bytes), or plain without one, whatever this realm's file is: a copy
+    /// adds, changes or removes a file's key.
+    /// - Throws: `.invalidArgument` when a file exists at `path`, the realm is in a write
+    ///   transaction, or the key is not 64 bytes; `.io` / `.noSpace` when the copy cannot be
+    ///   written (the partial file is removed); `.closed`, `.wrongThread`.
+    public func writeCopy(toFile path: String, encryptionKey: Data? = nil) throws(CoveError) {
         try checkOpen()
         if isInWriteTransaction {
             throw CoveError(.invalidArgument, "writeCopy: the realm is in a write transaction: commit or cancel it first")
@@ -23,21 +26,23 @@ extension Realm {
             throw CoveError(.invalidArgument, "writeCopy: '\(path)' already exists: a copy goes to a new file")
         }
         let snapshot = try pinnedSnapshot()
-        do { try CatalogCopy.writeFile(path, from: snapshot) } catch { throw CoveError(error) }
+        do { try CatalogCopy.writeFile(path, from: snapshot, encryptionKey: encryptionKey.map { [UInt8]($0) }) } catch { throw CoveError(error) }
     }
 
     /// Compacts the file at `path` in place when no other handle (in this process or another)
     /// has it open and `shouldCompact(totalBytes, usedBytes)` says so: a compacted copy is
     /// written beside it (`<path>.compacting`), flushed, and renamed over it, so that a crash
     /// leaves the old file or the new one, never neither. Returns whether it compacted. What
-    /// `Configuration.shouldCompactOnLaunch` runs before an open.
+    /// `Configuration.shouldCompactOnLaunch` runs before an open. An encrypted file needs its
+    /// `encryptionKey`, and stays encrypted with it.
     /// - Throws: `.io`, `.noSpace` (the copy is removed and the file left as it was),
-    ///   `.corrupt`, `.format`, as opening the file does.
+    ///   `.corrupt`, `.format`, `.decryption`, as opening the file does.
     @discardableResult
-    public static func compactFile(atPath path: String,
+    public static func compactFile(atPath path: String, encryptionKey: Data? = nil,
                                    shouldCompact: (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool = { _, _ in true }) throws(CoveError) -> Bool {
         var options = StorageOptions()
         options.catalogPages = catalogPageWalker
+        options.encryptionKey = encryptionKey.map { [UInt8]($0) }
         do throws(StorageError) {
             let storage = try Storage.open(path: path, options: options)
             let compacted = try storage.withSoleAccess { () throws(StorageError) -> Bool in
@@ -50,7 +55,7 @@ extension Realm {
                 let temporary = path + ".compacting"
                 unlink(temporary)
                 unlink(temporary + ".lock")
-                do throws(StorageError) { try CatalogCopy.writeFile(temporary, from: snapshot) } catch {
+                do throws(StorageError) { try CatalogCopy.writeFile(temporary, from: snapshot, encryptionKey: options.encryptionKey) } catch {
                     snapshot.end()
                     throw error
                 }
@@ -85,20 +90,22 @@ extension Realm {
 
 /// The copy of one version's catalog into a new file (see `Realm.writeCopy`).
 enum CatalogCopy {
-    /// Writes the version `snapshot` reads into a new file at `path`, committed durably; a
-    /// failed copy is removed.
-    static func writeFile(_ path: String, from snapshot: Snapshot) throws(StorageError) {
-        try writeFile(path) { (w) throws(StorageError) in
+    /// Writes the version `snapshot` reads into a new file at `path` (encrypted with
+    /// `encryptionKey` when given), committed durably; a failed copy is removed.
+    static func writeFile(_ path: String, from snapshot: Snapshot, encryptionKey: [UInt8]?) throws(StorageError) {
+        try writeFile(path, encryptionKey: encryptionKey) { (w) throws(StorageError) in
             w.catalog = try copy(TransactionPages(.read(snapshot)), catalog: snapshot.catalog, to: TransactionPages(.write(w)))
         }
     }
 
-    /// Makes a new file at `path` and commits durably what `fill` writes (its catalog
-    /// included) in the file's first write transaction; a failed file is removed.
-    static func writeFile(_ path: String, _ fill: (WriteTransaction) throws(StorageError) -> Void) throws(StorageError) {
+    /// Makes a new file at `path` (encrypted with `encryptionKey` when given) and commits
+    /// durably what `fill` writes (its catalog included) in the file's first write
+    /// transaction; a failed file is removed.
+    static func writeFile(_ path: String, encryptionKey: [UInt8]?, _ fill: (WriteTransaction) throws(StorageError) -> Void) throws(StorageError) {
         var options = StorageOptions()
         options.durability = .full
         options.catalogPages = catalogPageWalker
+        options.encryptionKey = encryptionKey
         let storage = try Storage.open(path: path, options: options)
         do throws(StorageError) {
             let w = try storage.beginWrite()

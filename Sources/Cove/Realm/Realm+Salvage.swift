@@ -5,6 +5,7 @@
 // (CoveCore, Salvage.swift), which builds indexes and backlinks anew.
 import CoveCore
 import CoveStorage
+import FoundationEssentials
 import Glibc
 
 extension Realm {
@@ -14,7 +15,8 @@ extension Realm {
     /// becomes null or leaves its list or set), and indexes and backlinks built anew. The
     /// damaged file is opened read-only, without its lock file and without recovery: of the
     /// versions its meta slots hold, the newest whose schema can be read is salvaged, even one
-    /// an ordinary open would discard. Run it on a file no other program is writing.
+    /// an ordinary open would discard. Run it on a file no other program is writing. An
+    /// encrypted file needs its `encryptionKey`; the new file is encrypted with the same key.
     ///
     /// - Returns: what was copied and what was lost, per class, with the damaged pages
     ///   (`SalvageReport.isComplete` when nothing was).
@@ -22,8 +24,9 @@ extension Realm {
     ///   to a new file); `.corrupt` when nothing can be salvaged (no meta slot holds together,
     ///   or no version's schema can be read; no file is written); `.io`, `.noSpace` when a file
     ///   cannot be read or written (a partial new file is removed); `.format` for a file of a
-    ///   newer Cove.
-    public static func salvage(fromFile damaged: String, toFile path: String) throws(CoveError) -> SalvageReport {
+    ///   newer Cove; `.decryption` for an encrypted file without its key.
+    public static func salvage(fromFile damaged: String, toFile path: String, encryptionKey: Data? = nil) throws(CoveError) -> SalvageReport {
+        let key = encryptionKey.map { [UInt8]($0) }
         if damaged == path || resolved(damaged) == resolved(path) {
             throw CoveError(.invalidArgument, "salvage: '\(path)' is the damaged file itself: a salvage goes to a new file")
         }
@@ -32,7 +35,7 @@ extension Realm {
         }
         let storage: Storage
         let versions: [SalvageVersion]
-        do { (storage, versions) = try Storage.openForSalvage(path: damaged) } catch { throw CoveError(error) }
+        do { (storage, versions) = try Storage.openForSalvage(path: damaged, encryptionKey: key) } catch { throw CoveError(error) }
         defer { storage.close() }
         let newest = versions[0]
         // The versions newer than the one salvaged, with why their schema could not be read.
@@ -49,7 +52,7 @@ extension Realm {
             var report: SalvageReport?
             var failure: CoveError?
             do throws(StorageError) {
-                try CatalogCopy.writeFile(path) { (w) throws(StorageError) in
+                try CatalogCopy.writeFile(path, encryptionKey: key) { (w) throws(StorageError) in
                     do throws(CoveError) { report = try Salvage.copy(catalog, into: w, newestVersion: newest.version) } catch {
                         failure = error
                         throw .internal(error.message)

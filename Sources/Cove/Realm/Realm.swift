@@ -2,6 +2,7 @@
 // moves forward on refresh or when it begins a write; a frozen realm stays on its version forever.
 import CoveCore
 import CoveStorage
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -92,7 +93,7 @@ public final class Realm {
         }
         if let should = opening.shouldCompactOnLaunch, let path = opening.path, !opening.inMemory,
            !opening.readOnly, access(path, F_OK) == 0 {
-            try Self.compactFile(atPath: path, shouldCompact: should)
+            try Self.compactFile(atPath: path, encryptionKey: opening.encryptionKey, shouldCompact: should)
         }
         if let identifier { SharedMemoryFiles.acquire(identifier) }
         let storage: Storage
@@ -577,9 +578,9 @@ public final class Realm {
     /// the file (Realm's `schemaVersion(at:)`); 0 for a file that holds no schema yet.
     /// - Throws: `.notFound` when there is no file at `path`, and what opening it read-only
     ///   throws (`.corrupt`, `.format`, `.io`).
-    public static func schemaVersion(at path: String) throws(CoveError) -> UInt64 {
+    public static func schemaVersion(at path: String, encryptionKey: Data? = nil) throws(CoveError) -> UInt64 {
         guard access(path, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(path)'") }
-        let realm = try Realm(configuration: Configuration(path: path, readOnly: true))
+        let realm = try Realm(configuration: Configuration(path: path, readOnly: true, encryptionKey: encryptionKey))
         defer { realm.close() }
         return try realm.currentSchemaRecord()?.version ?? 0
     }

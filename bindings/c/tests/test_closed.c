@@ -221,7 +221,7 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_projection_observe, ,                                                                      \
       cove_projection_observe(f->projection, NULL, 0, on_object, NULL, NULL, &o->token))              \
     X(cove_verify, , cove_verify(f->realm, &o->text))                                                \
-    X(cove_write_copy, , cove_write_copy(f->realm, "closed-copy.cove"))
+    X(cove_write_copy, , cove_write_copy(f->realm, "closed-copy.cove", NULL, 0))
 
 /* The functions that take no realm or handle of one, or answer for a closed realm by design. */
 static const struct {

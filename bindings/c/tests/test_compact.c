@@ -63,7 +63,7 @@ int main(void) {
     long long before = file_size("a.cove");
     asked_t asked = {.answer = true};
     bool compacted = false;
-    CHECK_OK(cove_compact_file("a.cove", should_compact, &asked, &compacted));
+    CHECK_OK(cove_compact_file("a.cove", NULL, 0, should_compact, &asked, &compacted));
     CHECK(compacted && asked.calls == 1);
     CHECK(asked.total <= (uint64_t)before && asked.used * 2 < asked.total);
     CHECK(file_size("a.cove") < before / 2);
@@ -72,16 +72,16 @@ int main(void) {
     CHECK(query_count(realm, "Item", "TRUEPREDICATE", NULL, 0) == 100);
     /* Open elsewhere: not compacted, not asked. */
     asked.calls = 0;
-    CHECK_OK(cove_compact_file("a.cove", should_compact, &asked, &compacted));
+    CHECK_OK(cove_compact_file("a.cove", NULL, 0, should_compact, &asked, &compacted));
     CHECK(!compacted && asked.calls == 0);
     cove_release(realm);
     /* Declined: left as it is. */
     make_sparse("b.cove");
     before = file_size("b.cove");
     asked = (asked_t){.answer = false};
-    CHECK_OK(cove_compact_file("b.cove", should_compact, &asked, &compacted));
+    CHECK_OK(cove_compact_file("b.cove", NULL, 0, should_compact, &asked, &compacted));
     CHECK(!compacted && asked.calls == 1 && file_size("b.cove") == before);
-    CHECK_FAILS(cove_compact_file(NULL, NULL, NULL, &compacted), COVE_ERR_INVALID_ARGUMENT, "path is NULL");
+    CHECK_FAILS(cove_compact_file(NULL, NULL, 0, NULL, NULL, &compacted), COVE_ERR_INVALID_ARGUMENT, "path is NULL");
 
     /* At launch, through a configuration. */
     cove_config_t* config = NULL;

@@ -83,23 +83,23 @@ int main(void) {
 
     /* Undamaged: everything. */
     char* json = NULL;
-    CHECK_OK(cove_recover_file("items.cove", "all.cove", &json));
+    CHECK_OK(cove_recover_file("items.cove", "all.cove", NULL, 0, &json));
     CHECK(json && strstr(json, "\"complete\":true") && member(json, "objects_copied") == 3000 && member(json, "objects_lost") == 0);
     cove_free(json);
     CHECK(count_and_verify("all.cove") == 3000);
 
     /* Refused, named, nothing written. */
     json = (char*)"untouched";
-    CHECK_FAILS(cove_recover_file(NULL, "x.cove", &json), COVE_ERR_INVALID_ARGUMENT, "damaged_path is NULL");
+    CHECK_FAILS(cove_recover_file(NULL, "x.cove", NULL, 0, &json), COVE_ERR_INVALID_ARGUMENT, "damaged_path is NULL");
     CHECK(json == NULL);
-    CHECK_FAILS(cove_recover_file("items.cove", NULL, NULL), COVE_ERR_INVALID_ARGUMENT, "out_path is NULL");
-    CHECK_FAILS(cove_recover_file("items.cove", "items.cove", NULL), COVE_ERR_INVALID_ARGUMENT, "damaged file itself");
-    CHECK_FAILS(cove_recover_file("items.cove", "all.cove", NULL), COVE_ERR_INVALID_ARGUMENT, "already exists");
-    CHECK_FAILS(cove_recover_file("missing.cove", "x.cove", NULL), COVE_ERR_IO, "missing.cove");
+    CHECK_FAILS(cove_recover_file("items.cove", NULL, NULL, 0, NULL), COVE_ERR_INVALID_ARGUMENT, "out_path is NULL");
+    CHECK_FAILS(cove_recover_file("items.cove", "items.cove", NULL, 0, NULL), COVE_ERR_INVALID_ARGUMENT, "damaged file itself");
+    CHECK_FAILS(cove_recover_file("items.cove", "all.cove", NULL, 0, NULL), COVE_ERR_INVALID_ARGUMENT, "already exists");
+    CHECK_FAILS(cove_recover_file("missing.cove", "x.cove", NULL, 0, NULL), COVE_ERR_IO, "missing.cove");
     FILE* text = fopen("text.cove", "wb");
     for (int i = 0; i < 600; i++) fputs("not a cove file\n", text);
     fclose(text);
-    CHECK_FAILS(cove_recover_file("text.cove", "x.cove", NULL), COVE_ERR_CORRUPT, "not a Cove file");
+    CHECK_FAILS(cove_recover_file("text.cove", "x.cove", NULL, 0, NULL), COVE_ERR_CORRUPT, "not a Cove file");
     CHECK(fopen("x.cove", "rb") == NULL);
 
     /* One cluster page damaged: its objects are lost, the rest copied, the one link to them
@@ -107,7 +107,7 @@ int main(void) {
     long page = second_cluster_page("items.cove");
     CHECK(page > 0);
     damage("items.cove", page);
-    CHECK_OK(cove_recover_file("items.cove", "part.cove", &json));
+    CHECK_OK(cove_recover_file("items.cove", "part.cove", NULL, 0, &json));
     CHECK(json && strstr(json, "\"complete\":false"));
     char pages[64];
     snprintf(pages, sizeof pages, "\"damaged_pages\":[%ld]", page);
@@ -120,7 +120,7 @@ int main(void) {
     cove_free(json);
     CHECK(count_and_verify("part.cove") == (size_t)(3000 - lost));
     /* The report may be left out. */
-    CHECK_OK(cove_recover_file("items.cove", "part2.cove", NULL));
+    CHECK_OK(cove_recover_file("items.cove", "part2.cove", NULL, 0, NULL));
     CHECK(count_and_verify("part2.cove") == (size_t)(3000 - lost));
     return check_summary("test_recover");
 }

@@ -52,7 +52,7 @@ int main(void) {
     }
     CHECK_OK(cove_commit(realm));
 
-    CHECK_OK(cove_write_copy(realm, "copy.cove"));
+    CHECK_OK(cove_write_copy(realm, "copy.cove", NULL, 0));
     uint64_t original = used_bytes(realm);
     size_t count = query_count(realm, "Item", "TRUEPREDICATE", NULL, 0);
 
@@ -68,11 +68,11 @@ int main(void) {
     cove_release(copy);
 
     /* Bad input: named, nothing written. */
-    CHECK_FAILS(cove_write_copy(realm, "copy.cove"), COVE_ERR_INVALID_ARGUMENT, "already exists");
-    CHECK_FAILS(cove_write_copy(realm, NULL), COVE_ERR_INVALID_ARGUMENT, "path is NULL");
-    CHECK_FAILS(cove_write_copy(realm, "no/such/folder/copy.cove"), COVE_ERR_IO, "No such file or directory");
+    CHECK_FAILS(cove_write_copy(realm, "copy.cove", NULL, 0), COVE_ERR_INVALID_ARGUMENT, "already exists");
+    CHECK_FAILS(cove_write_copy(realm, NULL, NULL, 0), COVE_ERR_INVALID_ARGUMENT, "path is NULL");
+    CHECK_FAILS(cove_write_copy(realm, "no/such/folder/copy.cove", NULL, 0), COVE_ERR_IO, "No such file or directory");
     CHECK_OK(cove_begin_write(realm));
-    CHECK_FAILS(cove_write_copy(realm, "inside.cove"), COVE_ERR_INVALID_ARGUMENT, "in a write transaction");
+    CHECK_FAILS(cove_write_copy(realm, "inside.cove", NULL, 0), COVE_ERR_INVALID_ARGUMENT, "in a write transaction");
     CHECK_OK(cove_cancel_write(realm));
     FILE* f = fopen("inside.cove", "rb");
     CHECK(f == NULL);

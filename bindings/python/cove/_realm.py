@@ -329,12 +329,15 @@ class Realm(RealmBase):
             raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{what} thaws into a live realm, not a frozen one")
         return live
 
-    def write_copy(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def write_copy(self, path: Union[str, "os.PathLike[str]"], encryption_key: Optional[bytes] = None) -> None:
         """Writes a compacted copy of the version this realm reads to a new file at `path`
         (SQLite's VACUUM INTO): the same objects, links, collections and indexes in as few pages
-        as they fit. Raises InvalidArgumentError when a file exists there or inside a write,
-        OSError-like StorageError subclasses when it cannot be written."""
-        check(lib.cove_write_copy(self._h(), os.fsencode(path)))
+        as they fit. The copy is encrypted with ``encryption_key`` (64 bytes), or plain without
+        one, whatever this realm's file is: a copy adds, changes or removes a key. Raises
+        InvalidArgumentError when a file exists there, inside a write, or for a key not of 64
+        bytes; OSError-like StorageError subclasses when it cannot be written."""
+        key, size = _key_arg(encryption_key)
+        check(lib.cove_write_copy(self._h(), os.fsencode(path), key, size))
 
     def verify(self) -> str:
         """Checks the whole file; returns a report or raises StorageError naming the problem."""
@@ -854,6 +857,7 @@ def open(
     write_timeout: Optional[float] = None,
     should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
     in_memory_identifier: Optional[str] = None,
+    encryption_key: Optional[bytes] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
 
@@ -885,7 +889,13 @@ def open(
     ``should_compact_on_launch(total_bytes, used_bytes)``, as Realm's ``shouldCompactOnLaunch``,
     is asked before opening an existing file that no other handle has open; true compacts it
     first (see ``cove.compact``). Not asked for in-memory or read-only opens.
+
+    ``encryption_key`` (64 bytes), as Realm's ``encryptionKey``: every page of the file is
+    sealed with AES-256-GCM. A new file is created encrypted; an existing one must have been
+    made with this key. A wrong or missing key, or a key for a plain file, raises
+    DecryptionError; a key of another length InvalidArgumentError.
     """
+    key, key_size = _key_arg(encryption_key)
     if durability not in _DURABILITY:
         raise InvalidArgumentError(
             Status.INVALID_ARGUMENT, f"durability {durability!r} is not 'full', 'no_sync' or 'mem_only'")
@@ -899,7 +909,7 @@ def open(
             raise InvalidArgumentError(
                 Status.INVALID_ARGUMENT, f"should_compact_on_launch is a function of (total_bytes, used_bytes), got {type(should_compact_on_launch).__name__}")
         if fspath is not None and not read_only and durability != "mem_only" and os.path.exists(fspath):
-            compact(fspath, should_compact_on_launch)
+            compact(fspath, should_compact_on_launch, encryption_key=encryption_key)
     config_out = ffi.new("cove_config_t**")
     check(lib.cove_config_new(ffi.NULL if fspath is None else fspath.encode(), config_out))
     config = ffi.gc(config_out[0], lib.cove_release)
@@ -909,6 +919,7 @@ def open(
                 Status.INVALID_ARGUMENT, "in_memory_identifier replaces the path: pass path=None")
         check(lib.cove_config_set_in_memory_identifier(config, in_memory_identifier.encode()))
     check(lib.cove_config_set_read_only(config, read_only))
+    check(lib.cove_config_set_encryption_key(config, key, key_size))
     check(lib.cove_config_set_max_active_versions(config, max_active_versions))
     check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
     timeout_ms = -1 if write_timeout is None else int(write_timeout * 1000)
@@ -942,20 +953,37 @@ def open(
     return Realm(out[0], path=fspath, frozen=False, classes=classes)
 
 
-def compact(path: Union[str, "os.PathLike[str]"], should_compact: Optional[Callable[[int, int], bool]] = None) -> bool:
+def _key_arg(key: Optional[bytes]) -> Tuple[Any, int]:
+    """An encryption key as the C calls take it: NULL and 0 for None, else the bytes (64 of
+    them, which the library checks)."""
+    if key is None:
+        return ffi.NULL, 0
+    if not isinstance(key, (bytes, bytearray, memoryview)):
+        raise InvalidArgumentError(
+            Status.INVALID_ARGUMENT, f"an encryption key is 64 bytes, got {type(key).__name__}")
+    data = bytes(key)
+    if len(data) != 64:
+        raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"an encryption key has 64 bytes, not {len(data)}")
+    return ffi.from_buffer("uint8_t[]", data), len(data)
+
+
+def compact(path: Union[str, "os.PathLike[str]"], should_compact: Optional[Callable[[int, int], bool]] = None,
+            *, encryption_key: Optional[bytes] = None) -> bool:
     """Compacts the Cove file at ``path`` in place when no other handle (in this process or
     another) has it open, and ``should_compact(total_bytes, used_bytes)``, when given, returns
     true: a compacted copy is written beside it and renamed over it, so that a crash leaves the
     old file or the new one. Returns whether it compacted. An exception ``should_compact``
-    raises leaves the file as it was and is raised again."""
+    raises leaves the file as it was and is raised again. An encrypted file needs its
+    ``encryption_key`` and stays encrypted with it."""
     out = ffi.new("bool*")
     target = os.fsencode(path)
+    key, key_size = _key_arg(encryption_key)
     if should_compact is None:
-        check(lib.cove_compact_file(target, ffi.NULL, ffi.NULL, out))
+        check(lib.cove_compact_file(target, key, key_size, ffi.NULL, ffi.NULL, out))
         return bool(out[0])
     box: Dict[str, Any] = {"function": should_compact, "error": None}
     handle = ffi.new_handle(box)
-    check(lib.cove_compact_file(target, lib._cove_should_compact_cb, handle, out))
+    check(lib.cove_compact_file(target, key, key_size, lib._cove_should_compact_cb, handle, out))
     if box["error"] is not None:
         raise box["error"]
     return bool(out[0])
@@ -991,16 +1019,19 @@ class RecoverReport(NamedTuple):
     classes: Dict[str, RecoveredClass]
 
 
-def recover(damaged: Union[str, "os.PathLike[str]"], out: Union[str, "os.PathLike[str]"]) -> RecoverReport:
+def recover(damaged: Union[str, "os.PathLike[str]"], out: Union[str, "os.PathLike[str]"],
+            *, encryption_key: Optional[bytes] = None) -> RecoverReport:
     """Copies everything that can still be read of the damaged Cove file ``damaged`` into a new
     file ``out`` (sqlite3's ``.recover``), reading the damaged file without trusting or writing
     it: objects on pages that can be read with what of their values and collections can be read,
     links to lost objects taken out, indexes and backlinks built anew. Returns what was copied
     and lost. Raises CorruptError when nothing can be salvaged (nothing is written),
     InvalidArgumentError (a ValueError) when ``out`` exists or is ``damaged``, StorageIOError (an
-    OSError) when a file cannot be read or written."""
+    OSError) when a file cannot be read or written. An encrypted file needs its
+    ``encryption_key`` (DecryptionError without it); the new file is encrypted with it too."""
     report = ffi.new("char**")
-    check(lib.cove_recover_file(os.fsencode(damaged), os.fsencode(out), report))
+    key, key_size = _key_arg(encryption_key)
+    check(lib.cove_recover_file(os.fsencode(damaged), os.fsencode(out), key, key_size, report))
     try:
         data = json.loads(ffi.string(report[0]).decode())
     finally:
