@@ -2,13 +2,19 @@
 // while other programs may go on writing (the library's writeCopy).
 import ArgumentParser
 import Cove
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a compacted copy of a Cove file's newest version to a new file, while other programs may keep writing.")
+        abstract: "Write a compacted copy of a Cove file's newest version to a new file, while other programs may keep writing.",
+        discussion: """
+        The copy of an encrypted file (its key in COVE_ENCRYPTION_KEY) is encrypted with the same key, \
+        unless --copy-key-from names another variable holding the copy's key, or --decrypt asks for \
+        a plain copy. A plain file's copy can be encrypted with --copy-key-from.
+        """)
 
     @Argument(help: "The Cove file to copy.")
     var file: String
@@ -16,14 +22,26 @@ struct Backup: ParsableCommand {
     @Argument(help: "The new file (it must not exist).")
     var copy: String
 
+    @Option(help: ArgumentHelp("The environment variable holding the copy's key (128 hexadecimal digits).", valueName: "variable"))
+    var copyKeyFrom: String?
+
+    @Flag(help: "Write a plain copy of an encrypted file.")
+    var decrypt = false
+
     @Option(help: "Print the result as \(OutputMode.names) (default: a line naming both files and their sizes in use).")
     var format: OutputMode?
 
     func run() throws {
         try withReadOnlyRealm(file) { realm in
-            try realm.writeCopy(toFile: copy)
+            if decrypt && copyKeyFrom != nil { throw CoveError(.invalidArgument, "--decrypt and --copy-key-from ask for different copies: give one") }
+            var key = decrypt ? nil : try environmentKey()
+            if let name = copyKeyFrom {
+                guard let given = try environmentKey(name) else { throw CoveError(.invalidArgument, "--copy-key-from: \(name) is not set") }
+                key = given
+            }
+            try realm.writeCopy(toFile: copy, encryptionKey: key)
             let from = try realm.fileSpace()
-            let copied = try Realm(configuration: .init(path: copy, readOnly: true))
+            let copied = try Realm(configuration: .init(path: copy, readOnly: true, encryptionKey: key))
             defer { copied.close() }
             let to = try copied.fileSpace()
             let text = "\(copy): a copy of \(file) at version \(try realm.version), \(to.usedBytes) bytes in use (\(file): \(from.usedBytes))"
@@ -50,7 +68,7 @@ struct Compact: ParsableCommand {
         try reportingErrors {
             guard access(file, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(file)'") }
             var sizes: (UInt64, UInt64) = (0, 0)
-            let compacted = try Realm.compactFile(atPath: file) { total, used in
+            let compacted = try Realm.compactFile(atPath: file, encryptionKey: try environmentKey()) { total, used in
                 sizes = (total, used)
                 return true
             }

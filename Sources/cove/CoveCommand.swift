@@ -3,6 +3,7 @@
 // Every failure prints a message naming the problem on standard error and exits non-zero.
 import ArgumentParser
 import Cove
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,10 @@ struct CoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cove",
         abstract: "Cove: an embedded object database with live queries.",
-        discussion: "docs/cli.md is the guide to every command and to the shell.",
+        discussion: """
+        docs/cli.md is the guide to every command and to the shell. An encrypted file's key is \
+        read from the environment variable COVE_ENCRYPTION_KEY (128 hexadecimal digits: 64 bytes).
+        """,
         version: CoveVersion.string,
         subcommands: [Shell.self, Info.self, Check.self, Backup.self, Compact.self, Recover.self, SchemaCommand.self, QueryCommand.self, Dump.self, Import.self,
                       Create.self, SetCommand.self, Delete.self, Watch.self, Demo.self])
@@ -23,10 +27,35 @@ struct CoveCommand: ParsableCommand {
 func withReadOnlyRealm(_ file: String, _ body: (Realm) throws -> Void) throws {
     try reportingErrors {
         guard access(file, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(file)'") }
-        let realm = try Realm(configuration: .init(path: file, readOnly: true))
+        let realm = try Realm(configuration: .init(path: file, readOnly: true, encryptionKey: try environmentKey()))
         defer { realm.close() }
         try body(realm)
     }
+}
+
+/// The name of the environment variable that holds an encrypted file's key.
+let encryptionKeyVariable = "COVE_ENCRYPTION_KEY"
+
+/// The key in the environment variable `name` (128 hexadecimal digits, spaces allowed between
+/// them), nil when it is not set or empty. A key on the command line would show in the
+/// process list; the environment does not.
+/// - Throws: `.invalidArgument` naming the variable for anything but 64 bytes in hexadecimal.
+func environmentKey(_ name: String = encryptionKeyVariable) throws(CoveError) -> Data? {
+    guard let raw = getenv(name) else { return nil }
+    let text = String(cString: raw).filter { !$0.isWhitespace }
+    if text.isEmpty { return nil }
+    var bytes: [UInt8] = []
+    var chars = text.makeIterator()
+    while let high = chars.next() {
+        guard let h = high.hexDigitValue, let lowChar = chars.next(), let l = lowChar.hexDigitValue else {
+            throw CoveError(.invalidArgument, "\(name) must hold 128 hexadecimal digits (a 64-byte key), not \(text.count) characters of text")
+        }
+        bytes.append(UInt8(h << 4 | l))
+    }
+    guard bytes.count == 64 else {
+        throw CoveError(.invalidArgument, "\(name) must hold 128 hexadecimal digits (a 64-byte key), not \(text.count)")
+    }
+    return Data(bytes)
 }
 
 /// Runs `body`, turning a Cove error into its message and exit status 1.
@@ -143,7 +172,7 @@ func objectTable(_ objects: [DynamicObject], _ cls: ObjectSchema, columns: [Stri
 func openForWriting(_ file: String, schema: Schema? = nil, schemaVersion: UInt64 = 0, create: Bool = false,
                     _ options: WriteOptions) throws -> Realm {
     if !create && access(file, F_OK) != 0 { throw CoveError(.notFound, "no file at '\(file)'") }
-    var configuration = Realm.Configuration(path: file, writeTimeoutMilliseconds: 200)
+    var configuration = Realm.Configuration(path: file, writeTimeoutMilliseconds: 200, encryptionKey: try environmentKey())
     if let schema {
         configuration.schema = schema
         configuration.schemaVersion = schemaVersion

@@ -3,13 +3,15 @@
 // (0) from one that lost data (1) and from one that wrote nothing (2).
 import ArgumentParser
 import Cove
+import FoundationEssentials
 
 struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy what can still be read of a damaged Cove file into a new file, and say what was lost.",
         discussion: """
         Exit status: 0 when nothing was lost; 1 when some data was lost (OUT holds the rest); 2 when \
-        nothing was written (nothing could be salvaged, OUT exists, or another error).
+        nothing was written (nothing could be salvaged, OUT exists, or another error). An encrypted \
+        file's key comes from COVE_ENCRYPTION_KEY; OUT is encrypted with it too.
         """)
 
     @Argument(help: "The damaged Cove file (read, never written).") var damaged: String
@@ -20,7 +22,7 @@ struct Recover: ParsableCommand {
     func run() throws {
         let report: SalvageReport
         do throws(CoveError) {
-            report = try Realm.salvage(fromFile: damaged, toFile: out)
+            report = try Realm.salvage(fromFile: damaged, toFile: out, encryptionKey: try environmentKey())
         } catch {
             printError("cove: \(error.code.statusName): \(error.message)")
             throw ExitCode(2)

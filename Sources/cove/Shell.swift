@@ -5,6 +5,7 @@
 import ArgumentParser
 @preconcurrency import CLibEdit
 import Cove
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +47,7 @@ struct Shell: ParsableCommand {
             let realm: Realm
             if readOnly {
                 guard access(file, F_OK) == 0 else { throw CoveError(.notFound, "no file at '\(file)'") }
-                realm = try Realm(configuration: .init(path: file, readOnly: true))
+                realm = try Realm(configuration: .init(path: file, readOnly: true, encryptionKey: try environmentKey()))
             } else {
                 var given: Schema?
                 if let schema {

@@ -38,11 +38,13 @@ enum CLITool {
     /// Runs the tool with `input` on standard input, for at most `seconds`; returns the exit
     /// status (124 when it timed out), standard output and standard error.
     static func run(_ arguments: [String], input: String = "", in folder: String,
-                    seconds: Int = 60) -> (status: Int32, out: String, err: String) {
+                    seconds: Int = 60, environment: [String: String] = [:]) -> (status: Int32, out: String, err: String) {
         let (inFile, outFile, errFile) = ("\(folder)/stdin.txt", "\(folder)/stdout.txt", "\(folder)/stderr.txt")
         _ = FileHelper.write(inFile, input)
-        let quoted = ([path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = system("timeout -s KILL \(seconds) \(quoted) < '\(inFile)' > '\(outFile)' 2> '\(errFile)'")
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let quoted = ([path] + arguments).map(quote).joined(separator: " ")
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\(quote($0.value)) " }.joined()
+        let status = system("\(variables)timeout -s KILL \(seconds) \(quoted) < '\(inFile)' > '\(outFile)' 2> '\(errFile)'")
         return ((status >> 8) & 0xff, FileHelper.read(outFile) ?? "", FileHelper.read(errFile) ?? "")
     }
 }

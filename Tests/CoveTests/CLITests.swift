@@ -1,6 +1,7 @@
 // The `cove` command-line tool, run as a user runs it: exit status and output of `demo`,
 // `check`, `info`, `schema`, `dump`, `import`, `query` and `recover`, on good files, bad lines, a file that is not a
 // Cove file, and a missing one.
+import FoundationEssentials
 import XCTest
 import Cove
 #if canImport(Glibc)
@@ -43,6 +44,54 @@ final class CLITests: CoveTestCase {
         let (again, refused) = run(["backup", path, "\(folder)/copy.cove"])
         XCTAssertNotEqual(again, 0)
         XCTAssertTrue(refused.contains("COVE_ERR_INVALID_ARGUMENT") && refused.contains("already exists"), refused)
+    }
+
+    /// An encrypted file through the tool: its key from COVE_ENCRYPTION_KEY for every command;
+    /// without it, with another or with a malformed one, a message and status 1; backups keep
+    /// the key, take another one or drop it; compact and recover keep it.
+    func testEncryptedFilesTakeTheirKeyFromTheEnvironment() throws {
+        let path = "\(folder)/sealed.cove"
+        let key = Data((0..<64).map { UInt8($0 * 3 & 0xff) })
+        let hex = key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let other = String(repeating: "ab", count: 64)
+        do {
+            let schema = try Schema(jsonText: #"{"Item": {"properties": {"n": "int", "s": "string"}}}"#)
+            let realm = try Realm(configuration: .init(path: path, schema: schema, schemaVersion: 1, encryptionKey: key))
+            try realm.write { for i in 0..<500 { _ = try realm.dynamicCreate("Item", values: [("n", .int(Int64(i))), ("s", .string("secret \(i)"))]) } }
+            realm.close()
+        }
+        let env = ["COVE_ENCRYPTION_KEY": hex]
+        var r = CLITool.run(["query", path, "Item", "n == 7"], in: folder, environment: env)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("secret 7"), r.out)
+        r = CLITool.run(["info", path], in: folder)
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.err.contains("COVE_ERR_DECRYPTION") && r.err.contains("is encrypted"), r.err)
+        r = CLITool.run(["info", path], in: folder, environment: ["COVE_ENCRYPTION_KEY": other])
+        XCTAssertTrue(r.status == 1 && r.err.contains("does not open"), r.err)
+        r = CLITool.run(["info", path], in: folder, environment: ["COVE_ENCRYPTION_KEY": "12zz"])
+        XCTAssertTrue(r.status == 1 && r.err.contains("COVE_ENCRYPTION_KEY must hold 128 hexadecimal digits"), r.err)
+        // Backups: the same key, another key, or plain.
+        r = CLITool.run(["backup", path, "\(folder)/same.cove"], in: folder, environment: env)
+        XCTAssertEqual(r.status, 0, r.err)
+        r = CLITool.run(["backup", path, "\(folder)/other.cove", "--copy-key-from", "NEW_KEY"], in: folder,
+                        environment: env.merging(["NEW_KEY": other]) { a, _ in a })
+        XCTAssertEqual(r.status, 0, r.err)
+        r = CLITool.run(["backup", path, "\(folder)/plain.cove", "--decrypt"], in: folder, environment: env)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertFalse(FileHelper.read("\(folder)/same.cove")?.contains("secret 1") ?? true)
+        XCTAssertFalse(FileHelper.read("\(folder)/other.cove")?.contains("secret 1") ?? true)
+        XCTAssertTrue(FileHelper.read("\(folder)/plain.cove")?.contains("secret 1") ?? false)
+        XCTAssertEqual(CLITool.run(["query", "\(folder)/same.cove", "Item", "n < 10"], in: folder, environment: env).status, 0)
+        XCTAssertEqual(CLITool.run(["check", "\(folder)/other.cove"], in: folder, environment: ["COVE_ENCRYPTION_KEY": other]).status, 0)
+        XCTAssertEqual(CLITool.run(["check", "\(folder)/plain.cove"], in: folder).status, 0)
+        // Compaction and salvage keep the key.
+        r = CLITool.run(["compact", path], in: folder, environment: env)
+        XCTAssertEqual(r.status, 0, r.err)
+        r = CLITool.run(["recover", path, "\(folder)/saved.cove"], in: folder, environment: env)
+        XCTAssertEqual(r.status, 0, r.err)
+        r = CLITool.run(["query", "\(folder)/saved.cove", "Item", "n == 499"], in: folder, environment: env)
+        XCTAssertTrue(r.status == 0 && r.out.contains("secret 499"), r.out + r.err)
     }
 
     func testRecoverSaysWhatWasLostInItsExitStatus() throws {
