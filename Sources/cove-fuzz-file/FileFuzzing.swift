@@ -3,9 +3,12 @@
 // (Storage.verify) and as a realm (Realm.verify, which walks the object layer's catalog: tables,
 // clusters, indexes and backlinks, then every object of every class read as `cove dump` reads
 // it). Built with `-sanitize=fuzzer` it is a libFuzzer entry point; built plainly it replays files
-// given on the command line (the corpus), which the tests do on every run.
+// given on the command line (the corpus), which the tests do on every run. An input that is an
+// encrypted file (its first trailer's magic) is opened with `fuzzKey`, the key of the corpus's
+// encrypted seed: a mutated byte must be refused as cleanly as in a plain file.
 import Cove
 import CoveStorage
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,11 +30,24 @@ func removeScratchFiles() {
 /// mutation inside a page also reaches the decoders behind its checksum. Returns what happened,
 /// for the replayer's output.
 func exercise(_ bytes: UnsafeRawBufferPointer) -> String {
+    if isEncrypted(bytes) {
+        guard writeScratch(bytes) else { return "cannot write \(scratchPath)" }
+        return "encrypted: " + exerciseStorage(key: fuzzKey) + "; " + exerciseRealm(key: fuzzKey)
+    }
     var outcome = exerciseFile(bytes)
     if let repaired = withChecksumsRepaired(bytes) {
         outcome += " | checksums repaired: " + repaired.withUnsafeBytes { exerciseFile($0) }
     }
     return outcome
+}
+
+/// The key the corpus's encrypted seed was written with (Tests/Corpus/make-realm-seeds.py).
+let fuzzKey: [UInt8] = Array(0..<64)
+
+/// Whether `bytes` holds an encrypted file's trailer magic ("CoveEnc1") after its first page's
+/// cipher text.
+func isEncrypted(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    bytes.count >= pageSize + 8 && Array(bytes[pageSize..<pageSize + 8]) == Array("CoveEnc1".utf8)
 }
 
 /// Writes `bytes` as the scratch file, then opens it as a storage file and as a realm.
@@ -80,9 +96,10 @@ func withChecksumsRepaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
 /// Opens the scratch file as a read-only realm with the schema it holds, verifies it, and
 /// reads every property of every object of every class that is not embedded (embedded objects
 /// through their parents), collections and links included.
-func exerciseRealm() -> String {
+func exerciseRealm(key: [UInt8]? = nil) -> String {
     do {
-        let realm = try Realm(configuration: Realm.Configuration(path: scratchPath, readOnly: true, durability: .noSync))
+        let realm = try Realm(configuration: Realm.Configuration(path: scratchPath, readOnly: true, durability: .noSync,
+                                                                 encryptionKey: key.map { Data($0) }))
         defer { realm.close() }
         let report = try realm.verify()
         var objects = 0
@@ -100,9 +117,11 @@ func exerciseRealm() -> String {
 
 /// Opens the scratch file read-only as a storage file and reads every reachable page through
 /// verify().
-func exerciseStorage() -> String {
+func exerciseStorage(key: [UInt8]? = nil) -> String {
     do {
-        let storage = try Storage.open(path: scratchPath, options: StorageOptions(durability: .noSync, readOnly: true))
+        var options = StorageOptions(durability: .noSync, readOnly: true)
+        options.encryptionKey = key
+        let storage = try Storage.open(path: scratchPath, options: options)
         defer { storage.close() }
         let report = try storage.verify()
         return "opened: \(report)"
@@ -143,7 +162,7 @@ enum Replay {
                 exit(2)
             }
             let outcome = bytes.withUnsafeBytes { exercise($0) }
-            if outcome.hasPrefix("opened") { opened += 1 } else { refused += 1 }
+            if outcome.hasPrefix("opened") || outcome.hasPrefix("encrypted: opened") { opened += 1 } else { refused += 1 }
             if outcome.contains("realm opened") { realms += 1 }
             if outcome.contains("checksums repaired") { repaired += 1 }
             print("\(path): \(outcome.prefix(240))")

@@ -1,8 +1,10 @@
 """Writes the realm seeds of the file-parser fuzzer's corpus (Tests/Corpus/file/realm-*.cove):
 small files whose catalogs hold every kind of thing the object layer stores, so that the fuzzer's
 mutations reach the decoders of tables, clusters, indexes, backlinks, collections (inline in a
-collection area and in trees of their own) and history records. The seeds of earlier formats
-(realm-every-kind-format4.cove, -format5.cove) were written by earlier builds and are kept. Run from the repository's root with the Python package installed:
+collection area and in trees of their own) and history records; and the same realm encrypted with
+FUZZ_KEY (realm-every-kind-encrypted.cove), which the fuzzer opens with that key. The seeds of
+earlier formats (realm-every-kind-format4.cove, -format5.cove) were written by earlier builds and
+are kept. Run from the repository's root with the Python package installed:
 
     python Tests/Corpus/make-realm-seeds.py
 """
@@ -31,8 +33,12 @@ SCHEMA = {
 }
 
 
-def write_seed(path: pathlib.Path) -> None:
-    with cove.open(path, schema=SCHEMA, schema_version=1, durability="no_sync") as realm:
+# The key the fuzzer opens an encrypted input with (Sources/cove-fuzz-file: fuzzKey).
+FUZZ_KEY = bytes(range(64))
+
+
+def write_seed(path: pathlib.Path, key: "bytes | None" = None) -> None:
+    with cove.open(path, schema=SCHEMA, schema_version=1, durability="no_sync", encryption_key=key) as realm:
         with realm.write():
             rex = realm.create("Dog", {
                 "name": "Rex ü", "weight": 12.5, "good": True,
@@ -80,7 +86,15 @@ def main() -> None:
         path = pathlib.Path(d) / "seed.cove"
         write_seed(path)
         out.write_bytes(path.read_bytes()[:used_bytes(path)])
-    print("wrote", out, out.stat().st_size, "bytes")
+        print("wrote", out, out.stat().st_size, "bytes")
+        sealed = pathlib.Path(d) / "sealed.cove"
+        write_seed(sealed, FUZZ_KEY)
+        with cove.open(sealed, encryption_key=FUZZ_KEY, read_only=True) as realm:
+            pages = realm.file_space().total_bytes // 4096
+        out = out.with_name("realm-every-kind-encrypted.cove")
+        # An encrypted page takes 4160 bytes on the disk.
+        out.write_bytes(sealed.read_bytes()[:pages * 4160])
+        print("wrote", out, out.stat().st_size, "bytes")
 
 
 if __name__ == "__main__":
