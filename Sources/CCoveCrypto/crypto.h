@@ -11,26 +11,32 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-/// A cipher context for cove_gcm_seal/cove_gcm_open (one thread at a time), or NULL when
-/// libcrypto cannot make one. Free it with cove_gcm_free.
-static inline void *cove_gcm_new(void) {
-    return EVP_CIPHER_CTX_new();
+/// A cipher context holding AES-256-GCM with the 32-byte `key` already expanded, for
+/// cove_gcm_seal (`sealing` 1) or cove_gcm_open (0), one thread at a time; NULL when libcrypto
+/// cannot make one. Free it with cove_gcm_free. The nonce length is GCM's default, 12 bytes.
+static inline void *cove_gcm_new(const uint8_t *key, int sealing) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return NULL;
+    int ok = sealing ? EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, NULL)
+                     : EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, NULL);
+    if (ok != 1) {
+        EVP_CIPHER_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
 }
 
 static inline void cove_gcm_free(void *ctx) {
     EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx);
 }
 
-/// Encrypts `count` bytes of `in` into `out` with AES-256-GCM under the 32-byte `key` and the
-/// 12-byte `nonce`, authenticating `aad` as well; writes the 16-byte tag. 1 on success.
-static inline int cove_gcm_seal(void *context, const uint8_t *key, const uint8_t *nonce,
-                                const uint8_t *aad, int aad_count,
+/// Encrypts `count` bytes of `in` into `out` under the context's key and the 12-byte `nonce`,
+/// authenticating `aad` as well; writes the 16-byte tag. 1 on success.
+static inline int cove_gcm_seal(void *context, const uint8_t *nonce, const uint8_t *aad, int aad_count,
                                 const uint8_t *in, uint8_t *out, int count, uint8_t *tag) {
     EVP_CIPHER_CTX *ctx = (EVP_CIPHER_CTX *)context;
     int n = 0;
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1) return 0;
-    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) != 1) return 0;
-    if (EVP_EncryptInit_ex(ctx, NULL, NULL, key, nonce) != 1) return 0;
+    if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1) return 0;
     if (EVP_EncryptUpdate(ctx, NULL, &n, aad, aad_count) != 1) return 0;
     if (EVP_EncryptUpdate(ctx, out, &n, in, count) != 1 || n != count) return 0;
     if (EVP_EncryptFinal_ex(ctx, out + n, &n) != 1) return 0;
@@ -39,14 +45,11 @@ static inline int cove_gcm_seal(void *context, const uint8_t *key, const uint8_t
 
 /// Decrypts what cove_gcm_seal made: 1 when the tag holds (then `out` has the plain text), 0
 /// when the bytes, the nonce, `aad` or the key are not those it was sealed with.
-static inline int cove_gcm_open(void *context, const uint8_t *key, const uint8_t *nonce,
-                                const uint8_t *aad, int aad_count,
+static inline int cove_gcm_open(void *context, const uint8_t *nonce, const uint8_t *aad, int aad_count,
                                 const uint8_t *in, uint8_t *out, int count, const uint8_t *tag) {
     EVP_CIPHER_CTX *ctx = (EVP_CIPHER_CTX *)context;
     int n = 0;
-    if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1) return 0;
-    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) != 1) return 0;
-    if (EVP_DecryptInit_ex(ctx, NULL, NULL, key, nonce) != 1) return 0;
+    if (EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1) return 0;
     if (EVP_DecryptUpdate(ctx, NULL, &n, aad, aad_count) != 1) return 0;
     if (EVP_DecryptUpdate(ctx, out, &n, in, count) != 1 || n != count) return 0;
     if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) != 1) return 0;

@@ -151,7 +151,7 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
             sealed.deallocate()
             plain.deallocate()
         }
-        let context = try newContext()
+        let context = try newContext(sealing: false)
         defer { cove_gcm_free(context) }
         var done = 0
         while done < buffer.count {
@@ -168,9 +168,11 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
         return done
     }
 
-    /// A cipher context for one thread's use.
-    func newContext() throws(StorageError) -> UnsafeMutableRawPointer {
-        guard let c = cove_gcm_new() else { throw .internal("libcrypto could not make a cipher context") }
+    /// A cipher context with the page key, for sealing or for opening pages, for one thread's
+    /// use at a time.
+    func newContext(sealing: Bool) throws(StorageError) -> UnsafeMutableRawPointer {
+        let c = key.pageKey.withUnsafeBufferPointer { cove_gcm_new($0.baseAddress, sealing ? 1 : 0) }
+        guard let c else { throw .internal("libcrypto could not make a cipher context") }
         return c
     }
 
@@ -194,12 +196,10 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
             // wrong, unless this page alone is damaged.
             throw .corrupt("'\(path)': page \(pgno) carries the check of another key (damaged, or written with another key)")
         }
+        let t = trailer.assumingMemoryBound(to: UInt8.self)
         let ok = withAAD(pgno, trailer) { aad in
-            key.pageKey.withUnsafeBufferPointer { k in
-                cove_gcm_open(context, k.baseAddress, trailer.assumingMemoryBound(to: UInt8.self) + EncryptedTrailer.nonceOffset,
-                              aad, 32, sealed.assumingMemoryBound(to: UInt8.self), plain.assumingMemoryBound(to: UInt8.self),
-                              Int32(pageSize), trailer.assumingMemoryBound(to: UInt8.self) + EncryptedTrailer.tagOffset)
-            }
+            cove_gcm_open(context, t + EncryptedTrailer.nonceOffset, aad, 32, sealed.assumingMemoryBound(to: UInt8.self),
+                          plain.assumingMemoryBound(to: UInt8.self), Int32(pageSize), t + EncryptedTrailer.tagOffset)
         }
         guard ok == 1 else {
             throw .corrupt("'\(path)': page \(pgno) fails authentication (its bytes changed after they were written, or it was moved from another page)")
@@ -221,9 +221,10 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
         }
     }
 
-    /// Seals plain page `pgno` at `plain` into the physical page at `sealed`.
+    /// Seals plain page `pgno` at `plain` into the physical page at `sealed`, with the 12 random
+    /// bytes at `nonce`.
     private func seal(_ plain: UnsafeRawPointer, _ pgno: UInt64, into sealed: UnsafeMutableRawPointer,
-                      context: UnsafeMutableRawPointer) throws(StorageError) {
+                      nonce: UnsafeRawPointer, context: UnsafeMutableRawPointer) throws(StorageError) {
         let trailer = sealed + pageSize
         memset(trailer, 0, EncryptedTrailer.size)
         trailer.storeBytes(of: EncryptedTrailer.magic.littleEndian, toByteOffset: EncryptedTrailer.magicOffset, as: UInt64.self)
@@ -231,15 +232,10 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
         trailer.storeBytes(of: plain.loadUnaligned(fromByteOffset: PageHeader.versionOffset, as: UInt64.self),
                            toByteOffset: EncryptedTrailer.versionOffset, as: UInt64.self)
         let t = trailer.assumingMemoryBound(to: UInt8.self)
-        guard cove_random_bytes(t + EncryptedTrailer.nonceOffset, 12) == 1 else {
-            throw .internal("libcrypto could not give random bytes for a nonce")
-        }
+        (trailer + EncryptedTrailer.nonceOffset).copyMemory(from: nonce, byteCount: 12)
         let ok = withAAD(pgno, trailer) { aad in
-            key.pageKey.withUnsafeBufferPointer { k in
-                cove_gcm_seal(context, k.baseAddress, t + EncryptedTrailer.nonceOffset, aad, 32,
-                              plain.assumingMemoryBound(to: UInt8.self), sealed.assumingMemoryBound(to: UInt8.self),
-                              Int32(pageSize), t + EncryptedTrailer.tagOffset)
-            }
+            cove_gcm_seal(context, t + EncryptedTrailer.nonceOffset, aad, 32, plain.assumingMemoryBound(to: UInt8.self),
+                          sealed.assumingMemoryBound(to: UInt8.self), Int32(pageSize), t + EncryptedTrailer.tagOffset)
         }
         guard ok == 1 else { throw .internal("libcrypto could not encrypt page \(pgno) of '\(path)'") }
     }
@@ -262,12 +258,24 @@ public final class EncryptedFile: FileIO, @unchecked Sendable {
         }
         let first = offset / UInt64(pageSize)
         try writeState.withLock { s throws(StorageError) in
-            if s.context == nil { s.context = try newContext() }
+            if s.context == nil { s.context = try newContext(sealing: true) }
             var i = 0
+            var nonces = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+                          UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+                          UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             while i < pages.count {
                 let n = min(16, pages.count - i)
-                for k in 0..<n {
-                    try seal(pages[i + k], first + UInt64(i + k), into: s.buffer + k * encryptedPageSize, context: s.context!)
+                // One call to the random source for the run's nonces (it costs about as much as
+                // sealing half a page).
+                try withUnsafeMutableBytes(of: &nonces) { r throws(StorageError) in
+                    let bytes = r.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    guard cove_random_bytes(bytes, Int32(12 * n)) == 1 else {
+                        throw .internal("libcrypto could not give random bytes for nonces")
+                    }
+                    for k in 0..<n {
+                        try seal(pages[i + k], first + UInt64(i + k), into: s.buffer + k * encryptedPageSize,
+                                 nonce: r.baseAddress! + 12 * k, context: s.context.unsafelyUnwrapped)
+                    }
                 }
                 try inner.write(UnsafeRawBufferPointer(start: s.buffer, count: n * encryptedPageSize),
                                 at: EncryptedFile.physical(first + UInt64(i)))

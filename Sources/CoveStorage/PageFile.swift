@@ -283,7 +283,7 @@ final class PageFile: @unchecked Sendable {
     /// Decrypts physical page `pgno` from the mapping into `p` (the decryption lock held).
     private func decrypt(_ pgno: PageNumber, into p: UnsafeMutableRawPointer, _ crypto: EncryptedFile,
                          _ context: inout CipherContext) throws(StorageError) {
-        if context.pointer == nil { context.pointer = try crypto.newContext() }
+        if context.pointer == nil { context.pointer = try crypto.newContext(sealing: false) }
         let sealed = UnsafeRawPointer(sealedBase.unsafelyUnwrapped + Int(truncatingIfNeeded: pgno) &* encryptedPageSize)
         try crypto.open(sealed, pgno, into: p, context: context.pointer.unsafelyUnwrapped)
     }
