@@ -344,6 +344,8 @@ cove_status_t cove_config_set_write_timeout_ms(cove_config_t* config, int64_t ti
  *   #COVE_ERR_IO when the file cannot be opened or created (a missing directory, no permission);
  *   #COVE_ERR_CORRUPT when the file is not a Cove file or is damaged;
  *   #COVE_ERR_FORMAT when a newer Cove wrote it;
+ *   #COVE_ERR_DECRYPTION when the file is encrypted and the configuration has no key or another
+ *   one, or the file is plain and the configuration has a key (cove_config_set_encryption_key());
  *   #COVE_ERR_NO_SPACE when the device is full;
  *   #COVE_ERR_SCHEMA when the file's schema differs from the configured one and the schema
  *   version is not higher than the file's (or is lower);

@@ -66,7 +66,9 @@ public final class Realm {
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
-    ///   damaged), `.format` (written by a newer Cove), `.invalidArgument` (no path given).
+    ///   damaged), `.format` (written by a newer Cove), `.invalidArgument` (no path given, a key
+    ///   not of 64 bytes), `.decryption` (an encrypted file without its key or with another, a
+    ///   plain file with a key).
     public convenience init(configuration: Configuration) throws(CoveError) {
         if let identifier = configuration.inMemoryIdentifier {
             // A file in memory (/dev/shm) shared by every realm of this process with the
