@@ -4,11 +4,6 @@ import XCTest
 import CoveSyncCore
 
 final class ClockTests: XCTestCase {
-    private func clock(_ wall: UInt64, _ counter: UInt32, _ node: UInt64) -> SyncClock {
-        // Test walls are small, far below the limit.
-        (try? SyncClock(wall: wall, counter: counter, node: node)) ?? .zero
-    }
-
     func testOrderIsWallThenCounterThenNode() {
         XCTAssertLessThan(clock(1, 9, 9), clock(2, 0, 0))
         XCTAssertLessThan(clock(2, 0, 9), clock(2, 1, 0))
