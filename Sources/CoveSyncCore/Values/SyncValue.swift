@@ -30,6 +30,17 @@ public enum SyncPrimaryKey: Hashable, Comparable, Sendable, CustomStringConverti
         }
     }
 
+    /// Keys are equal when their values are: strings by their bytes, so that two spellings of
+    /// one text in Unicode's eyes (`é` and `e` with a combining accent) name two objects, as they
+    /// do in the database.
+    public static func == (a: SyncPrimaryKey, b: SyncPrimaryKey) -> Bool {
+        a.value == b.value
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        value.hash(into: &hasher)
+    }
+
     public static func < (a: SyncPrimaryKey, b: SyncPrimaryKey) -> Bool {
         a.value < b.value
     }
