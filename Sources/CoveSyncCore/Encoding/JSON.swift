@@ -231,13 +231,11 @@ struct JSONReader {
         let start = pos
         guard let e = byte(pos + 1) else { throw failure("unterminated escape", at: start) }
         pos += 2
+        if let byte = Escape.shared(e) {
+            out.append(byte)
+            return
+        }
         switch e {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
-        case UInt8(ascii: "b"): out.append(0x08)
-        case UInt8(ascii: "f"): out.append(0x0C)
-        case UInt8(ascii: "n"): out.append(0x0A)
-        case UInt8(ascii: "r"): out.append(0x0D)
-        case UInt8(ascii: "t"): out.append(0x09)
         case UInt8(ascii: "u"):
             guard var scalar = hex4(pos) else { throw failure("expected four hex digits after \\u", at: start) }
             pos += 4

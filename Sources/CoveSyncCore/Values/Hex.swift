@@ -1,5 +1,6 @@
 // Hexadecimal digits and big-endian bytes, for the fixed-width text and byte forms of clocks,
-// ObjectIds and UUIDs. Lowercase hex on output; either case on input.
+// ObjectIds and UUIDs (lowercase hex on output; either case on input), and the backslash escapes
+// that JSON and the query language share.
 
 enum Hex {
     /// The value of one hex digit, or nil.
@@ -48,5 +49,21 @@ enum BigEndian {
     /// The low `count` bytes of `value`, most significant first.
     static func bytes(_ value: UInt64, count: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (count - 1 - $0))) }
+    }
+}
+
+enum Escape {
+    /// The byte that `\b`, `\f`, `\n`, `\r` or `\t` stands for, or that `\"`, `\\` and `\/`
+    /// stand for themselves; nil for any other letter after a backslash.
+    static func shared(_ letter: UInt8) -> UInt8? {
+        switch letter {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return letter
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        default: return nil
+        }
     }
 }
