@@ -118,6 +118,15 @@ final class SubscriptionQueryTests: XCTestCase {
         }
     }
 
+    func testTheDocumentedExample() throws {
+        let schema = try SubscriptionSchema(notation: ["Dog": ["name": "string", "age": "int", "owner": "Person?"]])
+        let query = try SubscriptionQuery(className: "Dog", query: "age > $0 AND name BEGINSWITH[c] $1",
+                                          schema: schema, arguments: [.value(.int(3)), .value(.string("r"))])
+        let sql = try query.sql()
+        XCTAssertEqual(sql.select, #"SELECT * FROM "c_Dog" WHERE ("p_age" > $1 AND "p_name" ILIKE $2)"#)
+        XCTAssertEqual(sql.parameters, [.int(3), .string("r%")])
+    }
+
     func testValuesNeverReachTheText() throws {
         let hostile = "'; DROP TABLE \"c_Person\"; --"
         let q = try SubscriptionQuery(className: "Person", query: "name == $0 OR name BEGINSWITH $0", schema: schema, arguments: [.value(.string(hostile))])

@@ -5,24 +5,13 @@
 // that reads one decides whether it is an Int64, a UInt64 or a Double.
 
 /// A parsed JSON value. Object members keep their order.
-enum JSONValue: Equatable, Sendable {
+enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case number(String)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
-
-    static func == (a: JSONValue, b: JSONValue) -> Bool {
-        switch (a, b) {
-        case (.null, .null): return true
-        case (.bool(let x), .bool(let y)): return x == y
-        case (.number(let x), .number(let y)), (.string(let x), .string(let y)): return x == y
-        case (.array(let x), .array(let y)): return x == y
-        case (.object(let x), .object(let y)): return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: return false
-        }
-    }
 
     /// What the value is, for messages: `null`, `a number`, `a string`, ...
     var kindName: String {
