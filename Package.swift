@@ -49,6 +49,12 @@ let package = Package(
         // Programs written as realm-swift's reference pages write them, against `import Cove`
         // alone: the pages' examples, realm-swift-style consumers, and declaration checks.
         .testTarget(name: "RealmSwiftStyleTests", dependencies: ["Cove"]),
+        // Sync's shared core: clocks, the change model and its JSON-lines encoding, the merge
+        // rules, and the subscription query subset with its SQL. Linked by the sync server as
+        // well as by libcove, so it depends on the standard library alone: never on the storage
+        // engine or libcrypto.
+        .target(name: "CoveSyncCore"),
+        .testTarget(name: "CoveSyncCoreTests", dependencies: ["CoveSyncCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

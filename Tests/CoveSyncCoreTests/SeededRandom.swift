@@ -1,0 +1,1 @@
+../CoveTests/SeededRandom.swift
