@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test of Cove: the CMake build of libcove.so with its checks and the C
 # tests (ctest), the Python package built on that same libcove with its pytest suite and a typed
-# example checked by mypy --strict, and the Swift tests. The Swift sources compile once for
-# libcove; C and Python reuse that build.
+# example checked by mypy --strict, the Swift tests, and the sync server (a package of its own,
+# SyncServer/) against a PostgreSQL its tests start. The Swift sources compile once for libcove;
+# C and Python reuse that build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 # The cove tool's shell links libedit (Debian's libedit-dev), and encrypted files libcrypto
@@ -39,6 +40,9 @@ python bindings/python/examples/typed_todo.py
 echo "== Swift tests"
 swift build --build-tests
 swift test --skip-build
+
+echo "== the sync server against a PostgreSQL of its own (installed from Debian when missing)"
+(cd SyncServer && swift build --build-tests && swift test --skip-build)
 
 echo "== file-parser fuzzer: replay of the corpus, then a short libFuzzer run"
 .build/debug/cove-fuzz-file Tests/Corpus/file/* | tail -n 1

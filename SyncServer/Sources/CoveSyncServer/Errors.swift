@@ -1,0 +1,54 @@
+// The errors the server answers with: an HTTP status and a JSON body naming the problem, the same
+// shape for every route, so that a client reports the server's own words.
+import Foundation
+import Hummingbird
+
+/// A request the server refuses, or cannot serve now.
+public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Malformed JSON, a missing or mistyped field (400).
+    case badRequest(String)
+    /// No token, or one the server did not sign or that has expired (401).
+    case unauthorized(String)
+    /// A token that is good, for something its user may not do (403).
+    case forbidden(String)
+    /// The database cannot be reached, or is not fit to use (503).
+    case unavailable(String)
+
+    public var message: String {
+        switch self {
+        case .badRequest(let m), .unauthorized(let m), .forbidden(let m), .unavailable(let m): return m
+        }
+    }
+
+    /// The short name in the body's `code`.
+    public var code: String {
+        switch self {
+        case .badRequest: return "bad_request"
+        case .unauthorized: return "unauthorized"
+        case .forbidden: return "forbidden"
+        case .unavailable: return "unavailable"
+        }
+    }
+
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .badRequest: return .badRequest
+        case .unauthorized: return .unauthorized
+        case .forbidden: return .forbidden
+        case .unavailable: return .serviceUnavailable
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+extension SyncServerError: HTTPResponseError {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body: [String: [String: String]] = ["error": ["code": code, "message": message]]
+        let data = (try? JSONEncoder().encode(body)) ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        if case .unauthorized = self { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

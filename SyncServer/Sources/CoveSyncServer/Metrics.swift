@@ -1,0 +1,26 @@
+// The server's counters, served at /metrics in Prometheus's text format.
+import Synchronization
+
+/// Counts of what the server did since it started.
+public final class ServerMetrics: Sendable {
+    let requests = Atomic<Int>(0)
+    let binds = Atomic<Int>(0)
+    let refused = Atomic<Int>(0)
+
+    public init() {}
+
+    /// The counters and `clients` (client files bound, from the database) as Prometheus text.
+    func rendered(clients: Int?) -> String {
+        var lines: [String] = []
+        func metric(_ name: String, _ kind: String, _ help: String, _ value: Int) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(kind)")
+            lines.append("\(name) \(value)")
+        }
+        metric("cove_sync_requests_total", "counter", "HTTP requests received.", requests.load(ordering: .relaxed))
+        metric("cove_sync_binds_total", "counter", "Client files bound.", binds.load(ordering: .relaxed))
+        metric("cove_sync_refused_total", "counter", "Requests answered with an error.", refused.load(ordering: .relaxed))
+        if let clients { metric("cove_sync_clients", "gauge", "Client files the database holds.", clients) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
