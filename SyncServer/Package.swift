@@ -15,21 +15,27 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
+        // The sync core the client inside libcove links too: the change model, its encoding and
+        // the merge rules (a link to the repository's Sources/CoveSyncCore).
+        .target(name: "CoveSyncCore"),
         // Configuration, the PostgreSQL schema and queries, bearer tokens, metrics and the HTTP
         // routes: everything but the command line, so that the tests run the server in process.
         .target(name: "CoveSyncServer", dependencies: [
+            "CoveSyncCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "cove-sync-server", dependencies: [
             "CoveSyncServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "CoveSyncServerTests", dependencies: ["CoveSyncServer"]),
+        .testTarget(name: "CoveSyncServerTests", dependencies: ["CoveSyncServer", "CoveSyncCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -40,9 +40,12 @@ public struct SyncDatabase: Sendable {
                 INSERT INTO cove_sync_meta (id, layout, server_version) VALUES (1, \(Self.layout), 0)
                 ON CONFLICT (id) DO NOTHING
                 """, logger: logger)
+            // Node ids 1, 2, ...: each client file's clocks carry its own (the server's is 0).
+            try await connection.query("CREATE SEQUENCE IF NOT EXISTS cove_sync_node_ids", logger: logger)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS cove_sync_clients (
                     client_file_id uuid PRIMARY KEY,
+                    node_id bigint NOT NULL UNIQUE DEFAULT nextval('cove_sync_node_ids'),
                     user_name text NOT NULL,
                     schema_version bigint NOT NULL,
                     bound_at timestamptz NOT NULL DEFAULT now(),
@@ -90,6 +93,8 @@ public struct SyncDatabase: Sendable {
 
     /// What the server answers a client binding its file.
     public struct Binding: Sendable, Equatable {
+        /// The node id the file's clocks and changesets carry, given at its first bind.
+        public var nodeId: Int64
         /// The newest server version: what the client's downloads start from when it is new.
         public var serverVersion: Int64
         /// The newest of the client's versions the server holds, so that the client uploads only
@@ -109,17 +114,17 @@ public struct SyncDatabase: Sendable {
                 ON CONFLICT (client_file_id) DO UPDATE
                     SET schema_version = EXCLUDED.schema_version, last_seen = now()
                     WHERE cove_sync_clients.user_name = EXCLUDED.user_name
-                RETURNING uploaded_version
+                RETURNING uploaded_version, node_id
                 """, logger: logger)
-            var uploaded: Int64?
-            for try await value in rows.decode(Int64.self) { uploaded = value }
-            guard let uploaded else {
+            var found: (Int64, Int64)?
+            for try await value in rows.decode((Int64, Int64).self) { found = value }
+            guard let (uploaded, node) = found else {
                 throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user")
             }
             let meta = try await connection.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
             var version: Int64 = 0
             for try await value in meta.decode(Int64.self) { version = value }
-            return Binding(serverVersion: version, uploadedVersion: uploaded)
+            return Binding(nodeId: node, serverVersion: version, uploadedVersion: uploaded)
         }
     }
 
@@ -129,5 +134,113 @@ public struct SyncDatabase: Sendable {
         var count = 0
         for try await value in rows.decode(Int.self) { count = value }
         return count
+    }
+
+    /// The channel a commit of the history is announced on (NOTIFY, delivered at commit).
+    static let historyChannel = "cove_sync_history"
+
+    /// What an upload did: the newest of the client's versions the server now holds, and the
+    /// newest server version.
+    public struct Upload: Sendable, Equatable {
+        public var uploadedVersion: Int64
+        public var serverVersion: Int64
+        /// How many of the changesets were new (the others the server held already).
+        public var accepted: Int
+    }
+
+    /// Adds `changesets` of the client file `clientFileId` (bound to `user`) to the history, in
+    /// one transaction: those the server holds already (a retried upload) are skipped, the others
+    /// must follow on without a gap and carry the file's node id. Each gets the next server
+    /// version, so the history's versions are gap-free and in commit order.
+    /// - Throws: `SyncServerError.forbidden` for a file not bound to `user`, `.badRequest` for a
+    ///   gap in the client's versions or another node's changeset (nothing is written).
+    public func upload(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) async throws -> Upload {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                SELECT uploaded_version, node_id, user_name FROM cove_sync_clients
+                WHERE client_file_id = \(clientFileId) FOR UPDATE
+                """, logger: logger)
+            var found: (Int64, Int64, String)?
+            for try await value in rows.decode((Int64, Int64, String).self) { found = value }
+            guard let (held, node, owner) = found else {
+                throw SyncServerError.forbidden("the file \(clientFileId) is not bound: bind it first")
+            }
+            guard owner == user else { throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user") }
+            var uploaded = held
+            var accepted = 0
+            var serverVersion: Int64 = 0
+            for c in changesets {
+                if c.version <= uploaded { continue }
+                guard c.version == uploaded + 1 else {
+                    throw SyncServerError.badRequest("changeset version \(c.version) does not follow \(uploaded), the newest the server holds of this file: upload from \(uploaded + 1)")
+                }
+                guard c.node == node else {
+                    throw SyncServerError.badRequest("changeset version \(c.version) is of node \(c.node), not of this file's node \(node)")
+                }
+                // The counter row's lock orders every upload: versions are given in commit order.
+                let next = try await connection.query("""
+                    UPDATE cove_sync_meta SET server_version = server_version + 1 WHERE id = 1 RETURNING server_version
+                    """, logger: logger)
+                for try await value in next.decode(Int64.self) { serverVersion = value }
+                try await connection.query("""
+                    INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
+                    VALUES (\(serverVersion), \(clientFileId), \(c.version), \(c.line))
+                    """, logger: logger)
+                uploaded = c.version
+                accepted += 1
+            }
+            try await connection.query("""
+                UPDATE cove_sync_clients SET uploaded_version = \(uploaded), last_seen = now()
+                WHERE client_file_id = \(clientFileId)
+                """, logger: logger)
+            if accepted > 0 {
+                try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(serverVersion)))", logger: logger)
+            } else {
+                let meta = try await connection.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
+                for try await value in meta.decode(Int64.self) { serverVersion = value }
+            }
+            return Upload(uploadedVersion: uploaded, serverVersion: serverVersion, accepted: accepted)
+        }
+    }
+
+    /// A batch of the history for one client.
+    public struct Batch: Sendable, Equatable {
+        /// The changesets of other clients after the cursor, as their JSON lines, in order.
+        public var lines: [String]
+        /// The cursor after this batch: the newest server version it covers.
+        public var to: Int64
+        /// Whether more of the history follows (the client asks again at once).
+        public var more: Bool
+    }
+
+    /// The history after server version `after`, at most `limit` changesets of it, leaving out
+    /// the changesets of `clientFileId` itself (it has them; the cursor still moves past them).
+    /// - Throws: `SyncServerError.forbidden` for a file not bound to `user`.
+    public func history(clientFileId: UUID, user: String, after: Int64, limit: Int) async throws -> Batch {
+        let owner = try await client.query("SELECT user_name FROM cove_sync_clients WHERE client_file_id = \(clientFileId)", logger: logger)
+        var name: String?
+        for try await value in owner.decode(String.self) { name = value }
+        guard name == user else {
+            throw SyncServerError.forbidden(name == nil ? "the file \(clientFileId) is not bound: bind it first"
+                                                        : "the file \(clientFileId) is bound to another user")
+        }
+        let rows = try await client.query("""
+            SELECT server_version, client_file_id, changeset FROM cove_sync_history
+            WHERE server_version > \(after) ORDER BY server_version LIMIT \(limit + 1)
+            """, logger: logger)
+        var lines: [String] = []
+        var to = after
+        var count = 0
+        var more = false
+        for try await (version, from, line) in rows.decode((Int64, UUID, String).self) {
+            if count == limit {
+                more = true
+                break
+            }
+            count += 1
+            to = version
+            if from != clientFileId { lines.append(line) }
+        }
+        return Batch(lines: lines, to: to, more: more)
     }
 }

@@ -1,5 +1,6 @@
-// The HTTP routes: GET /health, GET /metrics, POST /v1/bind. Every request body and answer is
-// JSON; docs/SYNC.md, "The protocol", describes them.
+// The HTTP routes: GET /health, GET /metrics, POST /v1/bind, POST /v1/upload, GET /v1/download.
+// Bodies are JSON, changesets JSON lines; docs/SYNC.md, "The protocol so far", describes them.
+import CoveSyncCore
 import Foundation
 import Hummingbird
 import Logging
@@ -18,14 +19,28 @@ struct BindRequest: Decodable {
 struct BindResponse: ResponseEncodable {
     var user: String
     var clientFileId: UUID
+    var nodeId: Int64
     var serverVersion: Int64
     var uploadedVersion: Int64
 
     enum CodingKeys: String, CodingKey {
         case user
         case clientFileId = "client_file_id"
+        case nodeId = "node_id"
         case serverVersion = "server_version"
         case uploadedVersion = "uploaded_version"
+    }
+}
+
+struct UploadResponse: ResponseEncodable {
+    var uploadedVersion: Int64
+    var serverVersion: Int64
+    var accepted: Int
+
+    enum CodingKeys: String, CodingKey {
+        case uploadedVersion = "uploaded_version"
+        case serverVersion = "server_version"
+        case accepted
     }
 }
 
@@ -39,12 +54,14 @@ public struct SyncServer: Sendable {
     public let database: SyncDatabase
     public let tokens: TokenAuthority
     public let metrics = ServerMetrics()
+    public let bell: HistoryBell
     let logger: Logger
 
     public init(database: SyncDatabase, tokens: TokenAuthority, logger: Logger) {
         self.database = database
         self.tokens = tokens
         self.logger = logger
+        bell = HistoryBell(client: database.client, logger: logger)
     }
 
     /// The application listening on `host:port`, with the database pool as one of its services
@@ -55,7 +72,7 @@ public struct SyncServer: Sendable {
         var app = Application(router: router(), configuration: .init(address: .hostname(host, port: port), serverName: "cove-sync-server"),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
                               logger: logger)
-        app.addServices(database.client)
+        app.addServices(database.client, bell)
         let database = database
         app.beforeServerStarts { try await database.migrate() }
         return app
@@ -63,7 +80,7 @@ public struct SyncServer: Sendable {
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
-        let (database, tokens, metrics) = (database, tokens, metrics)
+        let (database, tokens, metrics, bell) = (database, tokens, metrics, bell)
         router.middlewares.add(CountingMiddleware(metrics: metrics))
         router.get("health") { request, context -> Response in
             let healthy = await database.isHealthy()
@@ -77,7 +94,7 @@ public struct SyncServer: Sendable {
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.rendered(clients: clients))))
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.rendered(clients: clients, waiting: bell.waiting))))
         }
         router.post("v1/bind") { request, context -> BindResponse in
             let user = try await tokens.user(authorization: request.headers[.authorization])
@@ -87,10 +104,80 @@ public struct SyncServer: Sendable {
             }
             let binding = try await database.bind(clientFileId: bind.clientFileId, user: user, schemaVersion: bind.schemaVersion)
             metrics.binds.add(1, ordering: .relaxed)
-            return BindResponse(user: user, clientFileId: bind.clientFileId, serverVersion: binding.serverVersion,
-                                uploadedVersion: binding.uploadedVersion)
+            return BindResponse(user: user, clientFileId: bind.clientFileId, nodeId: binding.nodeId,
+                                serverVersion: binding.serverVersion, uploadedVersion: binding.uploadedVersion)
+        }
+        router.post("v1/upload") { request, context -> UploadResponse in
+            let user = try await tokens.user(authorization: request.headers[.authorization])
+            let file = try Self.clientFileId(request)
+            var request = request
+            let body: ByteBuffer
+            do { body = try await request.collectBody(upTo: Self.maxBody) } catch {
+                throw SyncServerError.badRequest("the request body is larger than \(Self.maxBody) bytes")
+            }
+            let changesets: [Changeset]
+            do throws(SyncError) {
+                changesets = try ChangesetLines.decode(bytes: Array(body.readableBytesView))
+            } catch {
+                throw SyncServerError.badRequest("the changesets do not decode: \(error.message)")
+            }
+            var rows: [(version: Int64, node: Int64, line: String)] = []
+            for c in changesets {
+                guard let version = Int64(exactly: c.clientVersion), let node = Int64(exactly: c.clientId) else {
+                    throw SyncServerError.badRequest("changeset version \(c.clientVersion) of node \(c.clientId) is out of range")
+                }
+                rows.append((version, node, ChangesetLines.encode(c)))
+            }
+            let done = try await database.upload(clientFileId: file, user: user, changesets: rows)
+            metrics.uploads.add(1, ordering: .relaxed)
+            metrics.changesets.add(done.accepted, ordering: .relaxed)
+            return UploadResponse(uploadedVersion: done.uploadedVersion, serverVersion: done.serverVersion, accepted: done.accepted)
+        }
+        router.get("v1/download") { request, context -> Response in
+            let user = try await tokens.user(authorization: request.headers[.authorization])
+            let file = try Self.clientFileId(request)
+            let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
+            let wait = try Self.integer(request, "wait", default: 0, range: 0...60)
+            let limit = Int(try Self.integer(request, "limit", default: 1000, range: 1...10_000))
+            let start = ContinuousClock.now
+            var seen = bell.rings
+            var batch = try await database.history(clientFileId: file, user: user, after: after, limit: limit)
+            // Nothing new: wait for a commit (any instance's), looking again at least every second.
+            while batch.to == after && ContinuousClock.now - start < .seconds(wait) {
+                let left = .seconds(wait) - (ContinuousClock.now - start)
+                await bell.wait(after: seen, timeout: min(left, .seconds(1)))
+                seen = bell.rings
+                batch = try await database.history(clientFileId: file, user: user, after: after, limit: limit)
+            }
+            metrics.downloads.add(1, ordering: .relaxed)
+            let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count)}\n"
+            var text = head
+            for line in batch.lines { text += line + "\n" }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/x-ndjson"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         return router
+    }
+
+    /// The `client_file_id` query parameter.
+    static func clientFileId(_ request: Request) throws -> UUID {
+        guard let text = request.uri.queryParameters["client_file_id"] else {
+            throw SyncServerError.badRequest("the query parameter client_file_id is missing")
+        }
+        guard let id = UUID(uuidString: String(text)) else {
+            throw SyncServerError.badRequest("client_file_id '\(text)' is not a UUID")
+        }
+        return id
+    }
+
+    /// The integer query parameter `name`, `fallback` when absent.
+    static func integer(_ request: Request, _ name: String, default fallback: Int64, range: ClosedRange<Int64>) throws -> Int64 {
+        guard let text = request.uri.queryParameters[Substring(name)] else { return fallback }
+        guard let value = Int64(String(text)), range.contains(value) else {
+            throw SyncServerError.badRequest("\(name) '\(text)' is not an integer in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
     }
 
     /// The largest request body the server reads.

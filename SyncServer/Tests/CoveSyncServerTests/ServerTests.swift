@@ -6,6 +6,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CoveSyncCore
 import Logging
 import XCTest
 @testable import CoveSyncServer
@@ -66,7 +67,7 @@ final class ServerTests: XCTestCase {
 
     private func request(_ base: URL, _ path: String, method: String = "GET", token: String? = nil,
                          body: String? = nil) async throws -> (Int, [String: Any]?, String) {
-        var r = URLRequest(url: base.appendingPathComponent(path))
+        var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
         r.httpMethod = method
         if let token { r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
@@ -77,6 +78,164 @@ final class ServerTests: XCTestCase {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let text = String(decoding: data, as: UTF8.self)
         return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], text)
+    }
+
+    /// Binds a new file for `token`'s user; its id and node id.
+    private func bind(_ base: URL, _ token: String) async throws -> (UUID, UInt64) {
+        let file = UUID()
+        let (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token,
+                                                     body: #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"#)
+        XCTAssertEqual(status, 200, text)
+        return (file, UInt64(try XCTUnwrap(json?["node_id"] as? Int)))
+    }
+
+    /// Changesets `versions` of `node`, each setting `Note(id).text`.
+    private func changesets(node: UInt64, _ versions: ClosedRange<UInt64>, text: String = "hello") throws -> String {
+        let source = SyncClockSource(node: node)
+        var lines = ""
+        for v in versions {
+            var builder = ChangesetBuilder(clock: source, version: v)
+            let object = try SyncObjectRef(className: "Note", key: .int(Int64(v)))
+            try builder.append(object, .setProperty("text", .string("\(text) \(v)")), wall: 1_800_000_000_000 + v)
+            lines += ChangesetLines.encode(try builder.finish(wall: 1_800_000_000_000 + v)) + "\n"
+        }
+        return lines
+    }
+
+    /// The download after `after`: its header and its changeset lines.
+    private static func download(_ base: URL, _ token: String, _ file: UUID, after: Int, wait: Int = 0,
+                          limit: Int? = nil) async throws -> (to: Int, more: Bool, lines: [String], status: Int, text: String) {
+        var path = "v1/download?client_file_id=\(file.uuidString)&after=\(after)&wait=\(wait)"
+        if let limit { path += "&limit=\(limit)" }
+        var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
+        r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        r.timeoutInterval = 90
+        let (data, response) = try await URLSession.shared.data(for: r)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        guard status == 200, let first = lines.first,
+              let head = try? JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any] else {
+            return (0, false, [], status, text)
+        }
+        return (head["to"] as? Int ?? -1, head["more"] as? Bool ?? false, Array(lines.dropFirst()), status, text)
+    }
+
+    private func upload(_ base: URL, _ token: String, _ file: UUID, _ lines: String) async throws -> (Int, [String: Any]?, String) {
+        try await request(base, "v1/upload?client_file_id=\(file.uuidString)", method: "POST", token: token, body: lines)
+    }
+
+    /// A running server with two users, each with a bound file.
+    struct TwoClients {
+        var base: URL
+        var task: Task<Void, any Error>
+        var alice: String, bob: String
+        var a: UUID, nodeA: UInt64
+        var b: UUID, nodeB: UInt64
+    }
+
+    private func twoClients() async throws -> TwoClients {
+        let (base, server, task) = try await startServer()
+        let alice = try await server.tokens.token(for: "alice", days: 1)
+        let bob = try await server.tokens.token(for: "bob", days: 1)
+        let (a, nodeA) = try await bind(base, alice)
+        let (b, nodeB) = try await bind(base, bob)
+        return TwoClients(base: base, task: task, alice: alice, bob: bob, a: a, nodeA: nodeA, b: b, nodeB: nodeB)
+    }
+
+    func testUploadsAreIdempotentAndDownloadsSeeOthersChanges() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let (base, alice, bob, a, nodeA, b, nodeB) = (t.base, t.alice, t.bob, t.a, t.nodeA, t.b, t.nodeB)
+        XCTAssertNotEqual(nodeA, nodeB)
+        let start = try await Self.download(base, bob, b, after: 0).to
+
+        var (status, json, text) = try await upload(base, alice, a, try changesets(node: nodeA, 1...3))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual(json?["uploaded_version"] as? Int, 3)
+        XCTAssertEqual(json?["accepted"] as? Int, 3)
+        // The same upload again (its answer lost): nothing new, the same state.
+        (status, json, text) = try await upload(base, alice, a, try changesets(node: nodeA, 1...3))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual(json?["accepted"] as? Int, 0)
+        XCTAssertEqual(json?["uploaded_version"] as? Int, 3)
+        // Overlapping: only the new one is taken.
+        (status, json, text) = try await upload(base, alice, a, try changesets(node: nodeA, 3...4))
+        XCTAssertEqual(json?["accepted"] as? Int, 1, text)
+
+        // Bob sees Alice's four changesets, in order; Alice sees none of her own.
+        let got = try await Self.download(base, bob, b, after: start)
+        XCTAssertEqual(got.lines.count, 4, got.text)
+        XCTAssertTrue(got.lines[0].contains("hello 1") && got.lines[3].contains("hello 4"), got.text)
+        let decoded = try ChangesetLines.decode(got.lines.joined(separator: "\n"))
+        XCTAssertEqual(decoded.map(\.clientVersion), [1, 2, 3, 4])
+        let own = try await Self.download(base, alice, a, after: start)
+        XCTAssertEqual(own.lines.count, 0)
+        XCTAssertEqual(own.to, got.to, "the cursor moves past a client's own changesets")
+        // In batches.
+        var cursor = start
+        var batches = 0
+        var seen = 0
+        while true {
+            let batch = try await Self.download(base, bob, b, after: cursor, limit: 3)
+            seen += batch.lines.count
+            cursor = batch.to
+            batches += 1
+            if !batch.more { break }
+        }
+        XCTAssertEqual(seen, 4)
+        XCTAssertEqual(batches, 2)
+    }
+
+    func testBadUploadsWriteNothing() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let (base, alice, bob, a, nodeA, b, nodeB) = (t.base, t.alice, t.bob, t.a, t.nodeA, t.b, t.nodeB)
+        for (lines, token, file, status, why) in [
+            (try changesets(node: nodeA, 2...3), alice, a, 400, "does not follow 0"),
+            (try changesets(node: nodeB, 1...1), alice, a, 400, "not of this file's node"),
+            (try changesets(node: nodeA, 1...1), bob, a, 403, "bound to another user"),
+            ("{\"not\": \"a changeset\"}\n", alice, a, 400, "do not decode"),
+            (String(try changesets(node: nodeA, 1...1).dropLast(20)), alice, a, 400, "do not decode"),
+        ] {
+            let (got, json, text) = try await upload(base, token, file, lines)
+            XCTAssertEqual(got, status, text)
+            XCTAssertTrue(errorMessage(json).contains(why), "\(why): \(text)")
+        }
+        var (status, json, text) = try await request(base, "v1/upload", method: "POST", token: alice, body: "")
+        XCTAssertTrue(status == 400 && errorMessage(json).contains("client_file_id is missing"), text)
+        (status, json, text) = try await request(base, "v1/download?client_file_id=\(a.uuidString)&wait=600", token: alice)
+        XCTAssertTrue(status == 400 && errorMessage(json).contains("wait '600'"), text)
+        _ = nodeB
+        // Nothing of it reached the history: Bob downloads nothing of Alice's.
+        let got = try await Self.download(base, bob, b, after: 0)
+        XCTAssertFalse(got.lines.contains { $0.contains("\"client\":\(nodeA)") || $0.contains("hello") && $0.contains("\(nodeA)") }, got.text)
+        let (status2, json2, _) = try await upload(base, alice, a, try changesets(node: nodeA, 1...1))
+        XCTAssertEqual(status2, 200)
+        XCTAssertEqual(json2?["uploaded_version"] as? Int, 1, "the file's versions start over at 1: nothing was taken")
+    }
+
+    /// A download waiting for a commit returns soon after another client's upload, not at the end
+    /// of its wait.
+    func testALongPollWakesOnAnUpload() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let (base, alice, bob, a, nodeA, b) = (t.base, t.alice, t.bob, t.a, t.nodeA, t.b)
+        let cursor = try await Self.download(base, bob, b, after: 0).to
+        let started = ContinuousClock.now
+        async let waited = Self.download(base, bob, b, after: cursor, wait: 20)
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await upload(base, alice, a, try changesets(node: nodeA, 1...1, text: "wake"))
+        let got = try await waited
+        let elapsed = ContinuousClock.now - started
+        XCTAssertEqual(got.lines.count, 1, got.text)
+        XCTAssertTrue(got.lines.first?.contains("wake 1") ?? false)
+        print("long poll woken after \(elapsed)")
+        XCTAssertLessThan(elapsed, .seconds(5), "woken by the commit, not by the end of the wait")
+        // Nothing comes: the wait ends with an empty batch and the same cursor.
+        let quiet = try await Self.download(base, bob, b, after: got.to, wait: 1)
+        XCTAssertEqual(quiet.lines.count, 0)
+        XCTAssertEqual(quiet.to, got.to)
     }
 
     private func errorMessage(_ json: [String: Any]?) -> String {
