@@ -148,63 +148,172 @@ public struct SyncDatabase: Sendable {
         public var accepted: Int
     }
 
-    /// Adds `changesets` of the client file `clientFileId` (bound to `user`) to the history, in
-    /// one transaction: those the server holds already (a retried upload) are skipped, the others
-    /// must follow on without a gap and carry the file's node id. Each gets the next server
-    /// version, so the history's versions are gap-free and in commit order.
-    /// - Throws: `SyncServerError.forbidden` for a file not bound to `user`, `.badRequest` for a
-    ///   gap in the client's versions or another node's changeset (nothing is written).
-    public func upload(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) async throws -> Upload {
-        try await transaction { connection in
-            let rows = try await connection.query("""
-                SELECT uploaded_version, node_id, user_name FROM cove_sync_clients
-                WHERE client_file_id = \(clientFileId) FOR UPDATE
-                """, logger: logger)
-            var found: (Int64, Int64, String)?
-            for try await value in rows.decode((Int64, Int64, String).self) { found = value }
-            guard let (held, node, owner) = found else {
-                throw SyncServerError.forbidden("the file \(clientFileId) is not bound: bind it first")
-            }
-            guard owner == user else { throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user") }
-            var uploaded = held
-            var accepted = 0
-            var serverVersion: Int64 = 0
-            for c in changesets {
-                if c.version <= uploaded { continue }
-                guard c.version == uploaded + 1 else {
-                    throw SyncServerError.badRequest("changeset version \(c.version) does not follow \(uploaded), the newest the server holds of this file: upload from \(uploaded + 1)")
-                }
-                guard c.node == node else {
-                    throw SyncServerError.badRequest("changeset version \(c.version) is of node \(c.node), not of this file's node \(node)")
-                }
-                // The counter row's lock orders every upload: versions are given in commit order.
-                let next = try await connection.query("""
-                    UPDATE cove_sync_meta SET server_version = server_version + 1 WHERE id = 1 RETURNING server_version
-                    """, logger: logger)
-                for try await value in next.decode(Int64.self) { serverVersion = value }
-                try await connection.query("""
-                    INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
-                    VALUES (\(serverVersion), \(clientFileId), \(c.version), \(c.line))
-                    """, logger: logger)
-                uploaded = c.version
-                accepted += 1
-            }
-            try await connection.query("""
-                UPDATE cove_sync_clients SET uploaded_version = \(uploaded), last_seen = now()
-                WHERE client_file_id = \(clientFileId)
-                """, logger: logger)
-            if accepted > 0 {
-                try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(serverVersion)))", logger: logger)
-            } else {
-                let meta = try await connection.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
-                for try await value in meta.decode(Int64.self) { serverVersion = value }
-            }
-            return Upload(uploadedVersion: uploaded, serverVersion: serverVersion, accepted: accepted)
+    /// One client's upload: its changesets (version, node, JSON line), in order.
+    public struct UploadRequest: Sendable {
+        public var clientFileId: UUID
+        public var user: String
+        public var changesets: [(version: Int64, node: Int64, line: String)]
+
+        public init(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) {
+            self.clientFileId = clientFileId
+            self.user = user
+            self.changesets = changesets
         }
+    }
+
+    /// Adds `changesets` of the client file `clientFileId` (bound to `user`) to the history:
+    /// `upload(_:)` of one request.
+    public func upload(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) async throws -> Upload {
+        try await upload([UploadRequest(clientFileId: clientFileId, user: user, changesets: changesets)])[0].get()
+    }
+
+    /// Adds the changesets of several uploads to the history in one transaction, so that they
+    /// share one flush of the database's log. Of each upload, changesets the server holds
+    /// already (a retried upload) are skipped, the others must follow on without a gap and carry
+    /// the file's node id; each gets the next server version, so the history's versions are
+    /// gap-free and in commit order. An upload that breaks a rule gets its refusal and adds
+    /// nothing; the others go on. One notification at commit announces them all.
+    /// - Returns: per upload, what it did or why it was refused (`.forbidden` for a file not
+    ///   bound to its user, `.badRequest` for a gap or another node's changeset).
+    /// - Throws: a database failure, for all of them (nothing is written).
+    public func upload(_ requests: [UploadRequest]) async throws -> [Result<Upload, SyncServerError>] {
+        try await transaction { connection in
+            // The files' rows, locked in one order so that two instances' batches cannot deadlock.
+            let files = Array(Set(requests.map(\.clientFileId))).sorted { $0.uuidString < $1.uuidString }
+            let rows = try await connection.query("""
+                SELECT client_file_id, uploaded_version, node_id, user_name FROM cove_sync_clients
+                WHERE client_file_id = ANY(\(files)) ORDER BY client_file_id FOR UPDATE
+                """, logger: logger)
+            var state: [UUID: (held: Int64, node: Int64, owner: String)] = [:]
+            for try await (file, held, node, owner) in rows.decode((UUID, Int64, Int64, String).self) {
+                state[file] = (held, node, owner)
+            }
+            // Each upload checked against the files' state as the uploads before it leave it.
+            var checked: [Result<[(version: Int64, line: String)], SyncServerError>] = []
+            for request in requests {
+                do throws(SyncServerError) {
+                    let fresh = try Self.check(request, state[request.clientFileId])
+                    if let last = fresh.last { state[request.clientFileId]?.held = last.version }
+                    checked.append(.success(fresh))
+                } catch {
+                    checked.append(.failure(error))
+                }
+            }
+            let total = checked.reduce(0) { $0 + ((try? $1.get().count) ?? 0) }
+            // The counter row's lock orders every instance's uploads: versions are given in
+            // commit order, one hold of the lock for the whole batch.
+            let counter = try await connection.query("""
+                UPDATE cove_sync_meta SET server_version = server_version + \(Int64(total)) WHERE id = 1 RETURNING server_version
+                """, logger: logger)
+            var last: Int64 = 0
+            for try await value in counter.decode(Int64.self) { last = value }
+            var next = last - Int64(total) + 1
+            var versions: [Int64] = [], owners: [UUID] = [], clientVersions: [Int64] = [], lines: [String] = []
+            var results: [Result<Upload, SyncServerError>] = []
+            for (request, outcome) in zip(requests, checked) {
+                switch outcome {
+                case .failure(let refusal):
+                    results.append(.failure(refusal))
+                case .success(let fresh):
+                    for c in fresh {
+                        versions.append(next)
+                        owners.append(request.clientFileId)
+                        clientVersions.append(c.version)
+                        lines.append(c.line)
+                        next += 1
+                    }
+                    let uploaded = fresh.last?.version ?? state[request.clientFileId]?.held ?? 0
+                    results.append(.success(Upload(uploadedVersion: uploaded, serverVersion: fresh.isEmpty ? last : next - 1,
+                                                   accepted: fresh.count)))
+                }
+            }
+            guard total > 0 else { return results }
+            try await connection.query("""
+                INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
+                SELECT * FROM unnest(\(versions), \(owners), \(clientVersions), \(lines))
+                """, logger: logger)
+            let newest = state.filter { files.contains($0.key) }
+            try await connection.query("""
+                UPDATE cove_sync_clients SET uploaded_version = v.uploaded, last_seen = now()
+                FROM unnest(\(Array(newest.keys)), \(newest.values.map(\.held))) AS v(file, uploaded)
+                WHERE client_file_id = v.file
+                """, logger: logger)
+            try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(last)))", logger: logger)
+            return results
+        }
+    }
+
+    /// The changesets of `request` the server does not hold yet, after checking that the file is
+    /// bound to the request's user (`bound`: the file's newest uploaded version, node and user)
+    /// and that they follow on without a gap, each of the file's node.
+    static func check(_ request: UploadRequest, _ bound: (held: Int64, node: Int64, owner: String)?) throws(SyncServerError) -> [(version: Int64, line: String)] {
+        let file = request.clientFileId
+        guard let (held, node, owner) = bound else {
+            throw SyncServerError.forbidden("the file \(file) is not bound: bind it first")
+        }
+        guard owner == request.user else { throw SyncServerError.forbidden("the file \(file) is bound to another user") }
+        var expected = held + 1
+        var fresh: [(version: Int64, line: String)] = []
+        for c in request.changesets where c.version > held {
+            guard c.version == expected else {
+                throw SyncServerError.badRequest("changeset version \(c.version) does not follow \(expected - 1), the newest the server holds of this file: upload from \(expected)")
+            }
+            guard c.node == node else {
+                throw SyncServerError.badRequest("changeset version \(c.version) is of node \(c.node), not of this file's node \(node)")
+            }
+            fresh.append((c.version, c.line))
+            expected += 1
+        }
+        return fresh
+    }
+
+    /// One changeset of the history.
+    public struct HistoryRow: Sendable, Equatable {
+        public var version: Int64
+        public var clientFileId: UUID
+        public var line: String
+    }
+
+    /// The history's changesets after server version `after`, at most `limit` of them, in order.
+    public func rows(after: Int64, limit: Int) async throws -> [HistoryRow] {
+        let rows = try await client.query("""
+            SELECT server_version, client_file_id, changeset FROM cove_sync_history
+            WHERE server_version > \(after) ORDER BY server_version LIMIT \(limit)
+            """, logger: logger)
+        var out: [HistoryRow] = []
+        for try await (version, from, line) in rows.decode((Int64, UUID, String).self) {
+            out.append(HistoryRow(version: version, clientFileId: from, line: line))
+        }
+        return out
+    }
+
+    /// The newest server version.
+    public func latestVersion() async throws -> Int64 {
+        let rows = try await client.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
+        var version: Int64 = 0
+        for try await value in rows.decode(Int64.self) { version = value }
+        return version
+    }
+
+    /// The user the client file `clientFileId` is bound to, nil when it is not bound.
+    public func owner(of clientFileId: UUID) async throws -> String? {
+        let rows = try await client.query("SELECT user_name FROM cove_sync_clients WHERE client_file_id = \(clientFileId)", logger: logger)
+        var name: String?
+        for try await value in rows.decode(String.self) { name = value }
+        return name
     }
 
     /// A batch of the history for one client.
     public struct Batch: Sendable, Equatable {
+        /// The batch of `rows` (the history after `after`, in order) for `clientFileId`: its
+        /// first `limit` changesets but the client's own, `more` when `rows` holds more.
+        init(of rows: ArraySlice<HistoryRow>, for clientFileId: UUID, after: Int64, limit: Int) {
+            let taken = rows.prefix(limit)
+            lines = taken.filter { $0.clientFileId != clientFileId }.map(\.line)
+            to = taken.last?.version ?? after
+            more = rows.count > limit
+        }
+
         /// The changesets of other clients after the cursor, as their JSON lines, in order.
         public var lines: [String]
         /// The cursor after this batch: the newest server version it covers.
@@ -215,32 +324,8 @@ public struct SyncDatabase: Sendable {
 
     /// The history after server version `after`, at most `limit` changesets of it, leaving out
     /// the changesets of `clientFileId` itself (it has them; the cursor still moves past them).
-    /// - Throws: `SyncServerError.forbidden` for a file not bound to `user`.
-    public func history(clientFileId: UUID, user: String, after: Int64, limit: Int) async throws -> Batch {
-        let owner = try await client.query("SELECT user_name FROM cove_sync_clients WHERE client_file_id = \(clientFileId)", logger: logger)
-        var name: String?
-        for try await value in owner.decode(String.self) { name = value }
-        guard name == user else {
-            throw SyncServerError.forbidden(name == nil ? "the file \(clientFileId) is not bound: bind it first"
-                                                        : "the file \(clientFileId) is bound to another user")
-        }
-        let rows = try await client.query("""
-            SELECT server_version, client_file_id, changeset FROM cove_sync_history
-            WHERE server_version > \(after) ORDER BY server_version LIMIT \(limit + 1)
-            """, logger: logger)
-        var lines: [String] = []
-        var to = after
-        var count = 0
-        var more = false
-        for try await (version, from, line) in rows.decode((Int64, UUID, String).self) {
-            if count == limit {
-                more = true
-                break
-            }
-            count += 1
-            to = version
-            if from != clientFileId { lines.append(line) }
-        }
-        return Batch(lines: lines, to: to, more: more)
+    public func history(clientFileId: UUID, after: Int64, limit: Int) async throws -> Batch {
+        let rows = try await rows(after: after, limit: limit + 1)
+        return Batch(of: rows[...], for: clientFileId, after: after, limit: limit)
     }
 }

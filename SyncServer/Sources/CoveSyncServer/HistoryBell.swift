@@ -1,7 +1,7 @@
 // Wakes the long-polling downloads of this instance when any instance commits to the history:
-// one connection LISTENs on the history's channel (uploads NOTIFY it at commit) and rings. A
-// download also looks again every second, so a notification lost with a connection costs a
-// second, not a stall.
+// one connection LISTENs on the history's channel (uploads NOTIFY it at commit), refreshes the
+// history feed and rings. A download also looks again every second, so a notification lost with
+// a connection costs a second, not a stall.
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -10,6 +10,8 @@ import Synchronization
 /// The bell downloads wait on.
 public final class HistoryBell: Service, Sendable {
     let client: PostgresClient
+    /// Refreshed before the bell rings, so that the downloads it wakes find the commit there.
+    let feed: HistoryFeed
     let logger: Logger
     private let state = Mutex(State())
 
@@ -21,8 +23,9 @@ public final class HistoryBell: Service, Sendable {
         var nextId: UInt64 = 0
     }
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, feed: HistoryFeed, logger: Logger) {
         self.client = client
+        self.feed = feed
         self.logger = logger
     }
 
@@ -33,18 +36,34 @@ public final class HistoryBell: Service, Sendable {
     /// How many downloads are waiting now.
     public var waiting: Int { state.withLock { $0.waiters.count } }
 
-    /// Listens until cancelled, connecting again a second after a failure.
+    /// Listens until cancelled or the server shuts down, connecting again a second after a
+    /// failure.
     public func run() async throws {
+        try await cancelWhenGracefulShutdown { try await self.listen() }
+    }
+
+    private func listen() async throws {
+        // After a failure, again in 0.1 s, then in twice as long each time, up to 2 s: at start
+        // the tables may still be being made.
+        var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
                     let notifications = try await connection.listen(SyncDatabase.historyChannel)
-                    for try await _ in notifications { ring() }
+                    // Listening: nothing committed from now on is missed.
+                    try await feed.refresh()
+                    ring()
+                    delay = .milliseconds(100)
+                    for try await _ in notifications {
+                        try await feed.refresh()
+                        ring()
+                    }
                 }
             } catch {
                 if Task.isCancelled { break }
-                logger.warning("listening for history commits failed; trying again in 1 s", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
+                logger.warning("listening for history commits failed; trying again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
             }
         }
     }

@@ -4,6 +4,7 @@ import CoveSyncCore
 import Foundation
 import Hummingbird
 import Logging
+import Synchronization
 
 /// A client binding its file: which file, at which schema version.
 struct BindRequest: Decodable {
@@ -55,13 +56,19 @@ public struct SyncServer: Sendable {
     public let tokens: TokenAuthority
     public let metrics = ServerMetrics()
     public let bell: HistoryBell
+    public let feed: HistoryFeed
+    public let uploads: UploadIntegrator
+    /// The user each client file seen here is bound to (a file never changes user).
+    let owners = OwnerCache()
     let logger: Logger
 
     public init(database: SyncDatabase, tokens: TokenAuthority, logger: Logger) {
         self.database = database
         self.tokens = tokens
         self.logger = logger
-        bell = HistoryBell(client: database.client, logger: logger)
+        feed = HistoryFeed(database: database)
+        uploads = UploadIntegrator(database: database)
+        bell = HistoryBell(client: database.client, feed: feed, logger: logger)
     }
 
     /// The application listening on `host:port`, with the database pool as one of its services
@@ -80,7 +87,8 @@ public struct SyncServer: Sendable {
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
-        let (database, tokens, metrics, bell) = (database, tokens, metrics, bell)
+        let (database, tokens, metrics, bell, feed, uploads) = (database, tokens, metrics, bell, feed, uploads)
+        let server = self
         router.middlewares.add(CountingMiddleware(metrics: metrics))
         router.get("health") { request, context -> Response in
             let healthy = await database.isHealthy()
@@ -128,7 +136,7 @@ public struct SyncServer: Sendable {
                 }
                 rows.append((version, node, ChangesetLines.encode(c)))
             }
-            let done = try await database.upload(clientFileId: file, user: user, changesets: rows)
+            let done = try await uploads.upload(SyncDatabase.UploadRequest(clientFileId: file, user: user, changesets: rows))
             metrics.uploads.add(1, ordering: .relaxed)
             metrics.changesets.add(done.accepted, ordering: .relaxed)
             return UploadResponse(uploadedVersion: done.uploadedVersion, serverVersion: done.serverVersion, accepted: done.accepted)
@@ -139,15 +147,22 @@ public struct SyncServer: Sendable {
             let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
             let wait = try Self.integer(request, "wait", default: 0, range: 0...60)
             let limit = Int(try Self.integer(request, "limit", default: 1000, range: 1...10_000))
+            try await server.checkOwner(file, user)
             let start = ContinuousClock.now
             var seen = bell.rings
-            var batch = try await database.history(clientFileId: file, user: user, after: after, limit: limit)
-            // Nothing new: wait for a commit (any instance's), looking again at least every second.
+            func look() async throws -> SyncDatabase.Batch {
+                if let fromMemory = await feed.batch(for: file, after: after, limit: limit) { return fromMemory }
+                return try await database.history(clientFileId: file, after: after, limit: limit)
+            }
+            var batch = try await look()
+            // Nothing new: wait for a commit (any instance's); after a second without one, read
+            // the history again, in case a notification was lost.
             while batch.to == after && ContinuousClock.now - start < .seconds(wait) {
                 let left = .seconds(wait) - (ContinuousClock.now - start)
                 await bell.wait(after: seen, timeout: min(left, .seconds(1)))
+                if bell.rings == seen { try await feed.refresh() }
                 seen = bell.rings
-                batch = try await database.history(clientFileId: file, user: user, after: after, limit: limit)
+                batch = try await look()
             }
             metrics.downloads.add(1, ordering: .relaxed)
             let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count)}\n"
@@ -158,6 +173,20 @@ public struct SyncServer: Sendable {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         return router
+    }
+
+    /// Refuses a download of a file that is not bound, or is bound to another user than the
+    /// token's. The owner is asked of the database once per file and instance.
+    func checkOwner(_ file: UUID, _ user: String) async throws {
+        if let known = owners.withLock({ $0[file] }) {
+            if known == user { return }
+            throw SyncServerError.forbidden("the file \(file) is bound to another user")
+        }
+        guard let owner = try await database.owner(of: file) else {
+            throw SyncServerError.forbidden("the file \(file) is not bound: bind it first")
+        }
+        owners.withLock { $0[file] = owner }
+        if owner != user { throw SyncServerError.forbidden("the file \(file) is bound to another user") }
     }
 
     /// The `client_file_id` query parameter.
@@ -212,6 +241,13 @@ public struct SyncServer: Sendable {
     private static func fieldName(_ context: DecodingError.Context) -> String {
         context.codingPath.last.map { "the field \"\($0.stringValue)\"" } ?? "the body"
     }
+}
+
+/// The user each client file is bound to, as far as this instance has asked.
+final class OwnerCache: Sendable {
+    private let map = Mutex<[UUID: String]>([:])
+
+    func withLock<T>(_ body: (inout [UUID: String]) -> T) -> T { map.withLock { body(&$0) } }
 }
 
 /// Counts every request, and those answered with an error.

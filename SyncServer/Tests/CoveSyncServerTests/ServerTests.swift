@@ -215,6 +215,50 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(json2?["uploaded_version"] as? Int, 1, "the file's versions start over at 1: nothing was taken")
     }
 
+    /// Uploads of eight clients at once, one changeset a request, go into shared transactions:
+    /// every one is taken once, and the history's versions stay gap-free and in each client's order.
+    func testConcurrentUploadsKeepTheHistoryGapFree() async throws {
+        let (base, server, task) = try await startServer()
+        defer { task.cancel() }
+        let token = try await server.tokens.token(for: "dora", days: 1)
+        var clients: [(UUID, UInt64)] = []
+        for _ in 0..<8 { clients.append(try await bind(base, token)) }
+        let from = try await server.database.latestVersion()
+        let perClient: UInt64 = 30
+        var payloads: [(UUID, [String])] = []
+        for (file, node) in clients {
+            let lines = try changesets(node: node, 1...perClient).split(separator: "\n").map { String($0) + "\n" }
+            payloads.append((file, lines))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (file, lines) in payloads {
+                group.addTask {
+                    for line in lines {
+                        let (status, _, text) = try await Self.post(base, token, "v1/upload?client_file_id=\(file.uuidString)", line)
+                        XCTAssertEqual(status, 200, text)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let rows = try await server.database.rows(after: from, limit: 10_000)
+        XCTAssertEqual(rows.count, clients.count * Int(perClient))
+        XCTAssertEqual(rows.map(\.version), Array((from + 1)...(from + Int64(rows.count))), "gap-free, in commit order")
+        for (file, _) in clients {
+            let versions = rows.filter { $0.clientFileId == file }.map { try! ChangesetLines.decodeLine($0.line).clientVersion }
+            XCTAssertEqual(versions, Array(1...perClient), "each client's changesets in its order")
+        }
+    }
+
+    private static func post(_ base: URL, _ token: String, _ path: String, _ body: String) async throws -> (Int, Data, String) {
+        var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
+        r.httpMethod = "POST"
+        r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        r.httpBody = Data(body.utf8)
+        let (data, response) = try await URLSession.shared.data(for: r)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data, String(decoding: data, as: UTF8.self))
+    }
+
     /// A download waiting for a commit returns soon after another client's upload, not at the end
     /// of its wait.
     func testALongPollWakesOnAnUpload() async throws {

@@ -1,0 +1,64 @@
+// The newest part of the history, kept in this instance's memory, so that a commit costs one
+// query however many downloads wait for it: the bell refreshes the feed when it hears a commit,
+// then wakes the downloads, which take their batches from here. A download whose cursor is older
+// than what the feed holds reads the database.
+import Foundation
+
+/// The history's newest changesets, in order, and up to which version they go.
+public actor HistoryFeed {
+    let database: SyncDatabase
+    /// The changesets after `floor`, up to `known`, in order (versions are gap-free).
+    private var entries: [SyncDatabase.HistoryRow] = []
+    /// The versions the feed covers: `floor` < v <= `known`. Both -1 before the first refresh.
+    private var floor: Int64 = -1
+    private var known: Int64 = -1
+    private var refreshing: Task<Void, any Error>?
+    /// The most changesets kept; the oldest go first.
+    let capacity: Int
+
+    public init(database: SyncDatabase, capacity: Int = 20_000) {
+        self.database = database
+        self.capacity = capacity
+    }
+
+    /// Reads what was committed since the last refresh. Concurrent callers share one query.
+    public func refresh() async throws {
+        if let running = refreshing {
+            try await running.value
+            return
+        }
+        let task = Task { try await self.load() }
+        refreshing = task
+        defer { refreshing = nil }
+        try await task.value
+    }
+
+    private func load() async throws {
+        if known < 0 {
+            // The feed starts at the present: older cursors read the database.
+            known = try await database.latestVersion()
+            floor = known
+            return
+        }
+        while true {
+            let rows = try await database.rows(after: known, limit: 5_000)
+            guard let last = rows.last else { return }
+            entries += rows
+            known = last.version
+            if entries.count > capacity {
+                let drop = entries.count - capacity
+                floor = entries[drop - 1].version
+                entries.removeFirst(drop)
+            }
+            if rows.count < 5_000 { return }
+        }
+    }
+
+    /// The batch after `after` for `clientFileId` from memory, or nil when the feed does not
+    /// cover `after` (an older cursor, or one newer than the feed has heard of).
+    func batch(for clientFileId: UUID, after: Int64, limit: Int) -> SyncDatabase.Batch? {
+        guard known >= 0, after >= floor, after <= known else { return nil }
+        let start = Int(after - floor)
+        return SyncDatabase.Batch(of: entries[start...], for: clientFileId, after: after, limit: limit)
+    }
+}

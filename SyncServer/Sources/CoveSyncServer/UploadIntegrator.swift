@@ -1,0 +1,46 @@
+// Group commit of uploads: the uploads that arrive while this instance's last upload transaction
+// runs go together into the next one, so that they share one flush of PostgreSQL's log (and one
+// hold of the counter row, which orders every instance's uploads) instead of queueing for one
+// each.
+import Foundation
+
+/// Takes uploads and writes them in batches, one transaction at a time.
+public actor UploadIntegrator {
+    let database: SyncDatabase
+    /// The most uploads in one transaction.
+    let batchLimit: Int
+    private var pending: [(SyncDatabase.UploadRequest, CheckedContinuation<Result<SyncDatabase.Upload, SyncServerError>, any Error>)] = []
+    private var draining = false
+
+    public init(database: SyncDatabase, batchLimit: Int = 256) {
+        self.database = database
+        self.batchLimit = batchLimit
+    }
+
+    /// Writes `request` with the uploads around it.
+    /// - Throws: its refusal (`SyncServerError`), or the database's failure.
+    public func upload(_ request: SyncDatabase.UploadRequest) async throws -> SyncDatabase.Upload {
+        let result = try await withCheckedThrowingContinuation { continuation in
+            pending.append((request, continuation))
+            if !draining {
+                draining = true
+                Task { await self.drain() }
+            }
+        }
+        return try result.get()
+    }
+
+    private func drain() async {
+        while !pending.isEmpty {
+            let batch = Array(pending.prefix(batchLimit))
+            pending.removeFirst(batch.count)
+            do {
+                let results = try await database.upload(batch.map(\.0))
+                for (item, result) in zip(batch, results) { item.1.resume(returning: result) }
+            } catch {
+                for item in batch { item.1.resume(throwing: error) }
+            }
+        }
+        draining = false
+    }
+}
