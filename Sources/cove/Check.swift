@@ -65,7 +65,8 @@ struct Info: ParsableCommand {
     }
 }
 
-/// What `cove info` and the shell's .info print: the file's size, format, the bytes its pages
+/// What `cove info` and the shell's .info print: the file's size, format, whether it is
+/// encrypted, the bytes its pages
 /// hold in use and free, versions, what recovery left out when this process opened the file
 /// (null when nothing), and objects per class.
 func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] {
@@ -76,9 +77,10 @@ func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] 
         JSONMember("file", .string(file)),
         JSONMember("file_size", size),
         JSONMember("format_version", .int(Int64(space.formatVersion))),
+        JSONMember("encrypted", .bool(realm.configuration.encryptionKey != nil)),
         JSONMember("used_bytes", .int(Int64(space.usedBytes))),
         JSONMember("free_bytes", .int(Int64(space.freeBytes))),
-        JSONMember("schema_version", .int(Int64(try Realm.schemaVersion(at: file)))),
+        JSONMember("schema_version", .int(Int64(try Realm.schemaVersion(at: file, encryptionKey: realm.configuration.encryptionKey)))),
         JSONMember("version", .int(Int64(try realm.version))),
         JSONMember("active_versions", .int(Int64(try realm.activeVersionCount()))),
         JSONMember("classes", .int(Int64(realm.schema.classes.count))),
