@@ -168,7 +168,7 @@ final class EncryptionRealmTests: CoveTestCase {
         }
         let results = try reader.objects("Note").filter("tag == 't1'")
         var counts: [Int] = []
-        let token = try results.observe { change in
+        let token = results.observe { change in
             if case .update(let r, _, _, _) = change { counts.append(r.count) }
         }
         defer { token.invalidate() }
@@ -183,7 +183,7 @@ final class EncryptionRealmTests: CoveTestCase {
             _ = try reader.refresh()
         }
         XCTAssertEqual(counts.last, 83)
-        XCTAssertEqual(try results.count, 83)
+        XCTAssertEqual(results.count, 83)
     }
 }
 
