@@ -48,21 +48,11 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigError("cannot read the configuration file '\(path)'")
         }
-        let config: ServerConfig
         do {
-            config = try JSONDecoder().decode(ServerConfig.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw ConfigError("'\(path)': the field \"\(key.stringValue)\" is missing")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw ConfigError("'\(path)': \(fieldName(context)) has the wrong type")
+            return try JSONDecoder().decode(ServerConfig.self, from: data)
         } catch {
-            throw ConfigError("'\(path)' is not a JSON object of the server's settings: \(error)")
+            throw ConfigError("'\(path)': " + (jsonProblem(error) ?? "not a JSON object of the server's settings"))
         }
-        return config
-    }
-
-    private static func fieldName(_ context: DecodingError.Context) -> String {
-        context.codingPath.last.map { "the field \"\($0.stringValue)\"" } ?? "a value"
     }
 
     /// Checks every field, naming the first that is wrong.
@@ -133,4 +123,20 @@ enum LogLevelName {
     static let names = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     static func level(_ name: String) -> Int? { names.firstIndex(of: name.lowercased()) }
+}
+
+/// What is wrong with a JSON document a decoder refused, naming the field: the field missing,
+/// of the wrong type, null or not valid; nil when the document itself is not JSON of the
+/// expected shape. What the configuration file and request bodies report.
+func jsonProblem(_ error: any Error) -> String? {
+    func field(_ context: DecodingError.Context) -> String? {
+        context.codingPath.last.map { "the field \"\($0.stringValue)\"" }
+    }
+    switch error {
+    case DecodingError.keyNotFound(let key, _): return "the field \"\(key.stringValue)\" is missing"
+    case DecodingError.typeMismatch(_, let c): return field(c).map { "\($0) has the wrong type" }
+    case DecodingError.valueNotFound(_, let c): return field(c).map { "\($0) is null" }
+    case DecodingError.dataCorrupted(let c): return field(c).map { "\($0) is not valid: \(c.debugDescription)" }
+    default: return nil
+    }
 }

@@ -121,10 +121,7 @@ public struct SyncDatabase: Sendable {
             guard let (uploaded, node) = found else {
                 throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user")
             }
-            let meta = try await connection.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
-            var version: Int64 = 0
-            for try await value in meta.decode(Int64.self) { version = value }
-            return Binding(nodeId: node, serverVersion: version, uploadedVersion: uploaded)
+            return Binding(nodeId: node, serverVersion: try await Self.latestVersion(connection, logger), uploadedVersion: uploaded)
         }
     }
 
@@ -201,12 +198,19 @@ public struct SyncDatabase: Sendable {
             }
             let total = checked.reduce(0) { $0 + ((try? $1.get().count) ?? 0) }
             // The counter row's lock orders every instance's uploads: versions are given in
-            // commit order, one hold of the lock for the whole batch.
-            let counter = try await connection.query("""
-                UPDATE cove_sync_meta SET server_version = server_version + \(Int64(total)) WHERE id = 1 RETURNING server_version
-                """, logger: logger)
-            var last: Int64 = 0
-            for try await value in counter.decode(Int64.self) { last = value }
+            // commit order, one hold of the lock for the whole batch. A batch of retries alone
+            // takes no lock.
+            let last: Int64
+            if total > 0 {
+                let counter = try await connection.query("""
+                    UPDATE cove_sync_meta SET server_version = server_version + \(Int64(total)) WHERE id = 1 RETURNING server_version
+                    """, logger: logger)
+                var value: Int64 = 0
+                for try await v in counter.decode(Int64.self) { value = v }
+                last = value
+            } else {
+                last = try await Self.latestVersion(connection, logger)
+            }
             var next = last - Int64(total) + 1
             var versions: [Int64] = [], owners: [UUID] = [], clientVersions: [Int64] = [], lines: [String] = []
             var results: [Result<Upload, SyncServerError>] = []
@@ -232,10 +236,9 @@ public struct SyncDatabase: Sendable {
                 INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
                 SELECT * FROM unnest(\(versions), \(owners), \(clientVersions), \(lines))
                 """, logger: logger)
-            let newest = state.filter { files.contains($0.key) }
             try await connection.query("""
                 UPDATE cove_sync_clients SET uploaded_version = v.uploaded, last_seen = now()
-                FROM unnest(\(Array(newest.keys)), \(newest.values.map(\.held))) AS v(file, uploaded)
+                FROM unnest(\(Array(state.keys)), \(state.values.map(\.held))) AS v(file, uploaded)
                 WHERE client_file_id = v.file
                 """, logger: logger)
             try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(last)))", logger: logger)
@@ -289,7 +292,12 @@ public struct SyncDatabase: Sendable {
 
     /// The newest server version.
     public func latestVersion() async throws -> Int64 {
-        let rows = try await client.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
+        try await client.withConnection { try await Self.latestVersion($0, logger) }
+    }
+
+    /// The newest server version, read on `connection` (in its transaction, if any).
+    static func latestVersion(_ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
+        let rows = try await connection.query("SELECT server_version FROM cove_sync_meta WHERE id = 1", logger: logger)
         var version: Int64 = 0
         for try await value in rows.decode(Int64.self) { version = value }
         return version

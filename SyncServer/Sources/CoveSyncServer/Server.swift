@@ -66,9 +66,15 @@ public struct SyncServer: Sendable {
         self.database = database
         self.tokens = tokens
         self.logger = logger
-        feed = HistoryFeed(database: database)
-        uploads = UploadIntegrator(database: database)
-        bell = HistoryBell(client: database.client, feed: feed, logger: logger)
+        let feed = HistoryFeed(database: database)
+        let bell = HistoryBell(client: database.client, feed: feed, logger: logger)
+        self.feed = feed
+        self.bell = bell
+        uploads = UploadIntegrator(database: database) {
+            // This instance's own commits need not wait for their notification to come back.
+            try? await feed.refresh()
+            bell.ring()
+        }
     }
 
     /// The application listening on `host:port`, with the database pool as one of its services
@@ -225,21 +231,9 @@ public struct SyncServer: Sendable {
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw SyncServerError.badRequest("the field \"\(key.stringValue)\" is missing")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw SyncServerError.badRequest("\(fieldName(context)) has the wrong type")
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw SyncServerError.badRequest("\(fieldName(context)) is null")
-        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw SyncServerError.badRequest("\(fieldName(context)) is not valid: \(context.debugDescription)")
         } catch {
-            throw SyncServerError.badRequest("the request body is not a JSON object")
+            throw SyncServerError.badRequest(jsonProblem(error) ?? "the request body is not a JSON object")
         }
-    }
-
-    private static func fieldName(_ context: DecodingError.Context) -> String {
-        context.codingPath.last.map { "the field \"\($0.stringValue)\"" } ?? "the body"
     }
 }
 

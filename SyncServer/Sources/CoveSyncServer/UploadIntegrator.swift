@@ -7,13 +7,18 @@ import Foundation
 /// Takes uploads and writes them in batches, one transaction at a time.
 public actor UploadIntegrator {
     let database: SyncDatabase
+    /// Run after a transaction that added to the history commits, before its uploads are
+    /// answered: the server brings its history feed up to date, so that a download on this
+    /// instance sees an upload once it is answered.
+    let committed: @Sendable () async -> Void
     /// The most uploads in one transaction.
     let batchLimit: Int
     private var pending: [(SyncDatabase.UploadRequest, CheckedContinuation<Result<SyncDatabase.Upload, SyncServerError>, any Error>)] = []
     private var draining = false
 
-    public init(database: SyncDatabase, batchLimit: Int = 256) {
+    public init(database: SyncDatabase, batchLimit: Int = 256, committed: @escaping @Sendable () async -> Void = {}) {
         self.database = database
+        self.committed = committed
         self.batchLimit = batchLimit
     }
 
@@ -36,6 +41,7 @@ public actor UploadIntegrator {
             pending.removeFirst(batch.count)
             do {
                 let results = try await database.upload(batch.map(\.0))
+                if results.contains(where: { (try? $0.get().accepted) ?? 0 > 0 }) { await committed() }
                 for (item, result) in zip(batch, results) { item.1.resume(returning: result) }
             } catch {
                 for item in batch { item.1.resume(throwing: error) }

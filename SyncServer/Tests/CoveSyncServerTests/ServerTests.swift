@@ -128,6 +128,7 @@ final class ServerTests: XCTestCase {
     /// A running server with two users, each with a bound file.
     struct TwoClients {
         var base: URL
+        var server: SyncServer
         var task: Task<Void, any Error>
         var alice: String, bob: String
         var a: UUID, nodeA: UInt64
@@ -140,7 +141,7 @@ final class ServerTests: XCTestCase {
         let bob = try await server.tokens.token(for: "bob", days: 1)
         let (a, nodeA) = try await bind(base, alice)
         let (b, nodeB) = try await bind(base, bob)
-        return TwoClients(base: base, task: task, alice: alice, bob: bob, a: a, nodeA: nodeA, b: b, nodeB: nodeB)
+        return TwoClients(base: base, server: server, task: task, alice: alice, bob: bob, a: a, nodeA: nodeA, b: b, nodeB: nodeB)
     }
 
     func testUploadsAreIdempotentAndDownloadsSeeOthersChanges() async throws {
@@ -257,6 +258,40 @@ final class ServerTests: XCTestCase {
         r.httpBody = Data(body.utf8)
         let (data, response) = try await URLSession.shared.data(for: r)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The history an instance keeps in memory: it covers the newest changesets up to its
+    /// capacity and declines an older cursor (the database answers those) or one it has not heard of.
+    func testTheHistoryFeedKeepsTheNewestChangesets() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let server = t.server
+        let feed = HistoryFeed(database: server.database, capacity: 3)
+        try await feed.refresh()
+        let start = try await server.database.latestVersion()
+        _ = try await upload(t.base, t.alice, t.a, try changesets(node: t.nodeA, 1...6))
+        try await feed.refresh()
+        let known = start + 6
+        let older = await feed.batch(for: t.b, after: start, limit: 100)
+        XCTAssertNil(older, "older than what the feed keeps")
+        let keptBatch = await feed.batch(for: t.b, after: known - 3, limit: 100)
+        let kept = try XCTUnwrap(keptBatch)
+        XCTAssertEqual(kept.lines.count, 3)
+        XCTAssertTrue(kept.lines[0].contains("hello 4") && kept.lines[2].contains("hello 6"))
+        XCTAssertEqual(kept.to, known)
+        let ownBatch = await feed.batch(for: t.a, after: known - 3, limit: 2)
+        let own = try XCTUnwrap(ownBatch)
+        XCTAssertEqual(own.lines, [], "a client's own changesets are left out")
+        XCTAssertEqual(own.to, known - 1)
+        XCTAssertTrue(own.more)
+        let atKnown = await feed.batch(for: t.b, after: known, limit: 100)
+        XCTAssertEqual(atKnown?.lines, [])
+        let newer = await feed.batch(for: t.b, after: known + 1, limit: 100)
+        XCTAssertNil(newer, "newer than the feed has heard of")
+        // The database answers what the feed declines, the same way.
+        let fromDatabase = try await server.database.history(clientFileId: t.b, after: start, limit: 100)
+        XCTAssertEqual(fromDatabase.lines.count, 6)
+        XCTAssertEqual(Array(fromDatabase.lines.suffix(3)), kept.lines)
     }
 
     /// A download waiting for a commit returns soon after another client's upload, not at the end
