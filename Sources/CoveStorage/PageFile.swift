@@ -271,21 +271,25 @@ final class PageFile: @unchecked Sendable {
             throw .corrupt("'\(io.path)': page \(pgno) is outside the file")
         }
         try decryption.withLock { context throws(StorageError) in
-            let v = sealedVersion(pgno)
-            let slot = Int(truncatingIfNeeded: pgno)
-            if v != 0 && checked[slot].load(ordering: .acquiring) == UInt32(truncatingIfNeeded: v) { return }
-            checked[slot].store(0, ordering: .releasing)
-            try decrypt(pgno, into: UnsafeMutableRawPointer(mutating: p), crypto, &context)
+            _ = try decryptIfStale(pgno, into: p, crypto, &context)
         }
         return p
     }
 
-    /// Decrypts physical page `pgno` from the mapping into `p` (the decryption lock held).
-    private func decrypt(_ pgno: PageNumber, into p: UnsafeMutableRawPointer, _ crypto: EncryptedFile,
-                         _ context: inout CipherContext) throws(StorageError) {
+    /// Decrypts physical page `pgno` from the mapping into `p` unless `p` holds it already at the
+    /// version the trailer names (another thread has just decrypted it); returns that version.
+    /// The decryption lock held. No thread reads the copy in memory while it is replaced: a page
+    /// changes on the disk only once no version that reaches it is read any more.
+    private func decryptIfStale(_ pgno: PageNumber, into p: UnsafeRawPointer, _ crypto: EncryptedFile,
+                                _ context: inout CipherContext) throws(StorageError) -> UInt64 {
+        let v = sealedVersion(pgno)
+        let slot = Int(truncatingIfNeeded: pgno)
+        if v != 0 && checked[slot].load(ordering: .acquiring) == UInt32(truncatingIfNeeded: v) { return v }
+        checked[slot].store(0, ordering: .releasing)
         if context.pointer == nil { context.pointer = try crypto.newContext(sealing: false) }
         let sealed = UnsafeRawPointer(sealedBase.unsafelyUnwrapped + Int(truncatingIfNeeded: pgno) &* encryptedPageSize)
-        try crypto.open(sealed, pgno, into: p, context: context.pointer.unsafelyUnwrapped)
+        try crypto.open(sealed, pgno, into: UnsafeMutableRawPointer(mutating: p), context: context.pointer.unsafelyUnwrapped)
+        return v
     }
 
     /// Copies page `pgno` as the file holds it now into `buffer` (a meta slot, which changes
@@ -313,15 +317,8 @@ final class PageFile: @unchecked Sendable {
             checked[slot].store(UInt32(truncatingIfNeeded: PageHeader.version(p)), ordering: .releasing)
             return
         }
-        // Decrypt unless another thread has just done so for this version; no thread reads the
-        // copy in memory meanwhile: a page changes on the disk only once no version that
-        // reaches it is read any more.
         try decryption.withLock { context throws(StorageError) in
-            let v = sealedVersion(pgno)
-            if v == 0 || checked[slot].load(ordering: .acquiring) != UInt32(truncatingIfNeeded: v) {
-                checked[slot].store(0, ordering: .releasing)
-                try decrypt(pgno, into: UnsafeMutableRawPointer(mutating: p), crypto, &context)
-            }
+            let v = try decryptIfStale(pgno, into: p, crypto, &context)
             try verifyPage(p, pgno, maxVersion: maxVersion)
             checked[slot].store(UInt32(truncatingIfNeeded: v), ordering: .releasing)
         }

@@ -5,6 +5,7 @@
 // as deleting them would, and that verifies; the report names the losses exactly. An undamaged
 // file salvages completely; a file whose schema cannot be read salvages nothing.
 import Glibc
+import FoundationEssentials
 import XCTest
 @testable import Cove
 @testable import CoveCore
@@ -29,9 +30,9 @@ final class SalvageTests: CoveTestCase {
         "yetAnotherLongPropertyNameThatMakesTheSchemaRecordLonger": "double?"}}}
     """
 
-    private func open(_ path: String) throws -> Realm {
+    private func open(_ path: String, key: Data? = nil) throws -> Realm {
         try Realm(configuration: .init(path: path, durability: .noSync,
-                                              schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1))
+                                       schema: try Schema(jsonText: Self.schemaJSON), schemaVersion: 1, encryptionKey: key))
     }
 
     private func fill(_ realm: Realm) throws {
@@ -154,9 +155,9 @@ final class SalvageTests: CoveTestCase {
     }
 
     /// A filled file, its contents, and its schema with keys.
-    private func made(_ name: String = "a.cove") throws -> (path: String, contents: [String: [Int64: [String: Value]]], schema: Schema) {
+    private func made(_ name: String = "a.cove", key: Data? = nil) throws -> (path: String, contents: [String: [Int64: [String: Value]]], schema: Schema) {
         let path = "\(folder)/\(name)"
-        let realm = try open(path)
+        let realm = try open(path, key: key)
         try fill(realm)
         let result = (path, try contents(realm), realm.fileSchema)
         realm.close()
@@ -166,11 +167,11 @@ final class SalvageTests: CoveTestCase {
     /// Salvages `path` into `out`, checks the new file verifies and holds `wanted`, and returns
     /// the report.
     @discardableResult
-    private func salvage(_ path: String, holding wanted: [String: [Int64: [String: Value]]],
+    private func salvage(_ path: String, holding wanted: [String: [Int64: [String: Value]]], key: Data? = nil,
                          file: StaticString = #filePath, line: UInt = #line) throws -> SalvageReport {
         let out = "\(folder)/salvaged.cove"
-        let report = try Realm.salvage(fromFile: path, toFile: out)
-        let realm = try open(out)
+        let report = try Realm.salvage(fromFile: path, toFile: out, encryptionKey: key)
+        let realm = try open(out, key: key)
         defer { realm.close() }
         let verified = try realm.verify()
         XCTAssertTrue(verified.contains("backlink entries match their links"), verified, file: file, line: line)
@@ -247,6 +248,25 @@ final class SalvageTests: CoveTestCase {
         XCTAssertGreaterThan(people.linksDropped, 0)
         XCTAssertEqual(dogs.linksDropped, 0)
         XCTAssertTrue(report.description.contains("Dog: \(600 - dogLeaf.keys.count) objects copied, \(dogLeaf.keys.count) lost"), report.description)
+    }
+
+    /// An encrypted file: a page that fails authentication loses only its objects, and the new
+    /// file is encrypted with the same key.
+    func testADamagedPageOfAnEncryptedFileLosesOnlyItsObjects() throws {
+        let key = Data((0..<64).map { UInt8($0 ^ 0x5c) })
+        let (path, original, schema) = try made(key: key)
+        let map = try FileMap(path, key: key)
+        let dogLeaf = try map.clusters("Dog")[1]
+        map.close()
+        try FileMap.damage(path, page: dogLeaf.page, pageBytes: encryptedPageSize)
+        let dogKey = schema["Dog"]!.classKey!
+        let lost = Set(dogLeaf.keys.map { ObjectLink(classKey: dogKey, objectKey: $0) })
+        let report = try salvage(path, holding: expected(original, lost: lost, schema), key: key)
+        XCTAssertEqual(report.damagedPages, [dogLeaf.page])
+        XCTAssertEqual(try self.report(report, "Dog").objectsLost, dogLeaf.keys.count)
+        XCTAssertThrowsError(try open("\(folder)/salvaged.cove")) {
+            XCTAssertEqual(($0 as? CoveError)?.code, .decryption)
+        }
     }
 
     func testADamagedPageOfATablesTreeOfClustersLosesTheClustersItNames() throws {
@@ -437,8 +457,8 @@ struct FileMap {
     let pages: SalvagePages
     let schema: Schema
 
-    init(_ path: String) throws {
-        let (storage, versions) = try Storage.openForSalvage(path: path)
+    init(_ path: String, key: Data? = nil) throws {
+        let (storage, versions) = try Storage.openForSalvage(path: path, encryptionKey: key.map { [UInt8]($0) })
         self.storage = storage
         snapshot = try storage.salvageSnapshot(versions[0])
         pages = SalvagePages(snapshot)
@@ -450,13 +470,14 @@ struct FileMap {
         storage.close()
     }
 
-    /// Flips sixteen bytes in the middle of page `page` of the file at `path`.
-    static func damage(_ path: String, page: PageNumber) throws {
+    /// Flips sixteen bytes in the middle of page `page` of the file at `path` (pages of
+    /// `pageBytes` on the disk: 4160 in an encrypted file).
+    static func damage(_ path: String, page: PageNumber, pageBytes: Int = 4096) throws {
         let fd = Glibc.open(path, O_RDWR)
         XCTAssertGreaterThanOrEqual(fd, 0)
         defer { Glibc.close(fd) }
         var bytes = [UInt8](repeating: 0, count: 16)
-        let offset = off_t(page) * 4096 + 2000
+        let offset = off_t(page) * off_t(pageBytes) + 2000
         XCTAssertEqual(pread(fd, &bytes, 16, offset), 16)
         for i in 0..<16 { bytes[i] ^= 0xA5 }
         XCTAssertEqual(pwrite(fd, bytes, 16, offset), 16)
