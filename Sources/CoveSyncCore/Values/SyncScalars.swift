@@ -75,7 +75,7 @@ public struct SyncObjectId: Hashable, Comparable, Sendable, CustomStringConverti
 
 /// A UUID: 16 bytes.
 public struct SyncUUID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    private let high: UInt64
+    let high: UInt64
     private let low: UInt64
 
     /// A UUID from its 16 bytes.
