@@ -23,9 +23,11 @@ let package = Package(
         // The engine's core: values, JSON, schemas, the object store, queries. Its public types
         // (Value, Schema, CoveError, ...) reach users through Cove, which re-exports it; the
         // rest is `package`, for Cove alone.
-        .target(name: "CoveCore", dependencies: ["CoveStorage"]),
+        .target(name: "CoveCore", dependencies: ["CoveStorage", "CoveSyncCore"]),
         // The Swift API: realms, dynamic objects, results, notifications, declared models.
-        .target(name: "Cove", dependencies: ["CoveCore", "CoveStorage"]),
+        .target(name: "Cove", dependencies: ["CoveCore", "CoveStorage", "CoveSyncCore", "CCoveCurl"]),
+        // HTTP for sync sessions through libcurl (Debian's libcurl4-openssl-dev).
+        .systemLibrary(name: "CCoveCurl", path: "Sources/CCoveCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // include/cove.h as a Clang module, so the C ABI is checked against the header.
         .systemLibrary(name: "CCove", path: "include"),
         // The C ABI: @c @implementation over include/cove.h.

@@ -134,7 +134,10 @@ enum {
     COVE_ERR_WRONG_THREAD = 24,
     /** An encrypted file opened without its key or with another one, or a plain file opened
      *  with a key (cove_config_set_encryption_key()). */
-    COVE_ERR_DECRYPTION = 25
+    COVE_ERR_DECRYPTION = 25,
+    /** Sync: the server refused the session (a token it does not accept, a file bound to
+     *  another user), a synced file's wait timed out, or the realm is not synced. */
+    COVE_ERR_SYNC = 26
 };
 
 /**

@@ -32,6 +32,7 @@ public struct CoveError: Error, Equatable, Sendable, CustomStringConvertible {
         case `internal` = 23
         case wrongThread = 24
         case decryption = 25
+        case sync = 26
     }
 
     public var code: Code

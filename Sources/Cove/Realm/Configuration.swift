@@ -56,13 +56,22 @@ extension Realm {
         /// missing key, or a key for a plain file, fails the open with `.decryption`; a key of
         /// another length with `.invalidArgument`. nil: a plain file.
         public var encryptionKey: Data?
+        /// Syncs the file with a Cove Sync server (docs/SYNC.md), as Realm's
+        /// `syncConfiguration`: what this file writes is uploaded, what others write is
+        /// downloaded into it, by a session of its own in the background (`Realm.syncSession`).
+        /// Every class of a synced file needs a primary key. nil: a local file.
+        public var syncConfiguration: SyncConfiguration?
+        /// False for the realms a sync session opens for itself: they neither start a session
+        /// nor turn their writes into changesets.
+        var opensSyncSession = true
 
         public init(path: String? = nil, inMemory: Bool = false, readOnly: Bool = false,
                     maxActiveVersions: UInt64 = 0, durability: Durability = .full,
                     writeTimeoutMilliseconds: Int64 = -1, schema: Schema? = nil, schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil,
                     shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)? = nil,
-                    inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil) {
+                    inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil,
+                    syncConfiguration: SyncConfiguration? = nil) {
             self.path = path
             self.inMemory = inMemory
             self.readOnly = readOnly
@@ -75,6 +84,7 @@ extension Realm {
             self.shouldCompactOnLaunch = shouldCompactOnLaunch
             self.inMemoryIdentifier = inMemoryIdentifier
             self.encryptionKey = encryptionKey
+            self.syncConfiguration = syncConfiguration
         }
 
         /// Equal when every setting is; migration blocks compare by presence (closures have no
@@ -85,7 +95,7 @@ extension Realm {
                 && a.writeTimeoutMilliseconds == b.writeTimeoutMilliseconds && a.schema == b.schema
                 && a.schemaVersion == b.schemaVersion && (a.migrationBlock == nil) == (b.migrationBlock == nil)
                 && (a.shouldCompactOnLaunch == nil) == (b.shouldCompactOnLaunch == nil)
-                && a.encryptionKey == b.encryptionKey
+                && a.encryptionKey == b.encryptionKey && a.syncConfiguration == b.syncConfiguration
         }
 
         var storageOptions: StorageOptions {

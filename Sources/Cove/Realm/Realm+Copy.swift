@@ -138,7 +138,8 @@ enum CatalogCopy {
             switch key.first {
             case CatalogKey.tableTag:
                 bytes = try copyTable(value, source, target)
-            case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag, CatalogKey.collectionsTag:
+            case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag, CatalogKey.collectionsTag,
+                 CatalogKey.syncTag:
                 guard value.count == TreeRoot.encodedSize else {
                     throw .corrupt("catalog: an entry of \(value.count) bytes where a tree root was expected")
                 }

@@ -2,6 +2,7 @@
 // moves forward on refresh or when it begins a write; a frozen realm stays on its version forever.
 import CoveCore
 import CoveStorage
+import CoveSyncCore
 import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
@@ -63,6 +64,15 @@ public final class Realm {
     /// For a frozen realm made by `freeze()`: the live realm it was frozen from, where the
     /// `thaw()` of its objects and collections resolves them.
     weak var liveSource: Realm?
+    /// The file's sync session, for a realm that syncs (see `syncSession`).
+    var session: SyncSession?
+    /// Whether this realm's writes become changesets: a synced realm's, but not those of the
+    /// realms its session opens to apply downloads.
+    var capturesSync: Bool {
+        configuration.syncConfiguration != nil && configuration.opensSyncSession && !isFrozen && !applyingDownload
+    }
+    /// Set while a write applies downloaded changesets: what it writes came from the server.
+    var applyingDownload = false
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or
@@ -118,6 +128,7 @@ public final class Realm {
         self.init(configuration: configuration, file: file, frozen: false, snapshot: snapshot)
         do {
             try setUpSchema()
+            try setUpSync()
         } catch {
             close()
             throw error
@@ -276,6 +287,17 @@ public final class Realm {
         try checkOpen()
         if isMigrating { throw CoveError(.inWrite, "a migration block cannot commit its realm's write: the open commits it") }
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
+        if capturesSync, let store = objects {
+            // The write as a changeset, queued in the same commit.
+            do {
+                try store.syncCapture(wall: SyncClockSource.systemWall())
+            } catch {
+                writeTransaction = nil
+                w.cancel()
+                try? repin()
+                throw error
+            }
+        }
         // Every commit leaves a change record, an empty one too: a notifier reads "nothing
         // changed" from it instead of rescanning.
         w.setHistoryRecord((objects?.changes ?? ChangeRecord()).encoded())
@@ -447,6 +469,7 @@ public final class Realm {
             schemaKnownAt = at
         }
         let s = ObjectStore(pages: pages, schema: fileSchema, hidden: hiddenClassNames, shapes: tableShapes)
+        if writeTransaction != nil && capturesSync { s.syncDeletedKeys = [:] }
         objects = s
         return s
     }
@@ -587,7 +610,7 @@ public final class Realm {
         return try realm.currentSchemaRecord()?.version ?? 0
     }
 
-    private func currentSchemaRecord() throws(CoveError) -> SchemaRecord? {
+    func currentSchemaRecord() throws(CoveError) -> SchemaRecord? {
         guard let bytes = try ObjectStore.readSchemaRecord(try currentPages()) else { return nil }
         let record = try SchemaRecord.decode(bytes)
         schemaRecordBytes = bytes
@@ -610,6 +633,10 @@ public final class Realm {
     private func close(reason: String) {
         guard closedReason == nil else { return }
         closedReason = reason
+        if let session {
+            self.session = nil
+            SyncSessions.release(session)
+        }
         notifier.close()
         watcher?.stop()
         watcher = nil

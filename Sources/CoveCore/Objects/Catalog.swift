@@ -240,7 +240,7 @@ package let catalogPageWalker: CatalogPageWalker = { snapshot, key, value, page 
             }
             return true
         }
-    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag, CatalogKey.collectionsTag:
+    case CatalogKey.primaryKeyTag, CatalogKey.backlinksTag, CatalogKey.indexTag, CatalogKey.collectionsTag, CatalogKey.syncTag:
         guard value.count == TreeRoot.encodedSize, let p = value.baseAddress else {
             throw .corrupt("catalog: an index entry of \(value.count) bytes")
         }

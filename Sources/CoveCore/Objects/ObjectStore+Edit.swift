@@ -111,6 +111,9 @@ extension ObjectStore {
         try requireWrite()
         let t = try table(cls)
         guard try exists(cls, objectKey) else { throw invalidated(cls, objectKey) }
+        if syncDeletedKeys != nil, let pk = cls.primaryKeyProperty {
+            syncDeletedKeys?[ObjectLink(classKey: t.classKey, objectKey: objectKey)] = try get(cls, objectKey, pk)
+        }
         // What it holds: its collections (emptied and freed, embedded elements deleted) and its
         // single links (leaving the backlink trees of their targets; embedded targets deleted).
         for p in cls.properties where !p.isBacklinks {

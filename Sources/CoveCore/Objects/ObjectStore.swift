@@ -46,6 +46,10 @@ package final class ObjectStore {
     var lastInline: (objectKey: Int64, propertyKey: Int64, root: TreeRoot, collection: InlineCollection)?
     /// What this transaction did, for the commit's history record.
     package var changes = ChangeRecord()
+    /// The primary keys of the objects this write deleted, kept while the file is synced (nil
+    /// otherwise): the changeset names a deleted object by its key, gone from the table by the
+    /// commit.
+    package var syncDeletedKeys: [ObjectLink: Value]?
     /// The row cells of a create's collections, kept from create to create (emptied) so that
     /// creating objects with collections does not allocate the list each time.
     var rowCellsScratch: [(column: Int, cell: CellValue)] = []

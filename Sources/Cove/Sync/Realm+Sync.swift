@@ -1,0 +1,98 @@
+// A realm's side of sync: starting it in a file, the session it shares with the file's other
+// realms, and the transactions the session runs through realms of its own.
+import CoveCore
+import CoveStorage
+import CoveSyncCore
+import FoundationEssentials
+
+extension Realm {
+    /// The file's sync session, nil for a realm that does not sync (as Realm's `syncSession`).
+    public var syncSession: SyncSession? { session }
+
+    /// At open, for a configuration with `syncConfiguration`: checks that the schema can sync,
+    /// starts sync in a file that has never synced (a new client file id, and every object it
+    /// holds queued for upload), then joins the file's session.
+    func setUpSync() throws(CoveError) {
+        guard let sync = configuration.syncConfiguration else { return }
+        try sync.check()
+        if configuration.inMemory || configuration.readOnly {
+            throw CoveError(.invalidArgument, "a synced realm needs a file it can write: not in memory, not read-only")
+        }
+        try ObjectStore.checkSyncable(schema)
+        var record = try syncRecordIfAny()
+        if record == nil {
+            try beginWrite()
+            do throws(CoveError) {
+                let store = try objectStore()
+                if let existing = try store.syncRecord() {
+                    record = existing
+                } else {
+                    var bytes = [UInt8](repeating: 0, count: 16)
+                    for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255) }
+                    bytes[6] = (bytes[6] & 0x0F) | 0x40
+                    bytes[8] = (bytes[8] & 0x3F) | 0x80
+                    let id: SyncUUID
+                    do { id = try SyncUUID(bytes: bytes) } catch { throw CoveError(.internal, error.message) }
+                    try store.startSync(clientFileId: id, wall: SyncClockSource.systemWall())
+                    record = try store.syncRecord()
+                }
+                try commitWrite()
+            } catch {
+                if isInWriteTransaction { try? cancelWrite() }
+                throw error
+            }
+        }
+        guard configuration.opensSyncSession, let record, let path = configuration.path else { return }
+        session = try SyncSessions.acquire(path: path, configuration: configuration, sync: sync, record: record)
+    }
+
+    private func syncRecordIfAny() throws(CoveError) -> SyncFileRecord? {
+        try objectStore().syncRecord()
+    }
+
+    /// The file's sync record.
+    func syncRecord() throws(CoveError) -> SyncFileRecord {
+        guard let record = try objectStore().syncRecord() else { throw CoveError(.sync, "the file is not synced") }
+        return record
+    }
+
+    /// The sync record and the queued changesets after the server's.
+    func readSyncQueue(limit: Int, maxBytes: Int) throws(CoveError) -> (SyncFileRecord, [(version: UInt64, line: [UInt8])]) {
+        let record = try syncRecord()
+        return (record, try objectStore().syncQueued(after: record.uploadedVersion, limit: limit, maxBytes: maxBytes))
+    }
+
+    /// Records that the server holds the local changesets up to `version`.
+    func acknowledgeUploads(upTo version: UInt64) throws(CoveError) {
+        let record = try syncRecord()
+        if version <= record.uploadedVersion { return }
+        try beginWrite()
+        do throws(CoveError) {
+            try objectStore().syncAcknowledge(upTo: version)
+            try commitWrite()
+        } catch {
+            if isInWriteTransaction { try? cancelWrite() }
+            throw error
+        }
+    }
+
+    /// Applies downloaded changesets and the new cursor in one write transaction.
+    func applyDownload(_ changesets: [Changeset], cursor: UInt64) throws(CoveError) {
+        applyingDownload = true
+        defer { applyingDownload = false }
+        try beginWrite()
+        do throws(CoveError) {
+            try objectStore().syncApply(changesets, cursor: cursor)
+            try commitWrite()
+        } catch {
+            if isInWriteTransaction { try? cancelWrite() }
+            throw error
+        }
+    }
+
+    /// The file's schema version.
+    func schemaVersion() throws(CoveError) -> UInt64 {
+        guard let record = try currentSchemaRecord() else { return 0 }
+        return record.version
+    }
+}

@@ -1,0 +1,56 @@
+// How a synced file reaches its server.
+
+/// The server a synced file syncs with, and who it syncs as (`Realm.Configuration.syncConfiguration`).
+public struct SyncConfiguration: Sendable, Equatable {
+    /// The server's base URL, `http://` or `https://` (`https://sync.example.com`).
+    public var url: String
+    /// The bearer token the server gave the user (`cove-sync-server token`).
+    public var token: String
+    /// A file of PEM certificates to trust instead of the system's, for a server whose
+    /// certificate a private authority signed. nil: the system's certificates.
+    public var trustedCertificatesPath: String?
+    /// How long one request may take before the session gives it up and tries again, in seconds
+    /// (a long-polling download waits up to `longPollSeconds` more).
+    public var requestTimeout: Double
+    /// How long a download waits at the server for news before it answers with nothing, in
+    /// seconds (0 to 60).
+    public var longPollSeconds: Int
+    /// The most changesets a download applies in one write transaction, so that readers and
+    /// notifications keep flowing while a large download arrives.
+    public var changesetsPerTransaction: Int
+    /// Whether the session connects when the realm opens (false: it starts paused, and
+    /// `SyncSession.resume()` connects it).
+    public var startsConnected: Bool
+
+    public init(url: String, token: String, trustedCertificatesPath: String? = nil, requestTimeout: Double = 30,
+                longPollSeconds: Int = 25, changesetsPerTransaction: Int = 1000, startsConnected: Bool = true) {
+        self.url = url
+        self.token = token
+        self.trustedCertificatesPath = trustedCertificatesPath
+        self.requestTimeout = requestTimeout
+        self.longPollSeconds = longPollSeconds
+        self.changesetsPerTransaction = changesetsPerTransaction
+        self.startsConnected = startsConnected
+    }
+
+    /// Refuses settings out of range, naming them.
+    func check() throws(CoveError) {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8 else {
+            throw CoveError(.invalidArgument, "sync URL '\(url)': expected http:// or https:// and a host")
+        }
+        if token.isEmpty { throw CoveError(.invalidArgument, "the sync token is empty") }
+        if token.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) {
+            throw CoveError(.invalidArgument, "the sync token has characters a bearer token cannot have")
+        }
+        guard requestTimeout > 0, requestTimeout <= 3600 else {
+            throw CoveError(.invalidArgument, "sync request timeout \(requestTimeout) s: expected more than 0 and at most 3600")
+        }
+        guard (0...60).contains(longPollSeconds) else {
+            throw CoveError(.invalidArgument, "sync long poll \(longPollSeconds) s: expected 0 to 60")
+        }
+        guard (1...100_000).contains(changesetsPerTransaction) else {
+            throw CoveError(.invalidArgument, "sync changesets per transaction \(changesetsPerTransaction): expected 1 to 100000")
+        }
+    }
+}

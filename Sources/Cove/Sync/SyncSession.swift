@@ -1,0 +1,502 @@
+// A synced file's session: two threads of its own, one uploading the changesets the file's
+// queue holds, one long-polling the server for others' changesets and applying them in write
+// transactions of bounded size. Each opens a realm of its own on the file. A request that fails
+// is tried again after a growing, jittered pause; a refusal that trying again cannot mend (a
+// token the server does not accept, a file bound to another user) stops the session with its
+// error. One session per file per process, shared by every realm of the file that syncs.
+import CoveCore
+import CoveSyncCore
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The background link between a synced file and its server (`Realm.syncSession`).
+public final class SyncSession: @unchecked Sendable {
+    /// Whether the session works.
+    public enum State: String, Sendable {
+        /// Uploading and downloading (or trying to reach the server).
+        case active
+        /// Paused by `pause()` or `SyncConfiguration.startsConnected`.
+        case paused
+        /// Stopped for good: its last realm closed, or the server refused it (`lastError`).
+        case inactive
+    }
+
+    /// Whether the session reaches the server now.
+    public enum ConnectionState: String, Sendable {
+        case disconnected, connecting, connected
+    }
+
+    /// Where the session stands: how far uploads and downloads have come.
+    public struct Progress: Sendable, Equatable {
+        /// The newest local changeset version made (the file's own count).
+        public var localVersion: UInt64
+        /// The newest local changeset version the server holds.
+        public var uploadedVersion: UInt64
+        /// The server version the file has downloaded up to.
+        public var downloadedVersion: UInt64
+        /// The newest server version the session has heard of.
+        public var serverVersion: UInt64
+    }
+
+    /// What a wait waits for (Realm's `SyncSession.wait(for:)`).
+    public enum Direction: Sendable {
+        case upload, download
+    }
+
+    let path: String
+    let realmConfiguration: Realm.Configuration
+    let configuration: SyncConfiguration
+    let clientFileId: SyncUUID
+
+    private let lock = Mutex<Shared>(Shared())
+    private struct Shared {
+        var state: State = .active
+        var connection: ConnectionState = .disconnected
+        var progress = Progress(localVersion: 0, uploadedVersion: 0, downloadedVersion: 0, serverVersion: 0)
+        var lastError: CoveError?
+        var users = 0
+        var uploadAsked: UInt64 = 0
+        var uploadDone: UInt64 = 0
+        var downloadAsked: UInt64 = 0
+        var downloadDone: UInt64 = 0
+        var stopping = false
+        var bound = false
+    }
+    private var cond = pthread_cond_t()
+    private var condMutex = pthread_mutex_t()
+    private var threads: [pthread_t] = []
+    private var uploadHTTP: SyncHTTP?
+    private var downloadHTTP: SyncHTTP?
+    /// Wakes the uploader waiting for a commit.
+    private var storageToWake: (@Sendable () -> Void)?
+
+    init(path: String, realmConfiguration: Realm.Configuration, configuration: SyncConfiguration,
+         record: SyncFileRecord) {
+        self.path = path
+        var handle = realmConfiguration
+        handle.opensSyncSession = false
+        handle.migrationBlock = nil
+        handle.shouldCompactOnLaunch = nil
+        self.realmConfiguration = handle
+        self.configuration = configuration
+        clientFileId = record.clientFileId
+        pthread_mutex_init(&condMutex, nil)
+        pthread_cond_init(&cond, nil)
+        lock.withLock {
+            $0.progress = Progress(localVersion: record.localVersion, uploadedVersion: record.uploadedVersion,
+                                   downloadedVersion: record.downloadCursor, serverVersion: record.downloadCursor)
+            $0.state = configuration.startsConnected ? .active : .paused
+        }
+    }
+
+    deinit {
+        pthread_cond_destroy(&cond)
+        pthread_mutex_destroy(&condMutex)
+    }
+
+    // MARK: What users see
+
+    /// Whether the session works: active, paused, or inactive (stopped).
+    public var state: State { lock.withLock { $0.state } }
+    /// Whether the session reaches the server now.
+    public var connectionState: ConnectionState { lock.withLock { $0.connection } }
+    /// How far uploads and downloads have come.
+    public var progress: Progress { lock.withLock { $0.progress } }
+    /// The latest error: a request that failed (the session tries again) or the refusal that
+    /// stopped it (state `.inactive`). nil after a request succeeds.
+    public var lastError: CoveError? { lock.withLock { $0.lastError } }
+
+    /// Stops uploading and downloading until `resume()`; what the file holds stays queued.
+    public func pause() {
+        lock.withLock { if $0.state == .active { $0.state = .paused } }
+        uploadHTTP?.cancelled.store(true, ordering: .relaxed)
+        downloadHTTP?.cancelled.store(true, ordering: .relaxed)
+        signal()
+    }
+
+    /// Starts a paused session again.
+    public func resume() {
+        lock.withLock { if $0.state == .paused { $0.state = .active } }
+        signal()
+    }
+
+    /// Waits until everything this file had written when the call was made is on the server
+    /// (`.upload`), or until the file holds everything the server had when the call was made
+    /// (`.download`).
+    /// - Throws: `.sync` when `timeout` (seconds) passes first, or the session stops (with its
+    ///   error); `.invalidArgument` for a negative timeout.
+    public func wait(for direction: Direction, timeout: Double = 60) throws(CoveError) {
+        guard timeout >= 0, timeout.isFinite else { throw CoveError(.invalidArgument, "a wait's timeout must be 0 or more seconds, not \(timeout)") }
+        let asked: UInt64 = lock.withLock { s in
+            switch direction {
+            case .upload: s.uploadAsked += 1; return s.uploadAsked
+            case .download: s.downloadAsked += 1; return s.downloadAsked
+            }
+        }
+        if direction == .download { downloadHTTP?.cancelled.store(true, ordering: .relaxed) }
+        storageToWake?()
+        signal()
+        let deadline = Self.now() + timeout
+        while true {
+            let (done, state, error): (Bool, State, CoveError?) = lock.withLock { s in
+                (direction == .upload ? s.uploadDone >= asked : s.downloadDone >= asked, s.state, s.lastError)
+            }
+            if done { return }
+            if state == .inactive {
+                throw CoveError(.sync, "the sync session stopped" + (error.map { ": \($0.message)" } ?? ""))
+            }
+            let left = deadline - Self.now()
+            if left <= 0 {
+                let what = direction == .upload ? "upload" : "download"
+                throw CoveError(.sync, "the \(what) did not finish within \(timeout) s" + (error.map { " (last error: \($0.message))" } ?? ""))
+            }
+            sleep(upTo: min(left, 0.05))
+        }
+    }
+
+    // MARK: Life
+
+    func addUser() { lock.withLock { $0.users += 1 } }
+
+    /// One realm less; the last stops the session. Returns whether it stopped.
+    func removeUser() -> Bool {
+        let last = lock.withLock { s -> Bool in
+            s.users -= 1
+            return s.users <= 0
+        }
+        if last { stop() }
+        return last
+    }
+
+    func start() throws(CoveError) {
+        uploadHTTP = try SyncHTTP(configuration: configuration)
+        downloadHTTP = try SyncHTTP(configuration: configuration)
+        for body in [{ (s: SyncSession) in s.uploadLoop() }, { (s: SyncSession) in s.downloadLoop() }] {
+            final class Start { let session: SyncSession; let body: (SyncSession) -> Void
+                init(_ s: SyncSession, _ b: @escaping (SyncSession) -> Void) { session = s; body = b } }
+            let retained = Unmanaged.passRetained(Start(self, body)).toOpaque()
+            var t = pthread_t()
+            let rc = pthread_create(&t, nil, { arg in
+                guard let arg else { return nil }
+                let start = Unmanaged<Start>.fromOpaque(arg).takeRetainedValue()
+                start.body(start.session)
+                return nil
+            }, retained)
+            guard rc == 0 else {
+                Unmanaged<Start>.fromOpaque(retained).release()
+                stop()
+                throw CoveError(.io, "cannot start the sync session's threads: \(String(cString: strerror(rc)))")
+            }
+            threads.append(t)
+        }
+    }
+
+    func stop() {
+        lock.withLock {
+            $0.stopping = true
+            $0.state = .inactive
+        }
+        uploadHTTP?.cancelled.store(true, ordering: .relaxed)
+        downloadHTTP?.cancelled.store(true, ordering: .relaxed)
+        storageToWake?()
+        signal()
+        for t in threads where !pthread_equal(t, pthread_self()).isTrue { pthread_join(t, nil) }
+        threads = []
+    }
+
+    // MARK: The threads
+
+    private var stopping: Bool { lock.withLock { $0.stopping } }
+
+    /// Whether the thread should work now; waits while the session is paused.
+    private func mayWork() -> Bool {
+        while true {
+            let (stopping, state) = lock.withLock { ($0.stopping, $0.state) }
+            if stopping || state == .inactive { return false }
+            if state == .active { return true }
+            sleep(upTo: 0.2)
+        }
+    }
+
+    private func openHandle() -> Realm? {
+        while mayWork() {
+            do {
+                return try Realm(configuration: realmConfiguration)
+            } catch {
+                fail(error, fatal: false)
+                sleep(upTo: 1)
+            }
+        }
+        return nil
+    }
+
+    private var query: String { "client_file_id=\(clientFileId.text)" }
+
+    /// Binds the file to the token's user (once a session, again after a refusal).
+    private func bind(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) {
+        if lock.withLock({ $0.bound }) { return }
+        setConnection(.connecting)
+        let schemaVersion = (try? realm.schemaVersion()) ?? 0
+        let body = Array("{\"client_file_id\":\"\(clientFileId.text)\",\"schema_version\":\(schemaVersion)}".utf8)
+        let json = try send(http, "/v1/bind", body: body, timeout: configuration.requestTimeout)
+        guard case .int(let node)? = json["node_id"], UInt64(node) == clientFileId.nodeId else {
+            throw SessionFailure(CoveError(.sync, "the server gave this file node \(json["node_id"].map { "\($0)" } ?? "none"), not \(clientFileId.nodeId): it is not a Cove Sync server of this version"), fatal: true)
+        }
+        if case .int(let uploaded)? = json["uploaded_version"], uploaded > 0 {
+            try acknowledge(realm, UInt64(uploaded))
+        }
+        if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
+        lock.withLock { $0.bound = true }
+    }
+
+    struct SessionFailure: Error {
+        var error: CoveError
+        var fatal: Bool
+        init(_ error: CoveError, fatal: Bool) {
+            self.error = error
+            self.fatal = fatal
+        }
+    }
+
+    /// Sends a request and reads a JSON answer; failures say whether trying again can help.
+    private func send(_ http: SyncHTTP, _ path: String, body: [UInt8]?, timeout: Double) throws(SessionFailure) -> JSONValue {
+        let response = try exchange(http, path, body: body, timeout: timeout)
+        guard let json = try? JSONValue(parsing: response.text) else {
+            throw SessionFailure(CoveError(.sync, "the server's answer to \(path) is not JSON"), fatal: false)
+        }
+        return json
+    }
+
+    private func exchange(_ http: SyncHTTP, _ path: String, body: [UInt8]?, timeout: Double) throws(SessionFailure) -> SyncHTTPResponse {
+        let response: SyncHTTPResponse
+        do {
+            response = try http.request(path, body: body, timeout: timeout)
+        } catch {
+            setConnection(.disconnected)
+            throw SessionFailure(CoveError(.sync, "cannot reach the sync server \(configuration.url): \(error.message)"), fatal: false)
+        }
+        switch response.status {
+        case 200:
+            setConnection(.connected)
+            return response
+        case 401, 403, 409:
+            throw SessionFailure(CoveError(.sync, "the sync server refused the session: \(response.errorMessage)"), fatal: true)
+        default:
+            setConnection(.disconnected)
+            throw SessionFailure(CoveError(.sync, "the sync server answered \(path) with \(response.errorMessage)"), fatal: false)
+        }
+    }
+
+    private func uploadLoop() {
+        guard let http = uploadHTTP, let realm = openHandle() else { return }
+        defer { realm.close() }
+        storageToWake = { [storage = realm.file.storage] in storage.wakeCommitWaiters() }
+        var failures = 0
+        while mayWork() {
+            let asked = lock.withLock { $0.uploadAsked }
+            let counter = realm.file.storage.commitCounter()
+            do {
+                try bind(http, realm)
+                try realm.refresh()
+                let (record, queued) = try realm.readSyncQueue(limit: 1000, maxBytes: 8 << 20)
+                lock.withLock {
+                    $0.progress.localVersion = record.localVersion
+                    $0.progress.uploadedVersion = record.uploadedVersion
+                }
+                if queued.isEmpty {
+                    lock.withLock { $0.uploadDone = max($0.uploadDone, asked) }
+                    failures = 0
+                    if lock.withLock({ $0.uploadAsked }) == asked {
+                        _ = realm.file.storage.waitForCommit(after: counter, timeoutMs: 1000) { [self] in stopping }
+                    }
+                    continue
+                }
+                var body: [UInt8] = []
+                for q in queued { body += q.line; body.append(0x0A) }
+                let json = try send(http, "/v1/upload?\(query)", body: body, timeout: configuration.requestTimeout)
+                guard case .int(let uploaded)? = json["uploaded_version"] else {
+                    throw SessionFailure(CoveError(.sync, "the server's answer to an upload has no uploaded_version"), fatal: false)
+                }
+                try acknowledge(realm, UInt64(uploaded))
+                if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
+                clearError()
+                failures = 0
+            } catch {
+                if !recover(from: error, failures: &failures) { return }
+            }
+        }
+    }
+
+    private func acknowledge(_ realm: Realm, _ version: UInt64) throws(SessionFailure) {
+        do {
+            try realm.acknowledgeUploads(upTo: version)
+        } catch {
+            throw SessionFailure(error, fatal: false)
+        }
+        lock.withLock { $0.progress.uploadedVersion = max($0.progress.uploadedVersion, version) }
+    }
+
+    private func downloadLoop() {
+        guard let http = downloadHTTP, let realm = openHandle() else { return }
+        defer { realm.close() }
+        var failures = 0
+        while mayWork() {
+            http.cancelled.store(false, ordering: .relaxed)
+            let asked = lock.withLock { $0.downloadAsked }
+            let served = lock.withLock { $0.downloadDone }
+            do {
+                try bind(http, realm)
+                try realm.refresh()
+                let cursor = try realm.syncRecord().downloadCursor
+                let wait = asked > served ? 0 : configuration.longPollSeconds
+                let path = "/v1/download?\(query)&after=\(cursor)&wait=\(wait)&limit=\(configuration.changesetsPerTransaction)"
+                let response = try exchange(http, path, body: nil, timeout: configuration.requestTimeout + Double(wait))
+                let (header, changesets) = try Self.parseDownload(response.body)
+                if header.to > cursor || !changesets.isEmpty {
+                    do {
+                        try realm.applyDownload(changesets, cursor: header.to)
+                    } catch {
+                        throw SessionFailure(error, fatal: false)
+                    }
+                }
+                lock.withLock {
+                    $0.progress.downloadedVersion = max($0.progress.downloadedVersion, header.to)
+                    $0.progress.serverVersion = max($0.progress.serverVersion, header.latest ?? header.to)
+                    if !header.more { $0.downloadDone = max($0.downloadDone, asked) }
+                }
+                clearError()
+                failures = 0
+            } catch {
+                if !recover(from: error, failures: &failures) { return }
+            }
+        }
+    }
+
+    struct DownloadHeader {
+        var to: UInt64
+        var more: Bool
+        var count: Int
+        var latest: UInt64?
+    }
+
+    /// A download's answer: the header line, then the changesets.
+    static func parseDownload(_ body: [UInt8]) throws(SessionFailure) -> (DownloadHeader, [Changeset]) {
+        func bad(_ what: String) -> SessionFailure { SessionFailure(CoveError(.sync, "a download's answer: \(what)"), fatal: false) }
+        guard let end = body.firstIndex(of: 0x0A) else { throw bad("no header line") }
+        guard let json = try? JSONValue(parsing: String(decoding: body[..<end], as: UTF8.self)),
+              case .int(let to)? = json["to"], to >= 0, case .bool(let more)? = json["more"], case .int(let count)? = json["count"] else {
+            throw bad("a header without to, more and count")
+        }
+        var latest: UInt64?
+        if case .int(let l)? = json["latest"], l >= 0 { latest = UInt64(l) }
+        let rest = Array(body[(end + 1)...])
+        let changesets: [Changeset]
+        do { changesets = rest.isEmpty ? [] : try ChangesetLines.decode(bytes: rest) } catch { throw bad(error.message) }
+        guard changesets.count == count else { throw bad("\(changesets.count) changesets where the header says \(count)") }
+        return (DownloadHeader(to: UInt64(to), more: more, count: Int(count), latest: latest), changesets)
+    }
+
+    // MARK: Helpers
+
+    /// Records a failed round and waits before the next; false when the session must stop.
+    private func recover(from error: any Error, failures: inout Int) -> Bool {
+        if let failure = error as? SessionFailure {
+            if failure.fatal {
+                fail(failure.error, fatal: true)
+                return false
+            }
+            // Cut short on purpose (a pause, a wait that wants an answer now): no pause.
+            if failure.error.message.hasSuffix(": cancelled") { return true }
+            fail(failure.error, fatal: false)
+            lock.withLock { $0.bound = false }
+        } else {
+            fail(error as? CoveError ?? CoveError(.sync, "\(error)"), fatal: false)
+        }
+        failures += 1
+        backOff(failures)
+        return true
+    }
+
+    private func see(serverVersion: UInt64) {
+        lock.withLock { $0.progress.serverVersion = max($0.progress.serverVersion, serverVersion) }
+    }
+
+    private func setConnection(_ c: ConnectionState) { lock.withLock { $0.connection = c } }
+
+    private func clearError() { lock.withLock { $0.lastError = nil } }
+
+    private func fail(_ error: CoveError, fatal: Bool) {
+        lock.withLock {
+            $0.lastError = error
+            if fatal {
+                $0.state = .inactive
+                $0.connection = .disconnected
+            }
+        }
+    }
+
+    /// Waits before trying again: 0.25 s doubling to 30 s, with up to half again at random.
+    private func backOff(_ failures: Int) {
+        let base = min(30, 0.25 * Double(1 << min(failures - 1, 7)))
+        sleep(upTo: base * (1 + Double.random(in: 0..<0.5)))
+    }
+
+    private func signal() {
+        pthread_mutex_lock(&condMutex)
+        pthread_cond_broadcast(&cond)
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    /// Sleeps up to `seconds`, less when signalled.
+    private func sleep(upTo seconds: Double) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let ns = Int(seconds * 1e9) + ts.tv_nsec
+        ts.tv_sec += ns / 1_000_000_000
+        ts.tv_nsec = ns % 1_000_000_000
+        pthread_mutex_lock(&condMutex)
+        if !stopping { _ = pthread_cond_timedwait(&cond, &condMutex, &ts) }
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+private extension Int32 {
+    var isTrue: Bool { self != 0 }
+}
+
+/// The sessions of this process, one per synced file.
+enum SyncSessions {
+    private static let sessions = Mutex<[String: SyncSession]>([:])
+
+    /// The file's session, started if it is not running; one more user of it.
+    static func acquire(path: String, configuration: Realm.Configuration, sync: SyncConfiguration,
+                        record: SyncFileRecord) throws(CoveError) -> SyncSession {
+        let (session, isNew): (SyncSession, Bool) = sessions.withLock { all in
+            if let s = all[path], s.state != .inactive {
+                s.addUser()
+                return (s, false)
+            }
+            let s = SyncSession(path: path, realmConfiguration: configuration, configuration: sync, record: record)
+            s.addUser()
+            all[path] = s
+            return (s, true)
+        }
+        if isNew { try session.start() }
+        return session
+    }
+
+    static func release(_ session: SyncSession) {
+        if session.removeUser() {
+            sessions.withLock { all in if all[session.path] === session { all[session.path] = nil } }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+// Downloaded changesets into the file: each operation merges into its object's state, then the
+// file is made to show what the merged states show: objects created or deleted first (so that
+// links within one download find their targets), then the properties the operations touched.
+// A link whose target is not in the file shows as null (left out of a list) and waits in a tree
+// of its own until the target arrives, by a download or a local create.
+import CoveStorage
+import CoveSyncCore
+import FoundationEssentials
+
+extension ObjectStore {
+    /// What a download changed, object by object.
+    private struct Touched {
+        var cls: ObjectSchema
+        var pk: Value
+        var state: SyncStoredState
+        var properties: Set<String> = []
+        var everything = false
+    }
+
+    /// Merges downloaded changesets and writes what they change into the objects, then records
+    /// `cursor` as the server version downloaded: one transaction, so the file never holds one
+    /// without the other. Operations on classes the file does not have are skipped.
+    package func syncApply(_ changesets: [Changeset], cursor: UInt64) throws(CoveError) {
+        try requireWrite()
+        guard var record = try syncRecord() else {
+            throw CoveError(.invalidArgument, "the file is not synced")
+        }
+        var order: [SyncObjectRef] = []
+        var touched: [SyncObjectRef: Touched] = [:]
+        for changeset in changesets {
+            if changeset.clock > record.latestClock { record.latestClock = changeset.clock }
+            for op in changeset.operations {
+                guard let cls = schema[op.object.className], !cls.isEmbedded else { continue }
+                if touched[op.object] == nil {
+                    let pk = try Self.coveKey(op.object.key)
+                    touched[op.object] = Touched(cls: cls, pk: pk, state: try loadState(try classKey(of: cls), pk))
+                    order.append(op.object)
+                }
+                touched[op.object]?.state.merge.apply(op)
+                switch op.change {
+                case .create, .delete: touched[op.object]?.everything = true
+                default: if let name = op.change.property { touched[op.object]?.properties.insert(name) }
+                }
+            }
+        }
+        // Objects into being, or out of it.
+        var keys: [SyncObjectRef: Int64] = [:]
+        var created: [(ObjectSchema, Int64)] = []
+        for ref in order {
+            guard var t = touched[ref] else { continue }
+            let existing = try find(t.cls, primaryKey: t.pk)
+            if t.state.merge.exists {
+                if let existing {
+                    keys[ref] = existing
+                } else {
+                    let key = try create(t.cls, primaryKey: t.pk)
+                    keys[ref] = key
+                    created.append((t.cls, key))
+                    t.state.listOrder = [:]
+                    t.everything = true
+                }
+            } else {
+                if let existing { try delete(t.cls, existing) }
+                t.state.listOrder = [:]
+            }
+            touched[ref] = t
+        }
+        // What they show.
+        for ref in order {
+            guard var t = touched[ref] else { continue }
+            let classKey = try classKey(of: t.cls)
+            if let key = keys[ref] {
+                try showState(t.cls, key, &t.state, ref, only: t.everything ? nil : t.properties)
+            }
+            try storeState(t.state, classKey, t.pk, ref)
+        }
+        for (cls, key) in created { try resolveWaitingLinks(to: cls, key) }
+        record.downloadCursor = Swift.max(record.downloadCursor, cursor)
+        try writeSyncRecord(record)
+    }
+
+    /// Writes into object `key` what its merge state shows, for the properties named in `only`
+    /// (nil: every property). Writes only what differs.
+    func showState(_ cls: ObjectSchema, _ key: Int64, _ state: inout SyncStoredState, _ ref: SyncObjectRef,
+                   only: Set<String>?) throws(CoveError) {
+        for p in cls.properties where !p.isBacklinks && !p.isPrimaryKey {
+            if let only, !only.contains(p.name) { continue }
+            switch p.collection {
+            case .none:
+                var desired = Self.emptyValue(of: p)
+                if let shown = state.merge.property(p.name) {
+                    if let v = try resolve(shown, for: p) {
+                        desired = v
+                    } else if case .link(let target) = shown {
+                        try waitForLink(to: target, from: ref)
+                    }
+                }
+                if try get(cls, key, p) != desired { try set(cls, key, p, desired) }
+            case .list:
+                var ids: [SyncClock] = []
+                var values: [Value] = []
+                for e in state.merge.listElements(p.name) {
+                    if let v = try resolve(e.value, for: p) {
+                        ids.append(e.id)
+                        values.append(v)
+                    } else if case .link(let target) = e.value {
+                        try waitForLink(to: target, from: ref)
+                    }
+                }
+                try showList(cls, key, p, from: state.listOrder[p.name] ?? [], to: ids, values: values)
+                state.listOrder[p.name] = ids
+            case .set:
+                var desired: [Value] = []
+                for v in state.merge.setValues(p.name) {
+                    if let c = try resolve(v, for: p) { desired.append(c) }
+                }
+                let current = try setValues(cls, key, p)
+                for v in current where !desired.contains(v) { _ = try setErase(cls, key, p, v) }
+                for v in desired where !current.contains(v) { _ = try setInsert(cls, key, p, v) }
+            case .map:
+                var desired: [String: Value] = [:]
+                for e in state.merge.mapEntries(p.name) {
+                    if let c = try resolve(e.value, for: p) { desired[e.key] = c }
+                }
+                var current: [String: Value] = [:]
+                for (k, v) in try mapEntries(cls, key, p) { current[k] = v }
+                for k in current.keys where desired[k] == nil { _ = try mapErase(cls, key, p, k) }
+                for (k, v) in desired where current[k] != v { try mapSet(cls, key, p, k, v) }
+            }
+        }
+    }
+
+    /// Edits a list that holds the elements `from` stands for into one holding `values` (whose
+    /// ids are `to`): the elements both start and end with stay, the middle is replaced, then
+    /// any element whose value differs is set.
+    private func showList(_ cls: ObjectSchema, _ key: Int64, _ p: Property, from: [SyncClock], to: [SyncClock],
+                          values: [Value]) throws(CoveError) {
+        var current = try listValues(cls, key, p)
+        var old = from
+        if old.count != current.count {
+            // The ids do not stand for the list (not expected): the whole list is replaced.
+            old = []
+            try listClear(cls, key, p)
+            current = []
+        }
+        var prefix = 0
+        while prefix < old.count, prefix < to.count, old[prefix] == to[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix, suffix < to.count - prefix,
+              old[old.count - 1 - suffix] == to[to.count - 1 - suffix] { suffix += 1 }
+        for i in stride(from: old.count - suffix - 1, through: prefix, by: -1) {
+            try listErase(cls, key, p, i)
+            current.remove(at: i)
+        }
+        for i in prefix..<(to.count - suffix) {
+            try listInsert(cls, key, p, i, values[i])
+            current.insert(values[i], at: i)
+        }
+        for i in 0..<values.count where current[i] != values[i] {
+            try listSet(cls, key, p, i, values[i])
+        }
+    }
+
+    /// The value a property shows when nothing written since the object's latest delete shows.
+    static func emptyValue(of p: Property) -> Value {
+        if p.isOptional || p.isLink || p.type == .mixed { return .null }
+        switch p.type {
+        case .bool: return .bool(false)
+        case .int: return .int(0)
+        case .float: return .float(0)
+        case .double: return .double(0)
+        case .string: return .string("")
+        case .data: return .data([])
+        case .date: return .timestamp(Timestamp(seconds: 0))
+        case .decimal128: return .decimal128(Decimal128(Int64(0)))
+        case .objectId: return (try? .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))) ?? .null
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .mixed, .object, .linkingObjects: return .null
+        }
+    }
+
+    // MARK: Links that wait for their target
+
+    private static func waitingPrefix(_ targetClassKey: UInt32, _ targetKey: [UInt8]) -> [UInt8] {
+        CatalogKey.bigEndian(UInt64(targetClassKey), bytes: 4) + CatalogKey.bigEndian(UInt64(targetKey.count), bytes: 2) + targetKey
+    }
+
+    /// Notes that object `source` has a link to `target`, which the file does not hold yet.
+    private func waitForLink(to target: SyncObjectRef, from source: SyncObjectRef) throws(CoveError) {
+        guard let targetClass = schema[target.className], let sourceClass = schema[source.className] else { return }
+        var key = Self.waitingPrefix(try classKey(of: targetClass), try Self.coveKey(target.key).indexKey())
+        key += CatalogKey.bigEndian(UInt64(try classKey(of: sourceClass)), bytes: 4)
+        key += try Self.coveKey(source.key).indexKey()
+        try editTree(CatalogKey.syncWaitingLinks) { t throws(StorageError) in
+            _ = try t.put(key, Self.encodeKey(source.key))
+        }
+    }
+
+    /// Shows again every link that waited for object `key` of `cls`, now that it is here.
+    func resolveWaitingLinks(to cls: ObjectSchema, _ key: Int64) throws(CoveError) {
+        let tree = try tree(CatalogKey.syncWaitingLinks)
+        if tree.root.count == 0 { return }
+        let prefix = Self.waitingPrefix(try classKey(of: cls), try primaryKeyValue(cls, key).indexKey())
+        var found: [(entry: [UInt8], sourceClass: UInt32, sourceKey: SyncPrimaryKey)] = []
+        do {
+            try tree.forEach(from: prefix) { k, v throws(StorageError) -> Bool in
+                guard k.count >= prefix.count + 4, k.starts(with: prefix) else { return false }
+                let sourceClass = UInt32(CatalogKey.number(bigEndian: k[prefix.count..<(prefix.count + 4)]))
+                if let sourceKey = Self.decodeKey(Array(v)) { found.append((Array(k), sourceClass, sourceKey)) }
+                return true
+            }
+        } catch {
+            throw CoveError(error)
+        }
+        for f in found {
+            try editTree(CatalogKey.syncWaitingLinks) { t throws(StorageError) in _ = try t.remove(f.entry) }
+            guard let sourceClass = schema.objectSchema(forClassKey: f.sourceClass) else { continue }
+            let pk = try Self.coveKey(f.sourceKey)
+            guard let sourceObject = try find(sourceClass, primaryKey: pk) else { continue }
+            var state = try loadState(f.sourceClass, pk)
+            let ref = try self.ref(sourceClass, pk)
+            let links = Set(sourceClass.properties.filter { $0.type.objectClassName == cls.className }.map(\.name))
+            try showState(sourceClass, sourceObject, &state, ref, only: links)
+            try storeState(state, f.sourceClass, pk, ref)
+        }
+    }
+
+    /// A primary key in the waiting tree's values: a kind byte, then the key.
+    static func encodeKey(_ key: SyncPrimaryKey) -> [UInt8] {
+        switch key {
+        case .int(let v): return [0] + CatalogKey.bigEndian(UInt64(bitPattern: v), bytes: 8)
+        case .string(let s): return [1] + Array(s.utf8)
+        case .objectId(let o): return [2] + o.bytes
+        case .uuid(let u): return [3] + u.bytes
+        }
+    }
+
+    static func decodeKey(_ bytes: [UInt8]) -> SyncPrimaryKey? {
+        guard let kind = bytes.first else { return nil }
+        let rest = bytes.dropFirst()
+        switch kind {
+        case 0 where rest.count == 8: return .int(Int64(bitPattern: CatalogKey.number(bigEndian: rest)))
+        case 1: return .string(String(decoding: rest, as: UTF8.self))
+        case 2: return (try? SyncObjectId(bytes: rest)).map { .objectId($0) }
+        case 3: return (try? SyncUUID(bytes: rest)).map { .uuid($0) }
+        default: return nil
+        }
+    }
+}

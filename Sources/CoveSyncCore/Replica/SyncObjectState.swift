@@ -1,0 +1,145 @@
+// One object's merge state on its own, for a replica that keeps its objects somewhere else than
+// in memory: a client's file keeps one per synced object (deleted ones included, as tombstones),
+// reads it when a change to the object arrives or is made, and writes it back.
+
+/// Everything the operations seen say about one object, and what it shows.
+///
+/// `apply(_:)` is the same join `SyncReplica` uses: states built from the same operations in any
+/// order, any of them repeated, are equal and show the same.
+public struct SyncObjectState: Sendable {
+    var state = ObjectState()
+
+    public init() {}
+
+    /// Merges one operation on this object in.
+    public mutating func apply(_ op: SyncOperation) {
+        state.apply(op)
+    }
+
+    /// Whether the object exists: created, and not deleted since its latest create.
+    public var exists: Bool { state.isAlive }
+
+    /// Whether any operation has been seen (a state that has seen none need not be kept).
+    public var isEmpty: Bool {
+        state.created == nil && state.deleted == nil && state.properties.isEmpty && state.lists.isEmpty
+            && state.sets.isEmpty && state.maps.isEmpty
+    }
+
+    /// The value a property shows, nil when none written since the object's latest delete shows.
+    public func property(_ name: String) -> SyncValue? {
+        guard let register = state.properties[name], state.shows(register.clock) else { return nil }
+        return register.value
+    }
+
+    /// The latest clock of any write this state holds (for a node to stamp its next change after).
+    public var latestClock: SyncClock {
+        var latest = SyncClock.zero
+        func see(_ c: SyncClock?) { if let c, c > latest { latest = c } }
+        see(state.created)
+        see(state.deleted)
+        for r in state.properties.values { see(r.clock) }
+        for elements in state.lists.values {
+            for (id, e) in elements { see(id); see(e.value?.clock); see(e.position?.clock); see(e.removed) }
+        }
+        for values in state.sets.values { for r in values.values { see(r.clock) } }
+        for keys in state.maps.values { for r in keys.values { see(r.clock) } }
+        return latest
+    }
+
+    /// The elements a list shows, ordered by position, then id.
+    public func listElements(_ name: String) -> [SyncListElement] {
+        guard state.isAlive, let elements = state.lists[name] else { return [] }
+        var out: [SyncListElement] = []
+        for (id, element) in elements where element.inserted && element.removed == nil && state.shows(id) {
+            guard let value = element.value, let position = element.position else { continue }
+            out.append(SyncListElement(id: id, position: position.value, value: value.value))
+        }
+        return out.sorted { ($0.position, $0.id) < ($1.position, $1.id) }
+    }
+
+    /// The values a set shows, sorted.
+    public func setValues(_ name: String) -> [SyncValue] {
+        guard state.isAlive, let entries = state.sets[name] else { return [] }
+        return entries.compactMap { value, register in
+            register.value == .present && state.shows(register.clock) ? value : nil
+        }.sorted()
+    }
+
+    /// The entries a map shows, sorted by key (UTF-8 bytes).
+    public func mapEntries(_ name: String) -> [SyncSnapshot.MapEntry] {
+        guard state.isAlive, let entries = state.maps[name] else { return [] }
+        var shown: [SyncSnapshot.MapEntry] = []
+        for (key, register) in entries where state.shows(register.clock) {
+            if case .present(let value) = register.value { shown.append(SyncSnapshot.MapEntry(key: key.text, value: value)) }
+        }
+        return shown.sorted { ByteString(text: $0.key) < ByteString(text: $1.key) }
+    }
+
+    // MARK: Stored form
+
+    /// The state as operations that rebuild it: applied to an empty state, in any order, they
+    /// give this state back (each register's winning write, each flag's latest clock).
+    public func operations(of object: SyncObjectRef) -> [SyncOperation] {
+        var ops: [SyncOperation] = []
+        func add(_ clock: SyncClock, _ change: SyncOperation.Change) {
+            ops.append(SyncOperation(unchecked: clock, object: object, change: change))
+        }
+        if let c = state.created { add(c, .create(values: [:])) }
+        if let c = state.deleted { add(c, .delete) }
+        for (name, r) in state.properties { add(r.clock, .setProperty(name, r.value)) }
+        for (name, elements) in state.lists {
+            for (id, e) in elements {
+                if e.inserted, let value = e.value, let position = e.position {
+                    // The insert starts both registers at its clock; later writes follow it.
+                    add(id, .listInsert(property: name, position: position.value, value: value.value))
+                    if value.clock != id { add(value.clock, .listSet(property: name, element: id, value: value.value)) }
+                    if position.clock != id { add(position.clock, .listMove(property: name, element: id, position: position.value)) }
+                } else {
+                    if let value = e.value { add(value.clock, .listSet(property: name, element: id, value: value.value)) }
+                    if let position = e.position {
+                        add(position.clock, .listMove(property: name, element: id, position: position.value))
+                    }
+                }
+                if let removed = e.removed { add(removed, .listRemove(property: name, element: id)) }
+            }
+        }
+        for (name, values) in state.sets {
+            for (value, r) in values {
+                add(r.clock, r.value == .present ? .setAdd(property: name, value: value) : .setRemove(property: name, value: value))
+            }
+        }
+        for (name, keys) in state.maps {
+            for (key, r) in keys {
+                switch r.value {
+                case .present(let value): add(r.clock, .mapSet(property: name, key: key.text, value: value))
+                case .removed: add(r.clock, .mapRemove(property: name, key: key.text))
+                }
+            }
+        }
+        return ops.sorted { $0.clock < $1.clock }
+    }
+
+    /// The state's stored form: its operations as a JSON array (the changeset encoding's).
+    public func encoded(object: SyncObjectRef) -> [UInt8] {
+        ChangesetLines.encodeOperations(operations(of: object))
+    }
+
+    /// A state from its stored form.
+    ///
+    /// - Throws: `SyncError(.malformedEncoding)` naming what is wrong.
+    public init(decoding bytes: [UInt8]) throws(SyncError) {
+        for op in try ChangesetLines.decodeOperations(bytes) {
+            state.apply(op)
+        }
+    }
+}
+
+extension SyncOperation {
+    /// An operation whose parts are known to be valid (they come from a state that took them
+    /// from checked operations).
+    init(unchecked clock: SyncClock, object: SyncObjectRef, change: Change) {
+        self.clock = clock
+        self.object = object
+        self.change = change
+    }
+}
