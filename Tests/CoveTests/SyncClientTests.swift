@@ -199,6 +199,26 @@ final class SyncClientTests: CoveTestCase {
         let shownB = try picture(b); XCTAssertTrue(shownB.contains(#"owner=>"Cy" 5"#), shownB)
     }
 
+    func testALargeWriteGoesOutAsSeveralChangesetsAndArrivesWhole() throws {
+        let a = try open("a.cove"), b = try open("b.cove")
+        defer { a.close(); b.close() }
+        let n = 10_050
+        try a.write {
+            for i in 0..<n { try a.dynamicCreate("Person", primaryKey: .int(Int64(i)), values: [("name", .string("p\(i)"))]) }
+        }
+        let changesets = try queued(a)
+        XCTAssertEqual(changesets.map(\.clientVersion), [1, 2])
+        XCTAssertEqual(changesets.map(\.operations.count), [10_000, n - 10_000])
+        XCTAssertLessThan(changesets[0].clock, changesets[1].operations[0].clock)
+        // Applied in two transactions, the cursor recorded by the last.
+        let before = try b.syncRecord().downloadCursor
+        try b.applyDownload(changesets, cursor: 9)
+        XCTAssertEqual(before, 0)
+        XCTAssertEqual(try b.syncRecord().downloadCursor, 9)
+        XCTAssertEqual(try b.dynamicObjects("Person").count, n)
+        XCTAssertEqual(try b.dynamicObject(ofType: "Person", forPrimaryKey: .int(Int64(n - 1))).map { try $0["name"] }, .string("p\(n - 1)"))
+    }
+
     func testSyncRefusesSchemasItCannotCarryAndBadSettings() throws {
         func openWith(_ json: String, _ sync: SyncConfiguration) throws {
             _ = try Realm(configuration: Realm.Configuration(path: "\(folder)/x\(UInt32.random(in: 0...1_000_000)).cove",

@@ -76,18 +76,37 @@ extension Realm {
         }
     }
 
-    /// Applies downloaded changesets and the new cursor in one write transaction.
+    /// The most operations one write transaction of a download applies, so that readers and
+    /// notifications keep flowing while a large download arrives.
+    static let operationsPerDownloadTransaction = 10_000
+
+    /// Applies downloaded changesets in write transactions of at most
+    /// `operationsPerDownloadTransaction` operations (a changeset is never split), the last of
+    /// them recording `cursor`. After a crash between them the download comes again from the
+    /// old cursor, and applying a changeset again changes nothing.
     func applyDownload(_ changesets: [Changeset], cursor: UInt64) throws(CoveError) {
         applyingDownload = true
         defer { applyingDownload = false }
-        try beginWrite()
-        do throws(CoveError) {
-            try objectStore().syncApply(changesets, cursor: cursor)
-            try commitWrite()
-        } catch {
-            if isInWriteTransaction { try? cancelWrite() }
-            throw error
-        }
+        var start = 0
+        repeat {
+            var end = start
+            var operations = 0
+            while end < changesets.count, end == start || operations + changesets[end].operations.count <= Self.operationsPerDownloadTransaction {
+                operations += changesets[end].operations.count
+                end += 1
+            }
+            let last = end >= changesets.count
+            try beginWrite()
+            do throws(CoveError) {
+                let store = try objectStore()
+                try store.syncApply(Array(changesets[start..<end]), cursor: last ? cursor : 0)
+                try commitWrite()
+            } catch {
+                if isInWriteTransaction { try? cancelWrite() }
+                throw error
+            }
+            start = end
+        } while start < changesets.count
     }
 
     /// The file's schema version.

@@ -9,28 +9,38 @@ import CoveSyncCore
 
 struct SyncCapture {
     unowned let store: ObjectStore
+    private let source: SyncClockSource
     private var builder: ChangesetBuilder
+    /// Changesets already full: a large write goes out as several, in order.
+    private var full: [Changeset] = []
     let node: UInt64
     /// The objects created, for the links that wait for them.
     private(set) var createdObjects: [(ObjectSchema, Int64)] = []
+    /// The most operations one changeset carries (well below what a server reads in one).
+    static let operationsPerChangeset = 10_000
 
     init(store: ObjectStore, record: SyncFileRecord) throws(CoveError) {
         self.store = store
         node = record.nodeId
-        builder = ChangesetBuilder(clock: SyncClockSource(node: record.nodeId, after: record.latestClock),
-                                   version: record.localVersion + 1)
+        source = SyncClockSource(node: record.nodeId, after: record.latestClock)
+        builder = ChangesetBuilder(clock: source, version: record.localVersion + 1)
     }
 
-    /// The changeset, nil when no operation was made.
-    func finish(wall: UInt64) throws(CoveError) -> Changeset? {
-        if builder.operations.isEmpty { return nil }
-        do { return try builder.finish(wall: wall) } catch { throw CoveError(.internal, "sync: \(error.message)") }
+    /// The changesets, none when no operation was made.
+    func finish(wall: UInt64) throws(CoveError) -> [Changeset] {
+        if builder.operations.isEmpty { return full }
+        do { return full + [try builder.finish(wall: wall)] } catch { throw CoveError(.internal, "sync: \(error.message)") }
     }
 
     @discardableResult
     private mutating func add(_ ref: SyncObjectRef, _ change: SyncOperation.Change, _ state: inout SyncStoredState,
                               wall: UInt64) throws(CoveError) -> SyncClock {
         do {
+            if builder.operations.count >= Self.operationsPerChangeset {
+                let done = try builder.finish(wall: wall)
+                full.append(done)
+                builder = ChangesetBuilder(clock: source, version: done.clientVersion + 1)
+            }
             let clock = try builder.append(ref, change, wall: wall)
             state.merge.apply(try SyncOperation(clock: clock, object: ref, change: change))
             return clock

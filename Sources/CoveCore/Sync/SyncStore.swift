@@ -170,22 +170,24 @@ extension ObjectStore {
         for cls in syncedClasses() {
             for key in try objectKeys(cls) { try capture.created(cls, key, wall: wall) }
         }
-        if let changeset = try capture.finish(wall: wall) {
+        let changesets = try capture.finish(wall: wall)
+        for changeset in changesets {
             try enqueue(changeset)
             record.localVersion = changeset.clientVersion
             record.latestClock = changeset.clock
-            try writeSyncRecord(record)
         }
+        if !changesets.isEmpty { try writeSyncRecord(record) }
     }
 
-    /// Turns this write's changes into the next changeset, queues it for upload and merges it
-    /// into the objects' states: called just before the commit, in the same transaction. Returns
-    /// nil when the write changed nothing synced.
+    /// Turns this write's changes into the next changesets (one, or several for a write of more
+    /// than `SyncCapture.operationsPerChangeset` operations), queues them for upload and merges
+    /// them into the objects' states: called just before the commit, in the same transaction.
+    /// Returns none when the write changed nothing synced.
     @discardableResult
-    package func syncCapture(wall: UInt64) throws(CoveError) -> Changeset? {
-        guard var record = try syncRecord() else { return nil }
+    package func syncCapture(wall: UInt64) throws(CoveError) -> [Changeset] {
+        guard var record = try syncRecord() else { return [] }
         let changes = self.changes.settled()
-        if changes.tables.isEmpty { return nil }
+        if changes.tables.isEmpty { return [] }
         var capture = try SyncCapture(store: self, record: record)
         for classKey in changes.tables.keys.sorted() {
             guard let t = changes.tables[classKey], let cls = schema.objectSchema(forClassKey: classKey), !cls.isEmbedded else { continue }
@@ -195,14 +197,17 @@ extension ObjectStore {
                 try capture.modified(cls, key, properties: t.modified[key] ?? [], collections: changes.collections, wall: wall)
             }
         }
-        guard let changeset = try capture.finish(wall: wall) else { return nil }
-        try enqueue(changeset)
-        record.localVersion = changeset.clientVersion
-        record.latestClock = changeset.clock
+        let changesets = try capture.finish(wall: wall)
+        if changesets.isEmpty { return [] }
+        for changeset in changesets {
+            try enqueue(changeset)
+            record.localVersion = changeset.clientVersion
+            record.latestClock = changeset.clock
+        }
         try writeSyncRecord(record)
         // Objects made here that downloaded links were waiting for.
         for (cls, key) in capture.createdObjects { try resolveWaitingLinks(to: cls, key) }
-        return changeset
+        return changesets
     }
 
     private func enqueue(_ changeset: Changeset) throws(CoveError) {
