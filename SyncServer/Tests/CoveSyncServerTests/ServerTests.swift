@@ -86,7 +86,9 @@ final class ServerTests: XCTestCase {
         let (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token,
                                                      body: #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"#)
         XCTAssertEqual(status, 200, text)
-        return (file, UInt64(try XCTUnwrap(json?["node_id"] as? Int)))
+        let node = UInt64(try XCTUnwrap(json?["node_id"] as? Int))
+        XCTAssertEqual(node, try SyncUUID(text: file.uuidString).nodeId, "the node id derived from the file's id")
+        return (file, node)
     }
 
     /// Changesets `versions` of `node`, each setting `Note(id).text`.
@@ -351,6 +353,47 @@ final class ServerTests: XCTestCase {
         XCTAssertTrue(text.contains("cove_sync_binds_total 2"), text)
         XCTAssertTrue(text.contains("cove_sync_refused_total 1"), text)
         XCTAssertTrue(text.contains("cove_sync_clients "), text)
+    }
+
+    /// A file's node id is derived from its id (`SyncUUID.nodeId`); a new file whose node id
+    /// another file has is refused with 409, whoever binds it, and nothing is written.
+    func testANodeIdTakenByAnotherFileIsAConflict() async throws {
+        let (base, server, task) = try await startServer()
+        defer { task.cancel() }
+        let erin = try await server.tokens.token(for: "erin", days: 1)
+        let frank = try await server.tokens.token(for: "frank", days: 1)
+        // Two ids whose first eight bytes differ only in the top bit: one node id.
+        var bytes = UUID().uuid
+        bytes.0 &= 0x7F
+        let first = UUID(uuid: bytes)
+        bytes.0 |= 0x80
+        bytes.15 ^= 0xFF
+        let second = UUID(uuid: bytes)
+        let node = try SyncUUID(text: first.uuidString).nodeId
+        XCTAssertEqual(try SyncUUID(text: second.uuidString).nodeId, node)
+        func body(_ file: UUID) -> String { #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"# }
+
+        var (status, json, text) = try await request(base, "v1/bind", method: "POST", token: erin, body: body(first))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual((json?["node_id"] as? Int).map { UInt64($0) }, node, text)
+        let before = try await server.database.clientCount()
+        for token in [erin, frank] {
+            (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token, body: body(second))
+            XCTAssertEqual(status, 409, text)
+            XCTAssertEqual((json?["error"] as? [String: Any])?["code"] as? String, "conflict", text)
+            XCTAssertEqual(errorMessage(json), "client file \(second): its node id \(node) is taken by another file; the client must take a new file id")
+        }
+        let after = try await server.database.clientCount()
+        XCTAssertEqual(after, before, "nothing written")
+        let owner = try await server.database.owner(of: second)
+        XCTAssertNil(owner)
+        // The first file binds again as before, and its changesets, of its node, are taken.
+        (status, json, text) = try await request(base, "v1/bind", method: "POST", token: erin, body: body(first))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual((json?["node_id"] as? Int).map { UInt64($0) }, node, text)
+        (status, json, text) = try await upload(base, erin, first, try changesets(node: node, 1...2))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual(json?["accepted"] as? Int, 2, text)
     }
 
     func testBadTokensAndBodiesAreRefusedByName() async throws {
