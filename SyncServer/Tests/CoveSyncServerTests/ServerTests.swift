@@ -106,7 +106,7 @@ final class ServerTests: XCTestCase {
 
     /// The download after `after`: its header and its changeset lines.
     private static func download(_ base: URL, _ token: String, _ file: UUID, after: Int, wait: Int = 0,
-                          limit: Int? = nil) async throws -> (to: Int, more: Bool, lines: [String], status: Int, text: String) {
+                          limit: Int? = nil) async throws -> (to: Int, more: Bool, latest: Int, lines: [String], status: Int, text: String) {
         var path = "v1/download?client_file_id=\(file.uuidString)&after=\(after)&wait=\(wait)"
         if let limit { path += "&limit=\(limit)" }
         var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
@@ -118,9 +118,10 @@ final class ServerTests: XCTestCase {
         let lines = text.split(separator: "\n").map(String.init)
         guard status == 200, let first = lines.first,
               let head = try? JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any] else {
-            return (0, false, [], status, text)
+            return (0, false, 0, [], status, text)
         }
-        return (head["to"] as? Int ?? -1, head["more"] as? Bool ?? false, Array(lines.dropFirst()), status, text)
+        return (head["to"] as? Int ?? -1, head["more"] as? Bool ?? false, head["latest"] as? Int ?? -1,
+                Array(lines.dropFirst()), status, text)
     }
 
     private func upload(_ base: URL, _ token: String, _ file: UUID, _ lines: String) async throws -> (Int, [String: Any]?, String) {
@@ -175,7 +176,8 @@ final class ServerTests: XCTestCase {
         let own = try await Self.download(base, alice, a, after: start)
         XCTAssertEqual(own.lines.count, 0)
         XCTAssertEqual(own.to, got.to, "the cursor moves past a client's own changesets")
-        // In batches.
+        // In batches; each says how far the history goes, so that the client can tell how much
+        // is left.
         var cursor = start
         var batches = 0
         var seen = 0
@@ -184,10 +186,37 @@ final class ServerTests: XCTestCase {
             seen += batch.lines.count
             cursor = batch.to
             batches += 1
+            XCTAssertEqual(batch.latest, got.to, batch.text)
             if !batch.more { break }
         }
         XCTAssertEqual(seen, 4)
         XCTAssertEqual(batches, 2)
+    }
+
+    /// The first line of a download: `to`, `more`, `count`, then `latest`, the newest version the
+    /// server knows of, however far behind the cursor is.
+    func testADownloadSaysHowFarTheHistoryGoes() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let start = Int(try await t.server.database.latestVersion())
+        let (status, _, text) = try await upload(t.base, t.alice, t.a, try changesets(node: t.nodeA, 1...5))
+        XCTAssertEqual(status, 200, text)
+        let newest = try await t.server.database.latestVersion()
+        XCTAssertEqual(newest, Int64(start + 5))
+
+        let first = try await Self.download(t.base, t.bob, t.b, after: start, limit: 2)
+        XCTAssertTrue(first.text.hasPrefix("{\"to\":\(start + 2),\"more\":true,\"count\":2,\"latest\":\(newest)}\n"), first.text)
+        XCTAssertEqual(first.latest - first.to, 3, "three changesets to go")
+        // From the start of the history (older than the instance keeps in memory, or not): the same.
+        let old = try await Self.download(t.base, t.bob, t.b, after: 0, limit: 1)
+        XCTAssertEqual(old.latest, Int(newest), old.text)
+        // Caught up: latest is the cursor; a client's own changesets count too.
+        let last = try await Self.download(t.base, t.bob, t.b, after: first.to)
+        XCTAssertEqual(last.to, Int(newest))
+        XCTAssertEqual(last.latest, last.to, last.text)
+        let own = try await Self.download(t.base, t.alice, t.a, after: start, limit: 2)
+        XCTAssertEqual(own.latest, Int(newest), own.text)
+        XCTAssertEqual(own.lines.count, 0)
     }
 
     func testBadUploadsWriteNothing() async throws {
