@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The main job: builds the `cove` command-line tool (a release build) and runs `cove demo`, then
 # the tool itself on the demo's file: info, a query, and a few lines of the shell.
-# Installs libedit-dev (the shell's line editing) and libssl-dev (libcrypto, for encrypted files)
-# from Debian when missing, as root or with sudo.
+# Installs libedit-dev (the shell's line editing), libssl-dev (libcrypto, for encrypted files)
+# and libcurl4-openssl-dev (libcurl, for libcove's sync client) from Debian when missing, as root
+# or with sudo.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 missing=""
-for package in libedit-dev libssl-dev; do
+for package in libedit-dev libssl-dev libcurl4-openssl-dev; do
   dpkg -s $package >/dev/null 2>&1 || missing="$missing $package"
 done
 if [ -n "$missing" ]; then

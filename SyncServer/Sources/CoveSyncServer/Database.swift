@@ -1,6 +1,7 @@
 // What the server keeps in PostgreSQL: its tables (made or brought up to date by `migrate`, under
 // an advisory lock so that instances starting together do not race), and the queries of
 // binding clients and of its health. docs/SYNC.md, "The server's tables", lists the columns.
+import CoveSyncCore
 import Logging
 import Foundation
 import PostgresNIO
@@ -40,18 +41,27 @@ public struct SyncDatabase: Sendable {
                 INSERT INTO cove_sync_meta (id, layout, server_version) VALUES (1, \(Self.layout), 0)
                 ON CONFLICT (id) DO NOTHING
                 """, logger: logger)
-            // Node ids 1, 2, ...: each client file's clocks carry its own (the server's is 0).
-            try await connection.query("CREATE SEQUENCE IF NOT EXISTS cove_sync_node_ids", logger: logger)
+            // Each client file's clocks carry its node id, derived from the file's id
+            // (`SyncUUID.nodeId`; the server's is 0): unique, so that two files never share one.
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS cove_sync_clients (
                     client_file_id uuid PRIMARY KEY,
-                    node_id bigint NOT NULL UNIQUE DEFAULT nextval('cove_sync_node_ids'),
+                    node_id bigint NOT NULL UNIQUE,
                     user_name text NOT NULL,
                     schema_version bigint NOT NULL,
                     bound_at timestamptz NOT NULL DEFAULT now(),
                     last_seen timestamptz NOT NULL DEFAULT now(),
                     uploaded_version bigint NOT NULL DEFAULT 0)
                 """, logger: logger)
+            // Tables made by an earlier build gave node ids from a sequence: dropped, with the
+            // column's default (only then: ALTER TABLE would lock the table at every start).
+            let sequence = try await connection.query("SELECT to_regclass('cove_sync_node_ids') IS NOT NULL", logger: logger)
+            var hasSequence = false
+            for try await value in sequence.decode(Bool.self) { hasSequence = value }
+            if hasSequence {
+                try await connection.query("ALTER TABLE cove_sync_clients ALTER COLUMN node_id DROP DEFAULT", logger: logger)
+                try await connection.query("DROP SEQUENCE cove_sync_node_ids", logger: logger)
+            }
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS cove_sync_history (
                     server_version bigint PRIMARY KEY,
@@ -93,7 +103,7 @@ public struct SyncDatabase: Sendable {
 
     /// What the server answers a client binding its file.
     public struct Binding: Sendable, Equatable {
-        /// The node id the file's clocks and changesets carry, given at its first bind.
+        /// The node id the file's clocks and changesets carry, derived from the file's id.
         public var nodeId: Int64
         /// The newest server version: what the client's downloads start from when it is new.
         public var serverVersion: Int64
@@ -103,21 +113,37 @@ public struct SyncDatabase: Sendable {
         public var uploadedVersion: Int64
     }
 
+    /// The node id of the client file `clientFileId`: `SyncUUID.nodeId`, the one its clocks
+    /// carry from its first write.
+    public static func nodeId(of clientFileId: UUID) -> Int64 {
+        // A UUID's text is always a UUID's text; nodeId has its top bit clear, so fits an Int64.
+        Int64(try! SyncUUID(text: clientFileId.uuidString).nodeId)
+    }
+
     /// Records that `user` syncs the file `clientFileId` at `schemaVersion` (a file already
-    /// bound keeps its history and takes the new schema version).
-    /// - Throws: `SyncServerError.forbidden` when another user bound that file.
+    /// bound keeps its history and takes the new schema version). A new file's node id is
+    /// derived from its id (`nodeId(of:)`).
+    /// - Throws: `SyncServerError.forbidden` when another user bound that file;
+    ///   `SyncServerError.conflict` when the file is new and another file has its node id (the
+    ///   client must take a new file id). Nothing is written then.
     public func bind(clientFileId: UUID, user: String, schemaVersion: Int64) async throws -> Binding {
-        try await transaction { connection in
-            let rows = try await connection.query("""
-                INSERT INTO cove_sync_clients (client_file_id, user_name, schema_version)
-                VALUES (\(clientFileId), \(user), \(schemaVersion))
-                ON CONFLICT (client_file_id) DO UPDATE
-                    SET schema_version = EXCLUDED.schema_version, last_seen = now()
-                    WHERE cove_sync_clients.user_name = EXCLUDED.user_name
-                RETURNING uploaded_version, node_id
-                """, logger: logger)
+        let nodeId = Self.nodeId(of: clientFileId)
+        return try await transaction { connection in
             var found: (Int64, Int64)?
-            for try await value in rows.decode((Int64, Int64).self) { found = value }
+            do {
+                let rows = try await connection.query("""
+                    INSERT INTO cove_sync_clients (client_file_id, node_id, user_name, schema_version)
+                    VALUES (\(clientFileId), \(nodeId), \(user), \(schemaVersion))
+                    ON CONFLICT (client_file_id) DO UPDATE
+                        SET schema_version = EXCLUDED.schema_version, last_seen = now()
+                        WHERE cove_sync_clients.user_name = EXCLUDED.user_name
+                    RETURNING uploaded_version, node_id
+                    """, logger: logger)
+                for try await value in rows.decode((Int64, Int64).self) { found = value }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                // unique_violation: not of the file's id (ON CONFLICT takes that), so of its node id.
+                throw SyncServerError.conflict("client file \(clientFileId): its node id \(nodeId) is taken by another file; the client must take a new file id")
+            }
             guard let (uploaded, node) = found else {
                 throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user")
             }

@@ -11,12 +11,15 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case unauthorized(String)
     /// A token that is good, for something its user may not do (403).
     case forbidden(String)
+    /// A request that clashes with what the server holds, such as a new file whose node id
+    /// another file has (409).
+    case conflict(String)
     /// The database cannot be reached, or is not fit to use (503).
     case unavailable(String)
 
     public var message: String {
         switch self {
-        case .badRequest(let m), .unauthorized(let m), .forbidden(let m), .unavailable(let m): return m
+        case .badRequest(let m), .unauthorized(let m), .forbidden(let m), .conflict(let m), .unavailable(let m): return m
         }
     }
 
@@ -26,6 +29,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .badRequest: return "bad_request"
         case .unauthorized: return "unauthorized"
         case .forbidden: return "forbidden"
+        case .conflict: return "conflict"
         case .unavailable: return "unavailable"
         }
     }
@@ -35,6 +39,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .badRequest: return .badRequest
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
+        case .conflict: return .conflict
         case .unavailable: return .serviceUnavailable
         }
     }

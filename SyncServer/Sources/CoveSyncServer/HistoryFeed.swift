@@ -54,6 +54,9 @@ public actor HistoryFeed {
         }
     }
 
+    /// The newest server version the feed has read, nil before its first refresh.
+    public var latest: Int64? { known >= 0 ? known : nil }
+
     /// The batch after `after` for `clientFileId` from memory, or nil when the feed does not
     /// cover `after` (an older cursor, or one newer than the feed has heard of).
     func batch(for clientFileId: UUID, after: Int64, limit: Int) -> SyncDatabase.Batch? {

@@ -170,8 +170,14 @@ public struct SyncServer: Sendable {
                 seen = bell.rings
                 batch = try await look()
             }
+            // The newest version this instance knows of, so that the client can tell how far it
+            // is behind: its feed's (kept up to date by its uploads and the commits it hears),
+            // the database's before the feed's first read; never behind the batch's end.
+            let known: Int64
+            if let fromFeed = await feed.latest { known = fromFeed } else { known = try await database.latestVersion() }
+            let latest = max(known, batch.to)
             metrics.downloads.add(1, ordering: .relaxed)
-            let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count)}\n"
+            let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count),\"latest\":\(latest)}\n"
             var text = head
             for line in batch.lines { text += line + "\n" }
             var headers = HTTPFields()

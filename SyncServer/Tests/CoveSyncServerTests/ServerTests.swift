@@ -86,7 +86,9 @@ final class ServerTests: XCTestCase {
         let (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token,
                                                      body: #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"#)
         XCTAssertEqual(status, 200, text)
-        return (file, UInt64(try XCTUnwrap(json?["node_id"] as? Int)))
+        let node = UInt64(try XCTUnwrap(json?["node_id"] as? Int))
+        XCTAssertEqual(node, try SyncUUID(text: file.uuidString).nodeId, "the node id derived from the file's id")
+        return (file, node)
     }
 
     /// Changesets `versions` of `node`, each setting `Note(id).text`.
@@ -104,7 +106,7 @@ final class ServerTests: XCTestCase {
 
     /// The download after `after`: its header and its changeset lines.
     private static func download(_ base: URL, _ token: String, _ file: UUID, after: Int, wait: Int = 0,
-                          limit: Int? = nil) async throws -> (to: Int, more: Bool, lines: [String], status: Int, text: String) {
+                          limit: Int? = nil) async throws -> (to: Int, more: Bool, latest: Int, lines: [String], status: Int, text: String) {
         var path = "v1/download?client_file_id=\(file.uuidString)&after=\(after)&wait=\(wait)"
         if let limit { path += "&limit=\(limit)" }
         var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
@@ -116,9 +118,10 @@ final class ServerTests: XCTestCase {
         let lines = text.split(separator: "\n").map(String.init)
         guard status == 200, let first = lines.first,
               let head = try? JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any] else {
-            return (0, false, [], status, text)
+            return (0, false, 0, [], status, text)
         }
-        return (head["to"] as? Int ?? -1, head["more"] as? Bool ?? false, Array(lines.dropFirst()), status, text)
+        return (head["to"] as? Int ?? -1, head["more"] as? Bool ?? false, head["latest"] as? Int ?? -1,
+                Array(lines.dropFirst()), status, text)
     }
 
     private func upload(_ base: URL, _ token: String, _ file: UUID, _ lines: String) async throws -> (Int, [String: Any]?, String) {
@@ -173,7 +176,8 @@ final class ServerTests: XCTestCase {
         let own = try await Self.download(base, alice, a, after: start)
         XCTAssertEqual(own.lines.count, 0)
         XCTAssertEqual(own.to, got.to, "the cursor moves past a client's own changesets")
-        // In batches.
+        // In batches; each says how far the history goes, so that the client can tell how much
+        // is left.
         var cursor = start
         var batches = 0
         var seen = 0
@@ -182,10 +186,37 @@ final class ServerTests: XCTestCase {
             seen += batch.lines.count
             cursor = batch.to
             batches += 1
+            XCTAssertEqual(batch.latest, got.to, batch.text)
             if !batch.more { break }
         }
         XCTAssertEqual(seen, 4)
         XCTAssertEqual(batches, 2)
+    }
+
+    /// The first line of a download: `to`, `more`, `count`, then `latest`, the newest version the
+    /// server knows of, however far behind the cursor is.
+    func testADownloadSaysHowFarTheHistoryGoes() async throws {
+        let t = try await twoClients()
+        defer { t.task.cancel() }
+        let start = Int(try await t.server.database.latestVersion())
+        let (status, _, text) = try await upload(t.base, t.alice, t.a, try changesets(node: t.nodeA, 1...5))
+        XCTAssertEqual(status, 200, text)
+        let newest = try await t.server.database.latestVersion()
+        XCTAssertEqual(newest, Int64(start + 5))
+
+        let first = try await Self.download(t.base, t.bob, t.b, after: start, limit: 2)
+        XCTAssertTrue(first.text.hasPrefix("{\"to\":\(start + 2),\"more\":true,\"count\":2,\"latest\":\(newest)}\n"), first.text)
+        XCTAssertEqual(first.latest - first.to, 3, "three changesets to go")
+        // From the start of the history (older than the instance keeps in memory, or not): the same.
+        let old = try await Self.download(t.base, t.bob, t.b, after: 0, limit: 1)
+        XCTAssertEqual(old.latest, Int(newest), old.text)
+        // Caught up: latest is the cursor; a client's own changesets count too.
+        let last = try await Self.download(t.base, t.bob, t.b, after: first.to)
+        XCTAssertEqual(last.to, Int(newest))
+        XCTAssertEqual(last.latest, last.to, last.text)
+        let own = try await Self.download(t.base, t.alice, t.a, after: start, limit: 2)
+        XCTAssertEqual(own.latest, Int(newest), own.text)
+        XCTAssertEqual(own.lines.count, 0)
     }
 
     func testBadUploadsWriteNothing() async throws {
@@ -351,6 +382,47 @@ final class ServerTests: XCTestCase {
         XCTAssertTrue(text.contains("cove_sync_binds_total 2"), text)
         XCTAssertTrue(text.contains("cove_sync_refused_total 1"), text)
         XCTAssertTrue(text.contains("cove_sync_clients "), text)
+    }
+
+    /// A file's node id is derived from its id (`SyncUUID.nodeId`); a new file whose node id
+    /// another file has is refused with 409, whoever binds it, and nothing is written.
+    func testANodeIdTakenByAnotherFileIsAConflict() async throws {
+        let (base, server, task) = try await startServer()
+        defer { task.cancel() }
+        let erin = try await server.tokens.token(for: "erin", days: 1)
+        let frank = try await server.tokens.token(for: "frank", days: 1)
+        // Two ids whose first eight bytes differ only in the top bit: one node id.
+        var bytes = UUID().uuid
+        bytes.0 &= 0x7F
+        let first = UUID(uuid: bytes)
+        bytes.0 |= 0x80
+        bytes.15 ^= 0xFF
+        let second = UUID(uuid: bytes)
+        let node = try SyncUUID(text: first.uuidString).nodeId
+        XCTAssertEqual(try SyncUUID(text: second.uuidString).nodeId, node)
+        func body(_ file: UUID) -> String { #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"# }
+
+        var (status, json, text) = try await request(base, "v1/bind", method: "POST", token: erin, body: body(first))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual((json?["node_id"] as? Int).map { UInt64($0) }, node, text)
+        let before = try await server.database.clientCount()
+        for token in [erin, frank] {
+            (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token, body: body(second))
+            XCTAssertEqual(status, 409, text)
+            XCTAssertEqual((json?["error"] as? [String: Any])?["code"] as? String, "conflict", text)
+            XCTAssertEqual(errorMessage(json), "client file \(second): its node id \(node) is taken by another file; the client must take a new file id")
+        }
+        let after = try await server.database.clientCount()
+        XCTAssertEqual(after, before, "nothing written")
+        let owner = try await server.database.owner(of: second)
+        XCTAssertNil(owner)
+        // The first file binds again as before, and its changesets, of its node, are taken.
+        (status, json, text) = try await request(base, "v1/bind", method: "POST", token: erin, body: body(first))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual((json?["node_id"] as? Int).map { UInt64($0) }, node, text)
+        (status, json, text) = try await upload(base, erin, first, try changesets(node: node, 1...2))
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual(json?["accepted"] as? Int, 2, text)
     }
 
     func testBadTokensAndBodiesAreRefusedByName() async throws {
