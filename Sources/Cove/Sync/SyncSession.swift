@@ -296,6 +296,7 @@ public final class SyncSession: @unchecked Sendable {
         storageToWake = { [storage = realm.file.storage] in storage.wakeCommitWaiters() }
         var failures = 0
         while mayWork() {
+            http.cancelled.store(false, ordering: .relaxed)
             let asked = lock.withLock { $0.uploadAsked }
             let counter = realm.file.storage.commitCounter()
             do {
