@@ -2,7 +2,8 @@
 # A throwaway PostgreSQL for the sync tests: `start DIR [PORT]` makes a cluster in DIR (initdb,
 # trust authentication on loopback only, run as the `postgres` user when this runs as root, since
 # PostgreSQL refuses to run as root) and starts it on 127.0.0.1:PORT (default 55432), then prints
-# the connection URL; `stop DIR` stops it and removes DIR. Installs Debian's postgresql when it is
+# the connection URL; `restart DIR` restarts it (fast: its connections are cut); `stop DIR`
+# stops it and removes DIR. Installs Debian's postgresql when it is
 # missing (apt-get, as root or with sudo). The server listens on no other address and no socket
 # outside DIR.
 set -euo pipefail
@@ -10,7 +11,7 @@ command=${1:-}
 dir=${2:-}
 port=${3:-55432}
 if [ -z "$command" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start DIR [PORT] | stop DIR" >&2
+  echo "usage: $0 start DIR [PORT] | restart DIR | stop DIR" >&2
   exit 64
 fi
 
@@ -52,6 +53,13 @@ start)
     || { cat "$dir/pg_ctl.log" "$dir/server.log" >&2; exit 1; }
   echo "postgres://postgres@127.0.0.1:$port/postgres"
   ;;
+restart)
+  # A fast restart of a running cluster (its clients are cut off), for the tests of the sync
+  # server's recovery.
+  bin=$(bindir)
+  as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 restart >"$dir/pg_ctl.log" 2>&1 </dev/null \
+    || { cat "$dir/pg_ctl.log" "$dir/server.log" >&2; exit 1; }
+  ;;
 stop)
   bin=$(bindir)
   if [ -f "$dir/data/postmaster.pid" ]; then
@@ -60,7 +68,7 @@ stop)
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: $0 start DIR [PORT] | stop DIR" >&2
+  echo "usage: $0 start DIR [PORT] | restart DIR | stop DIR" >&2
   exit 64
   ;;
 esac

@@ -8,6 +8,10 @@
 #   export COVE_SYNC_TEST_URL=http://127.0.0.1:PORT
 #   export COVE_SYNC_TEST_TOKEN=...         (a bearer token for the user alice)
 #   export COVE_SYNC_TEST_TOKEN_OTHER=...   (one for the user bob)
+#   export COVE_SYNC_TEST_SERVER=...        (the server's binary, COVE_SYNC_TEST_CONFIG its
+#   export COVE_SYNC_TEST_CONFIG=...         configuration and COVE_SYNC_TEST_POSTGRES the
+#   export COVE_SYNC_TEST_POSTGRES=...       cluster's folder: for tests that start more
+#                                            instances or restart PostgreSQL)
 #
 # `stop DIR` stops the server and the PostgreSQL and removes what `start` put in DIR. By hand,
 # after building the server (cd SyncServer && swift build):
@@ -123,6 +127,9 @@ with urllib.request.urlopen(sys.argv[1] + "/health", timeout=2) as r:
 export COVE_SYNC_TEST_URL=$url
 export COVE_SYNC_TEST_TOKEN=$alice
 export COVE_SYNC_TEST_TOKEN_OTHER=$bob
+export COVE_SYNC_TEST_SERVER=$server
+export COVE_SYNC_TEST_CONFIG=$dir/sync.json
+export COVE_SYNC_TEST_POSTGRES=$dir/postgres
 ENV
   ok=1
   cat "$dir/env"

@@ -199,6 +199,41 @@ final class SyncClientTests: CoveTestCase {
         let shownB = try picture(b); XCTAssertTrue(shownB.contains(#"owner=>"Cy" 5"#), shownB)
     }
 
+    func testLinksToADeletedObjectWaitAndShowAgainWhenItComesBack() throws {
+        let a = try open("a.cove"), b = try open("b.cove")
+        defer { a.close(); b.close() }
+        try a.write {
+            let p = try a.dynamicCreate("Person", primaryKey: .int(5), values: [("name", .string("Cy"))])
+            let fido = try a.dynamicCreate("Dog", primaryKey: .string("fido"))
+            let rex = try a.dynamicCreate("Dog", primaryKey: .string("rex"), values: [("owner", .link(p.link))])
+            try rex.dynamicList("friends").append(.link(fido.link))
+            try rex.dynamicList("friends").append(.link(rex.link))
+        }
+        try b.applyDownload(try queued(a), cursor: 1)
+        try a.acknowledgeUploads(upTo: 1)
+        // b deletes the owner and a friend: rex's link and list lose them in both files...
+        try b.write {
+            try b.delete(try XCTUnwrap(try b.dynamicObject(ofType: "Person", forPrimaryKey: .int(5))))
+            try b.delete(try XCTUnwrap(try b.dynamicObject(ofType: "Dog", forPrimaryKey: .string("fido"))))
+        }
+        let deletes = try queued(b)
+        XCTAssertEqual(deletes.flatMap(\.operations).map(\.change.kindName), ["delete", "delete"],
+                       "the links nulled with their targets are not changes of their own")
+        try a.applyDownload(deletes, cursor: 2)
+        let shownA = try picture(a)
+        XCTAssertTrue(shownA.contains(#"friends=["rex"] "#) && shownA.contains("owner=null"), shownA)
+        XCTAssertEqual(shownA, try picture(b))
+        // ...and show them again when they come back, made anew by either side.
+        try a.write {
+            try a.dynamicCreate("Person", primaryKey: .int(5), values: [("name", .string("Cy again"))])
+            try a.dynamicCreate("Dog", primaryKey: .string("fido"))
+        }
+        let shownAgain = try picture(a)
+        XCTAssertTrue(shownAgain.contains(#"friends=["fido","rex"]"#) && shownAgain.contains(#"owner=>"Cy again" 5"#), shownAgain)
+        try b.applyDownload(try queued(a), cursor: 3)
+        XCTAssertEqual(try picture(b), shownAgain)
+    }
+
     func testALargeWriteGoesOutAsSeveralChangesetsAndArrivesWhole() throws {
         let a = try open("a.cove"), b = try open("b.cove")
         defer { a.close(); b.close() }

@@ -60,7 +60,28 @@ extension ObjectStore {
                     t.everything = true
                 }
             } else {
-                if let existing { try delete(t.cls, existing) }
+                touched[ref] = t
+                if let existing {
+                    // The links to it show as null (leave their lists) while it is gone: they
+                    // wait for it, and their lists' ids lose its elements.
+                    let sources = try linkingSources(to: t.cls, existing)
+                    try delete(t.cls, existing)
+                    for (sourceClass, sourceKey, p) in sources {
+                        let sourcePk = try primaryKeyValue(sourceClass, sourceKey)
+                        let sourceRef = try self.ref(sourceClass, sourcePk)
+                        if var s = touched[sourceRef] {
+                            Self.forgetElements(linkingTo: ref, in: p, &s.state)
+                            touched[sourceRef] = s
+                        } else {
+                            let sourceClassKey = try classKey(of: sourceClass)
+                            var state = try loadState(sourceClassKey, sourcePk)
+                            Self.forgetElements(linkingTo: ref, in: p, &state)
+                            try storeState(state, sourceClassKey, sourcePk, sourceRef)
+                        }
+                        try waitForLink(to: ref, from: sourceRef)
+                    }
+                }
+                t = touched[ref] ?? t
                 t.state.listOrder = [:]
             }
             touched[ref] = t
@@ -77,6 +98,29 @@ extension ObjectStore {
         for (cls, key) in created { try resolveWaitingLinks(to: cls, key) }
         record.downloadCursor = Swift.max(record.downloadCursor, cursor)
         try writeSyncRecord(record)
+    }
+
+    /// The objects whose links (single or in a list) hold object `key` of `cls`, with the
+    /// property holding it.
+    func linkingSources(to cls: ObjectSchema, _ key: Int64) throws(CoveError) -> [(ObjectSchema, Int64, Property)] {
+        let target = ObjectLink(classKey: try classKey(of: cls), objectKey: key)
+        var out: [(ObjectSchema, Int64, Property)] = []
+        for source in schema.classes where !source.isEmbedded {
+            for p in source.properties where p.isLink && p.type.objectClassName == cls.className {
+                for s in try linkingSources(of: target, from: source, via: p) where !(source.className == cls.className && s == key) {
+                    out.append((source, s, p))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Drops from a list's ids the elements that link to `target`, which the file's list lost.
+    static func forgetElements(linkingTo target: SyncObjectRef, in p: Property, _ state: inout SyncStoredState) {
+        guard p.collection == .list, let ids = state.listOrder[p.name] else { return }
+        var gone = Set<SyncClock>()
+        for e in state.merge.listElements(p.name) where e.value == .link(target) { gone.insert(e.id) }
+        if !gone.isEmpty { state.listOrder[p.name] = ids.filter { !gone.contains($0) } }
     }
 
     /// Writes into object `key` what its merge state shows, for the properties named in `only`
@@ -186,7 +230,7 @@ extension ObjectStore {
     }
 
     /// Notes that object `source` has a link to `target`, which the file does not hold yet.
-    private func waitForLink(to target: SyncObjectRef, from source: SyncObjectRef) throws(CoveError) {
+    func waitForLink(to target: SyncObjectRef, from source: SyncObjectRef) throws(CoveError) {
         guard let targetClass = schema[target.className], let sourceClass = schema[source.className] else { return }
         var key = Self.waitingPrefix(try classKey(of: targetClass), try Self.coveKey(target.key).indexKey())
         key += CatalogKey.bigEndian(UInt64(try classKey(of: sourceClass)), bytes: 4)

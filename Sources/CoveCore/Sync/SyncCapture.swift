@@ -126,7 +126,14 @@ struct SyncCapture {
             guard let propertyKey = p.key, properties.contains(propertyKey) else { continue }
             switch p.collection {
             case .none:
-                try add(ref, .setProperty(p.name, try store.syncValue(try store.get(cls, key, p))), &state, wall: wall)
+                let value = try store.get(cls, key, p)
+                if value == .null, let shown = state.merge.property(p.name), case .link(let target) = shown,
+                   try store.resolve(shown, for: p) == nil {
+                    // Nulled because its target went: the link stays, waiting for the target.
+                    try store.waitForLink(to: target, from: ref)
+                    continue
+                }
+                try add(ref, .setProperty(p.name, try store.syncValue(value)), &state, wall: wall)
             case .list:
                 let ops = collections[ChangeRecord.CollectionID(classKey: classKey, objectKey: key, propertyKey: propertyKey)] ?? []
                 try listEdited(cls, key, p, ops, ref, &state, wall: wall)
@@ -166,6 +173,16 @@ struct SyncCapture {
         let before = state.listOrder[p.name] ?? []
         var slots: [Slot] = before.map { .existing($0) }
         var removed: [SyncClock] = []
+        // Elements that link to an object no longer here: the list lost them with their target,
+        // which is no removal of the element (it shows again when the target is back).
+        var vanished = Set<SyncClock>()
+        if p.isLink {
+            for e in state.merge.listElements(p.name) {
+                guard case .link(let target) = e.value, try store.resolve(e.value, for: p) == nil else { continue }
+                vanished.insert(e.id)
+                try store.waitForLink(to: target, from: ref)
+            }
+        }
         var moved = Set<SyncClock>()
         var replaced = Set<SyncClock>()
         var consistent = true
@@ -176,7 +193,7 @@ struct SyncCapture {
                 slots.insert(.new, at: i)
             case .erase(let i):
                 guard i >= 0, i < slots.count else { consistent = false; break }
-                if case .existing(let id) = slots.remove(at: i) { removed.append(id) }
+                if case .existing(let id) = slots.remove(at: i), !vanished.contains(id) { removed.append(id) }
             case .set(let i):
                 guard i >= 0, i < slots.count else { consistent = false; break }
                 if case .existing(let id) = slots[i] { replaced.insert(id) }

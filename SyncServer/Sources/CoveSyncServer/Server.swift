@@ -160,6 +160,9 @@ public struct SyncServer: Sendable {
                 if let fromMemory = await feed.batch(for: file, after: after, limit: limit) { return fromMemory }
                 return try await database.history(clientFileId: file, after: after, limit: limit)
             }
+            // A download that does not wait wants the history as it stands: what any instance
+            // committed before it arrived, whether or not this one has heard of it yet.
+            if wait == 0 { try await feed.refresh() }
             var batch = try await look()
             // Nothing new: wait for a commit (any instance's); after a second without one, read
             // the history again, in case a notification was lost.
