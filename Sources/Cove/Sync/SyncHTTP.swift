@@ -35,6 +35,9 @@ private let curlReady: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURL
 /// One connection's worth of HTTP: a libcurl easy handle used by one thread at a time.
 final class SyncHTTP: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
+    /// A multi handle driving `handle`, so that `cancel()` can wake a request waiting for its
+    /// answer at once (an easy handle alone looks at its progress callback once a second).
+    private let multi: UnsafeMutableRawPointer
     private let base: String
     private let token: String
     private let trusted: String?
@@ -45,7 +48,12 @@ final class SyncHTTP: @unchecked Sendable {
 
     init(configuration: SyncConfiguration) throws(CoveError) {
         guard curlReady, let h = curl_easy_init() else { throw CoveError(.io, "sync: libcurl could not start") }
+        guard let m = curl_multi_init() else {
+            curl_easy_cleanup(h)
+            throw CoveError(.io, "sync: libcurl could not start")
+        }
         handle = h
+        multi = m
         var url = configuration.url
         while url.hasSuffix("/") { url.removeLast() }
         base = url
@@ -53,7 +61,36 @@ final class SyncHTTP: @unchecked Sendable {
         trusted = configuration.trustedCertificatesPath
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit {
+        curl_multi_cleanup(multi)
+        curl_easy_cleanup(handle)
+    }
+
+    /// Ends the request in progress (and the next, until `request` is called again after the
+    /// flag is cleared) at once.
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        curl_multi_wakeup(multi)
+    }
+
+    /// Runs the transfer set up on `handle` until it ends or is cancelled.
+    private func perform() -> CURLcode {
+        curl_multi_add_handle(multi, handle)
+        defer { curl_multi_remove_handle(multi, handle) }
+        var running: Int32 = 1
+        while true {
+            if cancelled.load(ordering: .relaxed) { return CURLE_ABORTED_BY_CALLBACK }
+            let rc = curl_multi_perform(multi, &running)
+            if rc != CURLM_OK { return CURLE_FAILED_INIT }
+            if running == 0 { break }
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
+        }
+        return CURLE_FAILED_INIT
+    }
 
     /// A request to `path` (with its query), GET without a body, POST with one.
     func request(_ path: String, body: [UInt8]?, timeout: Double) throws(SyncTransportError) -> SyncHTTPResponse {
@@ -103,10 +140,10 @@ final class SyncHTTP: @unchecked Sendable {
                 _ = cove_curl_set_long(handle, CURLOPT_POST, 1)
                 _ = cove_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(raw.count))
                 _ = cove_curl_set_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-                return curl_easy_perform(handle)
+                return perform()
             }
         } else {
-            curl_easy_perform(handle)
+            perform()
         }
         withExtendedLifetime(sink) {}
         if sink.tooLong { throw SyncTransportError(message: "the server's answer is longer than \(Self.maxBody) bytes") }

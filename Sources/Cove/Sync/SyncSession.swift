@@ -112,8 +112,8 @@ public final class SyncSession: @unchecked Sendable {
     /// Stops uploading and downloading until `resume()`; what the file holds stays queued.
     public func pause() {
         lock.withLock { if $0.state == .active { $0.state = .paused } }
-        uploadHTTP?.cancelled.store(true, ordering: .relaxed)
-        downloadHTTP?.cancelled.store(true, ordering: .relaxed)
+        uploadHTTP?.cancel()
+        downloadHTTP?.cancel()
         signal()
     }
 
@@ -136,7 +136,7 @@ public final class SyncSession: @unchecked Sendable {
             case .download: s.downloadAsked += 1; return s.downloadAsked
             }
         }
-        if direction == .download { downloadHTTP?.cancelled.store(true, ordering: .relaxed) }
+        if direction == .download { downloadHTTP?.cancel() }
         storageToWake?()
         signal()
         let deadline = Self.now() + timeout
@@ -199,8 +199,8 @@ public final class SyncSession: @unchecked Sendable {
             $0.stopping = true
             $0.state = .inactive
         }
-        uploadHTTP?.cancelled.store(true, ordering: .relaxed)
-        downloadHTTP?.cancelled.store(true, ordering: .relaxed)
+        uploadHTTP?.cancel()
+        downloadHTTP?.cancel()
         storageToWake?()
         signal()
         for t in threads where !pthread_equal(t, pthread_self()).isTrue { pthread_join(t, nil) }
@@ -296,6 +296,7 @@ public final class SyncSession: @unchecked Sendable {
         storageToWake = { [storage = realm.file.storage] in storage.wakeCommitWaiters() }
         var failures = 0
         while mayWork() {
+            http.cancelled.store(false, ordering: .relaxed)
             let asked = lock.withLock { $0.uploadAsked }
             let counter = realm.file.storage.commitCounter()
             do {
@@ -308,6 +309,7 @@ public final class SyncSession: @unchecked Sendable {
                 }
                 if queued.isEmpty {
                     lock.withLock { $0.uploadDone = max($0.uploadDone, asked) }
+                    signal()
                     failures = 0
                     if lock.withLock({ $0.uploadAsked }) == asked {
                         _ = realm.file.storage.waitForCommit(after: counter, timeoutMs: 1000) { [self] in stopping }
@@ -367,6 +369,7 @@ public final class SyncSession: @unchecked Sendable {
                     $0.progress.serverVersion = max($0.progress.serverVersion, header.latest ?? header.to)
                     if !header.more { $0.downloadDone = max($0.downloadDone, asked) }
                 }
+                signal()
                 clearError()
                 failures = 0
             } catch {

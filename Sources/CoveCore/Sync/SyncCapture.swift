@@ -62,6 +62,7 @@ struct SyncCapture {
         let pk = try store.primaryKeyValue(cls, key)
         let ref = try store.ref(cls, pk)
         var state = try store.loadState(classKey, pk)
+        let hadHistory = !state.merge.isEmpty
         var values: [String: SyncValue] = [:]
         for p in cls.properties where !p.isBacklinks && !p.isPrimaryKey && p.collection == .none {
             values[p.name] = try store.syncValue(try store.get(cls, key, p))
@@ -90,6 +91,11 @@ struct SyncCapture {
             case .none:
                 break
             }
+        }
+        if hadHistory {
+            // An object made again over a tombstone: what others wrote after its deletion
+            // (concurrently with this create) shows too, as on every other replica.
+            try store.showState(cls, key, &state, ref, only: nil)
         }
         try store.storeState(state, classKey, pk, ref)
         createdObjects.append((cls, key))
