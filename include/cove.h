@@ -232,6 +232,7 @@ typedef struct cove_sectioned_results cove_sectioned_results_t;
 typedef struct cove_section cove_section_t;
 typedef struct cove_sectioned_changes cove_sectioned_changes_t;
 typedef struct cove_projection cove_projection_t;
+typedef struct cove_sync_config cove_sync_config_t;
 
 /** Releases user data given with a callback; runs exactly once, on any thread. */
 typedef void (*cove_free_fn)(void* userdata);
@@ -2343,6 +2344,197 @@ cove_status_t cove_write_copy(cove_realm_t* realm, const char* path, const uint8
  *   #COVE_ERR_CLOSED.
  */
 cove_status_t cove_verify(cove_realm_t* realm, char** out_report);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sync                                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A synced file uploads what its realms write to a Cove Sync server and downloads what others
+ * wrote there, in the background: one session per file per process, with two threads of its
+ * own, shared by every realm of the file opened with a sync configuration. A write is queued in
+ * the file in its own commit, so it survives a crash or a server out of reach and goes up when
+ * the server answers again; a request that fails is tried again after a growing pause, and a
+ * refusal that trying again cannot mend (a token the server does not accept, a file bound to
+ * another user) stops the session, whose status then says #COVE_SYNC_INACTIVE and
+ * cove_sync_last_error() why. Every class of a synced schema needs a primary key (cove_open()
+ * fails with #COVE_ERR_SCHEMA otherwise, naming the class), and a synced realm needs a file it
+ * can write: not in memory, not read-only. Closing the last realm of the file stops its session;
+ * what it had not uploaded stays queued for the next one.
+ */
+
+/**
+ * Makes a sync configuration for cove_config_set_sync(), with the defaults of the setters
+ * below.
+ * @param url the server's base URL, `http://` or `https://` and a host
+ *   (`https://sync.example.com`); NUL-terminated UTF-8.
+ * @param token the bearer token the server gave the user (`cove-sync-server token`).
+ * @param out receives the configuration; release it with cove_release().
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT for a NULL argument or invalid UTF-8. The URL and
+ *   the token themselves are checked by cove_open(), which fails with #COVE_ERR_INVALID_ARGUMENT
+ *   for a URL of another scheme or without a host, an empty token, or a token with characters a
+ *   bearer token cannot have (spaces, control characters, non-ASCII).
+ * Threads: a configuration is used by one thread at a time.
+ */
+cove_status_t cove_sync_config_new(const char* url, const char* token, cove_sync_config_t** out);
+
+/**
+ * Trusts the PEM certificates of a file instead of the system's, for a server whose certificate
+ * a private authority signed. A file that cannot be read makes every request fail (the session
+ * tries again, and cove_sync_last_error() says why).
+ * @param pem_path NUL-terminated, not empty; NULL goes back to the system's certificates (the
+ *   default).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, an empty path,
+ *   invalid UTF-8).
+ */
+cove_status_t cove_sync_config_set_trusted_certificates(cove_sync_config_t* sync, const char* pem_path);
+
+/**
+ * How long one request may take before the session gives it up and tries again, in seconds
+ * (default 30); a long-polling download may wait the long poll's seconds more.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a time not
+ *   above 0 or above 3600, NaN).
+ */
+cove_status_t cove_sync_config_set_request_timeout(cove_sync_config_t* sync, double seconds);
+
+/**
+ * How long a download waits at the server for news before it answers with nothing, in seconds
+ * (default 25): the longer, the fewer requests an idle session makes.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a number
+ *   outside 0 to 60).
+ */
+cove_status_t cove_sync_config_set_long_poll(cove_sync_config_t* sync, int32_t seconds);
+
+/**
+ * The most changesets one download asks the server for (default 1000). A download is applied in
+ * write transactions of bounded size, so that readers and notifications keep flowing while a
+ * large one arrives.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a count
+ *   outside 1 to 100000).
+ */
+cove_status_t cove_sync_config_set_changesets_per_transaction(cove_sync_config_t* sync, int32_t count);
+
+/**
+ * Whether the session connects when the realm opens (default true); false starts it paused
+ * (#COVE_SYNC_PAUSED), and cove_sync_resume() connects it.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration).
+ */
+cove_status_t cove_sync_config_set_starts_connected(cove_sync_config_t* sync, bool connected);
+
+/**
+ * Syncs the realms opened with `config` through a server (see above), as Realm's
+ * `syncConfiguration`. cove_open() then checks the sync configuration and the schema, starts
+ * sync in a file that never synced (every object it holds is queued for upload), and joins the
+ * file's session.
+ * @param sync the sync configuration, copied (later changes to it, or its release, do not
+ *   affect `config`); NULL: the realms do not sync (the default).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a `sync` of
+ *   another kind). cove_open() then fails with #COVE_ERR_INVALID_ARGUMENT for a URL or token it
+ *   refuses (cove_sync_config_new()), an in-memory or read-only configuration;
+ *   #COVE_ERR_SCHEMA for a class without a primary key, or with an embedded object (neither can
+ *   sync); #COVE_ERR_IO when the session's threads or HTTP cannot start.
+ */
+cove_status_t cove_config_set_sync(cove_config_t* config, const cove_sync_config_t* sync);
+
+/** Whether a sync session works (#cove_sync_status_t `state`). Stored as int32_t. */
+typedef enum {
+    /** Uploading and downloading, or trying to reach the server. */
+    COVE_SYNC_ACTIVE = 0,
+    /** Paused by cove_sync_pause(), or started so (cove_sync_config_set_starts_connected()). */
+    COVE_SYNC_PAUSED = 1,
+    /** Stopped for good: the server refused the session (cove_sync_last_error() says why). */
+    COVE_SYNC_INACTIVE = 2
+} cove_sync_state_e;
+
+/** Whether a sync session reaches the server now (#cove_sync_status_t `connection`). Stored as
+ *  int32_t. */
+typedef enum {
+    /** The last request failed, or none was made yet. */
+    COVE_SYNC_DISCONNECTED = 0,
+    /** Binding the file to the token's user (the first request of a session). */
+    COVE_SYNC_CONNECTING = 1,
+    /** The server answered the last request. */
+    COVE_SYNC_CONNECTED = 2
+} cove_sync_connection_e;
+
+/** Where a sync session stands (cove_sync_get_status()). */
+typedef struct cove_sync_status {
+    /** A #cove_sync_state_e. */
+    int32_t state;
+    /** A #cove_sync_connection_e. */
+    int32_t connection;
+    /** The newest local changeset version made: the count of this file's writes that synced
+     *  something. */
+    uint64_t local_version;
+    /** The newest local changeset version the server holds (equal to `local_version` when
+     *  everything is uploaded). */
+    uint64_t uploaded_version;
+    /** The server version the file has downloaded up to. */
+    uint64_t downloaded_version;
+    /** The newest server version the session has heard of. */
+    uint64_t server_version;
+} cove_sync_status_t;
+
+/**
+ * The state, connection and progress of the realm's sync session.
+ * @param out receives the status.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out); #COVE_ERR_SYNC when the realm
+ *   does not sync (opened without cove_config_set_sync(), or frozen: its live realm has the
+ *   session); #COVE_ERR_CLOSED.
+ * Threads: as the realm; the session's own threads move the numbers meanwhile.
+ */
+cove_status_t cove_sync_get_status(cove_realm_t* realm, cove_sync_status_t* out);
+
+/**
+ * The session's latest error: a request that failed (the session tries again, and a request
+ * that succeeds clears it) or the refusal that stopped it (#COVE_SYNC_INACTIVE).
+ * @param out_message receives the message (free it with cove_free()), or NULL when there is
+ *   none.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out_message); #COVE_ERR_SYNC when
+ *   the realm does not sync; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sync_last_error(cove_realm_t* realm, char** out_message);
+
+/**
+ * Waits until everything the file had written when the call was made is on the server (Realm's
+ * `waitForUpload`). A paused session does not upload: the wait then lasts its timeout unless
+ * another thread resumes the session.
+ * @param timeout_seconds how long to wait at most: 0 or more, finite.
+ * @return #COVE_OK; #COVE_ERR_SYNC when the timeout passes first ("the upload did not finish
+ *   within 0.5 s", with the session's last error) or the session stops ("the sync session
+ *   stopped: " and the server's refusal), and when the realm does not sync;
+ *   #COVE_ERR_INVALID_ARGUMENT (NULL realm, a negative, infinite or NaN timeout);
+ *   #COVE_ERR_IN_WRITE inside a write transaction (the session needs the write lock to record
+ *   what the server took); #COVE_ERR_CLOSED.
+ * Threads: it blocks the calling thread only; the realm may not be used by another thread
+ * meanwhile, as always. Closing the realm from another thread ends the wait (#COVE_ERR_SYNC)
+ * when it was the file's last synced realm.
+ */
+cove_status_t cove_sync_wait_for_upload(cove_realm_t* realm, double timeout_seconds);
+
+/**
+ * Waits until the file holds everything the server had when the call was made (Realm's
+ * `waitForDownload`); cove_refresh() then shows it. Statuses and threads as
+ * cove_sync_wait_for_upload() ("the download did not finish within ...").
+ */
+cove_status_t cove_sync_wait_for_download(cove_realm_t* realm, double timeout_seconds);
+
+/**
+ * Pauses the session of the realm's file: no uploads or downloads until cove_sync_resume();
+ * what the file writes meanwhile stays queued. Affects every realm of the file in this process.
+ * Pausing a paused or stopped session does nothing.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm); #COVE_ERR_SYNC when the realm does
+ *   not sync; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sync_pause(cove_realm_t* realm);
+
+/**
+ * Starts a paused session again. A stopped session (#COVE_SYNC_INACTIVE) stays stopped: a realm
+ * of the file opened afterwards (with a token the server accepts) starts a new one.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm); #COVE_ERR_SYNC when the realm does
+ *   not sync; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sync_resume(cove_realm_t* realm);
 
 #ifdef __cplusplus
 }

@@ -38,13 +38,7 @@ public func cove_config_set_encryption_key(_ config: OpaquePointer?, _ key: Unsa
 public func cove_config_set_in_memory_identifier(_ config: OpaquePointer?, _ identifier: UnsafePointer<CChar>?) -> cove_status_t {
     entry { () throws(CFailure) in
         let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_in_memory_identifier")
-        guard let identifier else {
-            c.configuration.inMemoryIdentifier = nil
-            return
-        }
-        let name = try string(identifier, "identifier", in: "cove_config_set_in_memory_identifier")
-        if name.isEmpty { throw invalidArgument("cove_config_set_in_memory_identifier", "identifier is empty") }
-        c.configuration.inMemoryIdentifier = name
+        c.configuration.inMemoryIdentifier = try nonEmptyStringOrNil(identifier, "identifier", in: "cove_config_set_in_memory_identifier")
     }
 }
 

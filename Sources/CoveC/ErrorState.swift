@@ -71,3 +71,13 @@ func string(_ pointer: UnsafePointer<CChar>?, _ name: StaticString, in function:
     }
     return s
 }
+
+/// An optional NUL-terminated UTF-8 argument: nil for NULL, else a string that must not be empty
+/// (`hint` follows "is empty" in the message).
+func nonEmptyStringOrNil(_ pointer: UnsafePointer<CChar>?, _ name: StaticString, in function: StaticString,
+                         hint: String = "") throws(CFailure) -> String? {
+    guard let pointer else { return nil }
+    let s = try string(pointer, name, in: function)
+    if s.isEmpty { throw invalidArgument(function, "\(name) is empty\(hint)") }
+    return s
+}

@@ -63,6 +63,17 @@ final class ConfigHandle: Handle {
     }
 }
 
+/// A `cove_sync_config_t`: the server a synced file syncs with and how (SyncAPI.swift), copied
+/// into a configuration by cove_config_set_sync().
+final class SyncConfigHandle: Handle {
+    override class var kindName: String { "cove_sync_config_t" }
+    var sync: SyncConfiguration
+
+    init(_ sync: SyncConfiguration) {
+        self.sync = sync
+    }
+}
+
 /// A `cove_realm_t`: a live or frozen realm, and the buffers of the strings and binaries it
 /// handed out, which stay valid until its next write, refresh, delivery or close.
 final class RealmHandle: Handle {

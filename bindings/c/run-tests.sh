@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds every C test and example against an installed Cove through pkg-config alone (plus an
-# rpath to the installed library) and runs each under `env -i`, as a user's program would run.
+# rpath to the installed library) and runs each under `env -i`, as a user's program would run,
+# given only the sync server the test command started, if any (COVE_SYNC_TEST_URL,
+# COVE_SYNC_TEST_TOKEN, COVE_SYNC_TEST_TOKEN_OTHER; a URL and tokens hold no spaces).
 # Usage: run-tests.sh INSTALL_PREFIX BUILD_DIR
 set -eu
 prefix=$1; out=$2
@@ -19,7 +21,9 @@ for src in "$here"/tests/*.c "$here"/examples/*.c; do
   cp "$here/../../Tests/Corpus/file/realm-every-kind-format4.cove" "$work/format4.cove"
   # The exported functions, one a line, for the test that calls each on a closed realm.
   cp "$here/../../Sources/CoveC/cove.exports" "$work/cove.exports"
-  if (cd "$work" && env -i "$out/$name"); then
+  if (cd "$work" && env -i ${COVE_SYNC_TEST_URL:+COVE_SYNC_TEST_URL=$COVE_SYNC_TEST_URL} \
+      ${COVE_SYNC_TEST_TOKEN:+COVE_SYNC_TEST_TOKEN=$COVE_SYNC_TEST_TOKEN} \
+      ${COVE_SYNC_TEST_TOKEN_OTHER:+COVE_SYNC_TEST_TOKEN_OTHER=$COVE_SYNC_TEST_TOKEN_OTHER} "$out/$name"); then
     passed=$((passed + 1)); echo "PASS $name"
   else
     failed=$((failed + 1)); echo "FAIL $name"

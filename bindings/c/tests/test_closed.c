@@ -65,6 +65,7 @@ typedef struct {
     cove_section_t* section;
     cove_projection_t* projection;
     cove_token_t* token;
+    cove_sync_status_t sync_status;
 } outs_t;
 
 /* Callbacks that are never called: registering on a closed realm is refused. */
@@ -221,7 +222,13 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_projection_observe, ,                                                                      \
       cove_projection_observe(f->projection, NULL, 0, on_object, NULL, NULL, &o->token))              \
     X(cove_verify, , cove_verify(f->realm, &o->text))                                                \
-    X(cove_write_copy, , cove_write_copy(f->realm, "closed-copy.cove", NULL, 0))
+    X(cove_write_copy, , cove_write_copy(f->realm, "closed-copy.cove", NULL, 0))                      \
+    X(cove_sync_get_status, , cove_sync_get_status(f->realm, &o->sync_status))                        \
+    X(cove_sync_last_error, , cove_sync_last_error(f->realm, &o->text))                               \
+    X(cove_sync_wait_for_upload, , cove_sync_wait_for_upload(f->realm, 0))                            \
+    X(cove_sync_wait_for_download, , cove_sync_wait_for_download(f->realm, 0))                        \
+    X(cove_sync_pause, , cove_sync_pause(f->realm))                                                   \
+    X(cove_sync_resume, , cove_sync_resume(f->realm))
 
 /* The functions that take no realm or handle of one, or answer for a closed realm by design. */
 static const struct {
@@ -236,6 +243,7 @@ static const struct {
     {"cove_release", "reference counting works at any time (checked below)"},
     {"cove_free", "frees a buffer, not a handle"},
     {"cove_config_", "configurations belong to no realm"},
+    {"cove_sync_config_", "sync configurations belong to no realm"},
     {"cove_open", "takes a configuration"},
     {"cove_schema_version_at", "takes a path: it opens the file for the call"},
     {"cove_compact_file", "takes a path: it opens the file for the call"},

@@ -31,6 +31,7 @@ from ._errors import (
     Status,
     StorageError,
     StorageIOError,
+    SyncError,
     TooManyVersionsError,
     TransactionError,
     WrongThreadError,
@@ -51,6 +52,7 @@ from ._realm import (Durability, FileSpace, Realm, RecoveredClass, Recovery, Rec
                      schema_version)
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
+from ._sync import SyncConfig, SyncConnection, SyncProgress, SyncSession, SyncState
 from ._values import ObjectId, Timestamp
 
 __version__: str = _ffi.string(_lib.cove_version_string()).decode()
@@ -68,5 +70,6 @@ __all__ = [
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
     "FormatError", "WrongThreadError", "DecryptionError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
     "recover", "RecoverReport", "RecoveredClass",
+    "SyncConfig", "SyncSession", "SyncProgress", "SyncState", "SyncConnection", "SyncError",
     "__version__",
 ]

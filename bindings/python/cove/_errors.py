@@ -39,6 +39,7 @@ class Status(enum.IntEnum):
     INTERNAL = 23
     WRONG_THREAD = 24
     DECRYPTION = 25
+    SYNC = 26
 
 
 class Error(Exception):
@@ -184,6 +185,11 @@ class WrongThreadError(Error):
     writing; frozen ones are free for any thread at any time."""
 
 
+class SyncError(Error):
+    """Sync: the server refused the session (a token it does not accept, a file bound to
+    another user), a wait for an upload or a download timed out, or the realm does not sync."""
+
+
 # The statuses of include/cove.h and the class each raises.
 _BY_CODE: Dict[int, Type[Error]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
@@ -211,6 +217,7 @@ _BY_CODE: Dict[int, Type[Error]] = {
     Status.INTERNAL: InternalError,
     Status.WRONG_THREAD: WrongThreadError,
     Status.DECRYPTION: DecryptionError,
+    Status.SYNC: SyncError,
 }
 
 # The statuses that a call making or running a query answers for a query that means nothing

@@ -25,6 +25,7 @@ from ._results import Results
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
+from ._sync import SyncConfig, SyncSession
 from ._values import TYPE_LIST, TYPE_MAP, Elements, pack_rows, write_value
 
 _O = TypeVar("_O", bound=Object)
@@ -189,6 +190,19 @@ class Realm(RealmBase):
         finally:
             lib.cove_free(reason[0])
         return Recovery(int(versions[0]), int(versions[1]), text)
+
+    @property
+    def sync(self) -> Optional[SyncSession]:
+        """The sync session of the realm's file (``cove.open(..., sync=cove.SyncConfig(...))``):
+        its ``state``, ``connection``, ``progress`` and ``last_error``, ``pause()``,
+        ``resume()``, ``wait_for_upload()`` and ``wait_for_download()``. None for a realm that
+        does not sync, and for a frozen one (its live realm has the session)."""
+        handle = self._h()
+        status = lib.cove_sync_get_status(handle, ffi.new("cove_sync_status_t*"))
+        if status == Status.SYNC:
+            return None
+        check(status)
+        return SyncSession(self)
 
     @property
     def in_write(self) -> bool:
@@ -858,6 +872,7 @@ def open(
     should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
     in_memory_identifier: Optional[str] = None,
     encryption_key: Optional[bytes] = None,
+    sync: Optional[SyncConfig] = None,
 ) -> Realm:
     """Opens (creating if needed) a Cove file; ``path=None`` is an in-memory realm.
 
@@ -894,6 +909,13 @@ def open(
     sealed with AES-256-GCM. A new file is created encrypted; an existing one must have been
     made with this key. A wrong or missing key, or a key for a plain file, raises
     DecryptionError; a key of another length InvalidArgumentError.
+
+    ``sync`` (a ``cove.SyncConfig``), as Realm's ``syncConfiguration``: what the file's realms
+    write is uploaded to a Cove Sync server, and what others wrote there downloaded into the
+    file, by a session in the background (``realm.sync``). A file that never synced has every
+    object it holds queued for upload. Raises InvalidArgumentError for a URL or token the
+    library refuses, an in-memory or read-only realm; SchemaError for a class without a primary
+    key, or with an embedded object (neither can sync).
     """
     key, key_size = _key_arg(encryption_key)
     if durability not in _DURABILITY:
@@ -920,6 +942,10 @@ def open(
         check(lib.cove_config_set_in_memory_identifier(config, in_memory_identifier.encode()))
     check(lib.cove_config_set_read_only(config, read_only))
     check(lib.cove_config_set_encryption_key(config, key, key_size))
+    if sync is not None:
+        if not isinstance(sync, SyncConfig):
+            raise WrongTypeError(Status.WRONG_TYPE, f"sync is a cove.SyncConfig, got {type(sync).__name__}")
+        check(lib.cove_config_set_sync(config, sync._handle))
     check(lib.cove_config_set_max_active_versions(config, max_active_versions))
     check(lib.cove_config_set_durability(config, _DURABILITY[durability]))
     timeout_ms = -1 if write_timeout is None else int(write_timeout * 1000)
