@@ -67,6 +67,7 @@ public final class SyncSession: @unchecked Sendable {
     }
     private var cond = pthread_cond_t()
     private var condMutex = pthread_mutex_t()
+    private var bindMutex = pthread_mutex_t()
     private var threads: [pthread_t] = []
     private var uploadHTTP: SyncHTTP?
     private var downloadHTTP: SyncHTTP?
@@ -84,6 +85,7 @@ public final class SyncSession: @unchecked Sendable {
         self.configuration = configuration
         clientFileId = record.clientFileId
         pthread_mutex_init(&condMutex, nil)
+        pthread_mutex_init(&bindMutex, nil)
         pthread_cond_init(&cond, nil)
         lock.withLock {
             $0.progress = Progress(localVersion: record.localVersion, uploadedVersion: record.uploadedVersion,
@@ -95,6 +97,7 @@ public final class SyncSession: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(&cond)
         pthread_mutex_destroy(&condMutex)
+        pthread_mutex_destroy(&bindMutex)
     }
 
     // MARK: What users see
@@ -235,8 +238,12 @@ public final class SyncSession: @unchecked Sendable {
 
     private var query: String { "client_file_id=\(clientFileId.text)" }
 
-    /// Binds the file to the token's user (once a session, again after a refusal).
+    /// Binds the file to the token's user (once a session, again after a failure), one thread
+    /// at a time: the other waits and finds it bound.
     private func bind(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) {
+        if lock.withLock({ $0.bound }) { return }
+        pthread_mutex_lock(&bindMutex)
+        defer { pthread_mutex_unlock(&bindMutex) }
         if lock.withLock({ $0.bound }) { return }
         setConnection(.connecting)
         let schemaVersion = (try? realm.schemaVersion()) ?? 0
@@ -429,10 +436,12 @@ public final class SyncSession: @unchecked Sendable {
 
     private func setConnection(_ c: ConnectionState) { lock.withLock { $0.connection = c } }
 
-    private func clearError() { lock.withLock { $0.lastError = nil } }
+    /// A request succeeded: the last failure is over, unless it stopped the session.
+    private func clearError() { lock.withLock { if $0.state != .inactive { $0.lastError = nil } } }
 
     private func fail(_ error: CoveError, fatal: Bool) {
         lock.withLock {
+            if $0.state == .inactive && $0.lastError != nil && !fatal { return }
             $0.lastError = error
             if fatal {
                 $0.state = .inactive

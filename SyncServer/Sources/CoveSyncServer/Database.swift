@@ -127,6 +127,20 @@ public struct SyncDatabase: Sendable {
     ///   `SyncServerError.conflict` when the file is new and another file has its node id (the
     ///   client must take a new file id). Nothing is written then.
     public func bind(clientFileId: UUID, user: String, schemaVersion: Int64) async throws -> Binding {
+        do {
+            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion)
+        } catch SyncServerError.conflict(let message) {
+            // Two binds of one new file at once: the one that lost the race on the file's row
+            // can meet the other's node id first. The file's row is there now: bind again.
+            let rows = try await client.query("SELECT 1 FROM cove_sync_clients WHERE client_file_id = \(clientFileId)", logger: logger)
+            var exists = false
+            for try await _ in rows.decode(Int.self) { exists = true }
+            guard exists else { throw SyncServerError.conflict(message) }
+            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion)
+        }
+    }
+
+    private func bindOnce(clientFileId: UUID, user: String, schemaVersion: Int64) async throws -> Binding {
         let nodeId = Self.nodeId(of: clientFileId)
         return try await transaction { connection in
             var found: (Int64, Int64)?

@@ -425,6 +425,24 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(json?["accepted"] as? Int, 2, text)
     }
 
+    func testBindsOfOneNewFileAtOnceAllSucceed() async throws {
+        let (base, server, task) = try await startServer()
+        defer { task.cancel() }
+        let token = try await server.tokens.token(for: "gail", days: 1)
+        for _ in 0..<5 {
+            // A new file's session binds from two threads at once, or a client retries.
+            let file = UUID()
+            let body = #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"#
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 { group.addTask { try await Self.post(base, token, "v1/bind", body).0 } }
+                var all: [Int] = []
+                for try await status in group { all.append(status) }
+                return all
+            }
+            XCTAssertEqual(statuses, Array(repeating: 200, count: 8))
+        }
+    }
+
     func testBadTokensAndBodiesAreRefusedByName() async throws {
         let (base, server, task) = try await startServer()
         defer { task.cancel() }
