@@ -75,7 +75,7 @@ struct SyncStoredState {
     init() {}
 
     func encoded(_ ref: SyncObjectRef) -> [UInt8] {
-        let state = merge.encoded(object: ref)
+        let state = merge.binary()
         var out = CatalogKey.bigEndian(UInt64(state.count), bytes: 4) + state
         for name in listOrder.keys.sorted() {
             let ids = listOrder[name] ?? []
@@ -93,7 +93,7 @@ struct SyncStoredState {
         let stateCount = Int(CatalogKey.number(bigEndian: bytes[0..<4]))
         guard stateCount <= bytes.count - 4 else { throw fail("a state of \(stateCount) bytes in \(bytes.count)") }
         do {
-            merge = try SyncObjectState(decoding: Array(bytes[4..<(4 + stateCount)]))
+            merge = try SyncObjectState(binary: Array(bytes[4..<(4 + stateCount)]))
         } catch {
             throw fail(error.message)
         }

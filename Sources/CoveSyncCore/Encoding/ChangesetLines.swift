@@ -53,39 +53,6 @@ public enum ChangesetLines {
         changesets.map { encode($0) + "\n" }.joined()
     }
 
-    /// Operations as one JSON array, each as in a changeset's `ops` (an object's stored merge
-    /// state, `SyncObjectState`).
-    static func encodeOperations(_ ops: [SyncOperation]) -> [UInt8] {
-        var json = JSONWriter()
-        json.openArray()
-        for op in ops {
-            write(op, to: &json)
-        }
-        json.closeArray()
-        return json.bytes
-    }
-
-    /// Operations from the JSON array `encodeOperations` writes.
-    static func decodeOperations(_ bytes: [UInt8]) throws(SyncError) -> [SyncOperation] {
-        let limits = ChangesetLimits()
-        let json: JSONValue
-        do {
-            json = try JSONReader.parse(bytes, 0..<bytes.count, maxDepth: limits.maxDepth, maxStringBytes: limits.maxStringBytes)
-        } catch {
-            throw SyncError(.malformedEncoding, "stored operations, byte \(error.offset + 1): \(error.message)")
-        }
-        guard case .array(let list) = json else {
-            throw SyncError(.malformedEncoding, "stored operations: expected an array, got \(json.kindName)")
-        }
-        let decoder = ChangesetDecoder(line: 1, limits: limits)
-        var ops: [SyncOperation] = []
-        ops.reserveCapacity(list.count)
-        for (i, item) in list.enumerated() {
-            ops.append(try decoder.operation(item, "ops[\(i)]"))
-        }
-        return ops
-    }
-
     private static func write(_ op: SyncOperation, to json: inout JSONWriter) {
         json.openObject()
         json.key("op")

@@ -1,0 +1,240 @@
+/* Cove Sync end to end with real clients: files opened through libcove's C API with a sync
+ * configuration, talking to one cove-sync-server on loopback (benchmarks/sync/run-client.sh
+ * starts it, with a PostgreSQL of its own, and runs this).
+ *
+ *   bootstrap  one file writes BENCH_OBJECTS small objects (default 100000; Item {id int primary
+ *              key, name string, n int}) in one write and waits for its upload; then a new,
+ *              empty file opens and waits for its download: the time from its open to having
+ *              every object, and the objects applied per second.
+ *   latency    BENCH_CLIENTS files (default 200) connected and long-polling; another file
+ *              commits one object every BENCH_INTERVAL_MS (default 50) for BENCH_ROUNDS rounds
+ *              (default 40): the time from the writer's commit to each client holding the
+ *              object, seen through each client's notification descriptor (poll(2) on all of
+ *              them from one thread), p50 and p99 over every client and round.
+ *
+ * The server's URL and a token come from SYNC_URL and SYNC_TOKEN. */
+#define _DEFAULT_SOURCE
+#include <cove.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char* SCHEMA =
+    "{\"Item\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\", \"n\": \"int\"}}}";
+
+static const char* url;
+static const char* token;
+static char dir[256];
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void die(const char* what) {
+    fprintf(stderr, "client-bench: %s: %s\n", what, cove_last_error_message());
+    exit(1);
+}
+#define OK(call) do { if ((call) != COVE_OK) die(#call); } while (0)
+
+static int env_int(const char* name, int fallback) {
+    const char* v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+static cove_realm_t* open_synced(const char* name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    cove_config_t* config;
+    cove_sync_config_t* sync;
+    cove_realm_t* realm;
+    OK(cove_config_new(path, &config));
+    OK(cove_config_set_schema_json(config, SCHEMA, 1));
+    OK(cove_config_set_durability(config, COVE_DURABILITY_NO_SYNC));
+    OK(cove_sync_config_new(url, token, &sync));
+    OK(cove_sync_config_set_long_poll(sync, 25));
+    OK(cove_config_set_sync(config, sync));
+    OK(cove_open(config, &realm));
+    cove_release(sync);
+    cove_release(config);
+    return realm;
+}
+
+static size_t count_items(cove_realm_t* realm) {
+    cove_results_t* results;
+    size_t n = 0;
+    OK(cove_query(realm, "Item", "TRUEPREDICATE", NULL, 0, &results));
+    OK(cove_results_count(results, &n));
+    cove_release(results);
+    return n;
+}
+
+static void bootstrap(void) {
+    int n = env_int("BENCH_OBJECTS", 100000);
+    cove_realm_t* writer = open_synced("writer.cove");
+    const char* names[] = {"id", "name", "n"};
+    cove_value_t* values = calloc((size_t)n * 3, sizeof *values);
+    char* text = malloc((size_t)n * 16);
+    for (int i = 0; i < n; i++) {
+        char* s = text + (size_t)i * 16;
+        int len = snprintf(s, 16, "item %d", i);
+        values[i * 3].type = COVE_TYPE_INT;
+        values[i * 3].u.integer = i;
+        values[i * 3 + 1].type = COVE_TYPE_STRING;
+        values[i * 3 + 1].u.string.data = s;
+        values[i * 3 + 1].u.string.size = (size_t)len;
+        values[i * 3 + 2].type = COVE_TYPE_INT;
+        values[i * 3 + 2].u.integer = i % 1000;
+    }
+    double t0 = now();
+    size_t created = 0;
+    OK(cove_begin_write(writer));
+    OK(cove_object_create_many(writer, "Item", names, 3, values, (size_t)n, false, &created));
+    OK(cove_commit(writer));
+    double t1 = now();
+    OK(cove_sync_wait_for_upload(writer, 600));
+    double t2 = now();
+    cove_realm_t* reader = open_synced("reader.cove");
+    OK(cove_sync_wait_for_download(reader, 600));
+    OK(cove_refresh(reader, NULL));
+    double t3 = now();
+    size_t got = count_items(reader);
+    if (got != (size_t)n) {
+        fprintf(stderr, "client-bench: the new file holds %zu objects, not %d\n", got, n);
+        exit(1);
+    }
+    printf("| %d objects written in one commit (changesets queued with it) | %.2f s |\n", n, t1 - t0);
+    printf("| ... uploaded (wait for upload) | %.2f s (%.0f objects/s) |\n", t2 - t1, n / (t2 - t1));
+    printf("| bootstrap of a new, empty file: open to every object | %.2f s (%.0f objects/s) |\n", t3 - t2, n / (t3 - t2));
+    OK(cove_close(reader));
+    OK(cove_close(writer));
+    cove_release(reader);
+    cove_release(writer);
+    free(values);
+    free(text);
+}
+
+static int rounds, interval_ms;
+static double* written_at;
+
+static void* write_rounds(void* arg) {
+    (void)arg;
+    cove_realm_t* writer = open_synced("latency-writer.cove");
+    const char* names[] = {"id", "name", "n"};
+    usleep(500000);
+    for (int r = 0; r < rounds; r++) {
+        cove_value_t v[3];
+        v[0].type = COVE_TYPE_INT;
+        v[0].u.integer = 1000000000 + r;
+        v[1].type = COVE_TYPE_STRING;
+        v[1].u.string.data = "latency";
+        v[1].u.string.size = 7;
+        v[2].type = COVE_TYPE_INT;
+        v[2].u.integer = r;
+        cove_object_t* o;
+        OK(cove_begin_write(writer));
+        OK(cove_object_create_with_values(writer, "Item", names, 3, v, &o));
+        cove_release(o);
+        double at = now();
+        __atomic_store(&written_at[r], &at, __ATOMIC_RELEASE);
+        OK(cove_commit(writer));
+        usleep((useconds_t)interval_ms * 1000);
+    }
+    OK(cove_sync_wait_for_upload(writer, 60));
+    OK(cove_close(writer));
+    cove_release(writer);
+    return NULL;
+}
+
+static int compare(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+static void latency(void) {
+    int clients = env_int("BENCH_CLIENTS", 200);
+    rounds = env_int("BENCH_ROUNDS", 40);
+    interval_ms = env_int("BENCH_INTERVAL_MS", 50);
+    written_at = calloc((size_t)rounds, sizeof *written_at);
+    cove_realm_t** realms = calloc((size_t)clients, sizeof *realms);
+    struct pollfd* fds = calloc((size_t)clients, sizeof *fds);
+    int* next = calloc((size_t)clients, sizeof *next);
+    double* seen = calloc((size_t)clients * (size_t)rounds, sizeof *seen);
+    for (int i = 0; i < clients; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "client-%d.cove", i);
+        realms[i] = open_synced(name);
+        OK(cove_notification_fd(realms[i], &fds[i].fd));
+        fds[i].events = POLLIN;
+    }
+    for (int i = 0; i < clients; i++) OK(cove_sync_wait_for_download(realms[i], 120));
+    pthread_t writer;
+    pthread_create(&writer, NULL, write_rounds, NULL);
+    int done = 0;
+    double deadline = now() + 60 + rounds * interval_ms / 1000.0;
+    while (done < clients && now() < deadline) {
+        if (poll(fds, (nfds_t)clients, 100) <= 0) continue;
+        double t = now();
+        for (int i = 0; i < clients; i++) {
+            if (!(fds[i].revents & POLLIN)) continue;
+            OK(cove_refresh(realms[i], NULL));
+            while (next[i] < rounds) {
+                cove_value_t pk;
+                pk.type = COVE_TYPE_INT;
+                pk.u.integer = 1000000000 + next[i];
+                cove_object_t* o = NULL;
+                OK(cove_object_find(realms[i], "Item", &pk, &o));
+                if (!o) break;
+                cove_release(o);
+                double at;
+                __atomic_load(&written_at[next[i]], &at, __ATOMIC_ACQUIRE);
+                seen[(size_t)i * (size_t)rounds + (size_t)next[i]] = t - at;
+                if (++next[i] == rounds) done++;
+            }
+        }
+    }
+    pthread_join(writer, NULL);
+    if (done < clients) {
+        fprintf(stderr, "client-bench: %d of %d clients saw every write\n", done, clients);
+        exit(1);
+    }
+    size_t total = (size_t)clients * (size_t)rounds;
+    qsort(seen, total, sizeof *seen, compare);
+    printf("| a write seen by %d connected clients (%d writes, %d ms apart): p50 / p99 / max | %.1f / %.1f / %.1f ms |\n",
+           clients, rounds, interval_ms, seen[total / 2] * 1e3, seen[total * 99 / 100] * 1e3, seen[total - 1] * 1e3);
+    for (int i = 0; i < clients; i++) {
+        OK(cove_close(realms[i]));
+        cove_release(realms[i]);
+    }
+    free(realms);
+    free(fds);
+    free(next);
+    free(seen);
+    free(written_at);
+}
+
+int main(int argc, char** argv) {
+    url = getenv("SYNC_URL");
+    token = getenv("SYNC_TOKEN");
+    if (!url || !token) {
+        fprintf(stderr, "client-bench: SYNC_URL and SYNC_TOKEN name the server and a token\n");
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "/tmp/cove-sync-client-bench-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const char* what = argc > 1 ? argv[1] : "all";
+    printf("| Cove Sync, real clients | |\n|---|--:|\n");
+    if (!strcmp(what, "all") || !strcmp(what, "bootstrap")) bootstrap();
+    if (!strcmp(what, "all") || !strcmp(what, "latency")) latency();
+    char command[300];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    return system(command) == 0 ? 0 : 1;
+}
