@@ -234,6 +234,31 @@ final class SyncClientTests: CoveTestCase {
         XCTAssertEqual(try picture(b), shownAgain)
     }
 
+    func testChangesThisFileCannotHoldAreSkippedNotFatal() throws {
+        let b = try open("b.cove")
+        defer { b.close() }
+        // Another client's schema: Dog keyed by int, Person's name an int, tags of ints.
+        let node: UInt64 = 77
+        let source = SyncClockSource(node: node)
+        var builder = ChangesetBuilder(clock: source, version: 1)
+        let wall = SyncClockSource.systemWall()
+        let dog = try SyncObjectRef(className: "Dog", key: .int(5))
+        let person = try SyncObjectRef(className: "Person", key: .int(9))
+        let unknown = try SyncObjectRef(className: "Cat", key: .int(1))
+        _ = try builder.append(dog, .create(values: ["age": .int(2)]), wall: wall)
+        _ = try builder.append(person, .create(values: ["name": .int(3)]), wall: wall)
+        _ = try builder.append(person, .listInsert(property: "tags", position: try ListPosition.between(nil, nil, node: node), value: .int(1)), wall: wall)
+        _ = try builder.append(unknown, .create(values: [:]), wall: wall)
+        let rex = try SyncObjectRef(className: "Dog", key: .string("rex"))
+        _ = try builder.append(rex, .create(values: ["age": .string("old"), "weight": .decimal128(try SyncDecimal128("1.5"))]), wall: wall)
+        try b.applyDownload([try builder.finish(wall: wall)], cursor: 4)
+        let shown = try picture(b)
+        XCTAssertTrue(shown.contains(#"Person id=9 name="""#), shown)
+        XCTAssertTrue(shown.contains(#"Dog name="rex" age=0 weight=null"#), shown)
+        XCTAssertEqual(try b.dynamicObjects("Dog").count, 1)
+        XCTAssertEqual(try b.syncRecord().downloadCursor, 4)
+    }
+
     func testALargeWriteGoesOutAsSeveralChangesetsAndArrivesWhole() throws {
         let a = try open("a.cove"), b = try open("b.cove")
         defer { a.close(); b.close() }

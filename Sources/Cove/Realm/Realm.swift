@@ -287,10 +287,11 @@ public final class Realm {
         try checkOpen()
         if isMigrating { throw CoveError(.inWrite, "a migration block cannot commit its realm's write: the open commits it") }
         guard let w = writeTransaction else { throw CoveError(.notInWrite, "commit outside a write transaction") }
+        var queuedChangesets = false
         if capturesSync, let store = objects {
             // The write as a changeset, queued in the same commit.
             do {
-                try store.syncCapture(wall: SyncClockSource.systemWall())
+                queuedChangesets = !(try store.syncCapture(wall: SyncClockSource.systemWall())).isEmpty
             } catch {
                 writeTransaction = nil
                 w.cancel()
@@ -316,6 +317,7 @@ public final class Realm {
         do {
             let committed = try w.commit()
             schemaKnownAt = schemaCarriesOver ? committed : 0
+            if queuedChangesets { session?.localChangesCommitted() }
         } catch {
             let e = CoveError(error)
             if e.code == .io || e.code == .noSpace || e.code == .closed {

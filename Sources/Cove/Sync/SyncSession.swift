@@ -64,6 +64,8 @@ public final class SyncSession: @unchecked Sendable {
         var downloadDone: UInt64 = 0
         var stopping = false
         var bound = false
+        /// Commits of this process that queued changesets (`localChangesCommitted`).
+        var localCommits: UInt64 = 0
     }
     private var cond = pthread_cond_t()
     private var condMutex = pthread_mutex_t()
@@ -71,8 +73,6 @@ public final class SyncSession: @unchecked Sendable {
     private var threads: [pthread_t] = []
     private var uploadHTTP: SyncHTTP?
     private var downloadHTTP: SyncHTTP?
-    /// Wakes the uploader waiting for a commit.
-    private var storageToWake: (@Sendable () -> Void)?
 
     init(path: String, realmConfiguration: Realm.Configuration, configuration: SyncConfiguration,
          record: SyncFileRecord) {
@@ -140,7 +140,6 @@ public final class SyncSession: @unchecked Sendable {
             }
         }
         if direction == .download { downloadHTTP?.cancel() }
-        storageToWake?()
         signal()
         let deadline = Self.now() + timeout
         while true {
@@ -163,6 +162,13 @@ public final class SyncSession: @unchecked Sendable {
     // MARK: Life
 
     func addUser() { lock.withLock { $0.users += 1 } }
+
+    /// A realm of this process committed changesets to upload: the uploader goes at once.
+    /// (Another process's commits are found within a second.)
+    func localChangesCommitted() {
+        lock.withLock { $0.localCommits &+= 1 }
+        signal()
+    }
 
     /// One realm less; the last stops the session. Returns whether it stopped.
     func removeUser() -> Bool {
@@ -204,7 +210,6 @@ public final class SyncSession: @unchecked Sendable {
         }
         uploadHTTP?.cancel()
         downloadHTTP?.cancel()
-        storageToWake?()
         signal()
         for t in threads where !pthread_equal(t, pthread_self()).isTrue { pthread_join(t, nil) }
         threads = []
@@ -300,12 +305,10 @@ public final class SyncSession: @unchecked Sendable {
     private func uploadLoop() {
         guard let http = uploadHTTP, let realm = openHandle() else { return }
         defer { realm.close() }
-        storageToWake = { [storage = realm.file.storage] in storage.wakeCommitWaiters() }
         var failures = 0
         while mayWork() {
             http.cancelled.store(false, ordering: .relaxed)
-            let asked = lock.withLock { $0.uploadAsked }
-            let counter = realm.file.storage.commitCounter()
+            let (asked, commits) = lock.withLock { ($0.uploadAsked, $0.localCommits) }
             do {
                 try bind(http, realm)
                 try realm.refresh()
@@ -318,9 +321,9 @@ public final class SyncSession: @unchecked Sendable {
                     lock.withLock { $0.uploadDone = max($0.uploadDone, asked) }
                     signal()
                     failures = 0
-                    if lock.withLock({ $0.uploadAsked }) == asked {
-                        _ = realm.file.storage.waitForCommit(after: counter, timeoutMs: 1000) { [self] in stopping }
-                    }
+                    // Until a commit here queues more, a wait asks, or a second passes (for the
+                    // commits of other processes).
+                    wait(upTo: 1) { $0.localCommits == commits && $0.uploadAsked == asked && !$0.stopping && $0.state == .active }
                     continue
                 }
                 var body: [UInt8] = []
@@ -459,6 +462,21 @@ public final class SyncSession: @unchecked Sendable {
     private func signal() {
         pthread_mutex_lock(&condMutex)
         pthread_cond_broadcast(&cond)
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    /// Waits up to `seconds` while `stillWaiting` holds of the shared state, checked under the
+    /// condition's mutex so that a change signalled in between is not missed.
+    private func wait(upTo seconds: Double, while stillWaiting: (Shared) -> Bool) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let ns = Int(seconds * 1e9) + ts.tv_nsec
+        ts.tv_sec += ns / 1_000_000_000
+        ts.tv_nsec = ns % 1_000_000_000
+        pthread_mutex_lock(&condMutex)
+        while lock.withLock({ stillWaiting($0) }) {
+            if pthread_cond_timedwait(&cond, &condMutex, &ts) == ETIMEDOUT { break }
+        }
         pthread_mutex_unlock(&condMutex)
     }
 

@@ -30,7 +30,8 @@ extension ObjectStore {
         for changeset in changesets {
             if changeset.clock > record.latestClock { record.latestClock = changeset.clock }
             for op in changeset.operations {
-                guard let cls = schema[op.object.className], !cls.isEmbedded else { continue }
+                guard let cls = schema[op.object.className], !cls.isEmbedded,
+                      Self.keyFits(op.object.key, cls) else { continue }
                 if touched[op.object] == nil {
                     let pk = try Self.coveKey(op.object.key)
                     touched[op.object] = Touched(cls: cls, pk: pk, state: try loadState(try classKey(of: cls), pk))
@@ -53,11 +54,20 @@ extension ObjectStore {
                 if let existing {
                     keys[ref] = existing
                 } else {
-                    let key = try create(t.cls, primaryKey: t.pk)
+                    // Made with its single values at once; its collections follow in pass two.
+                    let key = try create(t.cls, primaryKey: t.pk, values: try shownValues(t.cls, t.state, ref))
                     keys[ref] = key
                     created.append((t.cls, key))
                     t.state.listOrder = [:]
-                    t.everything = true
+                    t.everything = false
+                    t.properties = Set(t.cls.properties.filter { p in
+                        switch p.collection {
+                        case .none: return false
+                        case .list: return !t.state.merge.listElements(p.name).isEmpty
+                        case .set: return !t.state.merge.setValues(p.name).isEmpty
+                        case .map: return !t.state.merge.mapEntries(p.name).isEmpty
+                        }
+                    }.map(\.name))
                 }
             } else {
                 touched[ref] = t
@@ -100,6 +110,15 @@ extension ObjectStore {
         try writeSyncRecord(record)
     }
 
+    /// Whether a synced primary key has the type of the class's primary key here (a file whose
+    /// schema differs skips the objects it cannot hold).
+    static func keyFits(_ key: SyncPrimaryKey, _ cls: ObjectSchema) -> Bool {
+        switch (key, cls.primaryKeyProperty?.type) {
+        case (.int, .int?), (.string, .string?), (.objectId, .objectId?), (.uuid, .uuid?): return true
+        default: return false
+        }
+    }
+
     /// The objects whose links (single or in a list) hold object `key` of `cls`, with the
     /// property holding it.
     func linkingSources(to cls: ObjectSchema, _ key: Int64) throws(CoveError) -> [(ObjectSchema, Int64, Property)] {
@@ -123,6 +142,21 @@ extension ObjectStore {
         if !gone.isEmpty { state.listOrder[p.name] = ids.filter { !gone.contains($0) } }
     }
 
+    /// The single values a state shows, for creating its object with them (links whose target
+    /// is not here wait for it).
+    private func shownValues(_ cls: ObjectSchema, _ state: SyncStoredState, _ ref: SyncObjectRef) throws(CoveError) -> [(String, Value)] {
+        var values: [(String, Value)] = []
+        for p in cls.properties where !p.isBacklinks && !p.isPrimaryKey && p.collection == .none {
+            guard let shown = state.merge.property(p.name) else { continue }
+            if let v = try resolve(shown, for: p) {
+                if Self.fits(v, p) { values.append((p.name, v)) }
+            } else if case .link(let target) = shown {
+                try waitForLink(to: target, from: ref)
+            }
+        }
+        return values
+    }
+
     /// Writes into object `key` what its merge state shows, for the properties named in `only`
     /// (nil: every property). Writes only what differs.
     func showState(_ cls: ObjectSchema, _ key: Int64, _ state: inout SyncStoredState, _ ref: SyncObjectRef,
@@ -139,12 +173,14 @@ extension ObjectStore {
                         try waitForLink(to: target, from: ref)
                     }
                 }
-                if try get(cls, key, p) != desired { try set(cls, key, p, desired) }
+                // A value of another type than the property's here (a schema that differs)
+                // leaves the property as it is.
+                if try get(cls, key, p) != desired { try ignoringMisfits { () throws(CoveError) in try set(cls, key, p, desired) } }
             case .list:
                 var ids: [SyncClock] = []
                 var values: [Value] = []
                 for e in state.merge.listElements(p.name) {
-                    if let v = try resolve(e.value, for: p) {
+                    if let v = try resolve(e.value, for: p), Self.fits(v, p) {
                         ids.append(e.id)
                         values.append(v)
                     } else if case .link(let target) = e.value {
@@ -156,7 +192,7 @@ extension ObjectStore {
             case .set:
                 var desired: [Value] = []
                 for v in state.merge.setValues(p.name) {
-                    if let c = try resolve(v, for: p) { desired.append(c) }
+                    if let c = try resolve(v, for: p), Self.fits(c, p) { desired.append(c) }
                 }
                 let current = try setValues(cls, key, p)
                 for v in current where !desired.contains(v) { _ = try setErase(cls, key, p, v) }
@@ -164,13 +200,30 @@ extension ObjectStore {
             case .map:
                 var desired: [String: Value] = [:]
                 for e in state.merge.mapEntries(p.name) {
-                    if let c = try resolve(e.value, for: p) { desired[e.key] = c }
+                    if let c = try resolve(e.value, for: p), Self.fits(c, p) { desired[e.key] = c }
                 }
                 var current: [String: Value] = [:]
                 for (k, v) in try mapEntries(cls, key, p) { current[k] = v }
                 for k in current.keys where desired[k] == nil { _ = try mapErase(cls, key, p, k) }
                 for (k, v) in desired where current[k] != v { try mapSet(cls, key, p, k, v) }
             }
+        }
+    }
+
+    /// Runs `body`, ignoring a wrong-type refusal.
+    private func ignoringMisfits(_ body: () throws(CoveError) -> Void) throws(CoveError) {
+        do { try body() } catch where error.code == .wrongType {}
+    }
+
+    /// Whether `v` is a value property `p` (its elements, for a collection) can hold.
+    static func fits(_ v: Value, _ p: Property) -> Bool {
+        switch (v, p.type) {
+        case (_, .mixed): return true
+        case (.null, _): return p.isOptional || p.isLink
+        case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
+             (.timestamp, .date), (.decimal128, .decimal128), (.objectId, .objectId), (.uuid, .uuid), (.link, .object):
+            return true
+        default: return false
         }
     }
 

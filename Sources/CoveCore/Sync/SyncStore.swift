@@ -368,7 +368,8 @@ extension ObjectStore {
     /// A synced value for property `p` of this file: a link becomes the target's object key, or
     /// nil when the target is not here (yet).
     func resolve(_ v: SyncValue, for p: Property) throws(CoveError) -> Value? {
-        guard case .link(let target) = v else { return try Self.coveValue(v, for: p) }
+        // A value this file cannot hold (text that is no decimal, ...) shows as nothing.
+        guard case .link(let target) = v else { return try? Self.coveValue(v, for: p) }
         guard let cls = schema[target.className], !cls.isEmbedded else { return nil }
         guard let key = try find(cls, primaryKey: try Self.coveKey(target.key)) else { return nil }
         return .link(ObjectLink(classKey: try classKey(of: cls), objectKey: key))
