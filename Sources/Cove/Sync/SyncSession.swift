@@ -468,11 +468,7 @@ public final class SyncSession: @unchecked Sendable {
     /// Waits up to `seconds` while `stillWaiting` holds of the shared state, checked under the
     /// condition's mutex so that a change signalled in between is not missed.
     private func wait(upTo seconds: Double, while stillWaiting: (Shared) -> Bool) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let ns = Int(seconds * 1e9) + ts.tv_nsec
-        ts.tv_sec += ns / 1_000_000_000
-        ts.tv_nsec = ns % 1_000_000_000
+        var ts = Self.deadline(after: seconds)
         pthread_mutex_lock(&condMutex)
         while lock.withLock({ stillWaiting($0) }) {
             if pthread_cond_timedwait(&cond, &condMutex, &ts) == ETIMEDOUT { break }
@@ -482,14 +478,20 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Sleeps up to `seconds`, less when signalled.
     private func sleep(upTo seconds: Double) {
+        var ts = Self.deadline(after: seconds)
+        pthread_mutex_lock(&condMutex)
+        if !stopping { _ = pthread_cond_timedwait(&cond, &condMutex, &ts) }
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    /// The realtime clock `seconds` from now, as a condition's timed wait takes it.
+    private static func deadline(after seconds: Double) -> timespec {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let ns = Int(seconds * 1e9) + ts.tv_nsec
         ts.tv_sec += ns / 1_000_000_000
         ts.tv_nsec = ns % 1_000_000_000
-        pthread_mutex_lock(&condMutex)
-        if !stopping { _ = pthread_cond_timedwait(&cond, &condMutex, &ts) }
-        pthread_mutex_unlock(&condMutex)
+        return ts
     }
 
     static func now() -> Double {
