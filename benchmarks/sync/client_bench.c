@@ -6,7 +6,8 @@
  *              key, name string, n int}) in one write and waits for its upload; then a new,
  *              empty file opens and waits for its download: the time from its open to having
  *              every object, and the objects applied per second.
- *   latency    BENCH_CLIENTS files (default 200) connected and long-polling; another file
+ *   latency    BENCH_CLIENTS files (default 200, in BENCH_PROCESSES processes, default 4)
+ *              connected and long-polling; another file
  *              commits one object every BENCH_INTERVAL_MS (default 50) for BENCH_ROUNDS rounds
  *              (default 40): the time from the writer's commit to each client holding the
  *              object (one thread looks at every client in turn, each millisecond), p50 and
@@ -17,7 +18,9 @@
  * holds, so run.sh gives each a fresh server). */
 #define _DEFAULT_SOURCE
 #include <cove.h>
-#include <pthread.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,17 +124,20 @@ static void bootstrap(void) {
 }
 
 static int rounds, interval_ms;
+/* The ids of this run's writes: apart from any earlier run's on the same server. */
+static int64_t base_id;
+/* Shared with the client processes (an anonymous shared mapping made before they fork). */
 static double* written_at;
+static double* seen;
+static int* ready;
 
-static void* write_rounds(void* arg) {
-    (void)arg;
+static void write_rounds(void) {
     cove_realm_t* writer = open_synced("latency-writer.cove");
     const char* names[] = {"id", "name", "n"};
-    usleep(500000);
     for (int r = 0; r < rounds; r++) {
         cove_value_t v[3];
         v[0].type = COVE_TYPE_INT;
-        v[0].u.integer = 1000000000 + r;
+        v[0].u.integer = base_id + r;
         v[1].type = COVE_TYPE_STRING;
         v[1].u.string.data = "latency";
         v[1].u.string.size = 7;
@@ -149,7 +155,52 @@ static void* write_rounds(void* arg) {
     OK(cove_sync_wait_for_upload(writer, 60));
     OK(cove_close(writer));
     cove_release(writer);
-    return NULL;
+}
+
+/* One process's clients, `first` to `first + count - 1`: opened, caught up, then watched until
+ * each holds every round's object. */
+static int watch_clients(int first, int count) {
+    cove_realm_t** realms = calloc((size_t)count, sizeof *realms);
+    int* next = calloc((size_t)count, sizeof *next);
+    for (int i = 0; i < count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "client-%d.cove", first + i);
+        realms[i] = open_synced(name);
+    }
+    for (int i = 0; i < count; i++) OK(cove_sync_wait_for_download(realms[i], 120));
+    __atomic_add_fetch(ready, 1, __ATOMIC_ACQ_REL);
+    int done = 0;
+    double deadline = now() + 90 + rounds * interval_ms / 1000.0;
+    while (done < count && now() < deadline) {
+        usleep(1000);
+        for (int i = 0; i < count; i++) {
+            if (next[i] == rounds) continue;
+            bool advanced = false;
+            OK(cove_refresh(realms[i], &advanced));
+            if (!advanced) continue;
+            double t = now();
+            while (next[i] < rounds) {
+                cove_value_t pk;
+                pk.type = COVE_TYPE_INT;
+                pk.u.integer = base_id + next[i];
+                cove_object_t* o = NULL;
+                OK(cove_object_find(realms[i], "Item", &pk, &o));
+                if (!o) break;
+                cove_release(o);
+                double at;
+                __atomic_load(&written_at[next[i]], &at, __ATOMIC_ACQUIRE);
+                seen[(size_t)(first + i) * (size_t)rounds + (size_t)next[i]] = t - at;
+                if (++next[i] == rounds) done++;
+            }
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        OK(cove_close(realms[i]));
+        cove_release(realms[i]);
+    }
+    free(realms);
+    free(next);
+    return done == count ? 0 : 1;
 }
 
 static int compare(const void* a, const void* b) {
@@ -159,62 +210,43 @@ static int compare(const void* a, const void* b) {
 
 static void latency(void) {
     int clients = env_int("BENCH_CLIENTS", 200);
+    int processes = env_int("BENCH_PROCESSES", 4);
     rounds = env_int("BENCH_ROUNDS", 40);
     interval_ms = env_int("BENCH_INTERVAL_MS", 50);
-    written_at = calloc((size_t)rounds, sizeof *written_at);
-    cove_realm_t** realms = calloc((size_t)clients, sizeof *realms);
-    int* next = calloc((size_t)clients, sizeof *next);
-    double* seen = calloc((size_t)clients * (size_t)rounds, sizeof *seen);
-    for (int i = 0; i < clients; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "client-%d.cove", i);
-        realms[i] = open_synced(name);
+    if (processes < 1 || processes > clients) processes = 1;
+    base_id = 1000000000 + (int64_t)(getpid() % 100000) * 100000 + (int64_t)(now() * 1000) % 50000;
+    size_t total = (size_t)clients * (size_t)rounds;
+    size_t bytes = (size_t)rounds * sizeof(double) + total * sizeof(double) + sizeof(int);
+    char* shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) { perror("mmap"); exit(1); }
+    written_at = (double*)shared;
+    seen = written_at + rounds;
+    ready = (int*)(seen + total);
+    /* The clients in several processes, as apps would be (and a process's threads are few). */
+    pid_t* children = calloc((size_t)processes, sizeof *children);
+    for (int p = 0; p < processes; p++) {
+        int first = clients * p / processes, last = clients * (p + 1) / processes;
+        children[p] = fork();
+        if (children[p] == 0) _exit(watch_clients(first, last - first));
     }
-    for (int i = 0; i < clients; i++) OK(cove_sync_wait_for_download(realms[i], 120));
-    pthread_t writer;
-    pthread_create(&writer, NULL, write_rounds, NULL);
-    int done = 0;
-    double deadline = now() + 60 + rounds * interval_ms / 1000.0;
-    while (done < clients && now() < deadline) {
-        usleep(1000);
-        for (int i = 0; i < clients; i++) {
-            if (next[i] == rounds) continue;
-            bool advanced = false;
-            OK(cove_refresh(realms[i], &advanced));
-            if (!advanced) continue;
-            double t = now();
-            while (next[i] < rounds) {
-                cove_value_t pk;
-                pk.type = COVE_TYPE_INT;
-                pk.u.integer = 1000000000 + next[i];
-                cove_object_t* o = NULL;
-                OK(cove_object_find(realms[i], "Item", &pk, &o));
-                if (!o) break;
-                cove_release(o);
-                double at;
-                __atomic_load(&written_at[next[i]], &at, __ATOMIC_ACQUIRE);
-                seen[(size_t)i * (size_t)rounds + (size_t)next[i]] = t - at;
-                if (++next[i] == rounds) done++;
-            }
-        }
+    double wait_until = now() + 300;
+    while (__atomic_load_n(ready, __ATOMIC_ACQUIRE) < processes && now() < wait_until) usleep(10000);
+    write_rounds();
+    int failed = 0;
+    for (int p = 0; p < processes; p++) {
+        int status = 0;
+        waitpid(children[p], &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
     }
-    pthread_join(writer, NULL);
-    if (done < clients) {
-        fprintf(stderr, "client-bench: %d of %d clients saw every write\n", done, clients);
+    if (failed) {
+        fprintf(stderr, "client-bench: in %d of %d client processes not every client saw every write\n", failed, processes);
         exit(1);
     }
-    size_t total = (size_t)clients * (size_t)rounds;
     qsort(seen, total, sizeof *seen, compare);
-    printf("| a write seen by %d connected clients (%d writes, %d ms apart): p50 / p99 / max | %.1f / %.1f / %.1f ms |\n",
-           clients, rounds, interval_ms, seen[total / 2] * 1e3, seen[total * 99 / 100] * 1e3, seen[total - 1] * 1e3);
-    for (int i = 0; i < clients; i++) {
-        OK(cove_close(realms[i]));
-        cove_release(realms[i]);
-    }
-    free(realms);
-    free(next);
-    free(seen);
-    free(written_at);
+    printf("| a write seen by %d connected clients in %d processes (%d writes, %d ms apart): p50 / p99 / max | %.1f / %.1f / %.1f ms |\n",
+           clients, processes, rounds, interval_ms, seen[total / 2] * 1e3, seen[total * 99 / 100] * 1e3, seen[total - 1] * 1e3);
+    munmap(shared, bytes);
+    free(children);
 }
 
 int main(int argc, char** argv) {

@@ -188,7 +188,13 @@ public final class SyncSession: @unchecked Sendable {
                 init(_ s: SyncSession, _ b: @escaping (SyncSession) -> Void) { session = s; body = b } }
             let retained = Unmanaged.passRetained(Start(self, body)).toOpaque()
             var t = pthread_t()
-            let rc = pthread_create(&t, nil, { arg in
+            // A session's threads need little stack (no deep recursion anywhere on their paths):
+            // 1 MiB rather than the default 8, so that a process can sync many files.
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            pthread_attr_setstacksize(&attributes, 1 << 20)
+            defer { pthread_attr_destroy(&attributes) }
+            let rc = pthread_create(&t, &attributes, { arg in
                 guard let arg else { return nil }
                 let start = Unmanaged<Start>.fromOpaque(arg).takeRetainedValue()
                 start.body(start.session)
