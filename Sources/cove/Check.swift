@@ -66,9 +66,9 @@ struct Info: ParsableCommand {
 }
 
 /// What `cove info` and the shell's .info print: the file's size, format, whether it is
-/// encrypted, the bytes its pages
-/// hold in use and free, versions, what recovery left out when this process opened the file
-/// (null when nothing), and objects per class.
+/// encrypted, the bytes its pages hold in use and free, versions, what recovery left out when
+/// this process opened the file (null when nothing), for a synced file where its sync stands,
+/// and objects per class.
 func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] {
     let space = try realm.fileSpace()
     var st = stat()
@@ -86,6 +86,14 @@ func fileInfo(_ realm: Realm, _ file: String) throws(CoveError) -> [JSONMember] 
         JSONMember("classes", .int(Int64(realm.schema.classes.count))),
         JSONMember("recovery", realm.recovery.map { .string($0.description) } ?? .null),
     ]
+    // A synced file: its id at the server, the changesets waiting for upload, how far it has
+    // downloaded.
+    if let sync = try realm.syncFileStatus() {
+        members.append(JSONMember("sync.client_file_id", .string(sync.clientFileId)))
+        members.append(JSONMember("sync.waiting_uploads", .int(Int64(sync.localVersion - sync.uploadedVersion))))
+        members.append(JSONMember("sync.uploaded_version", .int(Int64(sync.uploadedVersion))))
+        members.append(JSONMember("sync.downloaded_version", .int(Int64(sync.downloadedVersion))))
+    }
     for cls in realm.schema.classes {
         members.append(JSONMember("objects.\(cls.className)", .int(Int64(try realm.objectCount(cls.className)))))
     }

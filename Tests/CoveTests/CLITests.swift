@@ -190,6 +190,23 @@ final class CLITests: CoveTestCase {
         let (status, output) = run(["info", path])
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("version: \(version)"), output)
+        XCTAssertFalse(output.contains("sync."), output)
+    }
+
+    func testInfoOfASyncedFile() throws {
+        let path = "\(folder)/synced.cove"
+        let sync = SyncConfiguration(url: "http://127.0.0.1:9", token: "t", startsConnected: false)
+        let realm = try Realm(configuration: .init(path: path, schema: try Schema(jsonText: #"{"Note": {"primaryKey": "id", "properties": {"id": "int"}}}"#),
+                                                   syncConfiguration: sync))
+        try realm.write { try realm.dynamicCreate("Note", primaryKey: .int(1)) }
+        try realm.write { try realm.dynamicCreate("Note", primaryKey: .int(2)) }
+        let id = try XCTUnwrap(try realm.syncFileStatus()).clientFileId
+        realm.close()
+        let (status, output) = run(["info", path])
+        XCTAssertEqual(status, 0, output)
+        for line in ["sync.client_file_id: \(id)", "sync.waiting_uploads: 2", "sync.uploaded_version: 0", "sync.downloaded_version: 0"] {
+            XCTAssertTrue(output.contains(line), output)
+        }
     }
 
     func testDemo() {

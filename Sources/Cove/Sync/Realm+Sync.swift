@@ -50,6 +50,14 @@ extension Realm {
         try objectStore().syncRecord()
     }
 
+    /// Where a synced file stands, as the file itself records it (whether or not this realm
+    /// syncs): nil for a file that has never synced.
+    public func syncFileStatus() throws(CoveError) -> SyncFileStatus? {
+        guard let record = try syncRecordIfAny() else { return nil }
+        return SyncFileStatus(clientFileId: record.clientFileId.text, localVersion: record.localVersion,
+                              uploadedVersion: record.uploadedVersion, downloadedVersion: record.downloadCursor)
+    }
+
     /// The file's sync record.
     func syncRecord() throws(CoveError) -> SyncFileRecord {
         guard let record = try objectStore().syncRecord() else { throw CoveError(.sync, "the file is not synced") }

@@ -54,3 +54,17 @@ public struct SyncConfiguration: Sendable, Equatable {
         }
     }
 }
+
+/// Where a synced file stands, as the file records it (`Realm.syncFileStatus()`).
+public struct SyncFileStatus: Sendable, Equatable {
+    /// The file's id at the server.
+    public var clientFileId: String
+    /// The changesets the file has made (the newest local version).
+    public var localVersion: UInt64
+    /// The newest local version the server holds; `localVersion - uploadedVersion` wait for
+    /// upload.
+    public var uploadedVersion: UInt64
+    /// The server version the file has downloaded up to.
+    public var downloadedVersion: UInt64
+}
+
