@@ -2,7 +2,8 @@
 // makes the results' query a subscription of a synced realm and waits for its objects as
 // `WaitForSyncMode` says; `unsubscribe` removes the subscription these results made. A realm
 // opened without a sync configuration has no subscription set: `subscribe` fails on it with
-// a clear error and `unsubscribe` has nothing to remove.
+// a clear error and `unsubscribe` has nothing to remove. Subscriptions are not built yet: a
+// synced file downloads every object, and `subscribe` on it says so.
 import CoveCore
 import FoundationEssentials
 
@@ -20,13 +21,17 @@ extension Results {
     /// Makes a subscription matching these results' query (named `name`, or unnamed), commits
     /// it to the realm's subscription set, and waits as `waitForSync` says (`timeout` ends the
     /// wait with an error without cancelling the subscription). Returns these results.
-    /// - Throws: `.invalidArgument` on a realm opened without a sync configuration, and the
-    ///   query's own error (`queryError`).
+    /// - Throws: `.invalidArgument` on a realm opened without a sync configuration; `.sync` on
+    ///   a synced realm, until subscriptions are built (a synced file downloads every object);
+    ///   the query's own error (`queryError`).
     public func subscribe(name: String? = nil, waitForSync: WaitForSyncMode = .onCreation, timeout: TimeInterval? = nil,
                           _isolation: isolated (any Actor)? = #isolation) async throws -> Results<Element> {
         if let failure = engine.failure { throw failure }
         let realm = engine.realm
         if realm.isClosed { throw CoveError(.closed, "the realm is closed") }
+        if realm.configuration.syncConfiguration != nil {
+            throw CoveError(.sync, "subscriptions are not built yet: a synced file downloads every object the server holds (syncSession.wait(for: .download) waits for them)")
+        }
         throw CoveError(.invalidArgument, "subscribe needs a synced realm: the realm at \(realm.configuration.path ?? "memory") was opened without a sync configuration")
     }
 
