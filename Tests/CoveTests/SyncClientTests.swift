@@ -347,6 +347,25 @@ final class SyncClientTests: CoveTestCase {
         XCTAssertEqual(a.syncSession!.connectionState, .connected)
     }
 
+    func testAnOlderCopyOfASyncedFileIsStoppedNotLost() throws {
+        let (url, token) = try server()
+        let a = try open("a.cove", url: url, token: token, connected: true)
+        try a.write { try a.dynamicCreate("Person", primaryKey: .int(1), values: [("name", .string("Ann"))]) }
+        try a.syncSession!.wait(for: .upload, timeout: 30)
+        try a.writeCopy(toFile: "\(folder)/backup.cove")
+        try a.write { try a.dynamicCreate("Person", primaryKey: .int(2), values: [("name", .string("Bo"))]) }
+        try a.syncSession!.wait(for: .upload, timeout: 30)
+        a.close()
+        // The backup put back: it made one changeset, the server holds two of its id.
+        let restored = try open("backup.cove", url: url, token: token, connected: true)
+        defer { restored.close() }
+        XCTAssertThrowsError(try restored.syncSession!.wait(for: .upload, timeout: 20)) { error in
+            XCTAssertEqual((error as? CoveError)?.code, .sync)
+            XCTAssertTrue("\(error)".contains("older copy"), "\(error)")
+        }
+        XCTAssertEqual(restored.syncSession!.state, .inactive)
+    }
+
     func testAWrongTokenStopsTheSessionWithItsError() throws {
         let (url, _) = try server()
         let a = try open("a.cove", url: url, token: "not-a-token", connected: true)

@@ -264,6 +264,14 @@ public final class SyncSession: @unchecked Sendable {
             throw SessionFailure(CoveError(.sync, "the server gave this file node \(json["node_id"].map { "\($0)" } ?? "none"), not \(clientFileId.nodeId): it is not a Cove Sync server of this version"), fatal: true)
         }
         if case .int(let uploaded)? = json["uploaded_version"], uploaded > 0 {
+            // The server holds more of this file's changesets than the file has made: this is
+            // an older copy of the file (a backup put back, a copy of a synced file). Its next
+            // changesets would carry versions the server takes for ones it has, and be lost.
+            let made: UInt64
+            do { made = try realm.syncRecord().localVersion } catch { throw SessionFailure(error, fatal: false) }
+            if UInt64(uploaded) > made {
+                throw SessionFailure(CoveError(.sync, "the server holds \(uploaded) changesets of client file \(clientFileId.text), and this file has made only \(made): it is an older copy of the file (a backup put back, or a copy of a synced file), and what it writes now would be taken for changes the server has; sync a file that has not been copied, or a new file"), fatal: true)
+            }
             try acknowledge(realm, UInt64(uploaded))
         }
         if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
