@@ -366,6 +366,21 @@ final class SyncClientTests: CoveTestCase {
         XCTAssertEqual(restored.syncSession!.state, .inactive)
     }
 
+    func testAServerThatLostHistoryStopsTheSession() throws {
+        let (url, token) = try server()
+        // A file that has downloaded further than the server's history goes.
+        let a = try open("a.cove")
+        try a.applyDownload([], cursor: 1 << 40)
+        a.close()
+        let b = try open("a.cove", url: url, token: token, connected: true)
+        defer { b.close() }
+        XCTAssertThrowsError(try b.syncSession!.wait(for: .download, timeout: 20)) { error in
+            XCTAssertEqual((error as? CoveError)?.code, .sync)
+            XCTAssertTrue("\(error)".contains("lost history"), "\(error)")
+        }
+        XCTAssertEqual(b.syncSession!.state, .inactive)
+    }
+
     func testAWrongTokenStopsTheSessionWithItsError() throws {
         let (url, _) = try server()
         let a = try open("a.cove", url: url, token: "not-a-token", connected: true)

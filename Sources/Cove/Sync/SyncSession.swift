@@ -274,7 +274,17 @@ public final class SyncSession: @unchecked Sendable {
             }
             try acknowledge(realm, UInt64(uploaded))
         }
-        if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
+        if case .int(let latest)? = json["server_version"] {
+            // The file has downloaded further than the server's history goes: the server lost
+            // history (its database put back from a backup, or another server at this URL).
+            // Downloading from here would miss what others write under the versions it had.
+            let downloaded: UInt64
+            do { downloaded = try realm.syncRecord().downloadCursor } catch { throw SessionFailure(error, fatal: false) }
+            if UInt64(latest) < downloaded {
+                throw SessionFailure(CoveError(.sync, "this file has downloaded up to server version \(downloaded), but the server's history ends at \(latest): the server lost history (a database put back from a backup, or another server at this URL); sync a new file"), fatal: true)
+            }
+            see(serverVersion: UInt64(latest))
+        }
         lock.withLock { $0.bound = true }
     }
 
