@@ -38,7 +38,6 @@ final class ObjectStateTests: XCTestCase {
         parts.append("tags=\(s.listElements("tags").map { "\($0.id)/\($0.position)/\($0.value)" })")
         parts.append("marks=\(s.setValues("marks"))")
         parts.append("attrs=\(s.mapEntries("attrs").map { "\($0.key)=\($0.value)" })")
-        parts.append("latest=\(s.latestClock)")
         return parts.joined(separator: " ")
     }
 

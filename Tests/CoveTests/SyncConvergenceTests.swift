@@ -17,11 +17,8 @@ final class SyncConvergenceTests: CoveTestCase {
     """
 
     private func server() throws -> (url: String, token: String) {
-        let env = ProcessInfo.processInfo.environment
-        guard let url = env["COVE_SYNC_TEST_URL"], let token = env["COVE_SYNC_TEST_TOKEN"] else {
-            throw XCTSkip("no sync server given (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN): the test command starts one")
-        }
-        return (url, token)
+        let s = try SyncTestServer.fromEnvironment()
+        return (s.url, s.token)
     }
 
     private func open(_ name: String, _ url: String, _ token: String) throws -> Realm {

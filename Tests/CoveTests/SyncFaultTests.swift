@@ -13,22 +13,8 @@ final class SyncFaultTests: CoveTestCase {
     {"Note": {"primaryKey": "id", "properties": {"id": "string", "n": "int", "text": "string"}}}
     """
 
-    struct Server {
-        var url: String
-        var token: String
-        var binary: String
-        var config: String
-        var postgres: String
-    }
-
-    private func server() throws -> Server {
-        let env = ProcessInfo.processInfo.environment
-        guard let url = env["COVE_SYNC_TEST_URL"], let token = env["COVE_SYNC_TEST_TOKEN"],
-              let binary = env["COVE_SYNC_TEST_SERVER"], let config = env["COVE_SYNC_TEST_CONFIG"],
-              let postgres = env["COVE_SYNC_TEST_POSTGRES"] else {
-            throw XCTSkip("no sync server given (COVE_SYNC_TEST_URL, ..._SERVER, ..._CONFIG, ..._POSTGRES): the test command starts one")
-        }
-        return Server(url: url, token: token, binary: binary, config: config, postgres: postgres)
+    private func server() throws -> SyncTestServer {
+        try SyncTestServer.fromEnvironment()
     }
 
     private func open(_ name: String, _ url: String, _ token: String) throws -> Realm {
@@ -52,7 +38,7 @@ final class SyncFaultTests: CoveTestCase {
     }
 
     /// Starts another instance of the server on `port` (same database); returns its pid.
-    private func startInstance(_ s: Server, port: UInt16) throws -> Int32 {
+    private func startInstance(_ s: SyncTestServer, port: UInt16) throws -> Int32 {
         let pidFile = "\(folder)/instance.pid"
         let command = "'\(s.binary)' serve --config '\(s.config)' --listen 127.0.0.1:\(port) --log-level warning >> '\(folder)/instance.log' 2>&1 < /dev/null & echo $! > '\(pidFile)'"
         XCTAssertEqual(system(command), 0)

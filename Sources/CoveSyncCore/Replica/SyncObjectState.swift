@@ -31,21 +31,6 @@ public struct SyncObjectState: Sendable {
         return register.value
     }
 
-    /// The latest clock of any write this state holds (for a node to stamp its next change after).
-    public var latestClock: SyncClock {
-        var latest = SyncClock.zero
-        func see(_ c: SyncClock?) { if let c, c > latest { latest = c } }
-        see(state.created)
-        see(state.deleted)
-        for r in state.properties.values { see(r.clock) }
-        for elements in state.lists.values {
-            for (id, e) in elements { see(id); see(e.value?.clock); see(e.position?.clock); see(e.removed) }
-        }
-        for values in state.sets.values { for r in values.values { see(r.clock) } }
-        for keys in state.maps.values { for r in keys.values { see(r.clock) } }
-        return latest
-    }
-
     /// The elements a list shows, ordered by position, then id.
     public func listElements(_ name: String) -> [SyncListElement] {
         guard state.isAlive, let elements = state.lists[name] else { return [] }

@@ -230,7 +230,8 @@ def server() -> Iterator[Tuple[str, str, str]]:
     """The sync server the test command started: (url, token, a second user's token)."""
     url, token = os.environ.get("COVE_SYNC_TEST_URL"), os.environ.get("COVE_SYNC_TEST_TOKEN")
     if not url or not token:
-        pytest.skip("no sync server given (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN): the test command starts one")
+        pytest.fail("no sync server given (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN): the test command starts one; "
+                    "by hand, eval \"$(.ci/sync-server.sh start /tmp/cove-sync)\" first")
     yield url, token, os.environ.get("COVE_SYNC_TEST_TOKEN_OTHER") or token
 
 
