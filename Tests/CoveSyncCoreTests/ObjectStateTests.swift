@@ -68,4 +68,30 @@ final class ObjectStateTests: XCTestCase {
             XCTAssertThrowsError(try SyncObjectState(binary: bytes + [0]))
         }
     }
+
+    /// Two replicas that saw different parts of a history, merged as whole states (what a server
+    /// sends a subscribed client), show what one replica that saw all of it shows, in either
+    /// order, merged twice or not.
+    func testMergingStatesIsTheStateOfAllTheirOperations() throws {
+        for seed in 0..<40 {
+            var random = SeededRandom(seed: UInt64(1000 + seed))
+            let a = SyncClockSource(node: 7), b = SyncClockSource(node: 9)
+            var left = SyncObjectState(), right = SyncObjectState(), all = SyncObjectState()
+            for _ in 0..<random.int(0...80) {
+                let toLeft = random.chance(50)
+                let op = try randomOperation(&random, toLeft ? left : right, toLeft ? a : b)
+                all.apply(op)
+                if toLeft { left.apply(op) } else { right.apply(op) }
+                if random.chance(10) { if toLeft { right.apply(op) } else { left.apply(op) } }
+            }
+            var leftThenRight = left
+            leftThenRight.merge(right)
+            var rightThenLeft = right
+            rightThenLeft.merge(left)
+            rightThenLeft.merge(left)
+            XCTAssertEqual(shown(leftThenRight), shown(all), "seed \(seed)")
+            XCTAssertEqual(shown(rightThenLeft), shown(all), "seed \(seed)")
+            XCTAssertEqual(try SyncObjectState(binary: leftThenRight.binary()).binary().count, all.binary().count, "seed \(seed)")
+        }
+    }
 }

@@ -144,3 +144,32 @@ struct ObjectState: Sendable {
         }
     }
 }
+
+extension ElementState {
+    /// Joins what another replica knows of this element.
+    mutating func merge(_ other: ElementState) {
+        inserted = inserted || other.inserted
+        if let v = other.value { value.merge(v.value, v.clock) }
+        if let p = other.position { position.merge(p.value, p.clock) }
+        if let r = other.removed { removed.keepLatest(r) }
+    }
+}
+
+extension ObjectState {
+    /// Joins another replica's state of the same object: the state both would reach from every
+    /// operation either has seen.
+    mutating func merge(_ other: ObjectState) {
+        if let c = other.created { created.keepLatest(c) }
+        if let d = other.deleted { deleted.keepLatest(d) }
+        for (name, r) in other.properties { properties[name].merge(r.value, r.clock) }
+        for (name, elements) in other.lists {
+            for (id, e) in elements { lists[name, default: [:]][id, default: ElementState()].merge(e) }
+        }
+        for (name, entries) in other.sets {
+            for (value, r) in entries { sets[name, default: [:]][value].merge(r.value, r.clock) }
+        }
+        for (name, entries) in other.maps {
+            for (key, r) in entries { maps[name, default: [:]][key].merge(r.value, r.clock) }
+        }
+    }
+}

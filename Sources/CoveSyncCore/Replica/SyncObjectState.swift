@@ -16,6 +16,13 @@ public struct SyncObjectState: Sendable {
         state.apply(op)
     }
 
+    /// Merges another replica's state of the same object in (a server sends whole states to a
+    /// client whose subscriptions cover the object). The result is the state both operation
+    /// histories together make: merging is commutative, associative and idempotent, as `apply`.
+    public mutating func merge(_ other: SyncObjectState) {
+        state.merge(other.state)
+    }
+
     /// Whether the object exists: created, and not deleted since its latest create.
     public var exists: Bool { state.isAlive }
 
