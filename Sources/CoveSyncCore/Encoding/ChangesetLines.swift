@@ -113,7 +113,7 @@ public enum ChangesetLines {
 
     /// A value: null, booleans, ints and strings as JSON's own; other types as an object with one
     /// member naming the type.
-    private static func write(_ value: SyncValue, to json: inout JSONWriter) {
+    static func write(_ value: SyncValue, to json: inout JSONWriter) {
         func tagged(_ tag: String, _ body: (inout JSONWriter) -> Void) {
             json.openObject()
             json.key(tag)
@@ -204,15 +204,25 @@ public enum ChangesetLines {
 }
 
 /// Reads a changeset from parsed JSON, field by field, naming the field of every error.
-private struct ChangesetDecoder {
-    let line: Int
+struct ChangesetDecoder {
+    /// Where the JSON came from, first in every message: `line 3`.
+    let context: String
     let limits: ChangesetLimits
+
+    init(line: Int, limits: ChangesetLimits) {
+        self.init(context: "line \(line)", limits: limits)
+    }
+
+    init(context: String, limits: ChangesetLimits) {
+        self.context = context
+        self.limits = limits
+    }
 
     private static let kinds = ["create", "set", "delete", "list.insert", "list.remove", "list.move", "list.set",
                                 "set.add", "set.remove", "map.set", "map.remove"]
 
     func fail(_ field: String, _ message: String) -> SyncError {
-        SyncError(.malformedEncoding, "line \(line): field '\(field)': \(message)")
+        SyncError(.malformedEncoding, "\(context): field '\(field)': \(message)")
     }
 
     /// The members of an object that has exactly the members `required`.
@@ -301,7 +311,7 @@ private struct ChangesetDecoder {
         do {
             return try Changeset(clientId: client, clientVersion: version, clock: commitClock, operations: ops)
         } catch {
-            throw SyncError(.malformedEncoding, "line \(line): \(error.message)")
+            throw SyncError(.malformedEncoding, "\(context): \(error.message)")
         }
     }
 
