@@ -117,6 +117,14 @@ final class StateLinesTests: XCTestCase {
                         "field 'subscriptions[0].arguments[1]': more than the 2 argument values")
     }
 
+    func testPrimaryKeysAsJSON() throws {
+        let keys: [SyncPrimaryKey] = [.int(-4), .string("r\"ex"), .objectId(try SyncObjectId(hex: "5f1b2c3d4e5f60718293a4b5")),
+                                      .uuid(try SyncUUID(text: "12345678-1234-5678-1234-567812345678"))]
+        XCTAssertEqual(keys.map(\.json), ["-4", #""r\"ex""#, #"{"oid":"5f1b2c3d4e5f60718293a4b5"}"#, #"{"uuid":"12345678-1234-5678-1234-567812345678"}"#])
+        for key in keys { XCTAssertEqual(try SyncPrimaryKey(json: key.json), key) }
+        assertMalformed({ _ = try SyncPrimaryKey(json: "true") }, "primary key: field 'key': a primary key is an int, string, ObjectId or UUID")
+    }
+
     func testTruncationsDecodeOrThrow() throws {
         let texts = [
             SyncStateLine.object(ref("Dog", .string("rex")), try state("rex", age: 3)).encode(),

@@ -127,6 +127,16 @@ final class SubscriptionQueryTests: XCTestCase {
         XCTAssertEqual(sql.parameters, [.int(3), .string("r%")])
     }
 
+    func testParametersNumberedAfterAnOffset() throws {
+        let q = try SubscriptionQuery(className: "Person", query: "age > $0 OR city IN {'a', 'b'}", schema: schema, arguments: [.value(.int(3))])
+        let s = try q.sql(parameterOffset: 2)
+        XCTAssertEqual(s.condition, #"("p_age" > $3 OR "p_city" IN ($4, $5))"#)
+        XCTAssertEqual(s.parameters, [.int(3), .string("a"), .string("b")])
+        XCTAssertThrowsError(try q.sql(parameterOffset: SubscriptionQuery.maxParameters - 1)) { error in
+            XCTAssertTrue("\(error)".contains("needs 65537 SQL parameters"), "\(error)")
+        }
+    }
+
     func testValuesNeverReachTheText() throws {
         let hostile = "'; DROP TABLE \"c_Person\"; --"
         let q = try SubscriptionQuery(className: "Person", query: "name == $0 OR name BEGINSWITH $0", schema: schema, arguments: [.value(.string(hostile))])

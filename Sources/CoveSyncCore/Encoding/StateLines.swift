@@ -365,3 +365,21 @@ public struct SyncSubscriptionSetBody: Hashable, Sendable {
         subscriptions = entries
     }
 }
+
+extension SyncPrimaryKey {
+    /// The key as the lines write it: `4`, `"rex"`, `{"oid":"…"}`, `{"uuid":"…"}`. Canonical:
+    /// equal keys give equal text, so a database can key objects by it.
+    public var json: String {
+        var writer = JSONWriter()
+        ChangesetLines.write(value, to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Reads a key written as `json` writes it.
+    ///
+    /// - Throws: `SyncError(.malformedEncoding)` when the text is not a primary key's JSON.
+    public init(json text: String, limits: ChangesetLimits = ChangesetLimits()) throws(SyncError) {
+        let json = try StateLines.parse(Array(text.utf8), line: 1, limits: limits, expected: "a primary key")
+        self = try ChangesetDecoder(context: "primary key", limits: limits).primaryKey(json, "key")
+    }
+}

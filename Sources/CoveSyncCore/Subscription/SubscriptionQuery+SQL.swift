@@ -78,13 +78,16 @@ extension SubscriptionQuery {
     ///   LIKE's `*` and `?` turned into `%` and `_`. With `[c]` they are `ILIKE`, and `==`, `!=`
     ///   and `IN` compare `lower()` of both sides: case folds as the database's locale has it.
     ///
+    /// `parameterOffset` numbers the parameters from `$(offset + 1)`, for a statement that
+    /// holds several conditions (or parameters of its own before them).
+    ///
     /// - Throws: `SyncError(.queryInvalid)` when a table or column name is too long for
-    ///   PostgreSQL, or the query needs more than 65,535 parameters.
-    public func sql(naming: SQLNaming = SQLNaming()) throws(SyncError) -> SubscriptionSQL {
-        var translator = SQLTranslator(naming: naming)
+    ///   PostgreSQL, or the query needs more than 65,535 parameters (with the offset).
+    public func sql(naming: SQLNaming = SQLNaming(), parameterOffset: Int = 0) throws(SyncError) -> SubscriptionSQL {
+        var translator = SQLTranslator(naming: naming, offset: max(0, parameterOffset))
         let condition = try translator.predicate(predicate, negated: false)
-        guard translator.parameters.count <= Self.maxParameters else {
-            throw SyncError(.queryInvalid, "subscription query on class '\(className)' needs \(translator.parameters.count) SQL parameters; PostgreSQL takes at most \(Self.maxParameters)")
+        guard translator.offset + translator.parameters.count <= Self.maxParameters else {
+            throw SyncError(.queryInvalid, "subscription query on class '\(className)' needs \(translator.offset + translator.parameters.count) SQL parameters; PostgreSQL takes at most \(Self.maxParameters)")
         }
         return SubscriptionSQL(table: try naming.table(className), condition: condition, parameters: translator.parameters)
     }
@@ -92,10 +95,13 @@ extension SubscriptionQuery {
 
 private struct SQLTranslator {
     let naming: SQLNaming
+    /// How many parameters come before this condition's.
+    let offset: Int
     var parameters: [SyncValue] = []
 
-    init(naming: SQLNaming) {
+    init(naming: SQLNaming, offset: Int) {
         self.naming = naming
+        self.offset = offset
     }
 
     /// `negated`: whether a NOT encloses the predicate.
@@ -123,7 +129,7 @@ private struct SQLTranslator {
 
     private mutating func parameter(_ value: SyncValue) -> String {
         parameters.append(value)
-        return "$\(parameters.count)"
+        return "$\(offset + parameters.count)"
     }
 
     /// The comparison's SQL, and whether it is null (rather than false) for a null property.
