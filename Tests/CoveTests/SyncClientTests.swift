@@ -279,19 +279,6 @@ final class SyncClientTests: CoveTestCase {
         XCTAssertEqual(try b.dynamicObject(ofType: "Person", forPrimaryKey: .int(Int64(n - 1))).map { try $0["name"] }, .string("p\(n - 1)"))
     }
 
-    func testSubscribeOnASyncedRealmSaysSubscriptionsAreNotBuilt() async throws {
-        let a = try open("a.cove")
-        defer { a.close() }
-        let dogs = try a.objects("Dog", where: "age > 1")
-        do {
-            _ = try await dogs.subscribe(name: "adults")
-            XCTFail("subscriptions are not built yet")
-        } catch let error as CoveError {
-            XCTAssertEqual(error.code, .sync)
-            XCTAssertTrue(error.message.contains("downloads every object"), error.message)
-        }
-    }
-
     func testSyncRefusesSchemasItCannotCarryAndBadSettings() throws {
         func openWith(_ json: String, _ sync: SyncConfiguration) throws {
             _ = try Realm(configuration: Realm.Configuration(path: "\(folder)/x\(UInt32.random(in: 0...1_000_000)).cove",

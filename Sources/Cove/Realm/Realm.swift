@@ -73,6 +73,8 @@ public final class Realm {
     }
     /// Set while a write applies downloaded changesets: what it writes came from the server.
     var applyingDownload = false
+    /// The subscription set being changed, while a `subscriptions.update` block runs.
+    var subscriptionEdit: SyncSubscriptionRecord?
 
     /// Opens (creating if needed) the realm a configuration describes.
     /// - Throws: `.io` (the file cannot be opened or created), `.corrupt` (not a Cove file, or

@@ -305,6 +305,8 @@ final class ResultsEngine {
     /// results are read by many threads at once, so the cache sits behind a lock (evaluation
     /// itself runs outside it).
     private let cache = Mutex<(generation: UInt64, edits: Int, elements: [Value], plan: QueryPlan)?>(nil)
+    /// The subscription `subscribe` made for these results, for `unsubscribe`.
+    let subscription = Mutex<SubscriptionRecordEntry?>(nil)
 
     init(realm: Realm, source: Source, stages: [Stage] = [], failure: CoveError? = nil) {
         self.realm = realm

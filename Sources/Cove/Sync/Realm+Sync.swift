@@ -74,14 +74,7 @@ extension Realm {
     func acknowledgeUploads(upTo version: UInt64) throws(CoveError) {
         let record = try syncRecord()
         if version <= record.uploadedVersion { return }
-        try beginWrite()
-        do throws(CoveError) {
-            try objectStore().syncAcknowledge(upTo: version)
-            try commitWrite()
-        } catch {
-            if isInWriteTransaction { try? cancelWrite() }
-            throw error
-        }
+        try inSyncWrite { store throws(CoveError) in try store.syncAcknowledge(upTo: version) }
     }
 
     /// The most operations one write transaction of a download applies, so that readers and
@@ -104,22 +97,76 @@ extension Realm {
                 end += 1
             }
             let last = end >= changesets.count
-            try beginWrite()
-            do throws(CoveError) {
-                let store = try objectStore()
-                try store.syncApply(Array(changesets[start..<end]), cursor: last ? cursor : 0)
-                try commitWrite()
-            } catch {
-                if isInWriteTransaction { try? cancelWrite() }
-                throw error
-            }
+            try inSyncWrite { store throws(CoveError) in try store.syncApply(Array(changesets[start..<end]), cursor: last ? cursor : 0) }
             start = end
         } while start < changesets.count
+    }
+
+    /// Runs `body` in a write transaction of its own: committed when it returns, cancelled when
+    /// it throws.
+    func inSyncWrite(_ body: (ObjectStore) throws(CoveError) -> Void) throws(CoveError) {
+        try beginWrite()
+        do throws(CoveError) {
+            try body(try objectStore())
+            try commitWrite()
+        } catch {
+            if isInWriteTransaction { try? cancelWrite() }
+            throw error
+        }
     }
 
     /// The file's schema version.
     func schemaVersion() throws(CoveError) -> UInt64 {
         guard let record = try currentSchemaRecord() else { return 0 }
         return record.version
+    }
+}
+
+extension Realm {
+    /// The most object states one write transaction of a subscribed download applies.
+    static let statesPerDownloadTransaction = 2_000
+
+    /// Applies a subscribed download's lines in write transactions of bounded size, the last
+    /// recording `cursor` (0: none, a bootstrap's batch).
+    func applyStates(_ lines: [SyncStateLine], cursor: UInt64) throws(CoveError) {
+        applyingDownload = true
+        defer { applyingDownload = false }
+        var start = 0
+        repeat {
+            let end = Swift.min(lines.count, start + Self.statesPerDownloadTransaction)
+            let items: [ObjectStore.SyncStateItem] = lines[start..<end].map { line in
+                switch line {
+                case .object(let ref, let state): return .object(ref, state)
+                case .remove(let ref): return .remove(ref)
+                }
+            }
+            try inSyncWrite { store throws(CoveError) in try store.syncApply(states: items, cursor: end >= lines.count ? cursor : 0) }
+            start = end
+        } while start < lines.count
+    }
+
+    /// The end of a bootstrap of subscription set `set`: takes out of the file the synced
+    /// objects it did not send (`keep`), but those with changes still to upload, records
+    /// `cursor` as where downloads go on, and the set as complete, in one transaction.
+    func finishBootstrap(set: UInt64, keep: Set<SyncObjectRef>, cursor: UInt64) throws(CoveError) {
+        applyingDownload = true
+        defer { applyingDownload = false }
+        try inSyncWrite { store throws(CoveError) in
+            guard let record = try store.syncRecord() else { throw CoveError(.sync, "the file is not synced") }
+            var pending = Set<SyncObjectRef>()
+            for queued in try store.syncQueued(after: record.uploadedVersion, limit: .max, maxBytes: .max) {
+                let changesets: [Changeset]
+                do throws(SyncError) { changesets = try ChangesetLines.decode(bytes: queued.line) } catch {
+                    throw CoveError(.corrupt, "the file's upload queue: \(error.message)")
+                }
+                for changeset in changesets {
+                    for op in changeset.operations { pending.insert(op.object) }
+                }
+            }
+            try store.syncRemoveAll(except: keep, pending: pending, cursor: cursor)
+            var subscriptions = try store.syncSubscriptions()
+            subscriptions.completeVersion = Swift.max(subscriptions.completeVersion, set)
+            try store.writeSyncSubscriptions(subscriptions)
+        }
     }
 }

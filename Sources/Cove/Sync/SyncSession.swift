@@ -66,6 +66,12 @@ public final class SyncSession: @unchecked Sendable {
         var bound = false
         /// Commits of this process that queued changesets (`localChangesCommitted`).
         var localCommits: UInt64 = 0
+        /// The subscription set as the downloader last read it: the version whose objects are
+        /// in the file, and the version the server refused, with why.
+        var subscriptionsComplete: UInt64 = 0
+        var subscriptionsRefused: (version: UInt64, message: String) = (0, "")
+        /// Whether the downloader has read the set since the session started.
+        var subscriptionsRead = false
     }
     private var cond = pthread_cond_t()
     private var condMutex = pthread_mutex_t()
@@ -168,6 +174,38 @@ public final class SyncSession: @unchecked Sendable {
     func localChangesCommitted() {
         lock.withLock { $0.localCommits &+= 1 }
         signal()
+    }
+
+    /// A realm of this process committed a new version of the subscription set: the
+    /// downloader leaves its long poll to send it. (Another process's are found within a
+    /// second, by the uploader's look.)
+    func subscriptionsChanged() {
+        downloadHTTP?.cancel()
+        signal()
+    }
+
+    /// Waits until version `version` of the subscription set (or a later one) has its objects
+    /// in the file.
+    /// - Throws: `.sync` when the server refuses that version (its message), the session stops,
+    ///   or `timeout` seconds (nil: no limit) pass first.
+    func waitForSubscriptions(version: UInt64, timeout: Double?) throws(CoveError) {
+        let deadline = timeout.map { Self.now() + $0 }
+        while true {
+            let (read, complete, refused, state, error) = lock.withLock {
+                ($0.subscriptionsRead, $0.subscriptionsComplete, $0.subscriptionsRefused, $0.state, $0.lastError)
+            }
+            if read && complete >= version { return }
+            if read && refused.version == version {
+                throw CoveError(.sync, "the sync server refused the subscription set: \(refused.message)")
+            }
+            if state == .inactive {
+                throw CoveError(.sync, "the sync session stopped" + (error.map { ": \($0.message)" } ?? ""))
+            }
+            if let deadline, Self.now() >= deadline {
+                throw CoveError(.sync, "the subscriptions' objects did not arrive within \(timeout ?? 0) s" + (error.map { " (last error: \($0.message))" } ?? ""))
+            }
+            sleep(upTo: deadline.map { min(0.05, max(0, $0 - Self.now())) } ?? 0.05)
+        }
     }
 
     /// One realm less; the last stops the session. Returns whether it stopped.
@@ -306,13 +344,18 @@ public final class SyncSession: @unchecked Sendable {
         return json
     }
 
-    private func exchange(_ http: SyncHTTP, _ path: String, body: [UInt8]?, timeout: Double) throws(SessionFailure) -> SyncHTTPResponse {
+    private func exchange(_ http: SyncHTTP, _ path: String, body: [UInt8]?, timeout: Double,
+                          accepting accepted: Set<Int> = []) throws(SessionFailure) -> SyncHTTPResponse {
         let response: SyncHTTPResponse
         do {
             response = try http.request(path, body: body, timeout: timeout)
         } catch {
             setConnection(.disconnected)
             throw SessionFailure(CoveError(.sync, "cannot reach the sync server \(configuration.url): \(error.message)"), fatal: false)
+        }
+        if accepted.contains(response.status) {
+            setConnection(.connected)
+            return response
         }
         switch response.status {
         case 200:
@@ -330,12 +373,19 @@ public final class SyncSession: @unchecked Sendable {
         guard let http = uploadHTTP, let realm = openHandle() else { return }
         defer { realm.close() }
         var failures = 0
+        var subscriptionVersion: UInt64?
         while mayWork() {
             http.cancelled.store(false, ordering: .relaxed)
             let (asked, commits) = lock.withLock { ($0.uploadAsked, $0.localCommits) }
             do {
                 try bind(http, realm)
                 try realm.refresh()
+                // A new subscription set committed by another process: the downloader leaves
+                // its long poll to send it.
+                if let version = try? realm.subscriptionRecord().version {
+                    if let known = subscriptionVersion, known != version { downloadHTTP?.cancel() }
+                    subscriptionVersion = version
+                }
                 let (record, queued) = try realm.readSyncQueue(limit: 1000, maxBytes: 8 << 20)
                 lock.withLock {
                     $0.progress.localVersion = record.localVersion
@@ -386,6 +436,23 @@ public final class SyncSession: @unchecked Sendable {
             do {
                 try bind(http, realm)
                 try realm.refresh()
+                let subscriptions: SyncSubscriptionRecord
+                do { subscriptions = try realm.subscriptionRecord() } catch { throw SessionFailure(error, fatal: false) }
+                publish(subscriptions)
+                if subscriptions.version > subscriptions.sentVersion && subscriptions.errorVersion != subscriptions.version {
+                    try sendSubscriptions(http, realm, subscriptions)
+                    continue
+                }
+                if subscriptions.sentVersion > subscriptions.completeVersion {
+                    try bootstrap(http, realm, set: subscriptions.sentVersion)
+                    continue
+                }
+                if subscriptions.sentVersion > 0 {
+                    try downloadStates(http, realm, set: subscriptions.sentVersion, asked: asked, served: served)
+                    clearError()
+                    failures = 0
+                    continue
+                }
                 let cursor = try realm.syncRecord().downloadCursor
                 let wait = asked > served ? 0 : configuration.longPollSeconds
                 let path = "/v1/download?\(query)&after=\(cursor)&wait=\(wait)&limit=\(configuration.changesetsPerTransaction)"
@@ -410,6 +477,151 @@ public final class SyncSession: @unchecked Sendable {
                 if !recover(from: error, failures: &failures) { return }
             }
         }
+    }
+
+    // MARK: Subscriptions
+
+    /// Tells the waits where the subscription set stands.
+    private func publish(_ r: SyncSubscriptionRecord) {
+        lock.withLock {
+            $0.subscriptionsComplete = r.completeVersion
+            $0.subscriptionsRefused = (r.errorVersion, r.errorMessage)
+            $0.subscriptionsRead = true
+        }
+        signal()
+    }
+
+    /// Runs a change of the file's subscription record, failures to be tried again.
+    private func record(_ realm: Realm, _ body: (inout SyncSubscriptionRecord) throws(CoveError) -> Void) throws(SessionFailure) {
+        do {
+            try realm.editSubscriptionRecord(body)
+            publish(try realm.subscriptionRecord())
+        } catch {
+            throw SessionFailure(error, fatal: false)
+        }
+    }
+
+    /// Sends the file's newest subscription set; the server takes it (it becomes the set the
+    /// downloads name) or refuses it (the version is in error, the one before stays in force).
+    private func sendSubscriptions(_ http: SyncHTTP, _ realm: Realm, _ subscriptions: SyncSubscriptionRecord) throws(SessionFailure) {
+        let body: SyncSubscriptionSetBody
+        do { body = try realm.objectStore().subscriptionBody(subscriptions) } catch { throw SessionFailure(error, fatal: false) }
+        let response = try exchange(http, "/v1/subscriptions?\(query)", body: Array(body.encode().utf8),
+                                    timeout: configuration.requestTimeout, accepting: [400])
+        let version = subscriptions.version
+        if response.status == 400 {
+            let message = response.errorMessage
+            guard message.hasPrefix("bad_query") else {
+                throw SessionFailure(CoveError(.sync, "the sync server refused the subscription set: \(message)"), fatal: false)
+            }
+            try record(realm) { r in
+                if r.version == version { r.errorVersion = version; r.errorMessage = message }
+            }
+            return
+        }
+        try record(realm) { r in
+            r.sentVersion = max(r.sentVersion, version)
+            if r.errorVersion <= version { r.errorVersion = 0; r.errorMessage = "" }
+        }
+    }
+
+    /// The server names another set than the one this file sent last (another process of the
+    /// file sent a newer one, or the server lost it): send the newest again.
+    private func resendSubscriptions(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) {
+        let current: SyncSubscriptionRecord
+        do {
+            try realm.refresh()
+            current = try realm.subscriptionRecord()
+        } catch {
+            throw SessionFailure(error, fatal: false)
+        }
+        if current.version > 0 { try sendSubscriptions(http, realm, current) }
+    }
+
+    /// `v` for a query string.
+    private static func escaped(_ v: String) -> String {
+        var out = ""
+        for b in v.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+
+    /// Reads a subscribed download's answer.
+    static func parseStates(_ body: [UInt8]) throws(SessionFailure) -> SyncStateDownload {
+        do {
+            return try StateLines.decode(String(decoding: body, as: UTF8.self))
+        } catch {
+            throw SessionFailure(CoveError(.sync, "a download's answer: \(error.message)"), fatal: false)
+        }
+    }
+
+    /// Downloads every object set `set` covers, in batches, then takes out of the file what it
+    /// did not send (but objects with changes still to upload) and downloads from where the
+    /// bootstrap began.
+    private func bootstrap(_ http: SyncHTTP, _ realm: Realm, set: UInt64) throws(SessionFailure) {
+        var next: String? = "start"
+        var keep = Set<SyncObjectRef>()
+        var serverVersion: Int64 = 0
+        while let cursor = next {
+            let path = "/v1/download?\(query)&subscriptions=\(set)&bootstrap=\(Self.escaped(cursor))&limit=\(configuration.changesetsPerTransaction)"
+            let response = try exchange(http, path, body: nil, timeout: configuration.requestTimeout, accepting: [409])
+            if response.status == 409 {
+                try resendSubscriptions(http, realm)
+                return
+            }
+            let download = try Self.parseStates(response.body)
+            guard case .bootstrap(let answered, let from, let after) = download.header.kind, answered == Int64(set) else {
+                throw SessionFailure(CoveError(.sync, "a download's answer: not a batch of the bootstrap of subscription set \(set)"), fatal: false)
+            }
+            serverVersion = from
+            for line in download.lines { if case .object(let ref, _) = line { keep.insert(ref) } }
+            do { try realm.applyStates(download.lines, cursor: 0) } catch { throw SessionFailure(error, fatal: false) }
+            see(serverVersion: UInt64(max(0, download.header.latest)))
+            next = after
+        }
+        do {
+            try realm.finishBootstrap(set: set, keep: keep, cursor: UInt64(max(0, serverVersion)))
+            publish(try realm.subscriptionRecord())
+        } catch {
+            throw SessionFailure(error, fatal: false)
+        }
+        lock.withLock { $0.progress.downloadedVersion = max($0.progress.downloadedVersion, UInt64(max(0, serverVersion))) }
+        clearError()
+    }
+
+    /// One steady download of a subscribed file: the states of the objects others changed that
+    /// its set covers, and the objects it no longer covers.
+    private func downloadStates(_ http: SyncHTTP, _ realm: Realm, set: UInt64, asked: UInt64, served: UInt64) throws(SessionFailure) {
+        let cursor: UInt64
+        do { cursor = try realm.syncRecord().downloadCursor } catch { throw SessionFailure(error, fatal: false) }
+        let wait = asked > served ? 0 : configuration.longPollSeconds
+        let path = "/v1/download?\(query)&after=\(cursor)&subscriptions=\(set)&wait=\(wait)&limit=\(configuration.changesetsPerTransaction)"
+        let response = try exchange(http, path, body: nil, timeout: configuration.requestTimeout + Double(wait), accepting: [409])
+        if response.status == 409 {
+            try resendSubscriptions(http, realm)
+            return
+        }
+        let download = try Self.parseStates(response.body)
+        guard case .steady(let to, let more) = download.header.kind, to >= 0 else {
+            throw SessionFailure(CoveError(.sync, "a download's answer: a bootstrap's batch where the next changes were asked for"), fatal: false)
+        }
+        if UInt64(to) > cursor || !download.lines.isEmpty {
+            do { try realm.applyStates(download.lines, cursor: UInt64(to)) } catch { throw SessionFailure(error, fatal: false) }
+        }
+        lock.withLock {
+            $0.progress.downloadedVersion = max($0.progress.downloadedVersion, UInt64(to))
+            $0.progress.serverVersion = max($0.progress.serverVersion, UInt64(max(to, download.header.latest)))
+            if !more { $0.downloadDone = max($0.downloadDone, asked) }
+        }
+        signal()
     }
 
     struct DownloadHeader {

@@ -15,6 +15,26 @@ extension ObjectStore {
         var state: SyncStoredState
         var properties: Set<String> = []
         var everything = false
+        /// Taken out of the file as no longer covered by its subscriptions (not deleted: its
+        /// merge state goes too).
+        var removed = false
+    }
+
+    /// The objects a download touches, in the order first touched.
+    private struct TouchedObjects {
+        var order: [SyncObjectRef] = []
+        var objects: [SyncObjectRef: Touched] = [:]
+
+        /// The object's entry, loaded from the file the first time; nil for a class or key the
+        /// file cannot hold.
+        mutating func touch(_ ref: SyncObjectRef, _ store: ObjectStore) throws(CoveError) -> Bool {
+            if objects[ref] != nil { return true }
+            guard let cls = store.schema[ref.className], !cls.isEmbedded, ObjectStore.keyFits(ref.key, cls) else { return false }
+            let pk = try ObjectStore.coveKey(ref.key)
+            objects[ref] = Touched(cls: cls, pk: pk, state: try store.loadState(try store.classKey(of: cls), pk))
+            order.append(ref)
+            return true
+        }
     }
 
     /// Merges downloaded changesets and writes what they change into the objects, then records
@@ -25,32 +45,84 @@ extension ObjectStore {
         guard var record = try syncRecord() else {
             throw CoveError(.invalidArgument, "the file is not synced")
         }
-        var order: [SyncObjectRef] = []
-        var touched: [SyncObjectRef: Touched] = [:]
+        var touched = TouchedObjects()
         for changeset in changesets {
             if changeset.clock > record.latestClock { record.latestClock = changeset.clock }
             for op in changeset.operations {
-                guard let cls = schema[op.object.className], !cls.isEmbedded,
-                      Self.keyFits(op.object.key, cls) else { continue }
-                if touched[op.object] == nil {
-                    let pk = try Self.coveKey(op.object.key)
-                    touched[op.object] = Touched(cls: cls, pk: pk, state: try loadState(try classKey(of: cls), pk))
-                    order.append(op.object)
-                }
-                touched[op.object]?.state.merge.apply(op)
+                guard try touched.touch(op.object, self) else { continue }
+                touched.objects[op.object]?.state.merge.apply(op)
                 switch op.change {
-                case .create, .delete: touched[op.object]?.everything = true
-                default: if let name = op.change.property { touched[op.object]?.properties.insert(name) }
+                case .create, .delete: touched.objects[op.object]?.everything = true
+                default: if let name = op.change.property { touched.objects[op.object]?.properties.insert(name) }
                 }
             }
         }
+        try show(&touched, &record, cursor: cursor)
+    }
+
+    /// What a server sends a file that subscribes: whole object states, and objects its
+    /// subscriptions no longer cover.
+    package enum SyncStateItem: Sendable {
+        case object(SyncObjectRef, SyncObjectState)
+        case remove(SyncObjectRef)
+    }
+
+    /// Merges downloaded object states into the file's and shows them; takes out of the file
+    /// the objects removed (their merge states too: they are not deleted, only no longer
+    /// covered). Records `cursor` when it is greater than the file's.
+    package func syncApply(states items: [SyncStateItem], cursor: UInt64) throws(CoveError) {
+        try requireWrite()
+        guard var record = try syncRecord() else {
+            throw CoveError(.invalidArgument, "the file is not synced")
+        }
+        var touched = TouchedObjects()
+        for item in items {
+            switch item {
+            case .object(let ref, let state):
+                guard try touched.touch(ref, self) else { continue }
+                if let latest = state.latestClock, latest > record.latestClock { record.latestClock = latest }
+                touched.objects[ref]?.state.merge.merge(state)
+                touched.objects[ref]?.everything = true
+                touched.objects[ref]?.removed = false
+            case .remove(let ref):
+                guard try touched.touch(ref, self) else { continue }
+                touched.objects[ref]?.removed = true
+            }
+        }
+        try show(&touched, &record, cursor: cursor)
+    }
+
+    /// Removes from the file every synced object not in `keep` (what a subscription set's
+    /// download sent) nor in `pending` (objects with changes not yet uploaded), with their merge
+    /// states, and records `cursor`: the end of a bootstrap.
+    package func syncRemoveAll(except keep: Set<SyncObjectRef>, pending: Set<SyncObjectRef>, cursor: UInt64) throws(CoveError) {
+        try requireWrite()
+        guard var record = try syncRecord() else {
+            throw CoveError(.invalidArgument, "the file is not synced")
+        }
+        var touched = TouchedObjects()
+        for cls in syncedClasses() {
+            for key in try objectKeys(cls) {
+                let ref = try self.ref(cls, try primaryKeyValue(cls, key))
+                if keep.contains(ref) || pending.contains(ref) { continue }
+                guard try touched.touch(ref, self) else { continue }
+                touched.objects[ref]?.removed = true
+            }
+        }
+        try show(&touched, &record, cursor: cursor)
+    }
+
+    /// Makes the file show what the touched objects' merged states show, stores the states, and
+    /// records `cursor` in the sync record.
+    private func show(_ touched: inout TouchedObjects, _ record: inout SyncFileRecord, cursor: UInt64) throws(CoveError) {
+        let order = touched.order
         // Objects into being, or out of it.
         var keys: [SyncObjectRef: Int64] = [:]
         var created: [(ObjectSchema, Int64)] = []
         for ref in order {
-            guard var t = touched[ref] else { continue }
+            guard var t = touched.objects[ref] else { continue }
             let existing = try find(t.cls, primaryKey: t.pk)
-            if t.state.merge.exists {
+            if t.state.merge.exists && !t.removed {
                 if let existing {
                     keys[ref] = existing
                 } else {
@@ -70,7 +142,7 @@ extension ObjectStore {
                     }.map(\.name))
                 }
             } else {
-                touched[ref] = t
+                touched.objects[ref] = t
                 if let existing {
                     // The links to it show as null (leave their lists) while it is gone: they
                     // wait for it, and their lists' ids lose its elements.
@@ -79,9 +151,9 @@ extension ObjectStore {
                     for (sourceClass, sourceKey, p) in sources {
                         let sourcePk = try primaryKeyValue(sourceClass, sourceKey)
                         let sourceRef = try self.ref(sourceClass, sourcePk)
-                        if var s = touched[sourceRef] {
+                        if var s = touched.objects[sourceRef] {
                             Self.forgetElements(linkingTo: ref, in: p, &s.state)
-                            touched[sourceRef] = s
+                            touched.objects[sourceRef] = s
                         } else {
                             let sourceClassKey = try classKey(of: sourceClass)
                             var state = try loadState(sourceClassKey, sourcePk)
@@ -91,15 +163,19 @@ extension ObjectStore {
                         try waitForLink(to: ref, from: sourceRef)
                     }
                 }
-                t = touched[ref] ?? t
+                t = touched.objects[ref] ?? t
                 t.state.listOrder = [:]
             }
-            touched[ref] = t
+            touched.objects[ref] = t
         }
         // What they show.
         for ref in order {
-            guard var t = touched[ref] else { continue }
+            guard var t = touched.objects[ref] else { continue }
             let classKey = try classKey(of: t.cls)
+            if t.removed {
+                try removeState(classKey, t.pk)
+                continue
+            }
             if let key = keys[ref] {
                 try showState(t.cls, key, &t.state, ref, only: t.everything ? nil : t.properties)
             }

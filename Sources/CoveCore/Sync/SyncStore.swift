@@ -272,6 +272,11 @@ extension ObjectStore {
         try editTree(CatalogKey.syncStates) { t throws(StorageError) in _ = try t.put(Self.stateKey(classKey, pk), bytes) }
     }
 
+    /// Forgets an object's merge state (an object taken out of the file, not deleted).
+    func removeState(_ classKey: UInt32, _ pk: Value) throws(CoveError) {
+        try editTree(CatalogKey.syncStates) { t throws(StorageError) in _ = try t.remove(Self.stateKey(classKey, pk)) }
+    }
+
     // MARK: Values
 
     /// A primary key as sync names it.

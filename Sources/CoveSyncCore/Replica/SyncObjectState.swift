@@ -23,6 +23,27 @@ public struct SyncObjectState: Sendable {
         state.merge(other.state)
     }
 
+    /// The latest clock of any write the state holds (nil for an empty state): a replica that
+    /// merges the state moves its own clock past it, so that what it writes next wins over what
+    /// it has seen.
+    public var latestClock: SyncClock? {
+        var latest = state.created
+        func see(_ c: SyncClock?) { if let c, latest.map({ c > $0 }) ?? true { latest = c } }
+        see(state.deleted)
+        for r in state.properties.values { see(r.clock) }
+        for elements in state.lists.values {
+            for (id, e) in elements {
+                see(id)
+                see(e.value?.clock)
+                see(e.position?.clock)
+                see(e.removed)
+            }
+        }
+        for entries in state.sets.values { for r in entries.values { see(r.clock) } }
+        for entries in state.maps.values { for r in entries.values { see(r.clock) } }
+        return latest
+    }
+
     /// Whether the object exists: created, and not deleted since its latest create.
     public var exists: Bool { state.isAlive }
 

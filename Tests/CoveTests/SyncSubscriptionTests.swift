@@ -1,0 +1,201 @@
+// Subscriptions in the file: the set's rules for names and queries (realm-swift's), the query a
+// Results subscribes with, what the set refuses, and object states and removals from a
+// subscribed download applied to a file; then, against the server the test command starts
+// (its schema has SubDog and SubPerson), subscriptions that download what they cover and
+// follow the changes of others.
+import FoundationEssentials
+import XCTest
+@_spi(CoveBindings) @testable import Cove
+@testable import CoveCore
+import CoveSyncCore
+
+final class SyncSubscriptionTests: CoveTestCase {
+    /// `nickname` is not in the server's schema: a query on it is refused there, not here.
+    static let schemaJSON = """
+    {"SubDog": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "color": "string?",
+                "toys": "string[]", "nickname": "string?", "owner": "SubPerson?"}},
+     "SubPerson": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "dog": "SubDog?"}}}
+    """
+
+    private func open(_ name: String, url: String = "http://127.0.0.1:9", token: String = "t",
+                      connected: Bool = false) throws -> Realm {
+        let sync = SyncConfiguration(url: url, token: token, requestTimeout: 10, longPollSeconds: 2, startsConnected: connected)
+        return try Realm(configuration: Realm.Configuration(path: "\(folder)/\(name)", durability: .noSync,
+                                                            schema: try Schema(jsonText: Self.schemaJSON),
+                                                            schemaVersion: 1, syncConfiguration: sync))
+    }
+
+    private func entries(_ realm: Realm) -> [String] {
+        realm.subscriptions.map { "\($0.name ?? "-") \($0.objectClassName) \($0.queryString) \($0.arguments)" }
+    }
+
+    // MARK: In the file
+
+    func testFiltersJoinIntoOneQueryWithArgumentsRenumbered() throws {
+        let (one, oneArgs) = try SubscriptionQueryText.joined([("age > $0", [.value(.int(3))])])
+        XCTAssertEqual(one, "age > $0")
+        XCTAssertEqual(oneArgs, [.value(.int(3))])
+        let (text, args) = try SubscriptionQueryText.joined([
+            ("age > %@ AND name != '$0 %@'", [.value(.int(1))]),
+            ("color == $1 OR color == $0 OR color == $1", [.value(.string("a")), .value(.string("b"))]),
+        ])
+        XCTAssertEqual(text, "(age > $0 AND name != '$0 %@') AND (color == $1 OR color == $2 OR color == $1)")
+        XCTAssertEqual(args, [.value(.int(1)), .value(.string("b")), .value(.string("a"))])
+        XCTAssertEqual(try SubscriptionQueryText.joined([]).0, "TRUEPREDICATE")
+        assertThrows(.invalidArgument, containing: "uses argument 1") { _ = try SubscriptionQueryText.joined([("a == $1", [.value(.int(1))]), ("b == 1", [])]) }
+        assertThrows(.querySyntax, containing: "unterminated") { _ = try SubscriptionQueryText.joined([("a == 'open", []), ("b == 1", [])]) }
+    }
+
+    func testSubscribeFollowsTheRulesForNamesAndQueries() async throws {
+        let realm = try open("a.cove")
+        defer { realm.close() }
+        XCTAssertEqual(realm.subscriptions.version, 0)
+        let adults = try realm.objects("SubDog", where: "age > 1")
+        _ = try await adults.subscribe(waitForSync: .never)
+        _ = try await adults.subscribe(waitForSync: .never)
+        XCTAssertEqual(entries(realm), ["- SubDog age > 1 []"], "an unnamed query subscribed twice is one subscription")
+        XCTAssertEqual(realm.subscriptions.version, 1)
+        XCTAssertEqual(realm.subscriptions.state, .pending)
+        // The seed's example: adults, overOne and an unnamed one; unsubscribing overOne leaves
+        // the others.
+        let r1 = try await realm.objects("SubDog", where: "age > 1").subscribe(name: "adults", waitForSync: .never)
+        let r2 = try await realm.objects("SubDog", where: "age > 1").subscribe(name: "overOne", waitForSync: .never)
+        XCTAssertEqual(entries(realm), ["- SubDog age > 1 []", "adults SubDog age > 1 []", "overOne SubDog age > 1 []"])
+        r2.unsubscribe()
+        XCTAssertEqual(entries(realm), ["- SubDog age > 1 []", "adults SubDog age > 1 []"])
+        // A name in use: the same query adds nothing; another query replaces it.
+        let version = realm.subscriptions.version
+        _ = try await realm.objects("SubDog", where: "age > 1").subscribe(name: "adults", waitForSync: .never)
+        XCTAssertEqual(realm.subscriptions.version, version)
+        let created = try XCTUnwrap(realm.subscriptions.first(named: "adults")).createdAt
+        _ = try await realm.objects("SubDog", where: "age > %@", .int(5)).subscribe(name: "adults", waitForSync: .never)
+        XCTAssertEqual(entries(realm), ["- SubDog age > 1 []", "adults SubDog age > $0 [CoveCore.QueryArgument.value(5)]"])
+        XCTAssertEqual(realm.subscriptions.version, version + 1)
+        XCTAssertEqual(try XCTUnwrap(realm.subscriptions.first(named: "adults")).createdAt, created)
+        // Sorting and DISTINCT do not change what is subscribed to; filters are joined.
+        let sorted = try realm.objects("SubDog", where: "age > 1").sorted(byKeyPath: "name").filter("color == %@", .string("red"))
+        _ = try await sorted.subscribe(waitForSync: .never)
+        XCTAssertEqual(realm.subscriptions.first(ofClass: "SubDog", where: "(age > 1) AND (color == $0)")?.arguments, [.value(.string("red"))])
+        sorted.unsubscribe()
+        adults.unsubscribe()
+        r1.unsubscribe()
+        XCTAssertEqual(entries(realm), ["adults SubDog age > $0 [CoveCore.QueryArgument.value(5)]"],
+                       "r1 made 'adults' with another query than it has now: it stays")
+        // Persisted: a new realm on the file reads the same set.
+        let again = try open("a.cove")
+        XCTAssertEqual(entries(again), entries(realm))
+        again.close()
+    }
+
+    func testTheSetChangesOnlyInsideUpdateAndRefusesWhatAServerCannotAnswer() async throws {
+        let realm = try open("a.cove")
+        defer { realm.close() }
+        assertThrows(.invalidArgument, containing: "only inside subscriptions.update") { try realm.subscriptions.append(className: "SubDog") }
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(className: "SubDog", where: "age > $0", arguments: [.value(.int(2))], name: "a")
+            try realm.subscriptions.append(className: "SubPerson")
+        }, onComplete: nil)
+        XCTAssertEqual(realm.subscriptions.count, 2)
+        XCTAssertEqual(realm.subscriptions.version, 1)
+        // A block that throws commits nothing.
+        struct Stop: Error {}
+        XCTAssertThrowsError(try realm.subscriptions.update({
+            try realm.subscriptions.removeAll()
+            throw Stop()
+        }, onComplete: nil))
+        XCTAssertEqual(realm.subscriptions.count, 2)
+        try realm.subscriptions.update({ try realm.subscriptions.remove(named: "a") }, onComplete: nil)
+        XCTAssertEqual(entries(realm), ["- SubPerson TRUEPREDICATE []"])
+        assertThrows(.notFound, containing: "no subscription is named 'zz'") {
+            try realm.subscriptions.update { try realm.subscriptions.remove(named: "zz") }
+        }
+        // Outside the subset subscriptions take.
+        for (query, message) in [("age > 1 SORT(name ASC)", "SORT"), ("owner.name == 'x'", "key path"), ("toys.@count > 1", "not allowed")] {
+            do {
+                _ = try await realm.objects("SubDog", where: query).subscribe(waitForSync: .never)
+                XCTFail(query)
+            } catch let error as CoveError {
+                XCTAssertTrue([.invalidArgument, .querySyntax].contains(error.code), "\(query): \(error)")
+                XCTAssertTrue(error.message.contains(message), "\(query): \(error.message)")
+            }
+        }
+        assertThrows(.invalidArgument, containing: "no such class") {
+            try realm.subscriptions.update { try realm.subscriptions.append(className: "Cat") }
+        }
+        // Inside a write, or on a realm that does not sync.
+        try realm.beginWrite()
+        assertThrows(.inWrite, containing: "inside a write") { try realm.subscriptions.update {} }
+        try realm.cancelWrite()
+        let plain = try Realm(configuration: Realm.Configuration(path: "\(folder)/plain.cove", schema: try Schema(jsonText: Self.schemaJSON)))
+        defer { plain.close() }
+        do {
+            _ = try await plain.objects("SubDog").subscribe()
+            XCTFail("a realm that does not sync has no subscriptions")
+        } catch let error as CoveError {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        try plain.objects("SubDog").unsubscribe()
+        // A wait that ends: the session is paused here.
+        do {
+            _ = try await realm.objects("SubDog", where: "age == 7").subscribe(waitForSync: .always, timeout: 0.2)
+            XCTFail("nothing downloads while paused")
+        } catch let error as CoveError {
+            XCTAssertEqual(error.code, .sync)
+            XCTAssertTrue(error.message.contains("within 0.2 s"), error.message)
+        }
+        // The wait ran on a thread of its own: this task may go on on another thread.
+        try realm.moveToCurrentThread()
+        XCTAssertNotNil(realm.subscriptions.first(ofClass: "SubDog", where: "age == 7"), "a wait that times out cancels nothing")
+    }
+
+    func testObjectStatesAndRemovalsFromADownloadShowInTheFile() throws {
+        let a = try open("a.cove")
+        let b = try open("b.cove")
+        defer { a.close(); b.close() }
+        try a.write {
+            let rex = try a.dynamicCreate("SubDog", primaryKey: .string("rex"), values: [("age", .int(3)), ("color", .string("red"))])
+            try rex.dynamicList("toys").append(.string("ball"))
+            try a.dynamicCreate("SubPerson", primaryKey: .int(1), values: [("name", .string("Ann")), ("dog", .link(rex.link))])
+        }
+        func line(_ realm: Realm, _ cls: String, _ pk: Value) throws -> SyncStateLine {
+            let store = try realm.objectStore()
+            let schema = try store.objectSchema(cls)
+            let state = try store.loadState(try store.classKey(of: schema), pk)
+            return .object(try store.ref(schema, pk), state.merge)
+        }
+        let rexLine = try line(a, "SubDog", .string("rex"))
+        let annLine = try line(a, "SubPerson", .int(1))
+        try b.applyStates([annLine, rexLine], cursor: 5)
+        let rex = try XCTUnwrap(try b.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("rex")))
+        XCTAssertEqual(try rex["age"], .int(3))
+        XCTAssertEqual(try rex.dynamicList("toys").values(), [.string("ball")])
+        XCTAssertEqual(try b.dynamicObject(ofType: "SubPerson", forPrimaryKey: .int(1))?.linkedObject("dog")?["name"], .string("rex"))
+        XCTAssertEqual(try b.syncRecord().downloadCursor, 5)
+        XCTAssertTrue(try b.readSyncQueue(limit: 10, maxBytes: 1 << 20).1.isEmpty, "what a download brings is not uploaded")
+        // Merged with what the file holds: a later local write stays.
+        try b.write { try rex.setValue(.int(4), forKey: "age") }
+        try b.applyStates([rexLine], cursor: 6)
+        XCTAssertEqual(try rex["age"], .int(4))
+        // Removed: out of the file, not deleted; the link to it waits and shows again.
+        try b.applyStates([.remove(rexLine.object)], cursor: 7)
+        XCTAssertNil(try b.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("rex")))
+        XCTAssertNil(try b.dynamicObject(ofType: "SubPerson", forPrimaryKey: .int(1))?.linkedObject("dog"))
+        let queued = try b.readSyncQueue(limit: 10, maxBytes: 1 << 20).1
+        XCTAssertEqual(queued.count, 1, "only the local write is queued, no delete")
+        try b.applyStates([rexLine], cursor: 8)
+        XCTAssertEqual(try b.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("rex"))?["age"], .int(3),
+                       "its state went with it: it comes back as the server has it")
+        XCTAssertEqual(try b.dynamicObject(ofType: "SubPerson", forPrimaryKey: .int(1))?.linkedObject("dog")?["name"], .string("rex"))
+        // A bootstrap's end keeps what it sent and what has changes to upload.
+        try b.write { try b.dynamicCreate("SubDog", primaryKey: .string("mine"), values: [("age", .int(1))]) }
+        try b.finishBootstrap(set: 3, keep: [annLine.object], cursor: 20)
+        XCTAssertEqual(Set(try b.dynamicObjects("SubDog").map { try $0["name"] }.map { "\($0)" }), Set([Value.string("mine"), .string("rex")].map { "\($0)" }),
+                       "rex has a local change to upload: it stays")
+        try b.acknowledgeUploads(upTo: try b.syncRecord().localVersion)
+        try b.finishBootstrap(set: 3, keep: [annLine.object], cursor: 20)
+        XCTAssertEqual(try b.dynamicObjects("SubDog").count, 0, "once uploaded, what the bootstrap did not send leaves")
+        XCTAssertEqual(try b.dynamicObjects("SubPerson").count, 1)
+        XCTAssertEqual(try b.syncRecord().downloadCursor, 20)
+        XCTAssertEqual(try b.objectStore().syncSubscriptions().completeVersion, 3)
+    }
+}
