@@ -45,6 +45,19 @@ extension Results {
     public func subscribe(name: String? = nil, waitForSync: WaitForSyncMode = .onCreation, timeout: TimeInterval? = nil,
                           _isolation: isolated (any Actor)? = #isolation) async throws -> Results<Element> {
         let realm = engine.realm
+        let (version, waits) = try commitSubscription(name: name, waitForSync: waitForSync, timeout: timeout)
+        if waits {
+            try await Realm.awaitSubscriptions(realm.session, version: version, download: waitForSync == .always, timeout: timeout)
+            // What the download brought, in this realm's next read.
+            if !realm.isClosed { _ = try? realm.refresh() }
+        }
+        return self
+    }
+
+    /// `subscribe`'s first half: commits the subscription and says which version of the set
+    /// to wait for, and whether `waitForSync` waits (the bindings wait in their own ways).
+    package func commitSubscription(name: String?, waitForSync: WaitForSyncMode, timeout: Double?) throws -> (version: UInt64, waits: Bool) {
+        let realm = engine.realm
         try realm.checkSubscribable()
         if let timeout, !(timeout >= 0) { throw CoveError(.invalidArgument, "a timeout must be 0 or more seconds, not \(timeout)") }
         let (className, query, arguments) = try subscriptionQuery()
@@ -56,13 +69,7 @@ extension Results {
         engine.subscription.withLock {
             $0 = SubscriptionRecordEntry(name: name, className: className, query: query, arguments: arguments, createdAt: 0, updatedAt: 0)
         }
-        let waits = waitForSync == .always || (waitForSync == .onCreation && created)
-        if waits {
-            try await Realm.awaitSubscriptions(realm.session, version: version, download: waitForSync == .always, timeout: timeout)
-            // What the download brought, in this realm's next read.
-            if !realm.isClosed { _ = try? realm.refresh() }
-        }
-        return self
+        return (version, waitForSync == .always || (waitForSync == .onCreation && created))
     }
 
     /// Removes the subscription these results made with `subscribe` (the named one, or the

@@ -124,7 +124,7 @@ extension Realm {
     /// Waits until version `version` of the subscription set has its objects in the file, then,
     /// when `download` is set, until the file holds what the server held (`timeout` seconds in
     /// all, nil for no limit). Blocks; run it off the realm's thread for `async` callers.
-    static func waitForSubscriptions(_ session: SyncSession?, version: UInt64, download: Bool, timeout: Double?) throws(CoveError) {
+    package static func waitForSubscriptions(_ session: SyncSession?, version: UInt64, download: Bool, timeout: Double?) throws(CoveError) {
         guard let session else {
             throw CoveError(.sync, "the realm has no sync session to download its subscriptions (opened with opensSyncSession off)")
         }
@@ -250,6 +250,29 @@ public final class SyncSubscriptionSet: Sequence {
         }
         seenVersion = version
         return version
+    }
+
+    /// An update in two calls, for the bindings (`cove_subscriptions_update_begin` and
+    /// `_commit`, Python's `with realm.subscriptions.update()`): between them `append`,
+    /// `remove` and `removeAll` change the set, and `commitUpdate` commits it as one new
+    /// version (returned) or `cancelUpdate` drops the changes.
+    package func beginUpdate() throws(CoveError) {
+        try realm.checkSubscribable()
+        if realm.subscriptionEdit != nil { throw CoveError(.invalidArgument, "subscriptions are already being changed by an update") }
+        realm.subscriptionEdit = try realm.objectStore().syncSubscriptions()
+    }
+
+    @discardableResult
+    package func commitUpdate() throws -> UInt64 {
+        guard let edited = realm.subscriptionEdit else { throw CoveError(.invalidArgument, "no subscription update was begun") }
+        realm.subscriptionEdit = nil
+        let version = try realm.changeSubscriptions { record in record.entries = edited.entries }
+        seenVersion = version
+        return version
+    }
+
+    package func cancelUpdate() {
+        realm.subscriptionEdit = nil
     }
 
     private func edit(_ body: (inout SyncSubscriptionRecord) throws(CoveError) -> Void) throws(CoveError) {
