@@ -16,9 +16,13 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var tokenDays: Int
     /// The least severe log level written: trace, debug, info, notice, warning, error, critical.
     public var logLevel: String
+    /// The classes, in Cove's schema notation (docs/schema.md): the server keeps a typed table of
+    /// each and answers subscriptions on them. Optional: without it, subscriptions are refused.
+    public var schema: JSONDocument?
 
     public init(listen: String = "127.0.0.1:9080", database: String, tokenSecret: String, tokenDays: Int = 30,
-                logLevel: String = "info") {
+                logLevel: String = "info", schema: JSONDocument? = nil) {
+        self.schema = schema
         self.listen = listen
         self.database = database
         self.tokenSecret = tokenSecret
@@ -31,6 +35,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         case tokenSecret = "token_secret"
         case tokenDays = "token_days"
         case logLevel = "log_level"
+        case schema
     }
 
     public init(from decoder: any Decoder) throws {
@@ -40,6 +45,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         tokenSecret = try c.decode(String.self, forKey: .tokenSecret)
         tokenDays = try c.decodeIfPresent(Int.self, forKey: .tokenDays) ?? 30
         logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel) ?? "info"
+        schema = try c.decodeIfPresent(JSONDocument.self, forKey: .schema)
     }
 
     /// Reads the configuration file at `path`.
@@ -66,6 +72,14 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         if LogLevelName.level(logLevel) == nil {
             throw ConfigError("log_level '\(logLevel)' is not one of \(LogLevelName.names.joined(separator: ", "))")
         }
+        _ = try serverSchema()
+    }
+
+    /// The schema, checked; nil when the configuration has none.
+    /// - Throws: `ConfigError` naming the class and property that is wrong.
+    public func serverSchema() throws(ConfigError) -> ServerSchema? {
+        guard let schema, schema != .null else { return nil }
+        return try ServerSchema(schema)
     }
 
     /// `listen` as a host and a port.

@@ -11,12 +11,16 @@ import PostgresNIO
 public struct SyncDatabase: Sendable {
     public let client: PostgresClient
     let logger: Logger
+    /// The classes the server keeps typed tables of and answers subscriptions on; nil without
+    /// a schema in the configuration.
+    public let schema: ServerSchema?
 
     /// The layout of the server's tables this build makes and reads.
-    static let layout = 1
+    static let layout = 2
 
     /// A pool of connections to the database `url` names (not connected until the client runs).
-    public init(url: DatabaseURL, logger: Logger) {
+    public init(url: DatabaseURL, schema: ServerSchema? = nil, logger: Logger) {
+        self.schema = schema
         var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
                                                          password: url.password, database: url.database, tls: .disable)
         configuration.options.maximumConnections = 40
@@ -24,7 +28,9 @@ public struct SyncDatabase: Sendable {
         self.logger = logger
     }
 
-    /// Makes the server's tables, or checks that those already there are of this build's layout.
+    /// Makes the server's tables, or checks that those already there are of this build's layout;
+    /// tables of layout 1 are brought up to layout 2 (the history replayed into the objects'
+    /// states), and the schema's typed tables and columns that are missing are made and filled.
     /// - Throws: `SyncServerError.unavailable` when the database cannot be reached or its tables
     ///   are of a newer layout.
     public func migrate() async throws {
@@ -41,6 +47,13 @@ public struct SyncDatabase: Sendable {
                 INSERT INTO cove_sync_meta (id, layout, server_version) VALUES (1, \(Self.layout), 0)
                 ON CONFLICT (id) DO NOTHING
                 """, logger: logger)
+            var layout = Self.layout
+            for try await found in try await connection.query("SELECT layout FROM cove_sync_meta WHERE id = 1", logger: logger).decode(Int.self) {
+                layout = found
+            }
+            if layout > Self.layout {
+                throw SyncServerError.unavailable("the database's sync tables are of layout \(layout), newer than this server's \(Self.layout): run a newer cove-sync-server")
+            }
             // Each client file's clocks carry its node id, derived from the file's id
             // (`SyncUUID.nodeId`; the server's is 0): unique, so that two files never share one.
             try await connection.query("""
@@ -71,10 +84,8 @@ public struct SyncDatabase: Sendable {
                     committed_at timestamptz NOT NULL DEFAULT now(),
                     UNIQUE (client_file_id, client_version))
                 """, logger: logger)
-            let rows = try await connection.query("SELECT layout FROM cove_sync_meta WHERE id = 1", logger: logger)
-            for try await layout in rows.decode(Int.self) where layout > Self.layout {
-                throw SyncServerError.unavailable("the database's sync tables are of layout \(layout), newer than this server's \(Self.layout): run a newer cove-sync-server")
-            }
+            try await Self.migrateStates(from: layout, connection, logger)
+            if let schema { try await Self.migrateTypedTables(schema, connection, logger) }
         }
     }
 
@@ -281,6 +292,12 @@ public struct SyncDatabase: Sendable {
                 FROM unnest(\(Array(state.keys)), \(state.values.map(\.held))) AS v(file, uploaded)
                 WHERE client_file_id = v.file
                 """, logger: logger)
+            // The objects' states (and typed tables) take the new changesets in the same
+            // transaction, under the counter row's lock, so that no two merges of one object race.
+            var changesets: [Changeset] = []
+            changesets.reserveCapacity(lines.count)
+            for line in lines { changesets.append(try ChangesetLines.decodeLine(line)) }
+            try await Self.mergeStates(changesets, schema: schema, connection, logger)
             try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(last)))", logger: logger)
             return results
         }

@@ -50,12 +50,12 @@ final class ServerTests: XCTestCase {
     static let secret = "a test secret of more than thirty-two characters"
 
     /// A server on a free loopback port, running until the test ends.
-    private func startServer() async throws -> (URL, SyncServer, Task<Void, any Error>) {
+    func startServer(schema: ServerSchema? = nil) async throws -> (URL, SyncServer, Task<Void, any Error>) {
         let db = TestDatabase.shared
         if let error = db.error { throw XCTSkip(error) }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(db.url), logger: logger),
+        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(db.url), schema: schema, logger: logger),
                                 tokens: await TokenAuthority(secret: Self.secret), logger: logger)
         let bound = PortBox()
         let app = server.application(host: "127.0.0.1", port: 0) { port in bound.set(port) }
@@ -65,7 +65,7 @@ final class ServerTests: XCTestCase {
         return (URL(string: "http://127.0.0.1:\(port)")!, server, task)
     }
 
-    private func request(_ base: URL, _ path: String, method: String = "GET", token: String? = nil,
+    func request(_ base: URL, _ path: String, method: String = "GET", token: String? = nil,
                          body: String? = nil) async throws -> (Int, [String: Any]?, String) {
         var r = URLRequest(url: URL(string: base.absoluteString + "/" + path)!)
         r.httpMethod = method
@@ -81,7 +81,7 @@ final class ServerTests: XCTestCase {
     }
 
     /// Binds a new file for `token`'s user; its id and node id.
-    private func bind(_ base: URL, _ token: String) async throws -> (UUID, UInt64) {
+    func bind(_ base: URL, _ token: String) async throws -> (UUID, UInt64) {
         let file = UUID()
         let (status, json, text) = try await request(base, "v1/bind", method: "POST", token: token,
                                                      body: #"{"client_file_id": "\#(file.uuidString)", "schema_version": 1}"#)
@@ -105,7 +105,7 @@ final class ServerTests: XCTestCase {
     }
 
     /// The download after `after`: its header and its changeset lines.
-    private static func download(_ base: URL, _ token: String, _ file: UUID, after: Int, wait: Int = 0,
+    static func download(_ base: URL, _ token: String, _ file: UUID, after: Int, wait: Int = 0,
                           limit: Int? = nil) async throws -> (to: Int, more: Bool, latest: Int, lines: [String], status: Int, text: String) {
         var path = "v1/download?client_file_id=\(file.uuidString)&after=\(after)&wait=\(wait)"
         if let limit { path += "&limit=\(limit)" }
@@ -124,7 +124,7 @@ final class ServerTests: XCTestCase {
                 Array(lines.dropFirst()), status, text)
     }
 
-    private func upload(_ base: URL, _ token: String, _ file: UUID, _ lines: String) async throws -> (Int, [String: Any]?, String) {
+    func upload(_ base: URL, _ token: String, _ file: UUID, _ lines: String) async throws -> (Int, [String: Any]?, String) {
         try await request(base, "v1/upload?client_file_id=\(file.uuidString)", method: "POST", token: token, body: lines)
     }
 
@@ -348,7 +348,7 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(quiet.to, got.to)
     }
 
-    private func errorMessage(_ json: [String: Any]?) -> String {
+    func errorMessage(_ json: [String: Any]?) -> String {
         ((json?["error"] as? [String: Any])?["message"] as? String) ?? ""
     }
 
