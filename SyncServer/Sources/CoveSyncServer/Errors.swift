@@ -7,6 +7,9 @@ import Hummingbird
 public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Malformed JSON, a missing or mistyped field (400).
     case badRequest(String)
+    /// A subscription whose query does not parse or check, or names a class the schema lacks
+    /// (400, `bad_query`).
+    case badQuery(String)
     /// No token, or one the server did not sign or that has expired (401).
     case unauthorized(String)
     /// A token that is good, for something its user may not do (403).
@@ -19,7 +22,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var message: String {
         switch self {
-        case .badRequest(let m), .unauthorized(let m), .forbidden(let m), .conflict(let m), .unavailable(let m): return m
+        case .badRequest(let m), .badQuery(let m), .unauthorized(let m), .forbidden(let m), .conflict(let m), .unavailable(let m): return m
         }
     }
 
@@ -27,6 +30,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     public var code: String {
         switch self {
         case .badRequest: return "bad_request"
+        case .badQuery: return "bad_query"
         case .unauthorized: return "unauthorized"
         case .forbidden: return "forbidden"
         case .conflict: return "conflict"
@@ -36,7 +40,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var status: HTTPResponse.Status {
         switch self {
-        case .badRequest: return .badRequest
+        case .badRequest, .badQuery: return .badRequest
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
         case .conflict: return .conflict

@@ -9,6 +9,8 @@ public final class ServerMetrics: Sendable {
     let uploads = Atomic<Int>(0)
     let changesets = Atomic<Int>(0)
     let downloads = Atomic<Int>(0)
+    let subscriptionSets = Atomic<Int>(0)
+    let bootstraps = Atomic<Int>(0)
 
     public init() {}
 
@@ -26,6 +28,8 @@ public final class ServerMetrics: Sendable {
         metric("cove_sync_uploads_total", "counter", "Upload requests served.", uploads.load(ordering: .relaxed))
         metric("cove_sync_changesets_total", "counter", "Changesets added to the history by uploads.", changesets.load(ordering: .relaxed))
         metric("cove_sync_downloads_total", "counter", "Download requests served.", downloads.load(ordering: .relaxed))
+        metric("cove_sync_subscription_sets_total", "counter", "Subscription sets stored.", subscriptionSets.load(ordering: .relaxed))
+        metric("cove_sync_bootstraps_total", "counter", "Bootstrap batches served.", bootstraps.load(ordering: .relaxed))
         metric("cove_sync_waiting_downloads", "gauge", "Downloads waiting for a commit now.", waiting)
         if let clients { metric("cove_sync_clients", "gauge", "Client files the database holds.", clients) }
         return lines.joined(separator: "\n") + "\n"

@@ -45,6 +45,10 @@ struct UploadResponse: ResponseEncodable {
     }
 }
 
+struct SubscriptionsResponse: ResponseEncodable {
+    var version: Int64
+}
+
 struct HealthResponse: ResponseEncodable {
     var status: String
     var database: String
@@ -124,11 +128,7 @@ public struct SyncServer: Sendable {
         router.post("v1/upload") { request, context -> UploadResponse in
             let user = try await tokens.user(authorization: request.headers[.authorization])
             let file = try Self.clientFileId(request)
-            var request = request
-            let body: ByteBuffer
-            do { body = try await request.collectBody(upTo: Self.maxBody) } catch {
-                throw SyncServerError.badRequest("the request body is larger than \(Self.maxBody) bytes")
-            }
+            let body = try await Self.body(request)
             let changesets: [Changeset]
             do throws(SyncError) {
                 changesets = try ChangesetLines.decode(bytes: Array(body.readableBytesView))
@@ -147,6 +147,20 @@ public struct SyncServer: Sendable {
             metrics.changesets.add(done.accepted, ordering: .relaxed)
             return UploadResponse(uploadedVersion: done.uploadedVersion, serverVersion: done.serverVersion, accepted: done.accepted)
         }
+        router.post("v1/subscriptions") { request, context -> SubscriptionsResponse in
+            let user = try await tokens.user(authorization: request.headers[.authorization])
+            let file = try Self.clientFileId(request)
+            let buffer = try await Self.body(request)
+            let body: SyncSubscriptionSetBody
+            do throws(SyncError) {
+                body = try SyncSubscriptionSetBody(json: String(decoding: buffer.readableBytesView, as: UTF8.self))
+            } catch {
+                throw SyncServerError.badRequest(error.message)
+            }
+            let version = try await database.storeSubscriptions(clientFileId: file, user: user, body: body)
+            metrics.subscriptionSets.add(1, ordering: .relaxed)
+            return SubscriptionsResponse(version: version)
+        }
         router.get("v1/download") { request, context -> Response in
             let user = try await tokens.user(authorization: request.headers[.authorization])
             let file = try Self.clientFileId(request)
@@ -154,6 +168,16 @@ public struct SyncServer: Sendable {
             let wait = try Self.integer(request, "wait", default: 0, range: 0...60)
             let limit = Int(try Self.integer(request, "limit", default: 1000, range: 1...10_000))
             try await server.checkOwner(file, user)
+            // A file that sent a subscription set names it; its downloads are object states.
+            var subscribed: SubscriptionSet?
+            if request.uri.queryParameters["subscriptions"] != nil {
+                let named = try Self.integer(request, "subscriptions", default: 0, range: 1...Int64.max)
+                let set = try await server.latestSet(of: file, named: named)
+                if let text = request.uri.queryParameters["bootstrap"] {
+                    return try await server.bootstrap(set, String(text), limit: limit)
+                }
+                subscribed = set
+            }
             let start = ContinuousClock.now
             var seen = bell.rings
             func look() async throws -> SyncDatabase.Batch {
@@ -180,14 +204,63 @@ public struct SyncServer: Sendable {
             if let fromFeed = await feed.latest { known = fromFeed } else { known = try await database.latestVersion() }
             let latest = max(known, batch.to)
             metrics.downloads.add(1, ordering: .relaxed)
+            if let subscribed {
+                // Every object other files' changesets in the batch touched, once, as it is now.
+                var touched = Set<SyncObjectRef>()
+                for line in batch.lines {
+                    for op in try ChangesetLines.decodeLine(line).operations { touched.insert(op.object) }
+                }
+                let lines = try await database.coverage(subscribed, of: Array(touched))
+                return Self.ndjson(StateLines.encode(SyncStateDownload(
+                    header: SyncDownloadHeader(.steady(to: batch.to, more: batch.more), count: lines.count, latest: latest), lines: lines)))
+            }
             let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count),\"latest\":\(latest)}\n"
             var text = head
             for line in batch.lines { text += line + "\n" }
-            var headers = HTTPFields()
-            headers[.contentType] = "application/x-ndjson"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            return Self.ndjson(text)
         }
         return router
+    }
+
+    /// JSON lines as an answer.
+    static func ndjson(_ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/x-ndjson"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The file's latest subscription set, which the download must name.
+    /// - Throws: `.conflict` when the file has no set or another one than `named`.
+    func latestSet(of file: UUID, named: Int64) async throws -> SubscriptionSet {
+        guard let (version, text) = try await database.subscriptionSet(of: file) else {
+            throw SyncServerError.conflict("the file \(file) has no subscription set \(named): send the set first")
+        }
+        guard version == named else {
+            throw SyncServerError.conflict("subscription set \(named) is not the file's latest, \(version): send the set again")
+        }
+        // Stored after its queries were checked: it checks again unless the schema changed.
+        return try SubscriptionSet(try SyncSubscriptionSetBody(json: text), schema: database.schema)
+    }
+
+    /// A batch of a bootstrap of `set`: `cursor` is `start` or the `next` of the batch before.
+    func bootstrap(_ set: SubscriptionSet, _ cursorText: String, limit: Int) async throws -> Response {
+        var cursor: BootstrapCursor
+        if cursorText == "start" {
+            cursor = BootstrapCursor(set: set.version, serverVersion: try await database.latestVersion(), className: "", lastKey: "")
+        } else {
+            cursor = try BootstrapCursor(cursorText)
+            guard cursor.set == set.version else {
+                throw SyncServerError.conflict("the bootstrap began with subscription set \(cursor.set), not the file's latest, \(set.version): begin again")
+            }
+        }
+        let (lines, next) = try await database.bootstrap(set, from: cursor, limit: limit)
+        let known: Int64
+        if let fromFeed = await feed.latest { known = fromFeed } else { known = try await database.latestVersion() }
+        metrics.bootstraps.add(1, ordering: .relaxed)
+        return Self.ndjson(StateLines.encode(SyncStateDownload(
+            header: SyncDownloadHeader(.bootstrap(set: set.version, serverVersion: cursor.serverVersion, next: next?.text),
+                                       count: lines.count, latest: max(known, cursor.serverVersion)),
+            lines: lines)))
     }
 
     /// Refuses a download of a file that is not bound, or is bound to another user than the
@@ -227,17 +300,19 @@ public struct SyncServer: Sendable {
     /// The largest request body the server reads.
     static let maxBody = 16 << 20
 
+    /// The request's body, at most `maxBody` bytes.
+    static func body(_ request: Request) async throws -> ByteBuffer {
+        var request = request
+        do { return try await request.collectBody(upTo: maxBody) } catch {
+            throw SyncServerError.badRequest("the request body is larger than \(maxBody) bytes")
+        }
+    }
+
     /// The request's JSON body as `T`.
     /// - Throws: `SyncServerError.badRequest` naming the field that is missing or mistyped, or
     ///   saying that the body is not JSON or too large.
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: maxBody)
-        } catch {
-            throw SyncServerError.badRequest("the request body is larger than \(maxBody) bytes")
-        }
+        let buffer = try await body(request)
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch {
