@@ -18,7 +18,7 @@ struct CoveCommand: ParsableCommand {
         read from the environment variable COVE_ENCRYPTION_KEY (128 hexadecimal digits: 64 bytes).
         """,
         version: CoveVersion.string,
-        subcommands: [Shell.self, Info.self, Check.self, Backup.self, Compact.self, Recover.self, SchemaCommand.self, QueryCommand.self, Dump.self, Import.self,
+        subcommands: [Shell.self, Info.self, SyncCommand.self, Check.self, Backup.self, Compact.self, Recover.self, SchemaCommand.self, QueryCommand.self, Dump.self, Import.self,
                       Create.self, SetCommand.self, Delete.self, Watch.self, Demo.self])
 }
 

@@ -209,6 +209,34 @@ final class CLITests: CoveTestCase {
         }
     }
 
+    func testSyncShowsUploadsAndSubscriptions() throws {
+        let path = "\(folder)/synced.cove"
+        let sync = SyncConfiguration(url: "http://127.0.0.1:9", token: "t", startsConnected: false)
+        let realm = try Realm(configuration: .init(path: path, schema: try Schema(jsonText: #"{"Note": {"primaryKey": "id", "properties": {"id": "int", "n": "int"}}}"#),
+                                                   syncConfiguration: sync))
+        try realm.write { try realm.dynamicCreate("Note", primaryKey: .int(1)) }
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(className: "Note", where: "n > $0", arguments: [.value(.int(2))], name: "big")
+            try realm.subscriptions.append(className: "Note", where: "n IN $0", arguments: [.list([.int(1), .int(5)])])
+        }, onComplete: nil)
+        realm.close()
+        let (status, output) = run(["sync", path, "--uploads", "5"])
+        XCTAssertEqual(status, 0, output)
+        for line in ["waiting_uploads: 1", "subscriptions.version: 1", "subscriptions.state: pending", "subscriptions.count: 2",
+                     "subscription.1: big: Note where n > $0 with 2", "subscription.2: (unnamed): Note where n IN $0 with {1, 5}",
+                     #"upload.1: {"client""#] {
+            XCTAssertTrue(output.contains(line), "\(line)\n\(output)")
+        }
+        let (jsonStatus, json) = run(["sync", path, "--format", "json"])
+        XCTAssertEqual(jsonStatus, 0, json)
+        XCTAssertTrue(json.contains(#""subscriptions.count": 2"#) || json.contains(#""subscriptions.count":2"#), json)
+        let plain = "\(folder)/plain.cove"
+        try Realm(configuration: .init(path: plain, schema: try Schema(jsonText: #"{"Note": {"properties": {"id": "int"}}}"#))).close()
+        let (refused, message) = run(["sync", plain])
+        XCTAssertEqual(refused, 1)
+        XCTAssertTrue(message.contains("never been opened with a sync configuration"), message)
+    }
+
     func testDemo() {
         let (status, output) = run(["demo", "--path", "\(folder)/demo.cove"])
         XCTAssertEqual(status, 0, output)

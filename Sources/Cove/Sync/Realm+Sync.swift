@@ -54,8 +54,22 @@ extension Realm {
     /// syncs): nil for a file that has never synced.
     public func syncFileStatus() throws(CoveError) -> SyncFileStatus? {
         guard let record = try syncRecordIfAny() else { return nil }
+        let subscriptions = try objectStore().syncSubscriptions()
         return SyncFileStatus(clientFileId: record.clientFileId.text, localVersion: record.localVersion,
-                              uploadedVersion: record.uploadedVersion, downloadedVersion: record.downloadCursor)
+                              uploadedVersion: record.uploadedVersion, downloadedVersion: record.downloadCursor,
+                              subscriptionVersion: subscriptions.version,
+                              subscriptionState: SyncSubscriptionSet.state(of: subscriptions, version: subscriptions.version),
+                              subscriptions: subscriptions.entries.map(SyncSubscription.init))
+    }
+
+    /// The changesets the file holds for upload (the oldest first, at most `limit`), each as its
+    /// JSON line (docs/SYNC.md, "The JSON-lines encoding"); empty for a file that has never
+    /// synced.
+    public func pendingSyncUploads(limit: Int = 100) throws(CoveError) -> [String] {
+        guard let record = try syncRecordIfAny(), limit > 0 else { return [] }
+        return try objectStore().syncQueued(after: record.uploadedVersion, limit: limit, maxBytes: .max).map {
+            String(decoding: $0.line, as: UTF8.self)
+        }
     }
 
     /// The file's sync record.

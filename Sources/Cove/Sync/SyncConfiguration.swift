@@ -66,5 +66,10 @@ public struct SyncFileStatus: Sendable, Equatable {
     public var uploadedVersion: UInt64
     /// The server version the file has downloaded up to.
     public var downloadedVersion: UInt64
+    /// The subscription set's version (0: the file has never subscribed, and downloads every
+    /// change), where it stands, and its subscriptions.
+    public var subscriptionVersion: UInt64
+    public var subscriptionState: SyncSubscriptionState
+    public var subscriptions: [SyncSubscription]
 }
 
