@@ -198,4 +198,98 @@ final class SyncSubscriptionTests: CoveTestCase {
         XCTAssertEqual(try b.syncRecord().downloadCursor, 20)
         XCTAssertEqual(try b.objectStore().syncSubscriptions().completeVersion, 3)
     }
+
+    // MARK: Through the server
+
+    private func names(_ realm: Realm, _ cls: String = "SubDog", tag: String) throws -> [String] {
+        try realm.moveToCurrentThread()
+        try realm.refresh()
+        return try realm.dynamicObjects(cls).compactMap { o -> String? in
+            guard case .string(let name) = try o["name"], name.hasPrefix(tag) else { return nil }
+            return String(name.dropFirst(tag.count))
+        }.sorted()
+    }
+
+    func testASubscriptionDownloadsWhatItCoversAndFollowsOthersChanges() async throws {
+        let server = try SyncTestServer.fromEnvironment()
+        let tag = "s\(UInt32.random(in: 0...UInt32.max))-"
+        let writer = try open("w.cove", url: server.url, token: server.token, connected: true)
+        defer { writer.close() }
+        try writer.write {
+            for age in 1...6 {
+                try writer.dynamicCreate("SubDog", primaryKey: .string("\(tag)\(age)"), values: [("age", .int(Int64(age))), ("color", .string(tag))])
+            }
+        }
+        try writer.syncSession!.wait(for: .upload, timeout: 30)
+        let reader = try open("r.cove", url: server.url, token: server.token, connected: true)
+        defer { reader.close() }
+        let old = try reader.objects("SubDog", where: "color == $0 AND age > 3", .string(tag))
+        _ = try await old.subscribe(name: "old")
+        XCTAssertEqual(try names(reader, tag: tag), ["4", "5", "6"])
+        XCTAssertEqual(reader.subscriptions.state, .complete)
+        XCTAssertEqual(try reader.dynamicObjects("SubDog").count, 3, "nothing but what the subscription covers")
+        // Others' changes: 4 leaves (age 1), 2 enters (age 9), 5 is deleted, 6 changes.
+        try writer.moveToCurrentThread()
+        try writer.write {
+            try writer.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)4"))!.setValue(.int(1), forKey: "age")
+            try writer.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)2"))!.setValue(.int(9), forKey: "age")
+            try writer.delete(try writer.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)5"))!)
+            try writer.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)6"))!.dynamicList("toys").append(.string("ball"))
+        }
+        try writer.syncSession!.wait(for: .upload, timeout: 30)
+        try reader.moveToCurrentThread()
+        try reader.syncSession!.wait(for: .download, timeout: 30)
+        XCTAssertEqual(try names(reader, tag: tag), ["2", "6"])
+        XCTAssertEqual(try reader.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)6"))?.dynamicList("toys").values(), [.string("ball")])
+        // A write here reaches the writer as any synced write does.
+        try reader.write { try reader.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)6"))!.setValue(.int(10), forKey: "age") }
+        try reader.syncSession!.wait(for: .upload, timeout: 30)
+        try writer.moveToCurrentThread()
+        try writer.syncSession!.wait(for: .download, timeout: 30)
+        try writer.refresh()
+        XCTAssertEqual(try writer.dynamicObject(ofType: "SubDog", forPrimaryKey: .string("\(tag)6"))?["age"], .int(10))
+        // Another query: what only the old one covered leaves once the new one's objects are in.
+        try reader.moveToCurrentThread()
+        old.unsubscribe()
+        _ = try await reader.objects("SubDog", where: "color == $0 AND age < 3", .string(tag)).subscribe(waitForSync: .always)
+        XCTAssertEqual(try names(reader, tag: tag), ["1", "4"])
+        XCTAssertEqual(reader.subscriptions.count, 1)
+        // A file that downloaded everything holds only what it subscribes to once it does.
+        try writer.moveToCurrentThread()
+        try await writer.subscriptions.update {
+            try writer.subscriptions.append(className: "SubDog", where: "color == $0 AND age >= 9", arguments: [.value(.string(tag))])
+        }
+        XCTAssertEqual(try names(writer, tag: tag), ["2", "6"])
+        XCTAssertEqual(try writer.dynamicObjects("SubDog").count, 2)
+        XCTAssertEqual(writer.subscriptions.state, .complete)
+    }
+
+    func testAQueryTheServerRefusesPutsTheSetInErrorAndKeepsTheOneBefore() async throws {
+        let server = try SyncTestServer.fromEnvironment()
+        let tag = "e\(UInt32.random(in: 0...UInt32.max))-"
+        let realm = try open("a.cove", url: server.url, token: server.token, connected: true)
+        defer { realm.close() }
+        try realm.write { try realm.dynamicCreate("SubDog", primaryKey: .string("\(tag)1"), values: [("age", .int(1)), ("color", .string(tag))]) }
+        _ = try await realm.objects("SubDog", where: "color == $0", .string(tag)).subscribe(name: "mine")
+        try realm.moveToCurrentThread()
+        let before = realm.subscriptions.version
+        // The server's schema has no nickname: the file's does, so only the server refuses.
+        do {
+            _ = try await realm.objects("SubDog", where: "nickname == 'x'").subscribe()
+            XCTFail("the server has no SubDog.nickname")
+        } catch let error as CoveError {
+            XCTAssertEqual(error.code, .sync)
+            XCTAssertTrue(error.message.contains("refused the subscription set") && error.message.contains("nickname"), error.message)
+        }
+        try realm.moveToCurrentThread()
+        XCTAssertEqual(realm.subscriptions.version, before + 1)
+        guard case .error(let error) = realm.subscriptions.state else { return XCTFail("\(realm.subscriptions.state)") }
+        XCTAssertTrue(error.message.contains("bad_query"), error.message)
+        XCTAssertEqual(try names(realm, tag: tag), ["1"], "the set before stays in force")
+        // A set that mends it is taken.
+        try await realm.subscriptions.update { try realm.subscriptions.removeAll(unnamedOnly: true) }
+        try realm.moveToCurrentThread()
+        XCTAssertEqual(realm.subscriptions.state, .complete)
+        XCTAssertEqual(try names(realm, tag: tag), ["1"])
+    }
 }

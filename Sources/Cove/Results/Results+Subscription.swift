@@ -47,9 +47,9 @@ extension Results {
         let realm = engine.realm
         let (version, waits) = try commitSubscription(name: name, waitForSync: waitForSync, timeout: timeout)
         if waits {
+            // What the download brought (or the refusal), in this realm's next read.
+            defer { if !realm.isClosed { _ = try? realm.refresh() } }
             try await Realm.awaitSubscriptions(realm.session, version: version, download: waitForSync == .always, timeout: timeout)
-            // What the download brought, in this realm's next read.
-            if !realm.isClosed { _ = try? realm.refresh() }
         }
         return self
     }

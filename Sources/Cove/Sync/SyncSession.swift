@@ -184,6 +184,12 @@ public final class SyncSession: @unchecked Sendable {
         signal()
     }
 
+    /// Where the subscription set stands as the downloader last told (nil before it has read
+    /// the set): newer than a realm's snapshot may show.
+    func subscriptionProgress() -> (complete: UInt64, refused: UInt64, message: String)? {
+        lock.withLock { $0.subscriptionsRead ? ($0.subscriptionsComplete, $0.subscriptionsRefused.version, $0.subscriptionsRefused.message) : nil }
+    }
+
     /// Waits until version `version` of the subscription set (or a later one) has its objects
     /// in the file.
     /// - Throws: `.sync` when the server refuses that version (its message), the session stops,

@@ -175,7 +175,12 @@ public final class SyncSubscriptionSet: Sequence {
 
     /// Where this version stands.
     public var state: SyncSubscriptionState {
-        guard let r = try? record() else { return .pending }
+        guard var r = try? record() else { return .pending }
+        // The session may know more than this realm's snapshot shows.
+        if let progress = realm.session?.subscriptionProgress() {
+            r.completeVersion = Swift.max(r.completeVersion, progress.complete)
+            if progress.refused > r.errorVersion { (r.errorVersion, r.errorMessage) = (progress.refused, progress.message) }
+        }
         return Self.state(of: r, version: seenVersion)
     }
 
@@ -238,6 +243,7 @@ public final class SyncSubscriptionSet: Sequence {
     /// - Throws: also `.sync` when the server refuses the set (its message) or the session stops.
     public func update(_ block: () throws -> Void) async throws {
         let version = try commit(block)
+        defer { if !realm.isClosed { _ = try? realm.refresh() } }
         try await Realm.awaitSubscriptions(realm.session, version: version, download: false, timeout: nil)
     }
 
