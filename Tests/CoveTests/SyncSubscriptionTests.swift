@@ -18,8 +18,9 @@ final class SyncSubscriptionTests: CoveTestCase {
     """
 
     private func open(_ name: String, url: String = "http://127.0.0.1:9", token: String = "t",
-                      connected: Bool = false) throws -> Realm {
-        let sync = SyncConfiguration(url: url, token: token, requestTimeout: 10, longPollSeconds: 2, startsConnected: connected)
+                      connected: Bool = false, batch: Int = 1000) throws -> Realm {
+        let sync = SyncConfiguration(url: url, token: token, requestTimeout: 10, longPollSeconds: 2, changesetsPerTransaction: batch,
+                                     startsConnected: connected)
         return try Realm(configuration: Realm.Configuration(path: "\(folder)/\(name)", durability: .noSync,
                                                             schema: try Schema(jsonText: Self.schemaJSON),
                                                             schemaVersion: 1, syncConfiguration: sync))
@@ -291,5 +292,57 @@ final class SyncSubscriptionTests: CoveTestCase {
         try realm.moveToCurrentThread()
         XCTAssertEqual(realm.subscriptions.state, .complete)
         XCTAssertEqual(try names(realm, tag: tag), ["1"])
+    }
+
+    /// Dogs `tag` + 1...count with those ages, uploaded by a file of their own.
+    private func uploadDogs(_ server: SyncTestServer, _ tag: String, count: Int) throws {
+        let writer = try open("w-\(tag).cove", url: server.url, token: server.token, connected: true)
+        defer { writer.close() }
+        try writer.write {
+            for age in 1...count {
+                try writer.dynamicCreate("SubDog", primaryKey: .string("\(tag)\(age)"), values: [("age", .int(Int64(age))), ("color", .string(tag))])
+            }
+        }
+        try writer.syncSession!.wait(for: .upload, timeout: 60)
+    }
+
+    func testSubscriptionsChangedOfflineAreSentWhenTheSessionComesBack() throws {
+        let server = try SyncTestServer.fromEnvironment()
+        let tag = "o\(UInt32.random(in: 0...UInt32.max))-"
+        try uploadDogs(server, tag, count: 5)
+        let realm = try open("r.cove", url: server.url, token: server.token, connected: false)
+        defer { realm.close() }
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(className: "SubDog", where: "color == $0 AND age > 3", arguments: [.value(.string(tag))], name: "a")
+        }, onComplete: nil)
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(className: "SubDog", where: "color == $0 AND age < 2", arguments: [.value(.string(tag))], name: "a")
+        }, onComplete: nil)
+        XCTAssertEqual(realm.subscriptions.state, .pending)
+        XCTAssertEqual(try names(realm, tag: tag), [])
+        realm.syncSession!.resume()
+        try Realm.waitForSubscriptions(realm.syncSession, version: 2, download: false, timeout: 30)
+        XCTAssertEqual(try names(realm, tag: tag), ["1"])
+        XCTAssertEqual(realm.subscriptions.state, .complete)
+    }
+
+    func testASetChangedDuringItsBootstrapEndsWithTheNewSetsObjects() throws {
+        let server = try SyncTestServer.fromEnvironment()
+        let tag = "b\(UInt32.random(in: 0...UInt32.max))-"
+        try uploadDogs(server, tag, count: 300)
+        // Ten objects a batch: the first set's bootstrap takes 30 requests.
+        let realm = try open("r.cove", url: server.url, token: server.token, connected: true, batch: 10)
+        defer { realm.close() }
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(className: "SubDog", where: "color == $0", arguments: [.value(.string(tag))])
+        }, onComplete: nil)
+        usleep(30_000)
+        try realm.subscriptions.update({
+            try realm.subscriptions.removeAll()
+            try realm.subscriptions.append(className: "SubDog", where: "color == $0 AND age > 295", arguments: [.value(.string(tag))])
+        }, onComplete: nil)
+        try Realm.waitForSubscriptions(realm.syncSession, version: 2, download: true, timeout: 60)
+        XCTAssertEqual(try names(realm, tag: tag), ["296", "297", "298", "299", "300"])
+        XCTAssertEqual(realm.subscriptions.state, .complete)
     }
 }
