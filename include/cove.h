@@ -422,7 +422,9 @@ cove_status_t cove_cancel_write(cove_realm_t* realm);
 cove_status_t cove_is_in_write(cove_realm_t* realm, bool* out);
 
 /**
- * Advances the realm to the newest committed version (by any thread or process).
+ * Advances the realm to the newest committed version (by any thread or process), then delivers
+ * notifications and the callbacks of cove_results_subscribe() whose wait ended, as
+ * cove_deliver() does.
  * @param out_did_advance receives whether the version changed; may be NULL.
  * @return #COVE_OK; #COVE_ERR_IN_WRITE inside a write; #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
  */
@@ -1891,7 +1893,8 @@ const char* cove_object_changes_error(const cove_object_changes_t* changes);
  * A file descriptor that becomes readable when a commit (of any realm of the file, on any
  * thread or in any process, this one included) made a version newer than the one the realm last
  * delivered, and the realm's notification thread has computed its results observers' change
- * sets for it: give it to poll, epoll, select or an event loop (asyncio's add_reader, libuv),
+ * sets for it, or when the wait of a cove_results_subscribe() ended: give it to poll, epoll,
+ * select or an event loop (asyncio's add_reader, libuv),
  * then call cove_deliver() (or cove_refresh()), which advances, delivers and drains it. Only wait for it to be
  * readable; never read, write or close it. The first call (or the first results observer)
  * starts the notification thread; later calls return the same descriptor. It belongs to the
@@ -1907,7 +1910,8 @@ cove_status_t cove_notification_fd(cove_realm_t* realm, int* out_fd);
  * Advances the realm to the newest version (as Realm's autorefresh does when its run loop wakes:
  * the same as cove_refresh()), then calls the callbacks that have something to report: initial
  * calls due, and the changes of the commits since each callback's last call, whichever thread
- * or process made them. Strings and binaries handed out
+ * or process made them, and the callbacks of cove_results_subscribe() whose wait ended (after
+ * the notifications). Strings and binaries handed out
  * earlier by this realm's handles are invalidated (as the rule of #cove_value_t says). Called
  * from inside a callback, it returns at once.
  * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT; #COVE_ERR_IN_WRITE inside a write (nothing is
@@ -2535,6 +2539,246 @@ cove_status_t cove_sync_pause(cove_realm_t* realm);
  *   not sync; #COVE_ERR_CLOSED.
  */
 cove_status_t cove_sync_resume(cove_realm_t* realm);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Subscriptions                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A synced realm downloads the objects its subscriptions cover: each subscription names a class
+ * and a query over it (docs/SYNC.md, "Subscriptions"). The realm's subscription set is kept in
+ * the file; each change commits a new version of it (1, 2, ...; 0 before the first), which the
+ * session sends to the server, and the server sends the objects it covers and takes out of the
+ * file those no subscription covers any more. Change it one subscription at a time with
+ * cove_results_subscribe() and cove_results_unsubscribe(), or many at once between
+ * cove_subscriptions_update_begin() and cove_subscriptions_update_commit(). Rules shared by
+ * every function of this section:
+ *
+ * - Names: an unnamed subscription is known by its class and query: subscribing to a query an
+ *   unnamed subscription already has adds nothing. A named one is known by its name: the same
+ *   name with the same query adds nothing; with another query it takes the new query (and a
+ *   new updated time). A name and an unnamed subscription with the same query are two
+ *   subscriptions.
+ * - Queries: the subset of the query language subscriptions take (docs/SYNC.md, "Subscription
+ *   queries"): the class's own properties compared with literals or arguments, joined by AND,
+ *   OR and NOT. SORT, DISTINCT, LIMIT and OFFSET are refused (#COVE_ERR_INVALID_ARGUMENT or #COVE_ERR_QUERY_SYNTAX, the message naming
+ *   them), and so are key paths through links ("owner.name") and collection operators
+ *   ("toys.@count"). Results subscribe to their filters alone: a sort or DISTINCT of the
+ *   results orders or thins out what the filters match, and is left out.
+ * - Realms: subscriptions need a live realm opened with cove_config_set_sync()
+ *   (#COVE_ERR_INVALID_ARGUMENT otherwise; #COVE_ERR_FROZEN for a frozen one) and are refused
+ *   inside a write transaction (#COVE_ERR_IN_WRITE): the set is written in a transaction of its
+ *   own. #COVE_ERR_CLOSED once the realm is closed.
+ * - Waits: the objects of a version of the set have arrived when the server sent them all. A
+ *   wait ends with #COVE_ERR_SYNC when the server refuses the set (the message gives its reason:
+ *   a query it cannot answer, a class or property it does not have), when the session stops
+ *   (the server refused it), or when the timeout passes ("... did not arrive within 0.5 s"); a
+ *   wait that ends cancels nothing: the subscription stays in the set. A paused session
+ *   (cove_sync_pause(), cove_sync_config_set_starts_connected()) downloads nothing, so its
+ *   waits last their timeout. A wait waits on the file's session, not on the realm: the realm
+ *   is not used during it, and another thread may use it meanwhile. Timeouts (`timeout_s`) are
+ *   seconds, 0 or more; -1 or INFINITY waits without limit; other negative numbers and NaN are
+ *   #COVE_ERR_INVALID_ARGUMENT.
+ * - Threads: as the realm.
+ */
+
+/** When a subscribe call waits for the server's objects of its subscription. */
+typedef enum {
+    /** Every time: for the subscription's objects, then for the download of everything the
+     *  server held at the call. */
+    COVE_WAIT_FOR_SYNC_ALWAYS = 0,
+    /** Only when the call added the subscription, or gave a name a new query (the default of
+     *  the other bindings). */
+    COVE_WAIT_FOR_SYNC_ON_CREATION = 1,
+    /** Never: the call completes once the subscription is committed to the file. */
+    COVE_WAIT_FOR_SYNC_NEVER = 2
+} cove_wait_for_sync_e;
+
+/** Where the newest version of a subscription set stands (cove_subscriptions_get_state()).
+ *  Stored as int32_t. */
+typedef enum {
+    /** Committed to the file; the server has not taken it yet. */
+    COVE_SUBSCRIPTION_PENDING = 0,
+    /** Taken by the server; its objects are downloading. */
+    COVE_SUBSCRIPTION_BOOTSTRAPPING = 1,
+    /** Its objects are in the file; downloads keep them up to date. */
+    COVE_SUBSCRIPTION_COMPLETE = 2,
+    /** The server refused it (the error message says why); the set it had before stays in
+     *  force. */
+    COVE_SUBSCRIPTION_ERROR = 3,
+    /** A newer version was committed before this one completed. */
+    COVE_SUBSCRIPTION_SUPERSEDED = 4
+} cove_subscription_state_e;
+
+/** One subscription of a set (cove_subscriptions_get()). */
+typedef struct cove_subscription {
+    /** The name, or NULL for an unnamed subscription. */
+    const char* name;
+    /** The class subscribed to. */
+    const char* class_name;
+    /** The query, its arguments written `$0`, `$1`, ... (the filters of subscribed results are
+     *  joined with AND, their arguments numbered in order). */
+    const char* query;
+    /** When it was added, and when its query last changed (millisecond precision). */
+    cove_timestamp_t created_at;
+    cove_timestamp_t updated_at;
+} cove_subscription_t;
+
+/**
+ * How a cove_results_subscribe() ends, called once.
+ * @param userdata the pointer given to cove_results_subscribe().
+ * @param status #COVE_OK when the wait ended as the mode asked (or there was none to make);
+ *   #COVE_ERR_SYNC when the server refused the set, the session stopped or the timeout passed
+ *   (the subscription stays); #COVE_ERR_CLOSED when the realm was closed first.
+ * @param message NULL for #COVE_OK, else what went wrong; valid during the call only.
+ */
+typedef void (*cove_subscribe_cb)(void* userdata, cove_status_t status, const char* message);
+
+/**
+ * Subscribes to what results match (Results' `subscribe`): commits a subscription of their
+ * class and filters to the realm's subscription set now, on the calling thread, then waits for
+ * its objects as `mode` says on a thread of the library, and reports how the wait ended to
+ * `callback`, delivered like notifications: it runs inside cove_deliver() or cove_refresh() on
+ * the thread that calls them, after the realm advanced (so the objects that arrived are
+ * readable), at the first of them after the wait ended (or at once, for a call that does not
+ * wait); the realm's notification descriptor (cove_notification_fd()) becomes readable then.
+ * Closing the realm (cove_close(), or releasing its last handle) first calls it at once with
+ * #COVE_ERR_CLOSED, on that thread. The results remember the subscription they made, for
+ * cove_results_unsubscribe().
+ * @param results live results of a class's objects (not of a list's or set's elements).
+ * @param name the subscription's name (NUL-terminated UTF-8, not empty), or NULL for an unnamed
+ *   one (see "Names" above).
+ * @param mode a #cove_wait_for_sync_e.
+ * @param timeout_s the longest wait (see "Waits" above).
+ * @param callback called exactly once for a call that returns #COVE_OK; not NULL.
+ * @param userdata passed to the callback; may be NULL.
+ * @param free_userdata called with `userdata` once, right after the callback returns; may be
+ *   NULL. A call that fails calls neither: `userdata` stays the caller's.
+ * @return #COVE_OK once the subscription is committed; #COVE_ERR_INVALID_ARGUMENT (NULL or
+ *   wrong-kind results, NULL callback, a bad mode or timeout, an empty name, results of values,
+ *   a realm that does not sync, a query subscriptions do not take); #COVE_ERR_QUERY_SYNTAX;
+ *   #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_subscribe(cove_results_t* results, const char* name, cove_wait_for_sync_e mode,
+                                     double timeout_s, cove_subscribe_cb callback, void* userdata,
+                                     cove_free_fn free_userdata);
+
+/**
+ * cove_results_subscribe() that waits on the calling thread and returns how the wait ended
+ * instead of calling back. The realm is not used during the wait (see "Waits"); it does not
+ * advance: cove_refresh() then shows the objects that arrived.
+ * @return the statuses of cove_results_subscribe() (nothing is committed then), and
+ *   #COVE_ERR_SYNC when the wait ends without the objects (the subscription stays committed).
+ */
+cove_status_t cove_results_subscribe_blocking(cove_results_t* results, const char* name, cove_wait_for_sync_e mode,
+                                              double timeout_s);
+
+/**
+ * Removes the subscription these results made (the named one, or the unnamed one with their
+ * query), committing the removal to the set without waiting for the objects to leave; the
+ * results' own query is unchanged. A named subscription given another query since, by a
+ * subscribe of other results, stays. Results that made no subscription, one already removed,
+ * and a realm that does not sync have nothing to remove: #COVE_OK.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind results); #COVE_ERR_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_results_unsubscribe(cove_results_t* results);
+
+/**
+ * Begins an update of the realm's subscription set (the `update` block of the other bindings):
+ * until cove_subscriptions_update_commit() or _cancel(), cove_subscriptions_append(),
+ * _remove() and _remove_all() change a copy of the set, which the reading functions below show.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm, a realm that does not
+ *   sync, an update already in progress); #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN;
+ *   #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_update_begin(cove_realm_t* realm);
+
+/**
+ * Adds a subscription to the objects of `class_name` matching `query`, by the rules of names
+ * above.
+ * @param query the query (NUL-terminated UTF-8), or NULL for every object ("TRUEPREDICATE").
+ * @param args, n_args the query's arguments, `$0` to `$(n_args - 1)` (or `%@` in order), as
+ *   cove_query() takes them; NULL with 0 for none.
+ * @param name the subscription's name (not empty), or NULL for an unnamed one.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (no update in progress, a NULL class_name, an
+ *   unknown class, a query or argument subscriptions do not take, an empty name);
+ *   #COVE_ERR_QUERY_SYNTAX; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_append(cove_realm_t* realm, const char* class_name, const char* query,
+                                        const cove_value_t* args, size_t n_args, const char* name);
+
+/**
+ * Removes the subscription named `name`.
+ * @return #COVE_OK; #COVE_ERR_NOT_FOUND when none has that name; #COVE_ERR_INVALID_ARGUMENT (no
+ *   update in progress, NULL name); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_remove(cove_realm_t* realm, const char* name);
+
+/**
+ * Removes every subscription to `class_name` (NULL: of every class); with `unnamed_only`, only
+ * the unnamed ones among them.
+ * @return #COVE_OK (also when nothing matched); #COVE_ERR_INVALID_ARGUMENT (no update in
+ *   progress); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_remove_all(cove_realm_t* realm, const char* class_name, bool unnamed_only);
+
+/**
+ * Ends the update: commits its changes as the set's next version (none when they changed
+ * nothing) and lets the session send it. The commit ends the update whether it succeeds or not
+ * (a failure commits nothing). Nothing is waited for: cove_subscriptions_wait() waits.
+ * @param out_version receives the version in force after it (the same as before when nothing
+ *   changed); may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (no update in progress); #COVE_ERR_IN_WRITE
+ *   (a write transaction was begun since cove_subscriptions_update_begin()); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_update_commit(cove_realm_t* realm, uint64_t* out_version);
+
+/**
+ * Ends the update without committing its changes. Without an update in progress it does
+ * nothing.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind realm); #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_update_cancel(cove_realm_t* realm);
+
+/**
+ * The version of the realm's subscription set: 0 before the first change, one more at each
+ * commit that changed it.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out, a realm that does not sync);
+ *   #COVE_ERR_IN_WRITE; #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_get_version(cove_realm_t* realm, uint64_t* out_version);
+
+/**
+ * Where the newest version of the set stands.
+ * @param out_state receives a #cove_subscription_state_e.
+ * @param out_error receives, for #COVE_SUBSCRIPTION_ERROR, the server's reason (free it with
+ *   cove_free()), else NULL; may be NULL.
+ * @return as cove_subscriptions_get_version().
+ */
+cove_status_t cove_subscriptions_get_state(cove_realm_t* realm, int32_t* out_state, char** out_error);
+
+/** The number of subscriptions in the set. Statuses as cove_subscriptions_get_version(). */
+cove_status_t cove_subscriptions_count(cove_realm_t* realm, size_t* out_count);
+
+/**
+ * The `index`th subscription of the set, in the order they were added.
+ * @param out receives it; its strings are NUL-terminated UTF-8 that stay valid until the
+ *   realm's next write, refresh, delivery or close (as the strings of #cove_value_t).
+ * @return as cove_subscriptions_get_version(); #COVE_ERR_OUT_OF_RANGE (index >= count).
+ */
+cove_status_t cove_subscriptions_get(cove_realm_t* realm, size_t index, cove_subscription_t* out);
+
+/**
+ * Waits until version `version` of the set (or a later one) has its objects in the file (see
+ * "Waits"); cove_refresh() then shows them.
+ * @param version a committed version (cove_subscriptions_update_commit(),
+ *   cove_subscriptions_get_version()).
+ * @return #COVE_OK; #COVE_ERR_SYNC (refused, session stopped, timeout); #COVE_ERR_INVALID_ARGUMENT
+ *   (a version above the newest, a bad timeout, a realm that does not sync); #COVE_ERR_IN_WRITE;
+ *   #COVE_ERR_FROZEN; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_subscriptions_wait(cove_realm_t* realm, uint64_t version, double timeout_s);
 
 #ifdef __cplusplus
 }

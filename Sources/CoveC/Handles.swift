@@ -87,6 +87,11 @@ final class RealmHandle: Handle {
     /// True while a migration callback runs over this realm: cove_open owns the realm's write
     /// transaction and lifetime then, so commit, cancel and close are refused.
     var isMigrating = false
+    /// The subscription update cove_subscriptions_update_begin() began and no commit or cancel
+    /// ended yet (SubscriptionAPI.swift).
+    var subscriptionUpdate: SyncSubscriptionSet?
+    /// The callbacks of cove_results_subscribe() not yet called (SubscriptionAPI.swift).
+    let subscribeCompletions = SubscribeCompletions()
     /// The strings and binaries handed out since the last write, refresh or delivery.
     private var scratch = ScratchArena()
     /// Guards `scratch`: the threads reading a frozen realm's handles at once all keep their
@@ -104,6 +109,8 @@ final class RealmHandle: Handle {
     }
 
     deinit {
+        // Before the close, which stops the session and so ends the waits another way.
+        subscribeCompletions.close()
         if ownsRealm { realm.close() }
         scratch.release()
     }

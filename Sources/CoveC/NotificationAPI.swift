@@ -265,6 +265,7 @@ public func cove_deliver(_ realm: OpaquePointer?) -> cove_status_t {
         defer { withExtendedLifetime(h) {} }
         h.clearScratch()
         try call { () throws(CoveError) in try h.realm.deliver() }
+        h.subscribeCompletions.deliver()
     }
 }
 

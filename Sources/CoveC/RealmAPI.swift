@@ -28,6 +28,8 @@ public func cove_close(_ realm: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let h = try handle(realm, RealmHandle.self, "realm", in: "cove_close", closedAllowed: true)
         try refuseDuringMigration(h, in: "cove_close")
+        // Before the close, which stops the session and so ends the waits another way.
+        h.subscribeCompletions.close()
         h.realm.close()
         h.clearScratch()
     }
@@ -80,6 +82,7 @@ public func cove_refresh(_ realm: OpaquePointer?, _ outDidAdvance: UnsafeMutable
         defer { withExtendedLifetime(h) {} }
         h.clearScratch()
         let advanced = try call { () throws(CoveError) in try h.realm.refresh() }
+        h.subscribeCompletions.deliver()
         outDidAdvance?.pointee = advanced
     }
 }

@@ -15,7 +15,7 @@ private func resultsHandle(_ p: OpaquePointer?, _ name: StaticString = "results"
 }
 
 /// The query arguments a caller passed, `$0` to `$(n-1)`, each checked as any value is.
-private func queryArguments(_ args: UnsafePointer<cove_value_t>?, _ n: Int, in function: StaticString) throws(CFailure) -> [QueryArgument] {
+func queryArguments(_ args: UnsafePointer<cove_value_t>?, _ n: Int, in function: StaticString) throws(CFailure) -> [QueryArgument] {
     // size_t arrives as Int: a count above Int.max arrives negative.
     guard n >= 0 else { throw invalidArgument(function, "n_args \(UInt(bitPattern: n)) is too large") }
     if n > 0 && args == nil { throw invalidArgument(function, "args is NULL with n_args \(n)") }

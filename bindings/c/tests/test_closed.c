@@ -66,6 +66,8 @@ typedef struct {
     cove_projection_t* projection;
     cove_token_t* token;
     cove_sync_status_t sync_status;
+    int32_t i32;
+    cove_subscription_t subscription;
 } outs_t;
 
 /* Callbacks that are never called: registering on a closed realm is refused. */
@@ -78,6 +80,13 @@ IGNORE_CHANGES(on_collection, cove_collection_changes_t)
 IGNORE_CHANGES(on_map, cove_map_changes_t)
 IGNORE_CHANGES(on_object, cove_object_changes_t)
 IGNORE_CHANGES(on_sectioned, cove_sectioned_changes_t)
+
+/* Never called either: subscribing on a closed realm is refused. */
+static void on_subscribed(void* userdata, cove_status_t status, const char* message) {
+    (void)userdata;
+    (void)status;
+    (void)message;
+}
 static cove_status_t first_letter(void* userdata, cove_object_t* object, cove_value_t* out_key) {
     (void)userdata;
     (void)object;
@@ -228,7 +237,23 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_sync_wait_for_upload, , cove_sync_wait_for_upload(f->realm, 0))                            \
     X(cove_sync_wait_for_download, , cove_sync_wait_for_download(f->realm, 0))                        \
     X(cove_sync_pause, , cove_sync_pause(f->realm))                                                   \
-    X(cove_sync_resume, , cove_sync_resume(f->realm))
+    X(cove_sync_resume, , cove_sync_resume(f->realm))                                                 \
+    X(cove_results_subscribe, ,                                                                       \
+      cove_results_subscribe(f->results, NULL, COVE_WAIT_FOR_SYNC_NEVER, -1, on_subscribed, NULL, NULL))  \
+    X(cove_results_subscribe_blocking, ,                                                              \
+      cove_results_subscribe_blocking(f->results, NULL, COVE_WAIT_FOR_SYNC_NEVER, -1))                \
+    X(cove_results_unsubscribe, , cove_results_unsubscribe(f->results))                               \
+    X(cove_subscriptions_update_begin, , cove_subscriptions_update_begin(f->realm))                   \
+    X(cove_subscriptions_append, , cove_subscriptions_append(f->realm, "Person", NULL, NULL, 0, NULL)) \
+    X(cove_subscriptions_remove, , cove_subscriptions_remove(f->realm, "n"))                          \
+    X(cove_subscriptions_remove_all, , cove_subscriptions_remove_all(f->realm, NULL, false))          \
+    X(cove_subscriptions_update_commit, , cove_subscriptions_update_commit(f->realm, &o->u64))        \
+    X(cove_subscriptions_update_cancel, , cove_subscriptions_update_cancel(f->realm))                 \
+    X(cove_subscriptions_get_version, , cove_subscriptions_get_version(f->realm, &o->u64))            \
+    X(cove_subscriptions_get_state, , cove_subscriptions_get_state(f->realm, &o->i32, &o->text))      \
+    X(cove_subscriptions_count, , cove_subscriptions_count(f->realm, &o->n))                          \
+    X(cove_subscriptions_get, , cove_subscriptions_get(f->realm, 0, &o->subscription))                \
+    X(cove_subscriptions_wait, , cove_subscriptions_wait(f->realm, 0, 0))
 
 /* The functions that take no realm or handle of one, or answer for a closed realm by design. */
 static const struct {
