@@ -53,6 +53,9 @@ _CALLBACKS = {
     "cove_section_key_fn": 'extern "Python" cove_status_t _cove_section_key_cb(void*, cove_object_t*, cove_value_t*);',
     # the free_userdata of a key function's sectioned results
     "cove_results_sectioned_by": 'extern "Python" void _cove_free_section_key(void*);',
+    "cove_subscribe_cb": 'extern "Python" void _cove_subscribe_cb(void*, cove_status_t, const char*);',
+    # the free_userdata of an awaited subscribe
+    "cove_results_subscribe": 'extern "Python" void _cove_free_subscribe(void*);',
 }
 
 

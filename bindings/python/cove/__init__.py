@@ -52,6 +52,7 @@ from ._realm import (Durability, FileSpace, Realm, RecoveredClass, Recovery, Rec
                      schema_version)
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
+from ._subscriptions import Subscription, SubscriptionSet, SubscriptionState, SubscriptionUpdate, WaitForSync
 from ._sync import SyncConfig, SyncConnection, SyncProgress, SyncSession, SyncState
 from ._values import ObjectId, Timestamp
 
@@ -71,5 +72,6 @@ __all__ = [
     "FormatError", "WrongThreadError", "DecryptionError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
     "recover", "RecoverReport", "RecoveredClass",
     "SyncConfig", "SyncSession", "SyncProgress", "SyncState", "SyncConnection", "SyncError",
+    "Subscription", "SubscriptionSet", "SubscriptionState", "SubscriptionUpdate", "WaitForSync",
     "__version__",
 ]

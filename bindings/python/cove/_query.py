@@ -15,7 +15,11 @@ import collections.abc
 import re
 from typing import Any, List, NamedTuple, Sequence, Tuple
 
-__all__ = ["bind_arguments", "is_list_argument", "argument_tokens", "ArgumentToken"]
+from ._errors import Error, InvalidArgumentError, Status
+from ._lib import ffi
+from ._values import write_value
+
+__all__ = ["bind_arguments", "argument_array", "is_list_argument", "argument_tokens", "ArgumentToken"]
 
 _NUMBERED = re.compile(r"\$(K?)([0-9]+)")
 _IDENTIFIER_ESCAPES = frozenset(" \t\r\ntrn")
@@ -128,3 +132,21 @@ def bind_arguments(query: str, args: Sequence[Any]) -> Tuple[str, List[Any], Lis
         position = t.end
     parts.append(query[position:])
     return "".join(parts), flat, labels
+
+
+def argument_array(values: Sequence[Any], labels: Sequence[str], realm: Any) -> Tuple[Any, List[Any]]:
+    """The cove_value_t array of query arguments and the buffers to keep while the call reads
+    them. A value that cannot be converted raises naming the argument."""
+    keep: List[Any] = []
+    if not values:
+        return ffi.NULL, keep
+    array = ffi.new("cove_value_t[]", len(values))
+    keep.append(array)
+    for i, value in enumerate(values):
+        try:
+            write_value(ffi, array[i], value, keep, realm)
+        except Error as exc:
+            raise type(exc)(exc.code, f"query argument {labels[i]}: {exc.message}") from None
+        except (ValueError, OverflowError) as exc:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"query argument {labels[i]}: {exc}") from exc
+    return array, keep

@@ -25,6 +25,7 @@ from ._results import Results
 from ._schema import BACKLINKS, LINK, LIST, MAP, SET, VALUE, ClassInfo, PropertyInfo, parse_class
 from ._speedups import DONE, FULL, MISS, RealmBase, find_int, take
 from ._speedups import create as create_object
+from ._subscriptions import SubscriptionSet
 from ._sync import SyncConfig, SyncSession
 from ._values import TYPE_LIST, TYPE_MAP, Elements, pack_rows, write_value
 
@@ -203,6 +204,13 @@ class Realm(RealmBase):
             return None
         check(status)
         return SyncSession(self)
+
+    @property
+    def subscriptions(self) -> SubscriptionSet:
+        """The subscriptions of a synced realm: what its file downloads (see
+        ``cove.SubscriptionSet``; ``results.subscribe()`` adds one)."""
+        self._h()
+        return SubscriptionSet(self)
 
     @property
     def in_write(self) -> bool:

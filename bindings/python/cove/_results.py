@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Seque
 from ._errors import Error, FrozenError, InvalidArgumentError, Status, TransactionError, WrongTypeError
 from ._lib import c_string, check, ffi, lib, owned
 from ._notifications import ChangeStream, observe
-from ._query import bind_arguments
+from ._query import argument_array, bind_arguments
 from ._sections import SectionedResults, sectioned
+from . import _subscriptions
 from ._speedups import MISS, iterate_objects, object_by_key, results_object
-from ._values import position, read_value, write_value
+from ._values import position, read_value
 
 if TYPE_CHECKING:
     from ._notifications import CollectionChange, NotificationToken
     from ._realm import Realm
+    from ._subscriptions import WaitForSync
 
 _T = TypeVar("_T")
 
@@ -294,7 +296,7 @@ class Results(typing.Sequence[_T]):
         c_string(query, "the query")
         text, values, labels = bind_arguments(query, args)
         c_text = text.encode("utf-8", "surrogatepass")
-        c_args, keep = _arguments(values, labels, self._realm)
+        c_args, keep = argument_array(values, labels, self._realm)
         out = ffi.new("cove_results_t**")
         if self._root and self._class_name is not None:
             check(lib.cove_query(self._realm._h(), self._class_name.encode(), c_text, c_args, len(values), out), query=True)
@@ -354,7 +356,7 @@ class Results(typing.Sequence[_T]):
             text = "TRUEPREDICATE DISTINCT(" + ", ".join(f"$K{i}" for i in range(len(paths))) + ")"
             for path in paths:
                 c_string(path, "the key path")
-            c_args, keep = _arguments(paths, [f"key path {p!r}" for p in paths], self._realm)
+            c_args, keep = argument_array(paths, [f"key path {p!r}" for p in paths], self._realm)
             check(lib.cove_results_filter(self._h(), text.encode(), c_args, len(paths), out), query=True)
             del keep
         return self._derive(out[0], f"distinct on {', '.join(paths)}")
@@ -486,6 +488,39 @@ class Results(typing.Sequence[_T]):
 
     # -- writing -------------------------------------------------------------------------------
 
+    # -- subscriptions -------------------------------------------------------------------------
+
+    async def subscribe(self, name: Optional[str] = None, wait_for_sync: "WaitForSync" = "on_creation",
+                        timeout: Optional[float] = None) -> "Results[_T]":
+        """Subscribes a synced realm to what these results' filters match (a sort or DISTINCT is
+        left out), committing the subscription now, then waits for its objects as
+        ``wait_for_sync`` says: "always", "on_creation" (only when this call added it or gave
+        ``name`` a new query) or "never"; returns these results, the objects that arrived
+        readable. Unnamed, a query an unnamed subscription already has adds nothing; named, the
+        same query adds nothing and another one replaces the name's query. Await it on the
+        realm's thread, in its running loop: the wait runs off the loop, and the loop wakes on
+        the realm's notification descriptor. Raises SyncError when the server refuses the
+        subscription, the session stops or ``timeout`` seconds (None: no limit) pass (the
+        subscription stays); InvalidArgumentError for a realm that does not sync, results of
+        values or a query subscriptions do not take (SORT, DISTINCT, LIMIT, key paths through
+        links), QuerySyntaxError, TransactionError inside a write."""
+        await _subscriptions.subscribe(self._realm, self._h(), name, wait_for_sync, timeout)
+        return self
+
+    def subscribe_sync(self, name: Optional[str] = None, wait_for_sync: "WaitForSync" = "on_creation",
+                       timeout: Optional[float] = None) -> "Results[_T]":
+        """``subscribe`` that blocks (the GIL released; the realm is not used during the wait,
+        so other threads may use it) and then refreshes the realm. Ctrl-C is handled when the
+        wait returns."""
+        _subscriptions.subscribe_sync(self._realm, self._h(), name, wait_for_sync, timeout)
+        return self
+
+    def unsubscribe(self) -> None:
+        """Removes the subscription these results made with ``subscribe`` (the named one, or the
+        unnamed one with their query) without waiting for its objects to leave. Results that
+        made none, and a realm that does not sync, have nothing to remove."""
+        check(lib.cove_results_unsubscribe(self._h()))
+
     def delete_all(self) -> None:
         """Deletes every object that matches, inside a write (the matches when it is called)."""
         if self._class_name is None:
@@ -511,21 +546,3 @@ class Results(typing.Sequence[_T]):
                 check(lib.cove_object_delete(out[0]))
             finally:
                 lib.cove_release(out[0])
-
-
-def _arguments(values: Sequence[Any], labels: Sequence[str], realm: Any) -> Tuple[Any, List[Any]]:
-    """The cove_value_t array of query arguments and the buffers to keep while the call reads
-    them. A value that cannot be converted raises naming the argument."""
-    keep: List[Any] = []
-    if not values:
-        return ffi.NULL, keep
-    array = ffi.new("cove_value_t[]", len(values))
-    keep.append(array)
-    for i, value in enumerate(values):
-        try:
-            write_value(ffi, array[i], value, keep, realm)
-        except Error as exc:
-            raise type(exc)(exc.code, f"query argument {labels[i]}: {exc.message}") from None
-        except (ValueError, OverflowError) as exc:
-            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"query argument {labels[i]}: {exc}") from exc
-    return array, keep
