@@ -41,6 +41,19 @@ public final class SyncSession: @unchecked Sendable {
         public var serverVersion: UInt64
     }
 
+    /// A write of this file the server refused and undid (its read and write rules, or an
+    /// object outside the file's subscriptions): the server's own changeset brings the object
+    /// back to the server's state through the next download.
+    public struct CompensatingWrite: Sendable, Equatable {
+        /// The object's class.
+        public var objectClassName: String
+        /// The object's primary key.
+        public var primaryKey: Value
+        /// Why, as the server says it (the rule, or that the object is outside the
+        /// subscriptions).
+        public var reason: String
+    }
+
     /// What a wait waits for (Realm's `SyncSession.wait(for:)`).
     public enum Direction: Sendable {
         case upload, download
@@ -72,6 +85,9 @@ public final class SyncSession: @unchecked Sendable {
         var subscriptionsRefused: (version: UInt64, message: String) = (0, "")
         /// Whether the downloader has read the set since the session started.
         var subscriptionsRead = false
+        /// The newest compensating writes the server reported, oldest first.
+        var compensatingWrites: [CompensatingWrite] = []
+        var compensatingWriteCount = 0
     }
     private var cond = pthread_cond_t()
     private var condMutex = pthread_mutex_t()
@@ -117,6 +133,12 @@ public final class SyncSession: @unchecked Sendable {
     /// The latest error: a request that failed (the session tries again) or the refusal that
     /// stopped it (state `.inactive`). nil after a request succeeds.
     public var lastError: CoveError? { lock.withLock { $0.lastError } }
+
+    /// The newest compensating writes the server reported since the session started, oldest
+    /// first (at most `compensatingWritesKept`), and how many it reported in all.
+    public var compensatingWrites: [CompensatingWrite] { lock.withLock { $0.compensatingWrites } }
+    public var compensatingWriteCount: Int { lock.withLock { $0.compensatingWriteCount } }
+    public static let compensatingWritesKept = 100
 
     /// Stops uploading and downloading until `resume()`; what the file holds stays queued.
     public func pause() {
@@ -414,6 +436,7 @@ public final class SyncSession: @unchecked Sendable {
                 }
                 try acknowledge(realm, UInt64(uploaded))
                 if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
+                if case .array(let refused)? = json["compensating"], !refused.isEmpty { remember(compensating: refused) }
                 clearError()
                 failures = 0
             } catch {
@@ -486,6 +509,28 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     // MARK: Subscriptions
+
+    /// Keeps what an upload's answer says the server undid. An entry that does not read is
+    /// kept with what it says, so that no report is lost.
+    private func remember(compensating entries: [JSONValue]) {
+        var writes: [CompensatingWrite] = []
+        for e in entries {
+            var className = "?"
+            if case .string(let c)? = e["class"] { className = c }
+            var key = Value.null
+            if let k = e["key"], let parsed = try? SyncPrimaryKey(json: k.serialized()), let v = try? ObjectStore.coveKey(parsed) { key = v }
+            var reason = ""
+            if case .string(let r)? = e["reason"] { reason = r }
+            writes.append(CompensatingWrite(objectClassName: className, primaryKey: key, reason: reason))
+        }
+        lock.withLock {
+            $0.compensatingWrites.append(contentsOf: writes)
+            $0.compensatingWriteCount += writes.count
+            if $0.compensatingWrites.count > Self.compensatingWritesKept {
+                $0.compensatingWrites.removeFirst($0.compensatingWrites.count - Self.compensatingWritesKept)
+            }
+        }
+    }
 
     /// Tells the waits where the subscription set stands.
     private func publish(_ r: SyncSubscriptionRecord) {

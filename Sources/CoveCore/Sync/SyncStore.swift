@@ -297,7 +297,7 @@ extension ObjectStore {
         withUnsafeBytes(of: u.uuid) { Array($0) }
     }
 
-    static func coveKey(_ key: SyncPrimaryKey) throws(CoveError) -> Value {
+    package static func coveKey(_ key: SyncPrimaryKey) throws(CoveError) -> Value {
         try coveValue(key.value, for: nil)
     }
 
