@@ -174,37 +174,6 @@ final class SubscribeCompletions: @unchecked Sendable {
     }
 }
 
-/// A second write end of a live realm's notification descriptor (a pipe), opened through
-/// /proc/self/fd, to make the descriptor readable when a wait ends: an event loop waiting on it
-/// then calls cove_deliver(), which drains it. A duplicate of the read end is held with it, so
-/// that the pipe keeps a reader (and a write cannot raise SIGPIPE) even when the realm closes
-/// first. Nil when the descriptor cannot be had; the callback then waits for the next delivery.
-private struct NotificationWake: @unchecked Sendable {
-    let reader: Int32
-    let writer: Int32
-
-    init?(_ realm: Realm) {
-        guard let fd = try? realm.notificationFileDescriptor() else { return nil }
-        let reader = dup(fd)
-        guard reader >= 0 else { return nil }
-        let writer = open("/proc/self/fd/\(fd)", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        guard writer >= 0 else {
-            close(reader)
-            return nil
-        }
-        self.reader = reader
-        self.writer = writer
-    }
-
-    /// Makes the descriptor readable once, then lets both ends go.
-    func fire() {
-        var one: UInt8 = 1
-        _ = withUnsafeBytes(of: &one) { write(writer, $0.baseAddress, 1) }
-        close(writer)
-        close(reader)
-    }
-}
-
 // MARK: Subscribing results
 
 @c @implementation
@@ -224,14 +193,16 @@ public func cove_results_subscribe(_ results: OpaquePointer?, _ name: UnsafePoin
         }
         guard waits else {
             completions.finish(id, cove_status_t(COVE_OK), nil)
-            NotificationWake(r.realmHandle.realm)?.fire()
+            r.realmHandle.realm.notificationWaker()?()
             return
         }
-        let wake = NotificationWake(r.realmHandle.realm)
+        // Wakes an event loop waiting on the realm's notification descriptor, which then calls
+        // cove_deliver() and so the callback.
+        let wake = r.realmHandle.realm.notificationWaker()
         DispatchQueue.global().async {
             let (status, message) = waitForSubscriptions(session, version, download: download, timeout)
             completions.finish(id, status, message)
-            wake?.fire()
+            wake?()
         }
     }
 }

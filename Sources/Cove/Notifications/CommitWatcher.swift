@@ -30,6 +30,8 @@ final class CommitWatcher: @unchecked Sendable {
     /// The version the worker has computed every change set for; `.max` while it has none to
     /// compute (then the newest version is ready as soon as it exists).
     private let ready = Atomic<UInt64>(.max)
+    /// Set once the pipe's ends are closed: `wake` from another thread then writes nothing.
+    private let closed = Mutex<Bool>(false)
 
     init(storage: Storage, delivered version: UInt64, worker: ChangeWorker) throws(CoveError) {
         var ends: [Int32] = [0, 0]
@@ -104,6 +106,16 @@ final class CommitWatcher: @unchecked Sendable {
         }
     }
 
+    /// Makes the fd readable even with no new version (something else for the realm's thread to
+    /// deliver, such as a finished subscription wait), from any thread; nothing once stopped.
+    func wake() {
+        closed.withLock { closed in
+            guard !closed, signalled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+            var one: UInt8 = 1
+            _ = withUnsafeBytes(of: &one) { write(writeFd, $0.baseAddress, 1) }
+        }
+    }
+
     /// The realm delivered up to `version`: the fd is drained, and signalled again at once if
     /// something newer arrived meanwhile.
     func acknowledge(_ version: UInt64) {
@@ -131,8 +143,11 @@ final class CommitWatcher: @unchecked Sendable {
         storage.wakeCommitWaiters()
         if let thread { pthread_join(thread, nil) }
         thread = nil
-        Glibc.close(fd)
-        Glibc.close(writeFd)
+        closed.withLock { closed in
+            closed = true
+            Glibc.close(fd)
+            Glibc.close(writeFd)
+        }
     }
 }
 
@@ -146,6 +161,14 @@ extension Realm {
         if isClosed { throw CoveError(.closed, "the realm is closed") }
         if isFrozen { throw CoveError(.frozen, "a frozen realm never changes: it has no notification descriptor") }
         return try notificationThread().fd
+    }
+
+    /// A call that makes this realm's notification descriptor readable from any thread, for the
+    /// bindings to wake an event loop when something other than a commit waits for delivery;
+    /// nil for a closed or frozen realm.
+    package func notificationWaker() -> (@Sendable () -> Void)? {
+        guard !isClosed, !isFrozen, let watcher = try? notificationThread() else { return nil }
+        return { watcher.wake() }
     }
 
     /// The notification thread, started when first needed.
