@@ -12,6 +12,8 @@ struct SubscriptionToken: Sendable {
         case value(SyncValue)
         /// `$n`
         case argument(Int)
+        /// `$name`, one of the named arguments the query was given (such as `$user`)
+        case namedArgument(String)
         /// `[c]`
         case caseInsensitive
         /// `== != < <= > >= && || ! ( ) { } ,`, with `=`, `<>`, `=<` and `=>` read as `==`, `!=`,
@@ -32,9 +34,12 @@ struct SubscriptionLexer {
     private(set) var pos = 0
     /// Makes the errors: it knows the query's text.
     let errors: SubscriptionErrors
+    /// The names `$name` may take; any other `$name` is a syntax error.
+    let names: Set<String>
 
-    init(_ query: String) {
+    init(_ query: String, names: Set<String> = []) {
         bytes = Array(query.utf8)
+        self.names = names
         errors = SubscriptionErrors(query: query, bytes: bytes)
     }
 
@@ -146,12 +151,15 @@ struct SubscriptionLexer {
         }
     }
 
-    /// `$n`; `$Kn` (a property name given as an argument) is refused.
+    /// `$n`, or `$name` when the query was given that named argument; `$Kn` (a property name
+    /// given as an argument) is refused.
     private mutating func argument() throws(SyncError) -> SubscriptionToken.Kind {
         let start = pos
         pos += 1
         while Self.isWordByte(byte(pos)) { pos += 1 }
         let digits = bytes[(start + 1)..<pos]
+        let name = String(decoding: digits, as: UTF8.self)
+        if names.contains(name) { return .namedArgument(name) }
         if digits.first == UInt8(ascii: "K") { return .refused("a property name given as an argument ('$K')") }
         guard !digits.isEmpty, digits.allSatisfy({ Self.isDigit($0) }) else {
             throw errors.syntax("invalid argument '\(errors.source(start, pos))'", at: start, detail: "arguments are $0, $1, ...")

@@ -75,14 +75,19 @@ public struct SubscriptionQuery: Hashable, Sendable {
     ///   `SyncError(.queryInvalid)` for an unknown class or property, a value of the wrong type,
     ///   or a missing or mistyped argument. Messages quote the query and give the position.
     /// - Complexity: O(n) in the length of the query.
-    public init(className: String, query: String, schema: SubscriptionSchema, arguments: [SubscriptionArgument] = []) throws(SyncError) {
+    ///
+    /// `namedArguments` binds `$name` arguments (a server's rules take `$user`); without them a
+    /// `$name` is a syntax error, as it always was.
+    public init(className: String, query: String, schema: SubscriptionSchema, arguments: [SubscriptionArgument] = [],
+                namedArguments: [String: SubscriptionArgument] = [:]) throws(SyncError) {
         guard let properties = schema.classes[className] else {
             throw SyncError(.queryInvalid, "subscription on class '\(className.prefix(80))': the schema has no such class")
         }
         guard query.utf8.count <= Self.maxLength else {
             throw SyncError(.queryInvalid, "subscription query on class '\(className)' is \(query.utf8.count) bytes long; at most \(Self.maxLength) are allowed")
         }
-        var parser = SubscriptionParser(query: query, className: className, properties: properties, arguments: arguments)
+        var parser = SubscriptionParser(query: query, className: className, properties: properties, arguments: arguments,
+                                        named: namedArguments)
         self.className = className
         self.text = query
         self.predicate = try parser.parse()
@@ -97,11 +102,14 @@ private struct SubscriptionParser {
     private let className: String
     private let properties: [String: SyncPropertyType]
     private let arguments: [SubscriptionArgument]
+    private let named: [String: SubscriptionArgument]
     private var depth = 0
     private var errors: SubscriptionErrors { lexer.errors }
 
-    init(query: String, className: String, properties: [String: SyncPropertyType], arguments: [SubscriptionArgument]) {
-        lexer = SubscriptionLexer(query)
+    init(query: String, className: String, properties: [String: SyncPropertyType], arguments: [SubscriptionArgument],
+         named: [String: SubscriptionArgument]) {
+        lexer = SubscriptionLexer(query, names: Set(named.keys))
+        self.named = named
         self.className = className
         self.properties = properties
         self.arguments = arguments
@@ -139,6 +147,7 @@ private struct SubscriptionParser {
         case .word(let w): return "'\(w)'"
         case .value(let v): return v.description
         case .argument(let n): return "$\(n)"
+        case .namedArgument(let name): return "$\(name)"
         case .caseInsensitive: return "'[c]'"
         case .symbol(let s): return "'\(s)'"
         case .refused(let what): return what
@@ -229,6 +238,7 @@ private struct SubscriptionParser {
         case property(String)
         case value(SyncValue)
         case argument(Int)
+        case named(String)
         /// `{…}`: literals and arguments.
         case list([Operand])
     }
@@ -294,6 +304,9 @@ private struct SubscriptionParser {
         case .argument(let n):
             try advance()
             return .argument(n)
+        case .namedArgument(let name):
+            try advance()
+            return .named(name)
         case .symbol("{"):
             try advance()
             return .list(try listItems())
@@ -396,6 +409,11 @@ private struct SubscriptionParser {
                 throw errors.invalid("IN $\(n) needs a list argument, got a single value", at: operandToken.start)
             }
             values = list
+        case (.in, .named(let name)):
+            guard case .list(let list)? = named[name] else {
+                throw errors.invalid("IN $\(name) needs a list argument, got a single value", at: operandToken.start)
+            }
+            values = list
         case (.in, _):
             throw errors.invalid("IN needs a list: {…} or a list argument", at: operandToken.start)
         case (_, .list):
@@ -427,6 +445,11 @@ private struct SubscriptionParser {
             guard n < arguments.count else { throw missingArgument(n, token) }
             guard case .value(let v) = arguments[n] else {
                 throw errors.invalid("argument $\(n) is a list; \(forIn ? "a list {…} holds single values" : "only IN takes one")", at: token.start)
+            }
+            return v
+        case .named(let name):
+            guard case .value(let v)? = named[name] else {
+                throw errors.invalid("argument $\(name) is a list; \(forIn ? "a list {…} holds single values" : "only IN takes one")", at: token.start)
             }
             return v
         default:
