@@ -19,10 +19,14 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     /// The classes, in Cove's schema notation (docs/schema.md): the server keeps a typed table of
     /// each and answers subscriptions on them. Optional: without it, subscriptions are refused.
     public var schema: JSONDocument?
+    /// Read and write rules per class of the schema (docs/SYNC.md, "Read and write rules");
+    /// optional: without them every user reads and writes everything.
+    public var rules: JSONDocument?
 
     public init(listen: String = "127.0.0.1:9080", database: String, tokenSecret: String, tokenDays: Int = 30,
-                logLevel: String = "info", schema: JSONDocument? = nil) {
+                logLevel: String = "info", schema: JSONDocument? = nil, rules: JSONDocument? = nil) {
         self.schema = schema
+        self.rules = rules
         self.listen = listen
         self.database = database
         self.tokenSecret = tokenSecret
@@ -35,7 +39,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         case tokenSecret = "token_secret"
         case tokenDays = "token_days"
         case logLevel = "log_level"
-        case schema
+        case schema, rules
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +50,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         tokenDays = try c.decodeIfPresent(Int.self, forKey: .tokenDays) ?? 30
         logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel) ?? "info"
         schema = try c.decodeIfPresent(JSONDocument.self, forKey: .schema)
+        rules = try c.decodeIfPresent(JSONDocument.self, forKey: .rules)
     }
 
     /// Reads the configuration file at `path`.
@@ -72,7 +77,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         if LogLevelName.level(logLevel) == nil {
             throw ConfigError("log_level '\(logLevel)' is not one of \(LogLevelName.names.joined(separator: ", "))")
         }
-        _ = try serverSchema()
+        _ = try serverRules()
     }
 
     /// The schema, checked; nil when the configuration has none.
@@ -80,6 +85,14 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public func serverSchema() throws(ConfigError) -> ServerSchema? {
         guard let schema, schema != .null else { return nil }
         return try ServerSchema(schema)
+    }
+
+    /// The rules, checked against the schema; nil when the configuration has none.
+    /// - Throws: `ConfigError` naming the class and rule that is wrong (or the schema's error).
+    public func serverRules() throws(ConfigError) -> ServerRules? {
+        let schema = try serverSchema()
+        guard let rules, rules != .null else { return nil }
+        return try ServerRules(rules, schema: schema)
     }
 
     /// `listen` as a host and a port.

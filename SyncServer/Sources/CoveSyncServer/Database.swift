@@ -14,13 +14,16 @@ public struct SyncDatabase: Sendable {
     /// The classes the server keeps typed tables of and answers subscriptions on; nil without
     /// a schema in the configuration.
     public let schema: ServerSchema?
+    /// The read and write rules; nil without rules in the configuration.
+    public let rules: ServerRules?
 
     /// The layout of the server's tables this build makes and reads.
-    static let layout = 2
+    static let layout = 3
 
     /// A pool of connections to the database `url` names (not connected until the client runs).
-    public init(url: DatabaseURL, schema: ServerSchema? = nil, logger: Logger) {
+    public init(url: DatabaseURL, schema: ServerSchema? = nil, rules: ServerRules? = nil, logger: Logger) {
         self.schema = schema
+        self.rules = rules
         var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
                                                          password: url.password, database: url.database, tls: .disable)
         configuration.options.maximumConnections = 40
@@ -41,7 +44,8 @@ public struct SyncDatabase: Sendable {
                 CREATE TABLE IF NOT EXISTS cove_sync_meta (
                     id integer PRIMARY KEY CHECK (id = 1),
                     layout integer NOT NULL,
-                    server_version bigint NOT NULL)
+                    server_version bigint NOT NULL,
+                    server_clock text)
                 """, logger: logger)
             try await connection.query("""
                 INSERT INTO cove_sync_meta (id, layout, server_version) VALUES (1, \(Self.layout), 0)
@@ -85,6 +89,7 @@ public struct SyncDatabase: Sendable {
                     UNIQUE (client_file_id, client_version))
                 """, logger: logger)
             try await Self.migrateStates(from: layout, connection, logger)
+            try await Self.migrateCompensations(from: layout, connection, logger)
             if let schema { try await Self.migrateTypedTables(schema, connection, logger) }
         }
     }
@@ -178,7 +183,7 @@ public struct SyncDatabase: Sendable {
 
     /// How many client files are bound.
     public func clientCount() async throws -> Int {
-        let rows = try await client.query("SELECT count(*) FROM cove_sync_clients", logger: logger)
+        let rows = try await client.query("SELECT count(*) FROM cove_sync_clients WHERE node_id <> 0", logger: logger)
         var count = 0
         for try await value in rows.decode(Int.self) { count = value }
         return count
@@ -194,15 +199,19 @@ public struct SyncDatabase: Sendable {
         public var serverVersion: Int64
         /// How many of the changesets were new (the others the server held already).
         public var accepted: Int
+        /// The objects whose operations in the upload's changesets were refused and compensated,
+        /// once each, in the order of their first refusal (those of changesets taken before, for
+        /// a retry, included).
+        public var compensating: [Compensation] = []
     }
 
-    /// One client's upload: its changesets (version, node, JSON line), in order.
+    /// One client's upload: its changesets, decoded, in order.
     public struct UploadRequest: Sendable {
         public var clientFileId: UUID
         public var user: String
-        public var changesets: [(version: Int64, node: Int64, line: String)]
+        public var changesets: [Changeset]
 
-        public init(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) {
+        public init(clientFileId: UUID, user: String, changesets: [Changeset]) {
             self.clientFileId = clientFileId
             self.user = user
             self.changesets = changesets
@@ -211,117 +220,201 @@ public struct SyncDatabase: Sendable {
 
     /// Adds `changesets` of the client file `clientFileId` (bound to `user`) to the history:
     /// `upload(_:)` of one request.
-    public func upload(clientFileId: UUID, user: String, changesets: [(version: Int64, node: Int64, line: String)]) async throws -> Upload {
+    public func upload(clientFileId: UUID, user: String, changesets: [Changeset]) async throws -> Upload {
         try await upload([UploadRequest(clientFileId: clientFileId, user: user, changesets: changesets)])[0].get()
+    }
+
+    /// A file as an upload transaction finds it: its newest uploaded version, node, user and
+    /// subscription set (the set's body, when it has one).
+    struct BoundFile {
+        var held: Int64
+        var node: Int64
+        var owner: String
+        var set: String?
     }
 
     /// Adds the changesets of several uploads to the history in one transaction, so that they
     /// share one flush of the database's log. Of each upload, changesets the server holds
     /// already (a retried upload) are skipped, the others must follow on without a gap and carry
     /// the file's node id; each gets the next server version, so the history's versions are
-    /// gap-free and in commit order. An upload that breaks a rule gets its refusal and adds
-    /// nothing; the others go on. One notification at commit announces them all.
+    /// gap-free and in commit order. Operations the rules or the file's subscriptions refuse are
+    /// left out and answered by a compensating changeset of the server's, right after. An upload
+    /// that breaks a rule of the protocol gets its refusal and adds nothing; the others go on.
+    /// One notification at commit announces them all.
+    ///
+    /// Four statements: the counter row's lock (which orders every instance's uploads, so that
+    /// what is read next is what the uploads before left), one read of the files and the
+    /// objects' states, one write of everything (data-modifying CTEs), and the commit.
     /// - Returns: per upload, what it did or why it was refused (`.forbidden` for a file not
     ///   bound to its user, `.badRequest` for a gap or another node's changeset).
     /// - Throws: a database failure, for all of them (nothing is written).
     public func upload(_ requests: [UploadRequest]) async throws -> [Result<Upload, SyncServerError>] {
         try await transaction { connection in
-            // The files' rows, locked in one order so that two instances' batches cannot deadlock.
-            let files = Array(Set(requests.map(\.clientFileId))).sorted { $0.uuidString < $1.uuidString }
-            let rows = try await connection.query("""
-                SELECT client_file_id, uploaded_version, node_id, user_name FROM cove_sync_clients
-                WHERE client_file_id = ANY(\(files)) ORDER BY client_file_id FOR UPDATE
-                """, logger: logger)
-            var state: [UUID: (held: Int64, node: Int64, owner: String)] = [:]
-            for try await (file, held, node, owner) in rows.decode((UUID, Int64, Int64, String).self) {
-                state[file] = (held, node, owner)
-            }
-            // Each upload checked against the files' state as the uploads before it leave it.
-            var checked: [Result<[(version: Int64, line: String)], SyncServerError>] = []
+            var last: Int64 = 0, clockText: String?
+            let locked = try await connection.query("SELECT server_version, server_clock FROM cove_sync_meta WHERE id = 1 FOR UPDATE",
+                                                    logger: logger)
+            for try await (version, clock) in locked.decode((Int64, String?).self) { (last, clockText) = (version, clock) }
+            let (files, read) = try await Self.readForUpload(requests, connection, logger)
+            var integration = UploadIntegration(schema: schema, rules: rules, states: read,
+                                                serverClock: try clockText.map { try SyncClock(text: $0) } ?? .zero)
+            var held = files.mapValues(\.held)
+            var checked: [Result<[Changeset], SyncServerError>] = []
             for request in requests {
                 do throws(SyncServerError) {
-                    let fresh = try Self.check(request, state[request.clientFileId])
-                    if let last = fresh.last { state[request.clientFileId]?.held = last.version }
+                    let fresh = try Self.check(request, files[request.clientFileId], held: held[request.clientFileId] ?? 0)
+                    if let v = fresh.last?.clientVersion { held[request.clientFileId] = Int64(v) }
                     checked.append(.success(fresh))
                 } catch {
                     checked.append(.failure(error))
                 }
             }
-            let total = checked.reduce(0) { $0 + ((try? $1.get().count) ?? 0) }
-            // The counter row's lock orders every instance's uploads: versions are given in
-            // commit order, one hold of the lock for the whole batch. A batch of retries alone
-            // takes no lock.
-            let last: Int64
-            if total > 0 {
-                let counter = try await connection.query("""
-                    UPDATE cove_sync_meta SET server_version = server_version + \(Int64(total)) WHERE id = 1 RETURNING server_version
-                    """, logger: logger)
-                var value: Int64 = 0
-                for try await v in counter.decode(Int64.self) { value = v }
-                last = value
-            } else {
-                last = try await Self.latestVersion(connection, logger)
-            }
-            var next = last - Int64(total) + 1
+            var next = last + 1
             var versions: [Int64] = [], owners: [UUID] = [], clientVersions: [Int64] = [], lines: [String] = []
+            var refusals = CompensationRows()
+            var answers: [Int: (listed: [Compensation], to: Int64)] = [:]
+            for (i, (request, outcome)) in zip(requests, checked).enumerated() {
+                guard case .success(let fresh) = outcome else { continue }
+                let file = files[request.clientFileId]
+                let set = file?.set.flatMap { try? SubscriptionSet(try SyncSubscriptionSetBody(json: $0), schema: schema) }
+                var listed: [Compensation] = []
+                for changeset in fresh {
+                    let taken = try integration.integrate(changeset, user: request.user, set: set, serverVersion: next + 1)
+                    versions.append(next)
+                    owners.append(request.clientFileId)
+                    clientVersions.append(Int64(changeset.clientVersion))
+                    lines.append(ChangesetLines.encode(taken.kept))
+                    next += 1
+                    if let compensation = taken.compensation {
+                        versions.append(next)
+                        owners.append(Self.serverFileId)
+                        clientVersions.append(next)
+                        lines.append(ChangesetLines.encode(compensation))
+                        next += 1
+                    }
+                    refusals.add(request.clientFileId, Int64(changeset.clientVersion), taken.refused)
+                    listed += taken.refused
+                }
+                answers[i] = (listed, next - 1)
+            }
+            let total = next - last - 1
+            // Retried changesets answer the compensations the server made when it took them.
+            var earlier: [UUID: [(Int64, Compensation)]] = [:]
+            let retried = requests.filter { r in r.changesets.contains { Int64(exactly: $0.clientVersion).map { $0 <= files[r.clientFileId]?.held ?? 0 } ?? false } }
+            if !retried.isEmpty { earlier = try await Self.compensations(of: retried.map(\.clientFileId), connection, logger) }
             var results: [Result<Upload, SyncServerError>] = []
-            for (request, outcome) in zip(requests, checked) {
+            for (i, (request, outcome)) in zip(requests, checked).enumerated() {
                 switch outcome {
                 case .failure(let refusal):
                     results.append(.failure(refusal))
                 case .success(let fresh):
-                    for c in fresh {
-                        versions.append(next)
-                        owners.append(request.clientFileId)
-                        clientVersions.append(c.version)
-                        lines.append(c.line)
-                        next += 1
+                    var listed: [Compensation] = []
+                    if let held = files[request.clientFileId]?.held {
+                        let versions = Set(request.changesets.map(\.clientVersion).filter { Int64(exactly: $0).map { $0 <= held } ?? false })
+                        listed = (earlier[request.clientFileId] ?? []).filter { versions.contains(UInt64($0.0)) }.map(\.1)
                     }
-                    let uploaded = fresh.last?.version ?? state[request.clientFileId]?.held ?? 0
-                    results.append(.success(Upload(uploadedVersion: uploaded, serverVersion: fresh.isEmpty ? last : next - 1,
-                                                   accepted: fresh.count)))
+                    listed += answers[i]?.listed ?? []
+                    let uploaded = fresh.last.map { Int64($0.clientVersion) } ?? files[request.clientFileId]?.held ?? 0
+                    results.append(.success(Upload(uploadedVersion: uploaded, serverVersion: fresh.isEmpty ? last : answers[i]?.to ?? last,
+                                                   accepted: fresh.count, compensating: Compensation.once(listed))))
                 }
             }
             guard total > 0 else { return results }
-            try await connection.query("""
+            var statement = FoldedStatement()
+            let newClock = integration.clockMoved ? integration.serverClock.description : nil
+            statement.add("""
+                UPDATE cove_sync_meta SET server_version = \(statement.bind(next - 1)),
+                    server_clock = COALESCE(\(statement.bind(newClock))::text, server_clock) WHERE id = 1
+                """)
+            statement.add("""
                 INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
-                SELECT * FROM unnest(\(versions), \(owners), \(clientVersions), \(lines))
-                """, logger: logger)
-            try await connection.query("""
+                SELECT * FROM unnest(\(statement.bind(versions))::bigint[], \(statement.bind(owners))::uuid[],
+                                     \(statement.bind(clientVersions))::bigint[], \(statement.bind(lines))::text[])
+                """)
+            let moved = held.filter { files[$0.key]?.held != $0.value }
+            statement.add("""
                 UPDATE cove_sync_clients SET uploaded_version = v.uploaded, last_seen = now()
-                FROM unnest(\(Array(state.keys)), \(state.values.map(\.held))) AS v(file, uploaded)
+                FROM unnest(\(statement.bind(Array(moved.keys)))::uuid[], \(statement.bind(Array(moved.values)))::bigint[]) AS v(file, uploaded)
                 WHERE client_file_id = v.file
-                """, logger: logger)
-            // The objects' states (and typed tables) take the new changesets in the same
-            // transaction, under the counter row's lock, so that no two merges of one object race.
-            var changesets: [Changeset] = []
-            changesets.reserveCapacity(lines.count)
-            for line in lines { changesets.append(try ChangesetLines.decodeLine(line)) }
-            try await Self.mergeStates(changesets, schema: schema, connection, logger)
-            try await connection.query("SELECT pg_notify(\(Self.historyChannel), \(String(last)))", logger: logger)
+                """)
+            // The objects' states (and typed tables), in the same transaction, under the counter
+            // row's lock, so that no two merges of one object race.
+            try Self.writeStates(integration.changed, schema: schema, into: &statement)
+            refusals.write(into: &statement)
+            let notify = "SELECT pg_notify(\(statement.bind(Self.historyChannel)), \(statement.bind(String(next - 1))))"
+            try await connection.query(statement.query(final: notify), logger: logger)
             return results
         }
     }
 
+    /// The client file the server's own changesets (compensating writes) are kept under in the
+    /// history: node 0, bound to no user a token can name.
+    static let serverFileId = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// The uploading files (with their subscription sets) and the states of every object the
+    /// uploads' changesets touch, in one read.
+    static func readForUpload(_ requests: [UploadRequest], _ connection: PostgresConnection,
+                              _ logger: Logger) async throws -> ([UUID: BoundFile], [SyncObjectRef: SyncObjectState]) {
+        let fileIds = Array(Set(requests.map(\.clientFileId)))
+        var refs = Set<SyncObjectRef>()
+        for r in requests { for c in r.changesets { for op in c.operations { refs.insert(op.object) } } }
+        let sorted = refs.sorted()
+        let rows = try await connection.query("""
+            SELECT 0, c.client_file_id::text, c.uploaded_version, c.node_id, c.user_name, s.body, NULL::bytea
+            FROM cove_sync_clients c LEFT JOIN cove_sync_subscriptions s USING (client_file_id) WHERE c.client_file_id = ANY(\(fileIds))
+            UNION ALL
+            SELECT 1, o.class, 0, 0, o.key, NULL, o.state FROM cove_sync_objects o
+            WHERE (o.class, o.key) IN (SELECT * FROM unnest(\(sorted.map(\.className))::text[], \(sorted.map(\.key.json))::text[]))
+            """, logger: logger)
+        var files: [UUID: BoundFile] = [:], states: [SyncObjectRef: SyncObjectState] = [:]
+        for try await (kind, a, held, node, b, set, bytes) in rows.decode((Int, String, Int64, Int64, String, String?, ByteBuffer?).self) {
+            if kind == 0 {
+                guard let id = UUID(uuidString: a) else { continue }
+                files[id] = BoundFile(held: held, node: node, owner: b, set: set)
+            } else if let bytes {
+                let ref = try SyncObjectRef(className: a, key: try SyncPrimaryKey(json: b))
+                states[ref] = try SyncObjectState(binary: Array(bytes.readableBytesView))
+            }
+        }
+        return (files, states)
+    }
+
+    /// The compensations the server made for the changesets of `files`, by file, in order.
+    static func compensations(of files: [UUID], _ connection: PostgresConnection, _ logger: Logger) async throws -> [UUID: [(Int64, Compensation)]] {
+        let rows = try await connection.query("""
+            SELECT client_file_id, client_version, class, key, reason FROM cove_sync_compensations
+            WHERE client_file_id = ANY(\(files)) ORDER BY client_file_id, client_version, position
+            """, logger: logger)
+        var out: [UUID: [(Int64, Compensation)]] = [:]
+        for try await (file, version, className, key, reason) in rows.decode((UUID, Int64, String, String, String).self) {
+            let ref = try SyncObjectRef(className: className, key: try SyncPrimaryKey(json: key))
+            out[file, default: []].append((version, Compensation(object: ref, reason: reason)))
+        }
+        return out
+    }
+
     /// The changesets of `request` the server does not hold yet, after checking that the file is
-    /// bound to the request's user (`bound`: the file's newest uploaded version, node and user)
-    /// and that they follow on without a gap, each of the file's node.
-    static func check(_ request: UploadRequest, _ bound: (held: Int64, node: Int64, owner: String)?) throws(SyncServerError) -> [(version: Int64, line: String)] {
+    /// bound to the request's user (`bound`) and that they follow on from `held` without a gap,
+    /// each of the file's node.
+    static func check(_ request: UploadRequest, _ bound: BoundFile?, held: Int64) throws(SyncServerError) -> [Changeset] {
         let file = request.clientFileId
-        guard let (held, node, owner) = bound else {
+        guard let bound else {
             throw SyncServerError.forbidden("the file \(file) is not bound: bind it first")
         }
-        guard owner == request.user else { throw SyncServerError.forbidden("the file \(file) is bound to another user") }
+        guard bound.owner == request.user else { throw SyncServerError.forbidden("the file \(file) is bound to another user") }
         var expected = held + 1
-        var fresh: [(version: Int64, line: String)] = []
-        for c in request.changesets where c.version > held {
-            guard c.version == expected else {
-                throw SyncServerError.badRequest("changeset version \(c.version) does not follow \(expected - 1), the newest the server holds of this file: upload from \(expected)")
+        var fresh: [Changeset] = []
+        for c in request.changesets {
+            guard let version = Int64(exactly: c.clientVersion), let node = Int64(exactly: c.clientId) else {
+                throw SyncServerError.badRequest("changeset version \(c.clientVersion) of node \(c.clientId) is out of range")
             }
-            guard c.node == node else {
-                throw SyncServerError.badRequest("changeset version \(c.version) is of node \(c.node), not of this file's node \(node)")
+            guard version > held else { continue }
+            guard version == expected else {
+                throw SyncServerError.badRequest("changeset version \(version) does not follow \(expected - 1), the newest the server holds of this file: upload from \(expected)")
             }
-            fresh.append((c.version, c.line))
+            guard node == bound.node else {
+                throw SyncServerError.badRequest("changeset version \(version) is of node \(node), not of this file's node \(bound.node)")
+            }
+            fresh.append(c)
             expected += 1
         }
         return fresh

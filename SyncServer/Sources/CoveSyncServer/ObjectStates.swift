@@ -36,34 +36,43 @@ extension SyncDatabase {
             for op in ops { state.apply(op) }
             states[ref] = state
         }
-        try await writeStates(refs.map { ($0, states[$0] ?? SyncObjectState()) }, schema: schema, connection, logger)
+        var statement = FoldedStatement()
+        try writeStates(refs.map { ($0, states[$0] ?? SyncObjectState()) }, schema: schema, into: &statement)
+        try await run(statement, connection, logger)
     }
 
-    /// Writes states (new or replacing) and their typed tables' rows.
-    static func writeStates(_ states: [(SyncObjectRef, SyncObjectState)], schema: ServerSchema?, _ connection: PostgresConnection,
-                            _ logger: Logger) async throws {
+    /// Writes states (new or replacing) and their typed tables' rows: one data-modifying part
+    /// of `statement` for the states, one per typed table.
+    static func writeStates(_ states: [(SyncObjectRef, SyncObjectState)], schema: ServerSchema?,
+                            into statement: inout FoldedStatement) throws {
         guard !states.isEmpty else { return }
         let classes = states.map(\.0.className), keys = states.map(\.0.key.json)
         let bodies = states.map { Data($0.1.binary()).base64EncodedString() }
-        try await connection.query("""
+        statement.add("""
             INSERT INTO cove_sync_objects (class, key, state)
-            SELECT c, k, decode(s, 'base64') FROM unnest(\(classes)::text[], \(keys)::text[], \(bodies)::text[]) AS t(c, k, s)
+            SELECT c, k, decode(s, 'base64') FROM unnest(\(statement.bind(classes))::text[], \(statement.bind(keys))::text[],
+                                                         \(statement.bind(bodies))::text[]) AS t(c, k, s)
             ON CONFLICT (class, key) DO UPDATE SET state = EXCLUDED.state
-            """, logger: logger)
+            """)
         guard let schema else { return }
         var byClass: [String: [(SyncObjectRef, SyncObjectState)]] = [:]
         for item in states where schema.classes[item.0.className] != nil { byClass[item.0.className, default: []].append(item) }
         for (className, items) in byClass.sorted(by: { $0.key < $1.key }) {
             guard let cls = schema.classes[className] else { continue }
-            try await writeTypedRows(cls, items, connection, logger)
+            try writeTypedRows(cls, items, into: &statement)
         }
+    }
+
+    /// Runs the writes of `statement` on `connection`.
+    static func run(_ statement: FoldedStatement, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !statement.isEmpty else { return }
+        try await connection.query(statement.query(final: "SELECT 1"), logger: logger)
     }
 
     /// One upsert of a class's typed rows: each row travels as a JSON array of texts (key,
     /// liveness, then each column's value or null), which the statement casts to the columns'
     /// types.
-    static func writeTypedRows(_ cls: ServerClass, _ items: [(SyncObjectRef, SyncObjectState)], _ connection: PostgresConnection,
-                               _ logger: Logger) async throws {
+    static func writeTypedRows(_ cls: ServerClass, _ items: [(SyncObjectRef, SyncObjectState)], into statement: inout FoldedStatement) throws {
         let naming = SQLNaming()
         var rows: [String] = []
         rows.reserveCapacity(items.count)
@@ -81,13 +90,11 @@ extension SyncDatabase {
             reads.append(column.column.fromText("r->>\(i + 2)"))
         }
         let updates = names.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
-        var bindings = PostgresBindings()
-        bindings.append(rows)
-        try await connection.query(PostgresQuery(unsafeSQL: """
+        statement.add("""
             INSERT INTO \(try naming.table(cls.name)) (\(names.joined(separator: ", ")))
-            SELECT \(reads.joined(separator: ", ")) FROM (SELECT x::jsonb AS r FROM unnest($1::text[]) AS u(x)) AS t
+            SELECT \(reads.joined(separator: ", ")) FROM (SELECT x::jsonb AS r FROM unnest(\(statement.bind(rows))::text[]) AS u(x)) AS t
             ON CONFLICT (key) DO UPDATE SET \(updates)
-            """, binds: bindings), logger: logger)
+            """)
     }
 
     /// `["a", null, ...]`: texts as a JSON array.
@@ -138,6 +145,35 @@ extension SyncDatabase {
                 updated_at timestamptz NOT NULL DEFAULT now())
             """, logger: logger)
         guard layout < 2 else { return }
+        try await replayHistory(connection, logger)
+        try await connection.query("UPDATE cove_sync_meta SET layout = 2 WHERE id = 1", logger: logger)
+    }
+
+    /// Layout 3: the server's clock (for its compensating changesets), the compensations made,
+    /// and the client file the server's own changesets are kept under.
+    static func migrateCompensations(from layout: Int, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        if layout < 3 {
+            try await connection.query("ALTER TABLE cove_sync_meta ADD COLUMN IF NOT EXISTS server_clock text", logger: logger)
+        }
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS cove_sync_compensations (
+                client_file_id uuid NOT NULL REFERENCES cove_sync_clients (client_file_id),
+                client_version bigint NOT NULL,
+                position integer NOT NULL,
+                class text NOT NULL,
+                key text NOT NULL,
+                reason text NOT NULL,
+                PRIMARY KEY (client_file_id, client_version, position))
+            """, logger: logger)
+        try await connection.query("""
+            INSERT INTO cove_sync_clients (client_file_id, node_id, user_name, schema_version)
+            VALUES (\(serverFileId), 0, '', 0) ON CONFLICT DO NOTHING
+            """, logger: logger)
+        if layout < 3 { try await connection.query("UPDATE cove_sync_meta SET layout = 3 WHERE id = 1", logger: logger) }
+    }
+
+    /// Merges the whole history into the states (a database of layout 1).
+    static func replayHistory(_ connection: PostgresConnection, _ logger: Logger) async throws {
         var after: Int64 = 0
         while true {
             let rows = try await connection.query("""
@@ -152,7 +188,6 @@ extension SyncDatabase {
             if changesets.isEmpty { break }
             try await mergeStates(changesets, schema: nil, connection, logger)
         }
-        try await connection.query("UPDATE cove_sync_meta SET layout = 2 WHERE id = 1", logger: logger)
     }
 
     /// Makes the schema's typed tables and columns that are missing (a column whose type the
@@ -204,7 +239,9 @@ extension SyncDatabase {
                 after = keyText
             }
             if items.isEmpty { return }
-            try await writeTypedRows(cls, items, connection, logger)
+            var statement = FoldedStatement()
+            try writeTypedRows(cls, items, into: &statement)
+            try await run(statement, connection, logger)
         }
     }
 }

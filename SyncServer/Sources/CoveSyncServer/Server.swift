@@ -33,16 +33,20 @@ struct BindResponse: ResponseEncodable {
     }
 }
 
-struct UploadResponse: ResponseEncodable {
-    var uploadedVersion: Int64
-    var serverVersion: Int64
-    var accepted: Int
-
-    enum CodingKeys: String, CodingKey {
-        case uploadedVersion = "uploaded_version"
-        case serverVersion = "server_version"
-        case accepted
+/// The answer to an upload: `{"uploaded_version", "server_version", "accepted", "compensating":
+/// [{"class", "key", "reason"}]}`, the key written as primary keys are in changesets.
+func uploadAnswer(_ done: SyncDatabase.Upload) -> Response {
+    func string(_ s: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
+    let listed = done.compensating.map {
+        "{\"class\":\(string($0.object.className)),\"key\":\($0.object.key.json),\"reason\":\(string($0.reason))}"
+    }
+    let text = "{\"uploaded_version\":\(done.uploadedVersion),\"server_version\":\(done.serverVersion),\"accepted\":\(done.accepted),"
+        + "\"compensating\":[\(listed.joined(separator: ","))]}"
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json"
+    return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
 }
 
 struct SubscriptionsResponse: ResponseEncodable {
@@ -125,7 +129,7 @@ public struct SyncServer: Sendable {
             return BindResponse(user: user, clientFileId: bind.clientFileId, nodeId: binding.nodeId,
                                 serverVersion: binding.serverVersion, uploadedVersion: binding.uploadedVersion)
         }
-        router.post("v1/upload") { request, context -> UploadResponse in
+        router.post("v1/upload") { request, context -> Response in
             let user = try await tokens.user(authorization: request.headers[.authorization])
             let file = try Self.clientFileId(request)
             let body = try await Self.body(request)
@@ -135,17 +139,11 @@ public struct SyncServer: Sendable {
             } catch {
                 throw SyncServerError.badRequest("the changesets do not decode: \(error.message)")
             }
-            var rows: [(version: Int64, node: Int64, line: String)] = []
-            for c in changesets {
-                guard let version = Int64(exactly: c.clientVersion), let node = Int64(exactly: c.clientId) else {
-                    throw SyncServerError.badRequest("changeset version \(c.clientVersion) of node \(c.clientId) is out of range")
-                }
-                rows.append((version, node, ChangesetLines.encode(c)))
-            }
-            let done = try await uploads.upload(SyncDatabase.UploadRequest(clientFileId: file, user: user, changesets: rows))
+            // Decoded once: the database layer merges these and writes their canonical lines.
+            let done = try await uploads.upload(SyncDatabase.UploadRequest(clientFileId: file, user: user, changesets: changesets))
             metrics.uploads.add(1, ordering: .relaxed)
             metrics.changesets.add(done.accepted, ordering: .relaxed)
-            return UploadResponse(uploadedVersion: done.uploadedVersion, serverVersion: done.serverVersion, accepted: done.accepted)
+            return uploadAnswer(done)
         }
         router.post("v1/subscriptions") { request, context -> SubscriptionsResponse in
             let user = try await tokens.user(authorization: request.headers[.authorization])
@@ -174,7 +172,7 @@ public struct SyncServer: Sendable {
                 let named = try Self.integer(request, "subscriptions", default: 0, range: 1...Int64.max)
                 let set = try await server.latestSet(of: file, named: named)
                 if let text = request.uri.queryParameters["bootstrap"] {
-                    return try await server.bootstrap(set, String(text), limit: limit)
+                    return try await server.bootstrap(set, String(text), limit: limit, user: user)
                 }
                 subscribed = set
             }
@@ -210,10 +208,11 @@ public struct SyncServer: Sendable {
                 for line in batch.lines {
                     for op in try ChangesetLines.decodeLine(line).operations { touched.insert(op.object) }
                 }
-                let lines = try await database.coverage(subscribed, of: Array(touched))
+                let lines = try await database.coverage(subscribed, of: Array(touched), user: user)
                 return Self.ndjson(StateLines.encode(SyncStateDownload(
                     header: SyncDownloadHeader(.steady(to: batch.to, more: batch.more), count: lines.count, latest: latest), lines: lines)))
             }
+            try database.rules?.checkChangesetDownload(batch.lines, user: user)
             let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count),\"latest\":\(latest)}\n"
             var text = head
             for line in batch.lines { text += line + "\n" }
@@ -243,7 +242,7 @@ public struct SyncServer: Sendable {
     }
 
     /// A batch of a bootstrap of `set`: `cursor` is `start` or the `next` of the batch before.
-    func bootstrap(_ set: SubscriptionSet, _ cursorText: String, limit: Int) async throws -> Response {
+    func bootstrap(_ set: SubscriptionSet, _ cursorText: String, limit: Int, user: String) async throws -> Response {
         var cursor: BootstrapCursor
         if cursorText == "start" {
             cursor = BootstrapCursor(set: set.version, serverVersion: try await database.latestVersion(), className: "", lastKey: "")
@@ -253,7 +252,7 @@ public struct SyncServer: Sendable {
                 throw SyncServerError.conflict("the bootstrap began with subscription set \(cursor.set), not the file's latest, \(set.version): begin again")
             }
         }
-        let (lines, next) = try await database.bootstrap(set, from: cursor, limit: limit)
+        let (lines, next) = try await database.bootstrap(set, from: cursor, limit: limit, user: user)
         let known: Int64
         if let fromFeed = await feed.latest { known = fromFeed } else { known = try await database.latestVersion() }
         metrics.bootstraps.add(1, ordering: .relaxed)

@@ -114,21 +114,28 @@ extension SyncDatabase {
         return found
     }
 
-    /// `alive AND ((c1) OR (c2) ...)` over a class's typed table, its parameters numbered from
-    /// `$(offset + 1)`.
-    static func covering(_ queries: [SubscriptionQuery], offset: Int, table: String) throws -> (String, [SyncValue]) {
+    /// `alive AND ((c1) OR (c2) ...)` over a class's typed table, and the read rule's condition
+    /// when the class has one (`read`), its parameters numbered from `$(offset + 1)`.
+    static func covering(_ queries: [SubscriptionQuery], read: SubscriptionQuery?, offset: Int, table: String) throws -> (String, [SyncValue]) {
         var conditions: [String] = [], values: [SyncValue] = []
         for q in queries {
             let sql = try q.sql(parameterOffset: offset + values.count)
             conditions.append("(\(sql.condition))")
             values += sql.parameters
         }
-        return ("\(table).alive AND (\(conditions.isEmpty ? "FALSE" : conditions.joined(separator: " OR ")))", values)
+        var condition = "\(table).alive AND (\(conditions.isEmpty ? "FALSE" : conditions.joined(separator: " OR ")))"
+        if let read {
+            let sql = try read.sql(parameterOffset: offset + values.count)
+            condition += " AND (\(sql.condition))"
+            values += sql.parameters
+        }
+        return (condition, values)
     }
 
     /// A batch of a bootstrap: at most `limit` objects the set covers, after the cursor's, in
     /// class then key order; the cursor after them, nil when none are left.
-    func bootstrap(_ set: SubscriptionSet, from cursor: BootstrapCursor, limit: Int) async throws -> ([SyncStateLine], BootstrapCursor?) {
+    /// Only objects `user` may read are sent.
+    func bootstrap(_ set: SubscriptionSet, from cursor: BootstrapCursor, limit: Int, user: String) async throws -> ([SyncStateLine], BootstrapCursor?) {
         let byClass = set.byClass
         let classes = byClass.keys.sorted()
         var lines: [SyncStateLine] = []
@@ -136,7 +143,8 @@ extension SyncDatabase {
             let after = className == cursor.className ? cursor.lastKey : ""
             let want = limit - lines.count
             let table = try SQLNaming().table(className)
-            let (condition, values) = try Self.covering(byClass[className] ?? [], offset: 0, table: "t")
+            let (condition, values) = try Self.covering(byClass[className] ?? [], read: rules?.readRule(className, user: user),
+                                                        offset: 0, table: "t")
             var bindings = PostgresBindings()
             bindings.append(values: values)
             bindings.append(className)
@@ -160,8 +168,9 @@ extension SyncDatabase {
         return (lines, nil)
     }
 
-    /// For each object, an object line when the set covers it now, a remove line otherwise.
-    func coverage(_ set: SubscriptionSet, of refs: [SyncObjectRef]) async throws -> [SyncStateLine] {
+    /// For each object, an object line when the set covers it now and `user` may read it, a
+    /// remove line otherwise.
+    func coverage(_ set: SubscriptionSet, of refs: [SyncObjectRef], user: String) async throws -> [SyncStateLine] {
         let byClass = set.byClass
         var lines: [SyncStateLine] = []
         for (className, objects) in Dictionary(grouping: refs, by: \.className).sorted(by: { $0.key < $1.key }) {
@@ -170,7 +179,7 @@ extension SyncDatabase {
                 continue
             }
             let table = try SQLNaming().table(className)
-            let (condition, values) = try Self.covering(queries, offset: 0, table: "t")
+            let (condition, values) = try Self.covering(queries, read: rules?.readRule(className, user: user), offset: 0, table: "t")
             var bindings = PostgresBindings()
             bindings.append(values: values)
             bindings.append(className)
@@ -189,5 +198,20 @@ extension SyncDatabase {
             }
         }
         return lines
+    }
+}
+
+extension ServerRules {
+    /// Refuses a changeset download whose changesets (`lines`) touch an object of a class that
+    /// `user` has a read rule on: such classes are read only through subscriptions.
+    func checkChangesetDownload(_ lines: [String], user: String) throws {
+        let ruled = read.keys.filter { readRule($0, user: user) != nil }
+        guard !ruled.isEmpty else { return }
+        let needles = ruled.map { ($0, "\"class\":\"\($0)\"") }
+        for line in lines where needles.contains(where: { line.contains($0.1) }) {
+            for op in try ChangesetLines.decodeLine(line).operations where ruled.contains(op.object.className) {
+                throw SyncServerError.forbidden("the history holds changes to class '\(op.object.className)', which has read rules: such classes are read only through subscriptions; send a subscription set and download with subscriptions=n")
+            }
+        }
     }
 }

@@ -57,7 +57,7 @@ struct Serve: AsyncParsableCommand {
         let c = try options.load()
         let logger = options.logger(c)
         let (host, port) = try c.listenAddress()
-        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(c.database), schema: try c.serverSchema(), logger: logger),
+        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(c.database), schema: try c.serverSchema(), rules: try c.serverRules(), logger: logger),
                                 tokens: await TokenAuthority(secret: c.tokenSecret), logger: logger)
         let app = server.application(host: host, port: port) { bound in
             logger.info("listening", metadata: ["address": "\(host):\(bound)"])
@@ -76,7 +76,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let c = try options.load()
-        let database = SyncDatabase(url: try DatabaseURL(c.database), schema: try c.serverSchema(), logger: options.logger(c))
+        let database = SyncDatabase(url: try DatabaseURL(c.database), schema: try c.serverSchema(), rules: try c.serverRules(), logger: options.logger(c))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await database.client.run() }
             defer { group.cancelAll() }

@@ -50,12 +50,12 @@ final class ServerTests: XCTestCase {
     static let secret = "a test secret of more than thirty-two characters"
 
     /// A server on a free loopback port, running until the test ends.
-    func startServer(schema: ServerSchema? = nil) async throws -> (URL, SyncServer, Task<Void, any Error>) {
+    func startServer(schema: ServerSchema? = nil, rules: ServerRules? = nil) async throws -> (URL, SyncServer, Task<Void, any Error>) {
         let db = TestDatabase.shared
         if let error = db.error { throw XCTSkip(error) }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(db.url), schema: schema, logger: logger),
+        let server = SyncServer(database: SyncDatabase(url: try DatabaseURL(db.url), schema: schema, rules: rules, logger: logger),
                                 tokens: await TokenAuthority(secret: Self.secret), logger: logger)
         let bound = PortBox()
         let app = server.application(host: "127.0.0.1", port: 0) { port in bound.set(port) }

@@ -139,7 +139,7 @@ extension ServerTests {
             XCTAssertEqual(found, [#""a" true 1 red"#, #""b" false - -"#])
             var layout = 0
             for try await v in try await database.client.query("SELECT layout FROM cove_sync_meta", logger: logger).decode(Int.self) { layout = v }
-            XCTAssertEqual(layout, 2)
+            XCTAssertEqual(layout, 3, "layout 1 brought up to the newest")
             try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
         }
     }
