@@ -3,8 +3,10 @@
 # [PGPORT]` starts a PostgreSQL in DIR/postgres on 127.0.0.1:PGPORT (.ci/postgres.sh; the first
 # free port from 55433 when PGPORT is not given), makes the database cove_sync on it, and runs one
 # `cove-sync-server serve` on a free loopback port with a configuration in DIR (a random
-# token_secret, and a schema of the classes SubDog and SubPerson for the subscription tests;
-# other classes sync in the all-changesets mode); once GET /health answers ok, it prints the environment the tests read:
+# token_secret, and a schema of the classes SubDog and SubPerson for the subscription tests, and
+# RuledNote, which only its owner reads and writes, for the tests of compensating writes: write
+# it from subscribed files only, since a changeset download that meets it is refused; other
+# classes sync in the all-changesets mode); once GET /health answers ok, it prints the environment the tests read:
 #
 #   export COVE_SYNC_TEST_URL=http://127.0.0.1:PORT
 #   export COVE_SYNC_TEST_TOKEN=...         (a bearer token for the user alice)
@@ -95,7 +97,12 @@ print(s.getsockname()[1])')
     "SubDog": {"primaryKey": "name",
                "properties": {"name": "string", "age": "int", "color": "string?", "toys": "string[]"}},
     "SubPerson": {"primaryKey": "id",
-                  "properties": {"id": "int", "name": "string", "dog": "SubDog?"}}
+                  "properties": {"id": "int", "name": "string", "dog": "SubDog?"}},
+    "RuledNote": {"primaryKey": "id",
+                  "properties": {"id": "int", "owner": "string", "text": "string"}}
+  },
+  "rules": {
+    "RuledNote": {"read": "owner == $user", "write": "owner == $user"}
   }
 }
 JSON
