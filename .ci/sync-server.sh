@@ -102,7 +102,7 @@ print(s.getsockname()[1])')
                   "properties": {"id": "int", "owner": "string", "text": "string"}}
   },
   "rules": {
-    "RuledNote": {"read": "owner == $user", "write": "owner == $user"}
+    "RuledNote": {"read": "owner == \$user", "write": "owner == \$user"}
   }
 }
 JSON
