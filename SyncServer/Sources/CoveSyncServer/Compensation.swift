@@ -224,6 +224,7 @@ struct CompensationRows {
             INSERT INTO cove_sync_compensations (client_file_id, client_version, position, class, key, reason)
             SELECT * FROM unnest(\(statement.bind(files))::uuid[], \(statement.bind(versions))::bigint[], \(statement.bind(positions))::integer[],
                                  \(statement.bind(classes))::text[], \(statement.bind(keys))::text[], \(statement.bind(reasons))::text[])
+            WHERE \(statement.gate)
             """)
     }
 }
@@ -233,6 +234,9 @@ struct CompensationRows {
 struct FoldedStatement {
     private(set) var bindings = PostgresBindings()
     private var parts: [String] = []
+    /// The condition every part after the first writes under (an upload's: the counter was
+    /// still what it read).
+    var gate = "TRUE"
 
     /// The parameter `value` is bound to, as `$n`.
     mutating func bind<T: PostgresNonThrowingEncodable>(_ value: T) -> String {

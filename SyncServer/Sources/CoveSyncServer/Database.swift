@@ -221,7 +221,7 @@ public struct SyncDatabase: Sendable {
     /// Adds `changesets` of the client file `clientFileId` (bound to `user`) to the history:
     /// `upload(_:)` of one request.
     public func upload(clientFileId: UUID, user: String, changesets: [Changeset]) async throws -> Upload {
-        try await upload([UploadRequest(clientFileId: clientFileId, user: user, changesets: changesets)])[0].get()
+        try await upload([UploadRequest(clientFileId: clientFileId, user: user, changesets: changesets)]).results[0].get()
     }
 
     /// A file as an upload transaction finds it: its newest uploaded version, node, user and
@@ -233,7 +233,7 @@ public struct SyncDatabase: Sendable {
         var set: String?
     }
 
-    /// Adds the changesets of several uploads to the history in one transaction, so that they
+    /// Adds the changesets of several uploads to the history in one commit, so that they
     /// share one flush of the database's log. Of each upload, changesets the server holds
     /// already (a retried upload) are skipped, the others must follow on without a gap and carry
     /// the file's node id; each gets the next server version, so the history's versions are
@@ -242,19 +242,36 @@ public struct SyncDatabase: Sendable {
     /// that breaks a rule of the protocol gets its refusal and adds nothing; the others go on.
     /// One notification at commit announces them all.
     ///
-    /// Four statements: the counter row's lock (which orders every instance's uploads, so that
-    /// what is read next is what the uploads before left), one read of the files and the
-    /// objects' states, one write of everything (data-modifying CTEs), and the commit.
+    /// Two statements, optimistically: one read of the counter, the files and the objects'
+    /// states, and one write of everything (data-modifying CTEs) that writes only if the counter
+    /// is still what the read found, so that nothing another instance committed in between is
+    /// lost. When it is not (another instance's upload came between), the uploads are taken
+    /// again; after three such collisions, in a transaction that holds the counter row's lock
+    /// from before the read, which orders every instance's uploads.
     /// - Returns: per upload, what it did or why it was refused (`.forbidden` for a file not
-    ///   bound to its user, `.badRequest` for a gap or another node's changeset).
+    ///   bound to its user, `.badRequest` for a gap or another node's changeset); and the
+    ///   history rows the transaction committed, in order.
     /// - Throws: a database failure, for all of them (nothing is written).
-    public func upload(_ requests: [UploadRequest]) async throws -> [Result<Upload, SyncServerError>] {
-        try await transaction { connection in
-            var last: Int64 = 0, clockText: String?
-            let locked = try await connection.query("SELECT server_version, server_clock FROM cove_sync_meta WHERE id = 1 FOR UPDATE",
-                                                    logger: logger)
-            for try await (version, clock) in locked.decode((Int64, String?).self) { (last, clockText) = (version, clock) }
-            let (files, read) = try await Self.readForUpload(requests, connection, logger)
+    public func upload(_ requests: [UploadRequest]) async throws -> (results: [Result<Upload, SyncServerError>], committed: [HistoryRow]) {
+        for _ in 0..<3 {
+            if let done = try await client.withConnection({ try await self.upload(requests, $0, locked: false) }) { return done }
+        }
+        return try await transaction { connection in
+            guard let done = try await self.upload(requests, connection, locked: true) else {
+                throw SyncServerError.unavailable("the history's counter moved under its lock")
+            }
+            return done
+        }
+    }
+
+    /// One try of `upload(_:)` on `connection`; nil when the counter moved between the read
+    /// and the write (nothing was written). `locked`: in a transaction, the counter row locked
+    /// first.
+    private func upload(_ requests: [UploadRequest], _ connection: PostgresConnection,
+                        locked: Bool) async throws -> (results: [Result<Upload, SyncServerError>], committed: [HistoryRow])? {
+        do {
+            if locked { try await connection.query("SELECT 1 FROM cove_sync_meta WHERE id = 1 FOR UPDATE", logger: logger) }
+            let (last, clockText, files, read) = try await Self.readForUpload(requests, connection, logger)
             var integration = UploadIntegration(schema: schema, rules: rules, states: read,
                                                 serverClock: try clockText.map { try SyncClock(text: $0) } ?? .zero)
             var held = files.mapValues(\.held)
@@ -318,31 +335,39 @@ public struct SyncDatabase: Sendable {
                                                    accepted: fresh.count, compensating: Compensation.once(listed))))
                 }
             }
-            guard total > 0 else { return results }
+            guard total > 0 else { return (results, []) }
             var statement = FoldedStatement()
             let newClock = integration.clockMoved ? integration.serverClock.description : nil
+            // Every other part writes only when this one did: the counter still `last`.
             statement.add("""
                 UPDATE cove_sync_meta SET server_version = \(statement.bind(next - 1)),
-                    server_clock = COALESCE(\(statement.bind(newClock))::text, server_clock) WHERE id = 1
+                    server_clock = COALESCE(\(statement.bind(newClock))::text, server_clock)
+                WHERE id = 1 AND server_version = \(statement.bind(last)) RETURNING 1
                 """)
+            statement.gate = "EXISTS (SELECT 1 FROM w0)"
             statement.add("""
                 INSERT INTO cove_sync_history (server_version, client_file_id, client_version, changeset)
                 SELECT * FROM unnest(\(statement.bind(versions))::bigint[], \(statement.bind(owners))::uuid[],
-                                     \(statement.bind(clientVersions))::bigint[], \(statement.bind(lines))::text[])
+                                     \(statement.bind(clientVersions))::bigint[], \(statement.bind(lines))::text[]) WHERE \(statement.gate)
                 """)
             let moved = held.filter { files[$0.key]?.held != $0.value }
             statement.add("""
                 UPDATE cove_sync_clients SET uploaded_version = v.uploaded, last_seen = now()
                 FROM unnest(\(statement.bind(Array(moved.keys)))::uuid[], \(statement.bind(Array(moved.values)))::bigint[]) AS v(file, uploaded)
-                WHERE client_file_id = v.file
+                WHERE client_file_id = v.file AND \(statement.gate)
                 """)
             // The objects' states (and typed tables), in the same transaction, under the counter
             // row's lock, so that no two merges of one object race.
             try Self.writeStates(integration.changed, schema: schema, into: &statement)
             refusals.write(into: &statement)
-            let notify = "SELECT pg_notify(\(statement.bind(Self.historyChannel)), \(statement.bind(String(next - 1))))"
-            try await connection.query(statement.query(final: notify), logger: logger)
-            return results
+            let notify = "SELECT pg_notify(\(statement.bind(Self.historyChannel)), \(statement.bind(String(next - 1)))) WHERE \(statement.gate)"
+            var wrote = false
+            for try await _ in try await connection.query(statement.query(final: notify), logger: logger) { wrote = true }
+            guard wrote else { return nil }
+            var committed: [HistoryRow] = []
+            committed.reserveCapacity(versions.count)
+            for i in versions.indices { committed.append(HistoryRow(version: versions[i], clientFileId: owners[i], line: lines[i])) }
+            return (results, committed)
         }
     }
 
@@ -352,13 +377,15 @@ public struct SyncDatabase: Sendable {
 
     /// The uploading files (with their subscription sets) and the states of every object the
     /// uploads' changesets touch, in one read.
-    static func readForUpload(_ requests: [UploadRequest], _ connection: PostgresConnection,
-                              _ logger: Logger) async throws -> ([UUID: BoundFile], [SyncObjectRef: SyncObjectState]) {
+    static func readForUpload(_ requests: [UploadRequest], _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> (Int64, String?, [UUID: BoundFile], [SyncObjectRef: SyncObjectState]) {
         let fileIds = Array(Set(requests.map(\.clientFileId)))
         var refs = Set<SyncObjectRef>()
         for r in requests { for c in r.changesets { for op in c.operations { refs.insert(op.object) } } }
         let sorted = refs.sorted()
         let rows = try await connection.query("""
+            SELECT 2, '', server_version, 0, '', server_clock, NULL::bytea FROM cove_sync_meta WHERE id = 1
+            UNION ALL
             SELECT 0, c.client_file_id::text, c.uploaded_version, c.node_id, c.user_name, s.body, NULL::bytea
             FROM cove_sync_clients c LEFT JOIN cove_sync_subscriptions s USING (client_file_id) WHERE c.client_file_id = ANY(\(fileIds))
             UNION ALL
@@ -366,8 +393,11 @@ public struct SyncDatabase: Sendable {
             WHERE (o.class, o.key) IN (SELECT * FROM unnest(\(sorted.map(\.className))::text[], \(sorted.map(\.key.json))::text[]))
             """, logger: logger)
         var files: [UUID: BoundFile] = [:], states: [SyncObjectRef: SyncObjectState] = [:]
+        var counter: Int64 = 0, clock: String?
         for try await (kind, a, held, node, b, set, bytes) in rows.decode((Int, String, Int64, Int64, String, String?, ByteBuffer?).self) {
-            if kind == 0 {
+            if kind == 2 {
+                (counter, clock) = (held, set)
+            } else if kind == 0 {
                 guard let id = UUID(uuidString: a) else { continue }
                 files[id] = BoundFile(held: held, node: node, owner: b, set: set)
             } else if let bytes {
@@ -375,7 +405,7 @@ public struct SyncDatabase: Sendable {
                 states[ref] = try SyncObjectState(binary: Array(bytes.readableBytesView))
             }
         }
-        return (files, states)
+        return (counter, clock, files, states)
     }
 
     /// The compensations the server made for the changesets of `files`, by file, in order.

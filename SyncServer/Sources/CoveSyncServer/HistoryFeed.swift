@@ -54,6 +54,25 @@ public actor HistoryFeed {
         }
     }
 
+    /// Takes in rows this instance just committed: appended when they follow on from what the
+    /// feed holds (no query), read with the rest otherwise (another instance's commits came
+    /// between, or the feed has not started).
+    public func append(_ rows: [SyncDatabase.HistoryRow]) async throws {
+        guard let first = rows.first, let last = rows.last, last.version > known else { return }
+        guard known >= 0, first.version == known + 1, refreshing == nil else {
+            // A refresh already running may have begun before these rows committed.
+            for _ in 0..<3 where known < last.version { try await refresh() }
+            return
+        }
+        entries += rows
+        known = last.version
+        if entries.count > capacity {
+            let drop = entries.count - capacity
+            floor = entries[drop - 1].version
+            entries.removeFirst(drop)
+        }
+    }
+
     /// The newest server version the feed has read, nil before its first refresh.
     public var latest: Int64? { known >= 0 ? known : nil }
 

@@ -52,6 +52,7 @@ extension SyncDatabase {
             INSERT INTO cove_sync_objects (class, key, state)
             SELECT c, k, decode(s, 'base64') FROM unnest(\(statement.bind(classes))::text[], \(statement.bind(keys))::text[],
                                                          \(statement.bind(bodies))::text[]) AS t(c, k, s)
+            WHERE \(statement.gate)
             ON CONFLICT (class, key) DO UPDATE SET state = EXCLUDED.state
             """)
         guard let schema else { return }
@@ -93,6 +94,7 @@ extension SyncDatabase {
         statement.add("""
             INSERT INTO \(try naming.table(cls.name)) (\(names.joined(separator: ", ")))
             SELECT \(reads.joined(separator: ", ")) FROM (SELECT x::jsonb AS r FROM unnest(\(statement.bind(rows))::text[]) AS u(x)) AS t
+            WHERE \(statement.gate)
             ON CONFLICT (key) DO UPDATE SET \(updates)
             """)
     }

@@ -78,9 +78,9 @@ public struct SyncServer: Sendable {
         let bell = HistoryBell(client: database.client, feed: feed, logger: logger)
         self.feed = feed
         self.bell = bell
-        uploads = UploadIntegrator(database: database) {
+        uploads = UploadIntegrator(database: database) { rows in
             // This instance's own commits need not wait for their notification to come back.
-            try? await feed.refresh()
+            try? await feed.append(rows)
             bell.ring()
         }
     }

@@ -10,13 +10,14 @@ public actor UploadIntegrator {
     /// Run after a transaction that added to the history commits, before its uploads are
     /// answered: the server brings its history feed up to date, so that a download on this
     /// instance sees an upload once it is answered.
-    let committed: @Sendable () async -> Void
+    let committed: @Sendable ([SyncDatabase.HistoryRow]) async -> Void
     /// The most uploads in one transaction.
     let batchLimit: Int
     private var pending: [(SyncDatabase.UploadRequest, CheckedContinuation<Result<SyncDatabase.Upload, SyncServerError>, any Error>)] = []
     private var draining = false
 
-    public init(database: SyncDatabase, batchLimit: Int = 256, committed: @escaping @Sendable () async -> Void = {}) {
+    public init(database: SyncDatabase, batchLimit: Int = 256,
+                committed: @escaping @Sendable ([SyncDatabase.HistoryRow]) async -> Void = { _ in }) {
         self.database = database
         self.committed = committed
         self.batchLimit = batchLimit
@@ -40,9 +41,14 @@ public actor UploadIntegrator {
             let batch = Array(pending.prefix(batchLimit))
             pending.removeFirst(batch.count)
             do {
-                let results = try await database.upload(batch.map(\.0))
-                if results.contains(where: { (try? $0.get().accepted) ?? 0 > 0 }) { await committed() }
-                for (item, result) in zip(batch, results) { item.1.resume(returning: result) }
+                let (results, rows) = try await database.upload(batch.map(\.0))
+                // The next batch need not wait for this one's answers: the feed's update and the
+                // answers go on beside it.
+                let committed = committed
+                Task {
+                    if !rows.isEmpty { await committed(rows) }
+                    for (item, result) in zip(batch, results) { item.1.resume(returning: result) }
+                }
             } catch {
                 for item in batch { item.1.resume(throwing: error) }
             }

@@ -252,6 +252,10 @@ final class ServerTests: XCTestCase {
     func testConcurrentUploadsKeepTheHistoryGapFree() async throws {
         let (base, server, task) = try await startServer()
         defer { task.cancel() }
+        // Half the clients upload to a second instance: the two instances' writes collide and
+        // are taken again.
+        let (otherBase, _, otherTask) = try await startServer()
+        defer { otherTask.cancel() }
         let token = try await server.tokens.token(for: "dora", days: 1)
         var clients: [(UUID, UInt64)] = []
         for _ in 0..<8 { clients.append(try await bind(base, token)) }
@@ -263,7 +267,8 @@ final class ServerTests: XCTestCase {
             payloads.append((file, lines))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for (file, lines) in payloads {
+            for (i, (file, lines)) in payloads.enumerated() {
+                let base = i % 2 == 0 ? base : otherBase
                 group.addTask {
                     for line in lines {
                         let (status, _, text) = try await Self.post(base, token, "v1/upload?client_file_id=\(file.uuidString)", line)
@@ -279,6 +284,16 @@ final class ServerTests: XCTestCase {
         for (file, _) in clients {
             let versions = rows.filter { $0.clientFileId == file }.map { try! ChangesetLines.decodeLine($0.line).clientVersion }
             XCTAssertEqual(versions, Array(1...perClient), "each client's changesets in its order")
+        }
+        // Every client wrote each note at one wall time; its state keeps the latest write (the
+        // highest node's): no merge was lost when the instances' writes collided.
+        let top = clients.map(\.1).max() ?? 0
+        for v in [UInt64(1), perClient / 2, perClient] {
+            let found = try await texts(server, "SELECT encode(state, 'base64') FROM cove_sync_objects WHERE class = 'Note' AND key = $1", [String(v)])
+            let body = try XCTUnwrap(found.first?.first ?? nil)
+            let state = try SyncObjectState(binary: Array(try XCTUnwrap(Data(base64Encoded: body, options: .ignoreUnknownCharacters))))
+            // (Earlier runs on this database wrote these notes at the same wall time too.)
+            XCTAssertGreaterThanOrEqual(state.latestClock?.node ?? 0, top, "note \(v)")
         }
     }
 
