@@ -42,14 +42,8 @@ public actor HistoryFeed {
         }
         while true {
             let rows = try await database.rows(after: known, limit: 5_000)
-            guard let last = rows.last else { return }
-            entries += rows
-            known = last.version
-            if entries.count > capacity {
-                let drop = entries.count - capacity
-                floor = entries[drop - 1].version
-                entries.removeFirst(drop)
-            }
+            guard !rows.isEmpty else { return }
+            take(rows)
             if rows.count < 5_000 { return }
         }
     }
@@ -64,8 +58,13 @@ public actor HistoryFeed {
             for _ in 0..<3 where known < last.version { try await refresh() }
             return
         }
+        take(rows)
+    }
+
+    /// Adds rows that follow on from `known`, dropping the oldest beyond `capacity`.
+    private func take(_ rows: [SyncDatabase.HistoryRow]) {
         entries += rows
-        known = last.version
+        known = rows.last?.version ?? known
         if entries.count > capacity {
             let drop = entries.count - capacity
             floor = entries[drop - 1].version

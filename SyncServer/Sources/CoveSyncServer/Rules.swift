@@ -171,15 +171,14 @@ struct RowEvaluator {
         case .beginsWith, .endsWith, .contains, .like:
             guard case .string(let text) = value else { return false }
             guard case .string(let s)? = column else { return nil }
-            let pattern: [Unicode.Scalar]
             let escaped = text.unicodeScalars.map { LikeAtom.literal($0) }
             switch c.op {
             case .beginsWith: return Self.like(s, escaped + [.any], c.caseInsensitive)
             case .endsWith: return Self.like(s, [.any] + escaped, c.caseInsensitive)
             case .contains: return Self.like(s, [.any] + escaped + [.any], c.caseInsensitive)
             default:
-                pattern = Array(text.unicodeScalars)
-                return Self.like(s, pattern.map { $0 == "*" ? .any : $0 == "?" ? .one : .literal($0) }, c.caseInsensitive)
+                // LIKE's own wildcards: `*` any run, `?` one character.
+                return Self.like(s, text.unicodeScalars.map { $0 == "*" ? .any : $0 == "?" ? .one : .literal($0) }, c.caseInsensitive)
             }
         case .in:
             let present = c.values.filter { $0 != .null }

@@ -6,6 +6,8 @@
 // bootstraps, subscribed downloads and changeset downloads; `$user` in the core's queries.
 import Foundation
 import CoveSyncCore
+import Logging
+import PostgresNIO
 import XCTest
 @testable import CoveSyncServer
 
@@ -13,7 +15,7 @@ import XCTest
 /// none.
 let rulesSchema = try! ServerSchema(.object(Dictionary(uniqueKeysWithValues: ["WNote", "RNote", "FNote"].map { name in
     (name, JSONDocument.object(["primaryKey": .string("id"), "properties": .object([
-        "id": .string("int"), "owner": .string("string"), "text": .string("string?"), "tags": .string("string[]"),
+        "id": .string("int"), "owner": .string("string"), "body": .string("string?"), "tags": .string("string[]"),
         "labels": .string("string<>"), "meta": .string("string{}"),
     ])]))
 })))
@@ -118,7 +120,7 @@ extension ServerTests {
         let a = Writer(node: aliceNode), b = Writer(node: bobNode)
         var clocks: [SyncClock] = []
         let first = try a.changeset([
-            (kept, .create(values: ["owner": .string("alice"), "text": .string("mine")])),
+            (kept, .create(values: ["owner": .string("alice"), "body": .string("mine")])),
             (kept, .listInsert(property: "tags", position: try ListPosition("V"), value: .string("a"))),
             (kept, .setAdd(property: "labels", value: .string("x"))),
             (kept, .mapSet(property: "meta", key: "m", value: .string("1"))),
@@ -128,8 +130,8 @@ extension ServerTests {
         XCTAssertEqual(compensating(json), [], "allowed writes are not compensated")
         // Bob writes alice's note in every way, makes a note for alice, and one of his own.
         let attack = try b.changeset([
-            (refusedNew, .create(values: ["owner": .string("alice"), "text": .string("forged")])),
-            (kept, .setProperty("text", .string("bob was here"))),
+            (refusedNew, .create(values: ["owner": .string("alice"), "body": .string("forged")])),
+            (kept, .setProperty("body", .string("bob was here"))),
             (kept, .listInsert(property: "tags", position: try ListPosition("W"), value: .string("b"))),
             (kept, .listRemove(property: "tags", element: clocks[1])),
             (kept, .setAdd(property: "labels", value: .string("y"))),
@@ -137,7 +139,7 @@ extension ServerTests {
             (kept, .mapSet(property: "meta", key: "m", value: .string("2"))),
             (kept, .mapRemove(property: "meta", key: "m")),
             (kept, .delete),
-            (bobs, .create(values: ["owner": .string("bob"), "text": .string("his")])),
+            (bobs, .create(values: ["owner": .string("bob"), "body": .string("his")])),
         ])
         let body = ChangesetLines.encode(attack) + "\n"
         (status, json, text) = try await upload(base, bob, bobFile, body)
@@ -156,7 +158,7 @@ extension ServerTests {
         let latestAfterRetry = try await server.database.latestVersion()
         XCTAssertEqual(latestAfterRetry, Int64(start + 3), "nothing compensated twice")
         // The server's state and typed table show alice's note as she wrote it, no forged note.
-        let rows = try await texts(server, #"SELECT key, alive::text, "p_owner", "p_text" FROM "c_WNote" WHERE key = ANY($1::text[]) ORDER BY key"#,
+        let rows = try await texts(server, #"SELECT key, alive::text, "p_owner", "p_body" FROM "c_WNote" WHERE key = ANY($1::text[]) ORDER BY key"#,
                                    ["{\(id),\(id + 1),\(id + 2)}"])
         XCTAssertEqual(rows.filter { $0[1] == "true" }, [["\(id)", "true", "alice", "mine"], ["\(id + 2)", "true", "bob", "his"]])
         // Both files download the compensating changeset (the uploader too: it is not its own).
@@ -175,7 +177,7 @@ extension ServerTests {
         for c in [first] + aliceGot { othersFile.apply(c) }
         XCTAssertEqual(bobsFile.snapshot().description, othersFile.snapshot().description)
         let shown = othersFile.snapshot().objects.first { $0.ref == kept }
-        XCTAssertEqual(shown?.properties["text"], .string("mine"))
+        XCTAssertEqual(shown?.properties["body"], .string("mine"))
         XCTAssertEqual(shown?.lists["tags"], [.string("a")])
         XCTAssertEqual(shown?.sets["labels"], [.string("x")])
         XCTAssertEqual(shown?.maps["meta"], [SyncSnapshot.MapEntry(key: "m", value: .string("1"))])
@@ -183,7 +185,7 @@ extension ServerTests {
         XCTAssertTrue(bobsFile.contains(bobs))
         // Alice's own writes still pass, and deleting her note is hers to do.
         (status, json, text) = try await upload(base, alice, aliceFile, ChangesetLines.encode(try a.changeset([
-            (kept, .setProperty("text", .string("edited"))), (kept, .delete),
+            (kept, .setProperty("body", .string("edited"))), (kept, .delete),
         ])) + "\n")
         XCTAssertEqual(status, 200, text)
         XCTAssertEqual(compensating(json), [], text)
@@ -203,8 +205,8 @@ extension ServerTests {
         let w = Writer(node: node)
         var json: [String: Any]?
         (status, json, text) = try await upload(base, carol, file, ChangesetLines.encode(try w.changeset([
-            (inside, .create(values: ["owner": .string("in one"), "text": .string("carol's")])),
-            (outside, .create(values: ["owner": .string("out"), "text": .string("carol's")])),
+            (inside, .create(values: ["owner": .string("in one"), "body": .string("carol's")])),
+            (outside, .create(values: ["owner": .string("out"), "body": .string("carol's")])),
         ])) + "\n")
         XCTAssertEqual(status, 200, text)
         XCTAssertEqual(compensating(json), ["FNote/\(id + 1): outside the file's subscriptions"], text)
@@ -233,11 +235,11 @@ extension ServerTests {
         let (hers, his) = (note("RNote", id), note("RNote", id + 1))
         let a = Writer(node: aliceNode), b = Writer(node: bobNode)
         var (status, _, text) = try await upload(base, alice, aliceFile, ChangesetLines.encode(try a.changeset([
-            (hers, .create(values: ["owner": .string("alice"), "text": .string("hers")])),
+            (hers, .create(values: ["owner": .string("alice"), "body": .string("hers")])),
         ])) + "\n")
         XCTAssertEqual(status, 200, text)
         (status, _, text) = try await upload(base, bob, bobFile, ChangesetLines.encode(try b.changeset([
-            (his, .create(values: ["owner": .string("bob"), "text": .string("his")])),
+            (his, .create(values: ["owner": .string("bob"), "body": .string("his")])),
         ])) + "\n")
         XCTAssertEqual(status, 200, text)
         (status, _, text) = try await postSet(base, alice, reader, SyncSubscriptionSetBody(version: 1, subscriptions: [
@@ -251,7 +253,7 @@ extension ServerTests {
         }.filter { $0 == hers || $0 == his }, [hers], "the bootstrap sends only what alice may read")
         // Bob edits his note: alice's subscribed download says it is not hers to hold.
         (status, _, text) = try await upload(base, bob, bobFile, ChangesetLines.encode(try b.changeset([
-            (his, .setProperty("text", .string("still his"))),
+            (his, .setProperty("body", .string("still his"))),
         ])) + "\n")
         XCTAssertEqual(status, 200, text)
         let (steady, lines, steadyText) = try await stateDownload(base, alice, reader, "subscriptions=1&after=\(start + 2)")
@@ -266,5 +268,48 @@ extension ServerTests {
         let later = try await server.database.latestVersion()
         let fine = try await Self.download(base, alice, plain, after: Int(later))
         XCTAssertEqual(fine.status, 200, "a batch that touches no such class is answered: \(fine.text)")
+    }
+}
+
+extension ServerTests {
+    /// The in-memory evaluation of write rules answers what the same query's SQL answers on the
+    /// typed table, nulls, NOT, [c], LIKE and IN included.
+    func testRulesEvaluateAsTheirSQL() async throws {
+        let (base, server, task) = try await startRulesServer()
+        defer { task.cancel() }
+        let token = try await server.tokens.token(for: "erin", days: 1)
+        let (file, node) = try await bind(base, token)
+        let first = Int64.random(in: 1...1 << 40) * 10
+        let rows: [(String, String?)] = [("a", "xab"), ("b", nil), ("Ann", "XbZ"), ("c", "q"), ("d", "%_\\"), ("B", "yb1")]
+        var ops: [(SyncObjectRef, SyncOperation.Change)] = []
+        for (i, (owner, text)) in rows.enumerated() {
+            var values: [String: SyncValue] = ["owner": .string(owner)]
+            if let text { values["body"] = .string(text) }
+            ops.append((note("FNote", first + Int64(i)), .create(values: values)))
+        }
+        let changeset = try Writer(node: node).changeset(ops)
+        let (status, _, text) = try await upload(base, token, file, ChangesetLines.encode(changeset) + "\n")
+        XCTAssertEqual(status, 200, text)
+        var states: [SyncObjectRef: SyncObjectState] = [:]
+        for op in changeset.operations { states[op.object, default: SyncObjectState()].apply(op) }
+        let cls = try XCTUnwrap(rulesSchema.classes["FNote"])
+        let keys = "{" + (0..<rows.count).map { String(first + Int64($0)) }.joined(separator: ",") + "}"
+        for text in ["owner == 'a'", "owner != 'a'", "body == null", "body != null", "NOT body BEGINSWITH 'x'", "owner ==[c] 'ANN'",
+                     "body LIKE '*b?'", "owner IN {'a', 'b'}", "NOT (owner < 'b')", "body CONTAINS[c] 'x'", "body ENDSWITH '\\\\'",
+                     "id > \(first + 2) AND NOT body ENDSWITH 'Z'", "body IN {'q', null}", "NOT body IN {'q'}", "NOT (body == 'q' OR owner == 'a')",
+                     "body BEGINSWITH '%'", "owner >= 'B' AND owner < 'b'"] {
+            let query = try SubscriptionQuery(className: "FNote", query: text, schema: rulesSchema.subscriptions)
+            let sql = try query.sql(parameterOffset: 1)
+            var bindings = PostgresBindings()
+            bindings.append(keys)
+            bindings.append(values: sql.parameters)
+            let found = try await server.database.client.query(PostgresQuery(unsafeSQL: """
+                SELECT key FROM "c_FNote" WHERE key = ANY($1::text[]) AND alive AND \(sql.condition) ORDER BY key
+                """, binds: bindings), logger: Logger(label: "test"))
+            var bySQL: [String] = []
+            for try await key in found.decode(String.self) { bySQL.append(key) }
+            let inMemory = states.filter { RowEvaluator(cls: cls, ref: $0.key, state: $0.value).matches(query) }.map(\.key.key.json).sorted()
+            XCTAssertEqual(inMemory, bySQL, text)
+        }
     }
 }
