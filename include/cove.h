@@ -2500,6 +2500,21 @@ cove_status_t cove_sync_get_status(cove_realm_t* realm, cove_sync_status_t* out)
 cove_status_t cove_sync_last_error(cove_realm_t* realm, char** out_message);
 
 /**
+ * The writes of this file the server refused and undid (its read and write rules, or an object
+ * outside the file's subscriptions): the server's own changeset brings each object back to the
+ * server's state through the next download, and the upload's answer names them. The newest 100
+ * the session heard of are kept.
+ * @param out_json receives them as a JSON array, oldest first, each
+ *   `{"class": "Note", "key": 7, "reason": "write rule of class 'Note' (owner == $user)"}` (the
+ *   key as changesets write primary keys: an integer, a string, `{"oid": ...}` or
+ *   `{"uuid": ...}`); free it with cove_free().
+ * @param out_total receives how many the session heard of in all (may be NULL).
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out_json); #COVE_ERR_SYNC when the
+ *   realm does not sync; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sync_compensating_writes(cove_realm_t* realm, char** out_json, uint64_t* out_total);
+
+/**
  * Waits until everything the file had written when the call was made is on the server (Realm's
  * `waitForUpload`). A paused session does not upload: the wait then lasts its timeout unless
  * another thread resumes the session.

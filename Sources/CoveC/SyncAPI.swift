@@ -127,6 +127,18 @@ public func cove_sync_last_error(_ realm: OpaquePointer?, _ outMessage: UnsafeMu
     }
 }
 
+@c @implementation
+public func cove_sync_compensating_writes(_ realm: OpaquePointer?, _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                                          _ outTotal: UnsafeMutablePointer<UInt64>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outJSON, "out_json", in: "cove_sync_compensating_writes")
+        let (_, s) = try session(realm, in: "cove_sync_compensating_writes")
+        let (writes, total) = (s.compensatingWrites, s.compensatingWriteCount)
+        out.pointee = strdup("[" + writes.map(\.json).joined(separator: ",") + "]")
+        outTotal?.pointee = UInt64(total)
+    }
+}
+
 /// A wait of the realm's session for `direction`, refused inside a write: the session records
 /// what the server took, and applies downloads, in write transactions of its own.
 private func waitForSync(_ realm: OpaquePointer?, _ direction: SyncSession.Direction, _ timeout: Double,

@@ -52,6 +52,8 @@ public final class SyncSession: @unchecked Sendable {
         /// Why, as the server says it (the rule, or that the object is outside the
         /// subscriptions).
         public var reason: String
+        /// The entry as the server wrote it (`{"class", "key", "reason"}`), for the bindings.
+        package var json: String = ""
     }
 
     /// What a wait waits for (Realm's `SyncSession.wait(for:)`).
@@ -521,7 +523,7 @@ public final class SyncSession: @unchecked Sendable {
             if let k = e["key"], let parsed = try? SyncPrimaryKey(json: k.serialized()), let v = try? ObjectStore.coveKey(parsed) { key = v }
             var reason = ""
             if case .string(let r)? = e["reason"] { reason = r }
-            writes.append(CompensatingWrite(objectClassName: className, primaryKey: key, reason: reason))
+            writes.append(CompensatingWrite(objectClassName: className, primaryKey: key, reason: reason, json: e.serialized()))
         }
         lock.withLock {
             $0.compensatingWrites.append(contentsOf: writes)

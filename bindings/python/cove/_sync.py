@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Tuple, Union
+import json
+import uuid
+from typing import TYPE_CHECKING, Any, List, Literal, NamedTuple, Optional, Tuple, Union
 
 from ._errors import InvalidArgumentError, Status, WrongTypeError
 from ._lib import c_string, check, ffi, lib
@@ -42,6 +44,29 @@ class SyncProgress(NamedTuple):
     uploaded_version: int
     downloaded_version: int
     server_version: int
+
+
+class CompensatingWrite(NamedTuple):
+    """A write of this file the server refused and undid (``realm.sync.compensating_writes``):
+    the object's ``class_name`` and ``primary_key``, and the server's ``reason`` (the rule, or
+    that the object is outside the file's subscriptions). The object comes back to the server's
+    state through the next download."""
+
+    class_name: str
+    primary_key: Any
+    reason: str
+
+
+def _primary_key(key: Any) -> Any:
+    """A primary key as the server writes it (an int, a str, {"oid": hex}, {"uuid": text})."""
+    if isinstance(key, dict) and len(key) == 1:
+        ((tag, value),) = key.items()
+        if tag == "oid" and isinstance(value, str):
+            from ._values import ObjectId
+            return ObjectId(value)
+        if tag == "uuid" and isinstance(value, str):
+            return uuid.UUID(value)
+    return key
 
 
 def _number(value: Any, what: str) -> float:
@@ -183,6 +208,29 @@ class SyncSession:
             return str(ffi.string(out[0]).decode("utf-8", "replace"))
         finally:
             lib.cove_free(out[0])
+
+    @property
+    def compensating_writes(self) -> List[CompensatingWrite]:
+        """The newest (up to 100) writes of this file the server refused and undid, oldest
+        first."""
+        out = ffi.new("char**")
+        total = ffi.new("uint64_t*")
+        check(lib.cove_sync_compensating_writes(self._realm._h(), out, total))
+        try:
+            entries = json.loads(ffi.string(out[0]).decode("utf-8", "replace"))
+        finally:
+            lib.cove_free(out[0])
+        return [CompensatingWrite(str(e.get("class", "?")), _primary_key(e.get("key")), str(e.get("reason", "")))
+                for e in entries if isinstance(e, dict)]
+
+    @property
+    def compensating_write_count(self) -> int:
+        """How many writes the server refused and undid since the session started."""
+        out = ffi.new("char**")
+        total = ffi.new("uint64_t*")
+        check(lib.cove_sync_compensating_writes(self._realm._h(), out, total))
+        lib.cove_free(out[0])
+        return int(total[0])
 
     def pause(self) -> None:
         """Stops uploading and downloading until ``resume()``; what the file writes meanwhile
