@@ -42,6 +42,26 @@ final class SubscriptionQueryTests: XCTestCase {
 
     // MARK: Golden SQL
 
+    func testNamedArguments() throws {
+        let named: [String: SubscriptionArgument] = ["user": .value(.string("ann")), "cities": .list([.string("Oslo"), .null])]
+        let q = try SubscriptionQuery(className: "Person", query: "name == $user AND city IN $cities AND age > $0", schema: schema,
+                                      arguments: [.value(.int(3))], namedArguments: named)
+        let s = try q.sql()
+        XCTAssertEqual(s.condition, #"("p_name" = $1 AND ("p_city" IN ($2) OR "p_city" IS NULL) AND "p_age" > $3)"#)
+        XCTAssertEqual(s.parameters, [.string("ann"), .string("Oslo"), .int(3)])
+        XCTAssertThrowsError(try SubscriptionQuery(className: "Person", query: "age == $user", schema: schema, namedArguments: named)) {
+            XCTAssertEqual(($0 as? SyncError)?.code, .queryInvalid, "\($0)")
+        }
+        XCTAssertThrowsError(try SubscriptionQuery(className: "Person", query: "name == $cities", schema: schema, namedArguments: named)) {
+            XCTAssertTrue(($0 as? SyncError)?.message.contains("argument $cities is a list") == true, "\($0)")
+        }
+        // Without named arguments, and for a name not given, `$name` is the syntax error it was.
+        assertRefused("name == $user", .querySyntax, "invalid argument '$user'")
+        XCTAssertThrowsError(try SubscriptionQuery(className: "Person", query: "name == $who", schema: schema, namedArguments: named)) {
+            XCTAssertEqual(($0 as? SyncError)?.code, .querySyntax, "\($0)")
+        }
+    }
+
     func testComparisons() {
         assertSQL("age == 3", #""p_age" = $1"#, [.int(3)])
         assertSQL("age = 3", #""p_age" = $1"#, [.int(3)])
