@@ -14,7 +14,8 @@ final class SyncSubscriptionTests: CoveTestCase {
     static let schemaJSON = """
     {"SubDog": {"primaryKey": "name", "properties": {"name": "string", "age": "int", "color": "string?",
                 "toys": "string[]", "nickname": "string?", "owner": "SubPerson?"}},
-     "SubPerson": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "dog": "SubDog?"}}}
+     "SubPerson": {"primaryKey": "id", "properties": {"id": "int", "name": "string", "dog": "SubDog?"}},
+     "RuledNote": {"primaryKey": "id", "properties": {"id": "int", "owner": "string", "text": "string"}}}
     """
 
     private func open(_ name: String, url: String = "http://127.0.0.1:9", token: String = "t",
@@ -344,5 +345,45 @@ final class SyncSubscriptionTests: CoveTestCase {
         try Realm.waitForSubscriptions(realm.syncSession, version: 2, download: true, timeout: 60)
         XCTAssertEqual(try names(realm, tag: tag), ["296", "297", "298", "299", "300"])
         XCTAssertEqual(realm.subscriptions.state, .complete)
+    }
+
+    func testWritesTheServerRefusesAreUndoneAndReported() async throws {
+        let server = try SyncTestServer.fromEnvironment()
+        let tag = "c\(UInt32.random(in: 0...UInt32.max))-"
+        let realm = try open("r.cove", url: server.url, token: server.token, connected: true)
+        defer { realm.close() }
+        _ = try await realm.objects("SubDog", where: "color == $0 AND age > 3", .string(tag)).subscribe()
+        try realm.moveToCurrentThread()
+        // A dog its subscriptions do not cover, and a note the write rule (owner == $user, the
+        // token's user alice) refuses.
+        let note = Int64.random(in: 1...Int64.max)
+        try realm.write {
+            try realm.dynamicCreate("SubDog", primaryKey: .string("\(tag)1"), values: [("age", .int(1)), ("color", .string(tag))])
+            try realm.dynamicCreate("SubDog", primaryKey: .string("\(tag)5"), values: [("age", .int(5)), ("color", .string(tag))])
+        }
+        try realm.syncSession!.wait(for: .upload, timeout: 30)
+        try realm.syncSession!.wait(for: .download, timeout: 30)
+        XCTAssertEqual(try names(realm, tag: tag), ["5"], "the dog outside the subscriptions is undone")
+        let refused = realm.syncSession!.compensatingWrites
+        XCTAssertEqual(refused.map(\.objectClassName), ["SubDog"])
+        XCTAssertEqual(refused.first?.primaryKey, .string("\(tag)1"))
+        XCTAssertTrue(refused.first?.reason.contains("outside") ?? false, "\(refused)")
+        // The write rule's refusal (classes with read rules reach files through subscriptions).
+        let plain = try open("p.cove", url: server.url, token: server.token, connected: true)
+        defer { plain.close() }
+        _ = try await plain.objects("RuledNote").subscribe()
+        try plain.moveToCurrentThread()
+        try plain.write {
+            try plain.dynamicCreate("RuledNote", primaryKey: .int(note), values: [("owner", .string("bob")), ("text", .string("not mine"))])
+            try plain.dynamicCreate("RuledNote", primaryKey: .int(note &- 1), values: [("owner", .string("alice")), ("text", .string("mine"))])
+        }
+        try plain.syncSession!.wait(for: .upload, timeout: 30)
+        try plain.syncSession!.wait(for: .download, timeout: 30)
+        try plain.refresh()
+        XCTAssertNil(try plain.dynamicObject(ofType: "RuledNote", forPrimaryKey: .int(note)), "undone by the server")
+        XCTAssertNotNil(try plain.dynamicObject(ofType: "RuledNote", forPrimaryKey: .int(note &- 1)))
+        XCTAssertEqual(plain.syncSession!.compensatingWrites.map(\.primaryKey), [.int(note)])
+        XCTAssertTrue(plain.syncSession!.compensatingWrites.first?.reason.contains("write rule") ?? false)
+        XCTAssertEqual(plain.syncSession!.compensatingWriteCount, 1)
     }
 }

@@ -212,10 +212,10 @@ public struct SyncServer: Sendable {
                 return Self.ndjson(StateLines.encode(SyncStateDownload(
                     header: SyncDownloadHeader(.steady(to: batch.to, more: batch.more), count: lines.count, latest: latest), lines: lines)))
             }
-            try database.rules?.checkChangesetDownload(batch.lines, user: user)
-            let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(batch.lines.count),\"latest\":\(latest)}\n"
+            let lines = try database.rules?.filterChangesetDownload(batch.lines, user: user) ?? batch.lines
+            let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(lines.count),\"latest\":\(latest)}\n"
             var text = head
-            for line in batch.lines { text += line + "\n" }
+            for line in lines { text += line + "\n" }
             return Self.ndjson(text)
         }
         return router

@@ -202,16 +202,27 @@ extension SyncDatabase {
 }
 
 extension ServerRules {
-    /// Refuses a changeset download whose changesets (`lines`) touch an object of a class that
-    /// `user` has a read rule on: such classes are read only through subscriptions.
-    func checkChangesetDownload(_ lines: [String], user: String) throws {
-        let ruled = read.keys.filter { readRule($0, user: user) != nil }
-        guard !ruled.isEmpty else { return }
-        let needles = ruled.map { ($0, "\"class\":\"\($0)\"") }
-        for line in lines where needles.contains(where: { line.contains($0.1) }) {
-            for op in try ChangesetLines.decodeLine(line).operations where ruled.contains(op.object.className) {
-                throw SyncServerError.forbidden("the history holds changes to class '\(op.object.className)', which has read rules: such classes are read only through subscriptions; send a subscription set and download with subscriptions=n")
+    /// The changesets of a download for a file that has never subscribed, less the operations
+    /// on classes `user` has a read rule on: such classes reach files through subscriptions
+    /// only, where each object comes whole or not at all. A compensating write's deletes stay
+    /// (the server's changesets, node 0), so that a file's refused creates are undone; a
+    /// deletion shows nothing of the object. A changeset that loses every operation stays,
+    /// empty, so that the cursor moves past it.
+    func filterChangesetDownload(_ lines: [String], user: String) throws -> [String] {
+        let ruled = Set(read.keys.filter { readRule($0, user: user) != nil })
+        guard !ruled.isEmpty else { return lines }
+        let needles = ruled.map { "\"class\":\"\($0)\"" }
+        return try lines.map { line in
+            guard needles.contains(where: { line.contains($0) }) else { return line }
+            let changeset = try ChangesetLines.decodeLine(line)
+            let kept = changeset.operations.filter { op in
+                guard ruled.contains(op.object.className) else { return true }
+                if case .delete = op.change { return changeset.clientId == 0 }
+                return false
             }
+            if kept.count == changeset.operations.count { return line }
+            return ChangesetLines.encode(try Changeset(clientId: changeset.clientId, clientVersion: changeset.clientVersion,
+                                                       clock: changeset.clock, operations: kept))
         }
     }
 }

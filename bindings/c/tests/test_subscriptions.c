@@ -4,9 +4,10 @@
  * unsubscribing, updates begun, changed, committed and cancelled, the set read back with its
  * state, queries and realms refused, a wait that times out keeping its subscription, and the
  * callback of cove_results_subscribe() called once, at a delivery, with its user data freed
- * once. With a server (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN; the test command starts one):
- * a subscription downloads what another file uploaded, and a query the server cannot answer
- * leaves the set in error. */
+ * once. Against the server the test command starts (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN;
+ * without it the test fails): a subscription downloads what another file uploaded, a query the
+ * server cannot answer leaves the set in error, and a write the server's rules refuse is undone
+ * and reported (cove_sync_compensating_writes). */
 #define _POSIX_C_SOURCE 200809L
 #include <cove.h>
 #include <math.h>
@@ -25,7 +26,9 @@ static const char* SCHEMA =
     "{\"SubDog\": {\"primaryKey\": \"name\", \"properties\": {\"name\": \"string\", \"age\": \"int\","
     "   \"color\": \"string?\", \"toys\": \"string[]\", \"nickname\": \"string?\", \"owner\": \"SubPerson?\"}},"
     " \"SubPerson\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\","
-    "   \"dog\": \"SubDog?\"}}}";
+    "   \"dog\": \"SubDog?\"}},"
+    " \"RuledNote\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"owner\": \"string\","
+    "   \"text\": \"string\"}}}";
 
 static char folder[] = "/tmp/cove-subscriptions-XXXXXX";
 
@@ -485,6 +488,36 @@ static void test_with_the_server(const char* url, const char* token) {
     cove_release(writer);
 }
 
+/* A note the write rule (owner == $user, the token's user alice) refuses: undone by the server's
+ * compensating write, and reported. */
+static void test_a_refused_write(const char* url, const char* token) {
+    cove_realm_t* realm = open_synced("server-n.cove", url, token);
+    /* Classes with read rules reach a file through its subscriptions. */
+    cove_results_t* notes = query(realm, "RuledNote", "TRUEPREDICATE", NULL, 0);
+    CHECK_OK(cove_results_subscribe_blocking(notes, NULL, COVE_WAIT_FOR_SYNC_ON_CREATION, 20));
+    cove_release(notes);
+    cove_value_t id = int_value((int64_t)time(NULL) * 1000 + getpid() % 1000), owner = string_value("bob");
+    cove_object_t* note = NULL;
+    CHECK_OK(cove_begin_write(realm));
+    CHECK_OK(cove_object_create_with_primary_key(realm, "RuledNote", &id, &note));
+    CHECK_OK(cove_object_set(note, "owner", &owner));
+    CHECK_OK(cove_commit(realm));
+    cove_release(note);
+    CHECK_OK(cove_sync_wait_for_upload(realm, 20));
+    CHECK_OK(cove_sync_wait_for_download(realm, 20));
+    bool advanced = false;
+    CHECK_OK(cove_refresh(realm, &advanced));
+    cove_object_t* found = NULL;
+    CHECK(cove_object_find(realm, "RuledNote", &id, &found) == COVE_OK && found == NULL);
+    char* json = NULL;
+    uint64_t total = 0;
+    CHECK_OK(cove_sync_compensating_writes(realm, &json, &total));
+    CHECK(total == 1);
+    CHECK(contains(json, "\"class\":\"RuledNote\"") && contains(json, "write rule"));
+    cove_free(json);
+    cove_release(realm);
+}
+
 int main(void) {
     if (mkdtemp(folder) == NULL) {
         perror("mkdtemp");
@@ -497,11 +530,12 @@ int main(void) {
     test_the_async_form();
     const char* url = getenv("COVE_SYNC_TEST_URL");
     const char* token = getenv("COVE_SYNC_TEST_TOKEN");
-    if (url != NULL && token != NULL && *url != '\0' && *token != '\0') {
-        test_with_the_server(url, token);
-    } else {
-        printf("test_subscriptions: no sync server given (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN): "
-               "the server's part did not run\n");
+    if (url == NULL || token == NULL || *url == '\0' || *token == '\0') {
+        printf("test_subscriptions: FAIL: no sync server given (COVE_SYNC_TEST_URL, COVE_SYNC_TEST_TOKEN); the test "
+               "command starts one (by hand: eval \"$(.ci/sync-server.sh start /tmp/cove-sync)\" first)\n");
+        return 1;
     }
+    test_with_the_server(url, token);
+    test_a_refused_write(url, token);
     return check_summary("test_subscriptions");
 }
