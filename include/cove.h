@@ -2425,6 +2425,30 @@ cove_status_t cove_sync_config_set_changesets_per_transaction(cove_sync_config_t
  */
 cove_status_t cove_sync_config_set_starts_connected(cove_sync_config_t* sync, bool connected);
 
+/** What a synced file does when it can no longer sync under its client file id (see
+ *  cove_sync_config_set_client_reset()). */
+typedef enum {
+    /** Takes a new id, keeps its objects, and sends what the server never took again, on top of
+     *  the server's state (the default). */
+    COVE_CLIENT_RESET_RECOVER = 0,
+    /** Takes a new id and drops its synced objects and what it had not uploaded: the server's
+     *  state comes back by downloads. */
+    COVE_CLIENT_RESET_DISCARD = 1,
+    /** Stops the session (#COVE_SYNC_INACTIVE) with the error that says why, changing nothing. */
+    COVE_CLIENT_RESET_MANUAL = 2,
+} cove_client_reset_e;
+
+/**
+ * What the file does when its session finds that it cannot go on syncing under its client file
+ * id: it is an older copy of itself (a backup put back, a copy of a synced file: the server
+ * holds changesets of its id that it did not make), or it has downloaded further than the
+ * server's history goes (the server's database put back from a backup, another server at the
+ * URL). cove_sync_client_resets() tells whether and why a reset happened.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL or wrong-kind configuration, a mode that is
+ *   none of #cove_client_reset_e).
+ */
+cove_status_t cove_sync_config_set_client_reset(cove_sync_config_t* sync, cove_client_reset_e mode);
+
 /**
  * Syncs the realms opened with `config` through a server (see above), as Realm's
  * `syncConfiguration`. cove_open() then checks the sync configuration and the schema, starts
@@ -2513,6 +2537,16 @@ cove_status_t cove_sync_last_error(cove_realm_t* realm, char** out_message);
  *   realm does not sync; #COVE_ERR_CLOSED.
  */
 cove_status_t cove_sync_compensating_writes(cove_realm_t* realm, char** out_json, uint64_t* out_total);
+
+/**
+ * The client resets the realm's session made (cove_sync_config_set_client_reset()).
+ * @param out_count receives how many.
+ * @param out_reason receives why the last one was made (free it with cove_free()), or NULL when
+ *   none was; may be NULL.
+ * @return #COVE_OK; #COVE_ERR_INVALID_ARGUMENT (NULL realm or out_count); #COVE_ERR_SYNC when the
+ *   realm does not sync; #COVE_ERR_CLOSED.
+ */
+cove_status_t cove_sync_client_resets(cove_realm_t* realm, uint64_t* out_count, char** out_reason);
 
 /**
  * Waits until everything the file had written when the call was made is on the server (Realm's

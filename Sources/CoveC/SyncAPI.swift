@@ -69,6 +69,20 @@ public func cove_sync_config_set_starts_connected(_ sync: OpaquePointer?, _ conn
 }
 
 @c @implementation
+public func cove_sync_config_set_client_reset(_ sync: OpaquePointer?, _ mode: cove_client_reset_e) -> cove_status_t {
+    let function: StaticString = "cove_sync_config_set_client_reset"
+    return entry { () throws(CFailure) in
+        let h = try handle(sync, SyncConfigHandle.self, "sync", in: function)
+        switch mode {
+        case COVE_CLIENT_RESET_RECOVER: h.sync.clientResetMode = .recoverUnsyncedChanges
+        case COVE_CLIENT_RESET_DISCARD: h.sync.clientResetMode = .discardUnsyncedChanges
+        case COVE_CLIENT_RESET_MANUAL: h.sync.clientResetMode = .manual
+        default: throw invalidArgument(function, "mode \(mode.rawValue): expected COVE_CLIENT_RESET_RECOVER, _DISCARD or _MANUAL")
+        }
+    }
+}
+
+@c @implementation
 public func cove_config_set_sync(_ config: OpaquePointer?, _ sync: OpaquePointer?) -> cove_status_t {
     entry { () throws(CFailure) in
         let c = try handle(config, ConfigHandle.self, "config", in: "cove_config_set_sync")
@@ -136,6 +150,17 @@ public func cove_sync_compensating_writes(_ realm: OpaquePointer?, _ outJSON: Un
         let (writes, total) = (s.compensatingWrites, s.compensatingWriteCount)
         out.pointee = strdup("[" + writes.map(\.json).joined(separator: ",") + "]")
         outTotal?.pointee = UInt64(total)
+    }
+}
+
+@c @implementation
+public func cove_sync_client_resets(_ realm: OpaquePointer?, _ outCount: UnsafeMutablePointer<UInt64>?,
+                                    _ outReason: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> cove_status_t {
+    entry { () throws(CFailure) in
+        let out = try required(outCount, "out_count", in: "cove_sync_client_resets")
+        let (_, s) = try session(realm, in: "cove_sync_client_resets")
+        out.pointee = UInt64(s.clientResetCount)
+        outReason?.pointee = s.lastClientReset.map { strdup($0) } ?? nil
     }
 }
 

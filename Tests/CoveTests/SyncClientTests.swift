@@ -18,8 +18,9 @@ final class SyncClientTests: CoveTestCase {
     """
 
     private func open(_ name: String, url: String = "http://127.0.0.1:9", token: String = "t",
-                      connected: Bool = false) throws -> Realm {
-        let sync = SyncConfiguration(url: url, token: token, requestTimeout: 5, longPollSeconds: 2, startsConnected: connected)
+                      connected: Bool = false, reset: ClientResetMode = .recoverUnsyncedChanges) throws -> Realm {
+        let sync = SyncConfiguration(url: url, token: token, requestTimeout: 5, longPollSeconds: 2, startsConnected: connected,
+                                     clientResetMode: reset)
         return try Realm(configuration: Realm.Configuration(path: "\(folder)/\(name)", durability: .noSync,
                                                             schema: try Schema(jsonText: Self.schemaJSON),
                                                             schemaVersion: 1, syncConfiguration: sync))
@@ -331,38 +332,126 @@ final class SyncClientTests: CoveTestCase {
         XCTAssertEqual(a.syncSession!.connectionState, .connected)
     }
 
-    func testAnOlderCopyOfASyncedFileIsStoppedNotLost() throws {
-        let (url, token) = try server()
+    /// A file synced by `a`, copied, then written on by `a` again: the copy is an older copy of
+    /// the file (the server holds more of its changesets than it made).
+    private func olderCopy(_ url: String, _ token: String, tag: String) throws {
+        let base = Int64(tag.dropFirst()) ?? 0
         let a = try open("a.cove", url: url, token: token, connected: true)
-        try a.write { try a.dynamicCreate("Person", primaryKey: .int(1), values: [("name", .string("Ann"))]) }
+        defer { a.close() }
+        try a.write {
+            try a.dynamicCreate("Person", primaryKey: .int(base * 10 + 1), values: [("name", .string("Ann"))])
+            let rex = try a.dynamicCreate("Dog", primaryKey: .string("rex-\(tag)"), values: [("age", .int(3))])
+            try rex.dynamicList("tags").append(.string("a"))
+        }
         try a.syncSession!.wait(for: .upload, timeout: 30)
         try a.writeCopy(toFile: "\(folder)/backup.cove")
-        try a.write { try a.dynamicCreate("Person", primaryKey: .int(2), values: [("name", .string("Bo"))]) }
+        try a.write {
+            try a.dynamicCreate("Person", primaryKey: .int(base * 10 + 2), values: [("name", .string("Bo"))])
+            try a.dynamicObject(ofType: "Dog", forPrimaryKey: .string("rex-\(tag)"))!.dynamicList("tags").append(.string("b"))
+        }
         try a.syncSession!.wait(for: .upload, timeout: 30)
-        a.close()
+    }
+
+    /// The copy, opened paused, writes before it reaches the server.
+    private func writeOffline(_ realm: Realm, tag: String) throws {
+        try realm.write {
+            try realm.dynamicCreate("Person", primaryKey: .int((Int64(tag.dropFirst()) ?? 0) * 10 + 3), values: [("name", .string("Cy"))])
+            let rex = try realm.dynamicObject(ofType: "Dog", forPrimaryKey: .string("rex-\(tag)"))!
+            try rex.dynamicList("tags").append(.string("c"))
+            try rex.setValue(.int(7), forKey: "age")
+        }
+    }
+
+    func testAnOlderCopyOfASyncedFileRecoversWhatItHadNotUploaded() throws {
+        let (url, token) = try server()
+        let tag = "t\(UInt32.random(in: 0...UInt32.max))"
+        // Another file, there from the start (a new file downloads what comes after it binds).
+        let other = try open("other.cove", url: url, token: token, connected: true)
+        defer { other.close() }
+        try other.syncSession!.wait(for: .download, timeout: 30)
+        try olderCopy(url, token, tag: tag)
+        let restored = try open("backup.cove", url: url, token: token)
+        defer { restored.close() }
+        let before = try XCTUnwrap(try restored.syncFileStatus()).clientFileId
+        try writeOffline(restored, tag: tag)
+        restored.syncSession!.resume()
+        try restored.syncSession!.wait(for: .upload, timeout: 30)
+        try restored.syncSession!.wait(for: .download, timeout: 30)
+        XCTAssertEqual(restored.syncSession!.clientResetCount, 1)
+        XCTAssertTrue(restored.syncSession!.lastClientReset?.contains("older copy") ?? false)
+        try restored.refresh()
+        XCTAssertNotEqual(try restored.syncFileStatus()?.clientFileId, before, "a new id")
+        XCTAssertEqual(restored.syncSession!.state, .active)
+        // The other file sees what the copy wrote offline and what the original wrote after it.
+        try other.syncSession!.wait(for: .download, timeout: 30)
+        try other.refresh()
+        let rex = try XCTUnwrap(try other.dynamicObject(ofType: "Dog", forPrimaryKey: .string("rex-\(tag)")))
+        XCTAssertEqual(try rex["age"], .int(7))
+        XCTAssertEqual(Set(try rex.dynamicList("tags").values().map { "\($0)" }), Set(["a", "b", "c"].map { "\(Value.string($0))" }))
+        let base = Int64(tag.dropFirst()) ?? 0
+        XCTAssertEqual(try other.dynamicObject(ofType: "Person", forPrimaryKey: .int(base * 10 + 3))?["name"], .string("Cy"))
+        XCTAssertEqual(try restored.dynamicObject(ofType: "Person", forPrimaryKey: .int(base * 10 + 2))?["name"], .string("Bo"))
+        XCTAssertEqual(try picture(restored), try picture(other), "both files show the same")
+    }
+
+    func testAnOlderCopyDiscardsWhatItHadNotUploadedWhenAskedTo() throws {
+        let (url, token) = try server()
+        let tag = "t\(UInt32.random(in: 0...UInt32.max))"
+        try olderCopy(url, token, tag: tag)
+        let restored = try open("backup.cove", url: url, token: token, reset: .discardUnsyncedChanges)
+        defer { restored.close() }
+        try writeOffline(restored, tag: tag)
+        restored.syncSession!.resume()
+        try restored.syncSession!.wait(for: .download, timeout: 30)
+        try restored.syncSession!.wait(for: .upload, timeout: 30)
+        try restored.refresh()
+        XCTAssertEqual(restored.syncSession!.clientResetCount, 1)
+        let rex = try XCTUnwrap(try restored.dynamicObject(ofType: "Dog", forPrimaryKey: .string("rex-\(tag)")))
+        XCTAssertEqual(try rex["age"], .int(3), "the offline write is dropped: the server's state came back")
+        XCTAssertEqual(try rex.dynamicList("tags").values(), [.string("a"), .string("b")])
+        XCTAssertEqual(try restored.dynamicObject(ofType: "Person", forPrimaryKey: .int((Int64(tag.dropFirst()) ?? 0) * 10 + 2))?["name"], .string("Bo"))
+        XCTAssertNil(try restored.dynamicObject(ofType: "Person", forPrimaryKey: .int((Int64(tag.dropFirst()) ?? 0) * 10 + 3)))
+    }
+
+    func testAnOlderCopyIsStoppedNotLostInManualMode() throws {
+        let (url, token) = try server()
+        try olderCopy(url, token, tag: "t\(UInt32.random(in: 0...UInt32.max))")
         // The backup put back: it made one changeset, the server holds two of its id.
-        let restored = try open("backup.cove", url: url, token: token, connected: true)
+        let restored = try open("backup.cove", url: url, token: token, connected: true, reset: .manual)
         defer { restored.close() }
         XCTAssertThrowsError(try restored.syncSession!.wait(for: .upload, timeout: 20)) { error in
             XCTAssertEqual((error as? CoveError)?.code, .sync)
             XCTAssertTrue("\(error)".contains("older copy"), "\(error)")
         }
         XCTAssertEqual(restored.syncSession!.state, .inactive)
+        XCTAssertEqual(restored.syncSession!.clientResetCount, 0)
     }
 
-    func testAServerThatLostHistoryStopsTheSession() throws {
+    func testAServerThatLostHistoryResetsTheFile() throws {
         let (url, token) = try server()
         // A file that has downloaded further than the server's history goes.
         let a = try open("a.cove")
+        try a.write { try a.dynamicCreate("Person", primaryKey: .int(Int64.random(in: 1_000...1 << 40)), values: [("name", .string("kept"))]) }
         try a.applyDownload([], cursor: 1 << 40)
         a.close()
         let b = try open("a.cove", url: url, token: token, connected: true)
         defer { b.close() }
-        XCTAssertThrowsError(try b.syncSession!.wait(for: .download, timeout: 20)) { error in
-            XCTAssertEqual((error as? CoveError)?.code, .sync)
+        try b.syncSession!.wait(for: .download, timeout: 30)
+        try b.syncSession!.wait(for: .upload, timeout: 30)
+        XCTAssertEqual(b.syncSession!.clientResetCount, 1)
+        XCTAssertTrue(b.syncSession!.lastClientReset?.contains("lost history") ?? false)
+        try b.refresh()
+        XCTAssertLessThan(try b.syncRecord().downloadCursor, 1 << 40)
+        XCTAssertEqual(b.syncSession!.state, .active)
+        let manual = try open("m.cove")
+        try manual.applyDownload([], cursor: 1 << 40)
+        manual.close()
+        let stopped = try open("m.cove", url: url, token: token, connected: true, reset: .manual)
+        defer { stopped.close() }
+        XCTAssertThrowsError(try stopped.syncSession!.wait(for: .download, timeout: 20)) { error in
             XCTAssertTrue("\(error)".contains("lost history"), "\(error)")
         }
-        XCTAssertEqual(b.syncSession!.state, .inactive)
+        XCTAssertEqual(stopped.syncSession!.state, .inactive)
     }
 
     func testAWrongTokenStopsTheSessionWithItsError() throws {

@@ -27,13 +27,7 @@ extension Realm {
                 if let existing = try store.syncRecord() {
                     record = existing
                 } else {
-                    var bytes = [UInt8](repeating: 0, count: 16)
-                    for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255) }
-                    bytes[6] = (bytes[6] & 0x0F) | 0x40
-                    bytes[8] = (bytes[8] & 0x3F) | 0x80
-                    let id: SyncUUID
-                    do { id = try SyncUUID(bytes: bytes) } catch { throw CoveError(.internal, error.message) }
-                    try store.startSync(clientFileId: id, wall: SyncClockSource.systemWall())
+                    try store.startSync(clientFileId: try Self.newClientFileId(), wall: SyncClockSource.systemWall())
                     record = try store.syncRecord()
                 }
                 try commitWrite()
@@ -44,6 +38,27 @@ extension Realm {
         }
         guard configuration.opensSyncSession, let record, let path = configuration.path else { return }
         session = try SyncSessions.acquire(path: path, configuration: configuration, sync: sync, record: record)
+    }
+
+    /// A client reset of this file (its session found it cannot go on under its id): a new
+    /// client file id, downloads from `cursor`, and what was not uploaded queued again
+    /// (`recover`) or dropped with the synced objects. Returns the new record.
+    func resetSync(cursor: UInt64, recover: Bool) throws(CoveError) -> SyncFileRecord {
+        applyingDownload = true
+        defer { applyingDownload = false }
+        try inSyncWrite { store throws(CoveError) in
+            _ = try store.syncReset(clientFileId: Self.newClientFileId(), cursor: cursor, recover: recover, wall: SyncClockSource.systemWall())
+        }
+        return try syncRecord()
+    }
+
+    /// A random client file id (a version 4 UUID).
+    static func newClientFileId() throws(CoveError) -> SyncUUID {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        do { return try SyncUUID(bytes: bytes) } catch { throw CoveError(.internal, error.message) }
     }
 
     private func syncRecordIfAny() throws(CoveError) -> SyncFileRecord? {
@@ -82,6 +97,11 @@ extension Realm {
     func readSyncQueue(limit: Int, maxBytes: Int) throws(CoveError) -> (SyncFileRecord, [(version: UInt64, line: [UInt8])]) {
         let record = try syncRecord()
         return (record, try objectStore().syncQueued(after: record.uploadedVersion, limit: limit, maxBytes: maxBytes))
+    }
+
+    /// The queued changesets after local version `after`.
+    func readSyncQueue(limit: Int, maxBytes: Int, after: UInt64) throws(CoveError) -> [(version: UInt64, line: [UInt8])] {
+        try objectStore().syncQueued(after: after, limit: limit, maxBytes: maxBytes)
     }
 
     /// Records that the server holds the local changesets up to `version`.

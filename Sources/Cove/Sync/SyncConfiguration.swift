@@ -1,5 +1,19 @@
 // How a synced file reaches its server.
 
+/// What a synced file does when it can no longer sync under its client file id: it is an older
+/// copy of itself (a backup put back, a copy of a synced file), or it has downloaded further than
+/// the server's history goes (the server's database put back from a backup, another server).
+public enum ClientResetMode: String, Sendable, Equatable {
+    /// Takes a new id, keeps its objects, and sends what the server never took again, on top of
+    /// the server's state (the default, as realm-swift's).
+    case recoverUnsyncedChanges
+    /// Takes a new id and drops its synced objects and what it had not uploaded: the server's
+    /// state comes back by downloads.
+    case discardUnsyncedChanges
+    /// Stops the session with the error that says why (`lastError`), changing nothing.
+    case manual
+}
+
 /// The server a synced file syncs with, and who it syncs as (`Realm.Configuration.syncConfiguration`).
 public struct SyncConfiguration: Sendable, Equatable {
     /// The server's base URL, `http://` or `https://` (`https://sync.example.com`).
@@ -21,9 +35,12 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// Whether the session connects when the realm opens (false: it starts paused, and
     /// `SyncSession.resume()` connects it).
     public var startsConnected: Bool
+    /// What the file does when it can no longer sync under its client file id.
+    public var clientResetMode: ClientResetMode
 
     public init(url: String, token: String, trustedCertificatesPath: String? = nil, requestTimeout: Double = 30,
-                longPollSeconds: Int = 25, changesetsPerTransaction: Int = 1000, startsConnected: Bool = true) {
+                longPollSeconds: Int = 25, changesetsPerTransaction: Int = 1000, startsConnected: Bool = true,
+                clientResetMode: ClientResetMode = .recoverUnsyncedChanges) {
         self.url = url
         self.token = token
         self.trustedCertificatesPath = trustedCertificatesPath
@@ -31,6 +48,7 @@ public struct SyncConfiguration: Sendable, Equatable {
         self.longPollSeconds = longPollSeconds
         self.changesetsPerTransaction = changesetsPerTransaction
         self.startsConnected = startsConnected
+        self.clientResetMode = clientResetMode
     }
 
     /// Refuses settings out of range, naming them.

@@ -64,7 +64,9 @@ public final class SyncSession: @unchecked Sendable {
     let path: String
     let realmConfiguration: Realm.Configuration
     let configuration: SyncConfiguration
-    let clientFileId: SyncUUID
+    /// The file's id at the server: the file's, which a client reset replaces.
+    private let identity: Mutex<SyncUUID>
+    var clientFileId: SyncUUID { identity.withLock { $0 } }
 
     private let lock = Mutex<Shared>(Shared())
     private struct Shared {
@@ -87,6 +89,9 @@ public final class SyncSession: @unchecked Sendable {
         var subscriptionsRefused: (version: UInt64, message: String) = (0, "")
         /// Whether the downloader has read the set since the session started.
         var subscriptionsRead = false
+        /// Client resets this session made, and why the last one was made.
+        var clientResets = 0
+        var lastClientReset: String?
         /// The newest compensating writes the server reported, oldest first.
         var compensatingWrites: [CompensatingWrite] = []
         var compensatingWriteCount = 0
@@ -107,7 +112,7 @@ public final class SyncSession: @unchecked Sendable {
         handle.shouldCompactOnLaunch = nil
         self.realmConfiguration = handle
         self.configuration = configuration
-        clientFileId = record.clientFileId
+        identity = Mutex(record.clientFileId)
         pthread_mutex_init(&condMutex, nil)
         pthread_mutex_init(&bindMutex, nil)
         pthread_cond_init(&cond, nil)
@@ -139,6 +144,11 @@ public final class SyncSession: @unchecked Sendable {
     /// The newest compensating writes the server reported since the session started, oldest
     /// first (at most `compensatingWritesKept`), and how many it reported in all.
     public var compensatingWrites: [CompensatingWrite] { lock.withLock { $0.compensatingWrites } }
+
+    /// The client resets this session made (`SyncConfiguration.clientResetMode`), and why the
+    /// last one was made (nil before the first).
+    public var clientResetCount: Int { lock.withLock { $0.clientResets } }
+    public var lastClientReset: String? { lock.withLock { $0.lastClientReset } }
     public var compensatingWriteCount: Int { lock.withLock { $0.compensatingWriteCount } }
     public static let compensatingWritesKept = 100
 
@@ -325,8 +335,12 @@ public final class SyncSession: @unchecked Sendable {
         defer { pthread_mutex_unlock(&bindMutex) }
         if lock.withLock({ $0.bound }) { return }
         setConnection(.connecting)
+        // The file's id, which another process's reset may have replaced.
+        let record: SyncFileRecord
+        do { record = try realm.syncRecord() } catch { throw SessionFailure(error, fatal: false) }
+        identity.withLock { $0 = record.clientFileId }
         let schemaVersion = (try? realm.schemaVersion()) ?? 0
-        let body = Array("{\"client_file_id\":\"\(clientFileId.text)\",\"schema_version\":\(schemaVersion)}".utf8)
+        let body = Array("{\"client_file_id\":\"\(clientFileId.text)\",\"schema_version\":\(schemaVersion),\"acknowledged\":\(record.uploadedVersion)}".utf8)
         let json = try send(http, "/v1/bind", body: body, timeout: configuration.requestTimeout)
         guard case .int(let node)? = json["node_id"], UInt64(node) == clientFileId.nodeId else {
             throw SessionFailure(CoveError(.sync, "the server gave this file node \(json["node_id"].map { "\($0)" } ?? "none"), not \(clientFileId.nodeId): it is not a Cove Sync server of this version"), fatal: true)
@@ -335,10 +349,39 @@ public final class SyncSession: @unchecked Sendable {
             // The server holds more of this file's changesets than the file has made: this is
             // an older copy of the file (a backup put back, a copy of a synced file). Its next
             // changesets would carry versions the server takes for ones it has, and be lost.
-            let made: UInt64
-            do { made = try realm.syncRecord().localVersion } catch { throw SessionFailure(error, fatal: false) }
-            if UInt64(uploaded) > made {
-                throw SessionFailure(CoveError(.sync, "the server holds \(uploaded) changesets of client file \(clientFileId.text), and this file has made only \(made): it is an older copy of the file (a backup put back, or a copy of a synced file), and what it writes now would be taken for changes the server has; sync a file that has not been copied, or a new file"), fatal: true)
+            // Which of the file's changesets the server holds: those whose clocks it answers
+            // (after the ones the file knows it holds). The first that differs, or one the file
+            // never made, is where another copy of the file went its own way.
+            var held = record.uploadedVersion
+            var forked = false
+            if UInt64(uploaded) > record.uploadedVersion {
+                var clocks: [String] = []
+                if case .array(let answered)? = json["held_clocks"] {
+                    for case .string(let c) in answered { clocks.append(c) }
+                }
+                let mine: [(version: UInt64, line: [UInt8])]
+                do { mine = try realm.readSyncQueue(limit: clocks.count, maxBytes: .max, after: record.uploadedVersion) } catch {
+                    throw SessionFailure(error, fatal: false)
+                }
+                for (i, clock) in clocks.enumerated() {
+                    guard i < mine.count, let changeset = try? ChangesetLines.decodeLine(String(decoding: mine[i].line, as: UTF8.self)),
+                          changeset.clientVersion == record.uploadedVersion + UInt64(i) + 1, changeset.clock.description == clock else {
+                        forked = true
+                        break
+                    }
+                    held = changeset.clientVersion
+                }
+                if clocks.count < Int(UInt64(uploaded) - record.uploadedVersion) && !forked && held < UInt64(uploaded) {
+                    // More than the server answers clocks for: those it held are taken as the file's.
+                    held = min(UInt64(uploaded), record.localVersion)
+                }
+                forked = forked || UInt64(uploaded) > record.localVersion
+            }
+            if forked {
+                try acknowledge(realm, held)
+                let why = "the server holds \(uploaded) changesets of client file \(clientFileId.text), not all of them this file's (it made \(record.localVersion), the server holds the first \(held) of them): it is an older copy of the file (a backup put back, or a copy of a synced file)"
+                try reset(realm, why: why, cursor: record.downloadCursor)
+                return try bindAfterReset(http, realm)
             }
             try acknowledge(realm, UInt64(uploaded))
         }
@@ -346,13 +389,47 @@ public final class SyncSession: @unchecked Sendable {
             // The file has downloaded further than the server's history goes: the server lost
             // history (its database put back from a backup, or another server at this URL).
             // Downloading from here would miss what others write under the versions it had.
-            let downloaded: UInt64
-            do { downloaded = try realm.syncRecord().downloadCursor } catch { throw SessionFailure(error, fatal: false) }
-            if UInt64(latest) < downloaded {
-                throw SessionFailure(CoveError(.sync, "this file has downloaded up to server version \(downloaded), but the server's history ends at \(latest): the server lost history (a database put back from a backup, or another server at this URL); sync a new file"), fatal: true)
+            if UInt64(latest) < record.downloadCursor {
+                let why = "this file has downloaded up to server version \(record.downloadCursor), but the server's history ends at \(latest): the server lost history (a database put back from a backup, or another server at this URL)"
+                try reset(realm, why: why, cursor: 0)
+                return try bindAfterReset(http, realm)
             }
             see(serverVersion: UInt64(latest))
         }
+        lock.withLock { $0.bound = true }
+    }
+
+    /// A client reset as the configuration says (`.manual`: the session stops with `why`).
+    private func reset(_ realm: Realm, why: String, cursor: UInt64) throws(SessionFailure) {
+        let mode = configuration.clientResetMode
+        if mode == .manual {
+            throw SessionFailure(CoveError(.sync, why + "; the client reset mode is manual: sync a file that has not been copied, or a new file"), fatal: true)
+        }
+        let record: SyncFileRecord
+        do { record = try realm.resetSync(cursor: cursor, recover: mode == .recoverUnsyncedChanges) } catch {
+            throw SessionFailure(error, fatal: false)
+        }
+        identity.withLock { $0 = record.clientFileId }
+        lock.withLock {
+            $0.clientResets += 1
+            $0.lastClientReset = why + (mode == .recoverUnsyncedChanges ? "; the file took a new id and sends what the server never took again"
+                                                                      : "; the file took a new id and dropped what it had not uploaded")
+            $0.progress = Progress(localVersion: record.localVersion, uploadedVersion: 0, downloadedVersion: record.downloadCursor,
+                                   serverVersion: $0.progress.serverVersion)
+        }
+    }
+
+    /// Binds the file again under the id its reset gave it (a new id: nothing to reset again).
+    private func bindAfterReset(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) {
+        do { try realm.refresh() } catch { throw SessionFailure(error, fatal: false) }
+        let record: SyncFileRecord
+        do { record = try realm.syncRecord() } catch { throw SessionFailure(error, fatal: false) }
+        let body = Array("{\"client_file_id\":\"\(record.clientFileId.text)\",\"schema_version\":\((try? realm.schemaVersion()) ?? 0)}".utf8)
+        let json = try send(http, "/v1/bind", body: body, timeout: configuration.requestTimeout)
+        guard case .int(let node)? = json["node_id"], UInt64(node) == record.clientFileId.nodeId else {
+            throw SessionFailure(CoveError(.sync, "the server gave this file node \(json["node_id"].map { "\($0)" } ?? "none"), not \(record.clientFileId.nodeId)"), fatal: false)
+        }
+        if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
         lock.withLock { $0.bound = true }
     }
 

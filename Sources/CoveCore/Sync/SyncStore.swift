@@ -210,7 +210,7 @@ extension ObjectStore {
         return changesets
     }
 
-    private func enqueue(_ changeset: Changeset) throws(CoveError) {
+    func enqueue(_ changeset: Changeset) throws(CoveError) {
         let line = Array(ChangesetLines.encode(changeset).utf8)
         try editTree(CatalogKey.syncQueue) { t throws(StorageError) in
             _ = try t.put(CatalogKey.bigEndian(changeset.clientVersion, bytes: 8), line)

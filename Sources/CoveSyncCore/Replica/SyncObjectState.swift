@@ -44,6 +44,13 @@ public struct SyncObjectState: Sendable {
         return latest
     }
 
+    /// Forgets a list element entirely, as if no operation on it had been seen: for a replica
+    /// that gives an element it inserted, and that no other replica has seen, another id (a
+    /// client reset sends its unsynced inserts again under new clocks).
+    public mutating func forgetListElement(_ property: String, id: SyncClock) {
+        state.lists[property]?[id] = nil
+    }
+
     /// Whether the object exists: created, and not deleted since its latest create.
     public var exists: Bool { state.isAlive }
 

@@ -127,6 +127,11 @@ public struct SyncDatabase: Sendable {
         /// what comes after it (an upload the server took before it lost the answer is not sent
         /// again).
         public var uploadedVersion: Int64
+        /// The clocks (text form) of the client's changesets the server holds after the version
+        /// the client said it knows held (`acknowledged`), in order, at most `maxHeldClocks`: a
+        /// client tells by them which of its own changesets the server holds, and whether the
+        /// file forked (a copy that wrote on its own).
+        public var heldClocks: [String] = []
     }
 
     /// The node id of the client file `clientFileId`: `SyncUUID.nodeId`, the one its clocks
@@ -142,9 +147,12 @@ public struct SyncDatabase: Sendable {
     /// - Throws: `SyncServerError.forbidden` when another user bound that file;
     ///   `SyncServerError.conflict` when the file is new and another file has its node id (the
     ///   client must take a new file id). Nothing is written then.
-    public func bind(clientFileId: UUID, user: String, schemaVersion: Int64) async throws -> Binding {
+    /// The most clocks a bind answers (`Binding.heldClocks`).
+    public static let maxHeldClocks = 10_000
+
+    public func bind(clientFileId: UUID, user: String, schemaVersion: Int64, acknowledged: Int64 = 0) async throws -> Binding {
         do {
-            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion)
+            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion, acknowledged: acknowledged)
         } catch SyncServerError.conflict(let message) {
             // Two binds of one new file at once: the one that lost the race on the file's row
             // can meet the other's node id first. The file's row is there now: bind again.
@@ -152,11 +160,11 @@ public struct SyncDatabase: Sendable {
             var exists = false
             for try await _ in rows.decode(Int.self) { exists = true }
             guard exists else { throw SyncServerError.conflict(message) }
-            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion)
+            return try await bindOnce(clientFileId: clientFileId, user: user, schemaVersion: schemaVersion, acknowledged: acknowledged)
         }
     }
 
-    private func bindOnce(clientFileId: UUID, user: String, schemaVersion: Int64) async throws -> Binding {
+    private func bindOnce(clientFileId: UUID, user: String, schemaVersion: Int64, acknowledged: Int64) async throws -> Binding {
         let nodeId = Self.nodeId(of: clientFileId)
         return try await transaction { connection in
             var found: (Int64, Int64)?
@@ -177,7 +185,18 @@ public struct SyncDatabase: Sendable {
             guard let (uploaded, node) = found else {
                 throw SyncServerError.forbidden("the file \(clientFileId) is bound to another user")
             }
-            return Binding(nodeId: node, serverVersion: try await Self.latestVersion(connection, logger), uploadedVersion: uploaded)
+            var clocks: [String] = []
+            if uploaded > acknowledged {
+                let rows = try await connection.query("""
+                    SELECT changeset FROM cove_sync_history WHERE client_file_id = \(clientFileId)
+                    AND client_version > \(acknowledged) ORDER BY client_version LIMIT \(Self.maxHeldClocks)
+                    """, logger: logger)
+                for try await line in rows.decode(String.self) {
+                    clocks.append((try? ChangesetLines.decodeLine(line).clock.description) ?? "")
+                }
+            }
+            return Binding(nodeId: node, serverVersion: try await Self.latestVersion(connection, logger), uploadedVersion: uploaded,
+                           heldClocks: clocks)
         }
     }
 

@@ -6,14 +6,17 @@ import Hummingbird
 import Logging
 import Synchronization
 
-/// A client binding its file: which file, at which schema version.
+/// A client binding its file: which file, at which schema version, and the newest of its
+/// changesets it knows the server holds (0 when not given).
 struct BindRequest: Decodable {
     var clientFileId: UUID
     var schemaVersion: Int64
+    var acknowledged: Int64?
 
     enum CodingKeys: String, CodingKey {
         case clientFileId = "client_file_id"
         case schemaVersion = "schema_version"
+        case acknowledged
     }
 }
 
@@ -23,6 +26,7 @@ struct BindResponse: ResponseEncodable {
     var nodeId: Int64
     var serverVersion: Int64
     var uploadedVersion: Int64
+    var heldClocks: [String]
 
     enum CodingKeys: String, CodingKey {
         case user
@@ -30,6 +34,7 @@ struct BindResponse: ResponseEncodable {
         case nodeId = "node_id"
         case serverVersion = "server_version"
         case uploadedVersion = "uploaded_version"
+        case heldClocks = "held_clocks"
     }
 }
 
@@ -124,10 +129,15 @@ public struct SyncServer: Sendable {
             guard bind.schemaVersion >= 0 else {
                 throw SyncServerError.badRequest("schema_version is \(bind.schemaVersion): it cannot be negative")
             }
-            let binding = try await database.bind(clientFileId: bind.clientFileId, user: user, schemaVersion: bind.schemaVersion)
+            guard (bind.acknowledged ?? 0) >= 0 else {
+                throw SyncServerError.badRequest("acknowledged is \(bind.acknowledged ?? 0): it cannot be negative")
+            }
+            let binding = try await database.bind(clientFileId: bind.clientFileId, user: user, schemaVersion: bind.schemaVersion,
+                                                  acknowledged: bind.acknowledged ?? 0)
             metrics.binds.add(1, ordering: .relaxed)
             return BindResponse(user: user, clientFileId: bind.clientFileId, nodeId: binding.nodeId,
-                                serverVersion: binding.serverVersion, uploadedVersion: binding.uploadedVersion)
+                                serverVersion: binding.serverVersion, uploadedVersion: binding.uploadedVersion,
+                                heldClocks: binding.heldClocks)
         }
         router.post("v1/upload") { request, context -> Response in
             let user = try await tokens.user(authorization: request.headers[.authorization])

@@ -235,6 +235,7 @@ static const char* const FIELDS[] = {"name", "age"};
     X(cove_sync_get_status, , cove_sync_get_status(f->realm, &o->sync_status))                        \
     X(cove_sync_last_error, , cove_sync_last_error(f->realm, &o->text))                               \
     X(cove_sync_compensating_writes, , cove_sync_compensating_writes(f->realm, &o->text, &o->u64))      \
+    X(cove_sync_client_resets, , cove_sync_client_resets(f->realm, &o->u64, &o->text))                    \
     X(cove_sync_wait_for_upload, , cove_sync_wait_for_upload(f->realm, 0))                            \
     X(cove_sync_wait_for_download, , cove_sync_wait_for_download(f->realm, 0))                        \
     X(cove_sync_pause, , cove_sync_pause(f->realm))                                                   \

@@ -122,6 +122,10 @@ static void test_setters_refuse_what_is_out_of_range(void) {
     CHECK_OK(cove_sync_config_set_trusted_certificates(sync, "ca.pem"));
     CHECK_OK(cove_sync_config_set_trusted_certificates(sync, NULL));
     CHECK_OK(cove_sync_config_set_starts_connected(sync, false));
+    CHECK_FAILS(cove_sync_config_set_client_reset(sync, (cove_client_reset_e)7), COVE_ERR_INVALID_ARGUMENT,
+                "cove_sync_config_set_client_reset: mode 7");
+    CHECK_OK(cove_sync_config_set_client_reset(sync, COVE_CLIENT_RESET_DISCARD));
+    CHECK_OK(cove_sync_config_set_client_reset(sync, COVE_CLIENT_RESET_RECOVER));
 
     /* NULL and handles of the wrong kind. */
     cove_config_t* config = NULL;

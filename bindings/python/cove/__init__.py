@@ -53,7 +53,7 @@ from ._realm import (Durability, FileSpace, Realm, RecoveredClass, Recovery, Rec
 from ._results import Results
 from ._sections import ResultsSection, SectionedResults
 from ._subscriptions import Subscription, SubscriptionSet, SubscriptionState, SubscriptionUpdate, WaitForSync
-from ._sync import CompensatingWrite, SyncConfig, SyncConnection, SyncProgress, SyncSession, SyncState
+from ._sync import ClientReset, CompensatingWrite, SyncConfig, SyncConnection, SyncProgress, SyncSession, SyncState
 from ._values import ObjectId, Timestamp
 
 __version__: str = _ffi.string(_lib.cove_version_string()).decode()
@@ -71,7 +71,7 @@ __all__ = [
     "QueryError", "InvalidQueryError", "StorageIOError", "NoSpaceError", "CorruptError", "LockedError",
     "FormatError", "WrongThreadError", "DecryptionError", "Status", "schema_version", "compact", "Durability", "Recovery", "FileSpace",
     "recover", "RecoverReport", "RecoveredClass",
-    "SyncConfig", "SyncSession", "SyncProgress", "CompensatingWrite", "SyncState", "SyncConnection", "SyncError",
+    "SyncConfig", "SyncSession", "SyncProgress", "CompensatingWrite", "ClientReset", "SyncState", "SyncConnection", "SyncError",
     "Subscription", "SubscriptionSet", "SubscriptionState", "SubscriptionUpdate", "WaitForSync",
     "__version__",
 ]

@@ -25,7 +25,11 @@ SyncState = Literal["active", "paused", "inactive"]
 #: answered the last request).
 SyncConnection = Literal["disconnected", "connecting", "connected"]
 
-# By the numbers of cove_sync_state_e and cove_sync_connection_e.
+#: What a file does when it can no longer sync under its client file id (``SyncConfig``).
+ClientReset = Literal["recover", "discard", "manual"]
+
+# By the numbers of cove_sync_state_e, cove_sync_connection_e and cove_client_reset_e.
+_CLIENT_RESETS: Tuple[ClientReset, ...] = ("recover", "discard", "manual")
 _STATES: Tuple[SyncState, ...] = ("active", "paused", "inactive")
 _CONNECTIONS: Tuple[SyncConnection, ...] = ("disconnected", "connecting", "connected")
 
@@ -55,6 +59,16 @@ class CompensatingWrite(NamedTuple):
     class_name: str
     primary_key: Any
     reason: str
+
+
+def _taken_text(text: Any) -> Optional[str]:
+    """A string the library made for the caller (freed here), None for NULL."""
+    if text == ffi.NULL:
+        return None
+    try:
+        return str(ffi.string(text).decode("utf-8", "replace"))
+    finally:
+        lib.cove_free(text)
 
 
 def _primary_key(key: Any) -> Any:
@@ -93,7 +107,10 @@ class SyncConfig:
     ``long_poll`` how long a download waits at the server for news, in seconds (0 to 60);
     ``changesets_per_transaction`` the most changesets one download asks the server for (1 to
     100000); ``starts_connected=False`` opens the session paused (``realm.sync.resume()``
-    connects it).
+    connects it); ``client_reset`` is what the file does when it can no longer sync under its id
+    (an older copy of itself, or a server that lost history): "recover" (the default: a new id,
+    and what the server never took sent again), "discard" (a new id, the synced objects and what
+    was not uploaded dropped, the server's state downloaded) or "manual" (the session stops).
 
     Settings out of range raise InvalidArgumentError here; ``cove.open`` checks the URL and the
     token (InvalidArgumentError) and that every class has a primary key (SchemaError). A
@@ -101,7 +118,7 @@ class SyncConfig:
     """
 
     __slots__ = ("url", "token", "trusted_certificates", "request_timeout", "long_poll",
-                 "changesets_per_transaction", "starts_connected", "_handle")
+                 "changesets_per_transaction", "starts_connected", "client_reset", "_handle")
 
     url: str
     token: str
@@ -110,12 +127,13 @@ class SyncConfig:
     long_poll: int
     changesets_per_transaction: int
     starts_connected: bool
+    client_reset: ClientReset
     _handle: Any
 
     def __init__(self, url: str, token: str, *,
                  trusted_certificates: Union[str, "os.PathLike[str]", None] = None,
                  request_timeout: float = 30.0, long_poll: int = 25, changesets_per_transaction: int = 1000,
-                 starts_connected: bool = True) -> None:
+                 starts_connected: bool = True, client_reset: ClientReset = "recover") -> None:
         out = ffi.new("cove_sync_config_t**")
         check(lib.cove_sync_config_new(c_string(url, "url"), c_string(token, "token"), out))
         handle = ffi.gc(out[0], lib.cove_release)
@@ -131,10 +149,14 @@ class SyncConfig:
         if not isinstance(starts_connected, bool):
             raise WrongTypeError(Status.WRONG_TYPE, f"starts_connected is a bool, got {type(starts_connected).__name__}")
         check(lib.cove_sync_config_set_starts_connected(handle, starts_connected))
+        if client_reset not in _CLIENT_RESETS:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
+                                       f"client_reset {client_reset!r}: expected 'recover', 'discard' or 'manual'")
+        check(lib.cove_sync_config_set_client_reset(handle, _CLIENT_RESETS.index(client_reset)))
         for name, value in (("url", url), ("token", token), ("trusted_certificates", certificates),
                             ("request_timeout", timeout), ("long_poll", poll),
                             ("changesets_per_transaction", per), ("starts_connected", starts_connected),
-                            ("_handle", handle)):
+                            ("client_reset", client_reset), ("_handle", handle)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -145,7 +167,7 @@ class SyncConfig:
 
     def _fields(self) -> Tuple[Any, ...]:
         return (self.url, self.token, self.trusted_certificates, self.request_timeout, self.long_poll,
-                self.changesets_per_transaction, self.starts_connected)
+                self.changesets_per_transaction, self.starts_connected, self.client_reset)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SyncConfig):
@@ -160,7 +182,7 @@ class SyncConfig:
         return (f"cove.SyncConfig({self.url!r}, token=..., trusted_certificates={self.trusted_certificates!r}, "
                 f"request_timeout={self.request_timeout!r}, long_poll={self.long_poll!r}, "
                 f"changesets_per_transaction={self.changesets_per_transaction!r}, "
-                f"starts_connected={self.starts_connected!r})")
+                f"starts_connected={self.starts_connected!r}, client_reset={self.client_reset!r})")
 
 
 class SyncSession:
@@ -202,12 +224,7 @@ class SyncSession:
         succeeds clears it), or the refusal that stopped the session. None when there is none."""
         out = ffi.new("char**")
         check(lib.cove_sync_last_error(self._realm._h(), out))
-        if out[0] == ffi.NULL:
-            return None
-        try:
-            return str(ffi.string(out[0]).decode("utf-8", "replace"))
-        finally:
-            lib.cove_free(out[0])
+        return _taken_text(out[0])
 
     @property
     def compensating_writes(self) -> List[CompensatingWrite]:
@@ -222,6 +239,21 @@ class SyncSession:
             lib.cove_free(out[0])
         return [CompensatingWrite(str(e.get("class", "?")), _primary_key(e.get("key")), str(e.get("reason", "")))
                 for e in entries if isinstance(e, dict)]
+
+    @property
+    def client_reset_count(self) -> int:
+        """How many client resets the session made (``SyncConfig(client_reset=...)``)."""
+        count = ffi.new("uint64_t*")
+        check(lib.cove_sync_client_resets(self._realm._h(), count, ffi.NULL))
+        return int(count[0])
+
+    @property
+    def last_client_reset(self) -> Optional[str]:
+        """Why the session's last client reset was made, None before the first."""
+        count = ffi.new("uint64_t*")
+        out = ffi.new("char**")
+        check(lib.cove_sync_client_resets(self._realm._h(), count, out))
+        return _taken_text(out[0])
 
     @property
     def compensating_write_count(self) -> int:

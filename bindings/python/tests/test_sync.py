@@ -55,6 +55,9 @@ def test_the_config_keeps_its_settings_and_hides_its_token() -> None:
     assert (config.url, config.token, config.trusted_certificates, config.request_timeout, config.long_poll,
             config.changesets_per_transaction, config.starts_connected) == \
         ("https://sync.example.com", "secret-token", None, 30.0, 25, 1000, True)
+    assert config.client_reset == "recover"
+    assert cove.SyncConfig("https://sync.example.com", "t", client_reset="manual") != \
+        cove.SyncConfig("https://sync.example.com", "t")
     other = cove.SyncConfig("https://sync.example.com", "secret-token", trusted_certificates=pathlib.Path("ca.pem"),
                             request_timeout=2, long_poll=0, changesets_per_transaction=1, starts_connected=False)
     assert other.trusted_certificates == "ca.pem" and other.request_timeout == 2.0 and other.long_poll == 0
@@ -75,6 +78,7 @@ def test_the_config_keeps_its_settings_and_hides_its_token() -> None:
     ({"changesets_per_transaction": 0}, "0 changesets per transaction: expected 1 to 100000"),
     ({"changesets_per_transaction": 100_001}, "expected 1 to 100000"),
     ({"trusted_certificates": ""}, "pem_path is empty"),
+    ({"client_reset": "later"}, "client_reset 'later': expected 'recover', 'discard' or 'manual'"),
 ])
 def test_settings_out_of_range_are_refused(settings: Dict[str, Any], match: str) -> None:
     with pytest.raises(cove.InvalidArgumentError, match=match) as caught:
@@ -261,6 +265,41 @@ def test_two_files_sync_through_the_server(tmp_path: pathlib.Path, server: Tuple
         assert mine is not None and mine["age"] == 4
         assert a_sync.state == "active" and a_sync.connection == "connected" and a_sync.last_error is None
         assert b_sync.progress.uploaded_version == b_sync.progress.local_version
+
+
+def test_an_older_copy_recovers_what_it_had_not_uploaded(tmp_path: pathlib.Path, server: Tuple[str, str, str]) -> None:
+    url, token, _ = server
+    name = f"rex-py-{random.getrandbits(64):x}"
+    with _open(tmp_path / "other.cove", _config(url, token, True)) as other:
+        _session(other).wait_for_download(30)
+        with _open(tmp_path / "a.cove", _config(url, token, True)) as a:
+            with a.write():
+                a.create("Dog", {"name": name, "age": 3, "tags": ["a"]})
+            _session(a).wait_for_upload(30)
+            a.write_copy(tmp_path / "backup.cove")
+            with a.write():
+                found = a.find("Dog", name)
+                assert found is not None
+                found["tags"].append("b")
+            _session(a).wait_for_upload(30)
+        # The copy put back writes before it reaches the server: the server holds a changeset of
+        # its id that it did not make.
+        with _open(tmp_path / "backup.cove", _config(url, token, False)) as restored:
+            with restored.write():
+                rex = restored.find("Dog", name)
+                assert rex is not None
+                rex["age"] = 7
+                rex["tags"].append("c")
+            session = _session(restored)
+            session.resume()
+            session.wait_for_upload(30)
+            assert session.client_reset_count == 1
+            reason = session.last_client_reset
+            assert reason is not None and "older copy" in reason
+        _session(other).wait_for_download(30)
+        other.refresh()
+        seen = other.find("Dog", name)
+        assert seen is not None and seen["age"] == 7 and sorted(seen["tags"]) == ["a", "b", "c"]
 
 
 def test_a_wrong_token_stops_the_session(tmp_path: pathlib.Path, server: Tuple[str, str, str]) -> None:
