@@ -167,6 +167,17 @@ final class ServerTests: XCTestCase {
         (status, json, text) = try await upload(base, alice, a, try changesets(node: nodeA, 3...4))
         XCTAssertEqual(json?["accepted"] as? Int, 1, text)
 
+        // Binding again after what it knows held: the clocks of the changesets after it, for a
+        // client to tell its own from another copy's.
+        let held = try ChangesetLines.decode(try changesets(node: nodeA, 3...4)).map(\.clock.description)
+        (status, json, text) = try await request(base, "v1/bind", method: "POST", token: alice,
+                                                 body: #"{"client_file_id": "\#(a.uuidString)", "schema_version": 1, "acknowledged": 2}"#)
+        XCTAssertEqual(status, 200, text)
+        XCTAssertEqual(json?["held_clocks"] as? [String], held, text)
+        (status, _, text) = try await request(base, "v1/bind", method: "POST", token: alice,
+                                              body: #"{"client_file_id": "\#(a.uuidString)", "schema_version": 1, "acknowledged": -1}"#)
+        XCTAssertEqual(status, 400, text)
+
         // Bob sees Alice's four changesets, in order; Alice sees none of her own.
         let got = try await Self.download(base, bob, b, after: start)
         XCTAssertEqual(got.lines.count, 4, got.text)
