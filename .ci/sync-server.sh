@@ -4,8 +4,8 @@
 # free port from 55433 when PGPORT is not given), makes the database cove_sync on it, and runs one
 # `cove-sync-server serve` on a free loopback port with a configuration in DIR (a random
 # token_secret, and a schema of the classes SubDog and SubPerson for the subscription tests, and
-# RuledNote, which only its owner reads and writes, for the tests of compensating writes: write
-# it from subscribed files only, since a changeset download that meets it is refused; other
+# RuledNote, which only its owner reads and writes, for the tests of compensating writes (a file
+# that never subscribed gets none of it), and BenchItem for benchmarks/sync/client_bench.c; other
 # classes sync in the all-changesets mode); once GET /health answers ok, it prints the environment the tests read:
 #
 #   export COVE_SYNC_TEST_URL=http://127.0.0.1:PORT
@@ -99,7 +99,9 @@ print(s.getsockname()[1])')
     "SubPerson": {"primaryKey": "id",
                   "properties": {"id": "int", "name": "string", "dog": "SubDog?"}},
     "RuledNote": {"primaryKey": "id",
-                  "properties": {"id": "int", "owner": "string", "text": "string"}}
+                  "properties": {"id": "int", "owner": "string", "text": "string"}},
+    "BenchItem": {"primaryKey": "id",
+                  "properties": {"id": "int", "name": "string", "n": "int"}}
   },
   "rules": {
     "RuledNote": {"read": "owner == \$user", "write": "owner == \$user"}

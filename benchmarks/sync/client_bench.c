@@ -2,10 +2,12 @@
  * configuration, talking to one cove-sync-server on loopback (benchmarks/sync/run-client.sh
  * starts it, with a PostgreSQL of its own, and runs this).
  *
- *   bootstrap  one file writes BENCH_OBJECTS small objects (default 100000; Item {id int primary
- *              key, name string, n int}) in one write and waits for its upload; then a new,
- *              empty file opens and waits for its download: the time from its open to having
- *              every object, and the objects applied per second.
+ *   bootstrap  one file writes BENCH_OBJECTS small objects (default 100000; BenchItem {id int
+ *              primary key, name string, n int}) in one write and waits for its upload; then a
+ *              new, empty file opens and waits for its download: the time from its open to
+ *              having every object, and the objects applied per second; then another new file
+ *              subscribes to every BenchItem and waits for them (the subscription's bootstrap,
+ *              whole object states from the server's tables).
  *   latency    BENCH_CLIENTS files (default 200, in BENCH_PROCESSES processes, default 4)
  *              connected and long-polling; another file
  *              commits one object every BENCH_INTERVAL_MS (default 50) for BENCH_ROUNDS rounds
@@ -28,7 +30,7 @@
 #include <unistd.h>
 
 static const char* SCHEMA =
-    "{\"Item\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\", \"n\": \"int\"}}}";
+    "{\"BenchItem\": {\"primaryKey\": \"id\", \"properties\": {\"id\": \"int\", \"name\": \"string\", \"n\": \"int\"}}}";
 
 static const char* url;
 static const char* token;
@@ -72,7 +74,7 @@ static cove_realm_t* open_synced(const char* name) {
 static size_t count_items(cove_realm_t* realm) {
     cove_results_t* results;
     size_t n = 0;
-    OK(cove_query(realm, "Item", "TRUEPREDICATE", NULL, 0, &results));
+    OK(cove_query(realm, "BenchItem", "TRUEPREDICATE", NULL, 0, &results));
     OK(cove_results_count(results, &n));
     cove_release(results);
     return n;
@@ -98,7 +100,7 @@ static void bootstrap(void) {
     double t0 = now();
     size_t created = 0;
     OK(cove_begin_write(writer));
-    OK(cove_object_create_many(writer, "Item", names, 3, values, (size_t)n, false, &created));
+    OK(cove_object_create_many(writer, "BenchItem", names, 3, values, (size_t)n, false, &created));
     OK(cove_commit(writer));
     double t1 = now();
     OK(cove_sync_wait_for_upload(writer, 600));
@@ -112,9 +114,25 @@ static void bootstrap(void) {
         fprintf(stderr, "client-bench: the new file holds %zu objects, not %d\n", got, n);
         exit(1);
     }
+    cove_realm_t* subscriber = open_synced("subscriber.cove");
+    cove_results_t* all;
+    OK(cove_query(subscriber, "BenchItem", "TRUEPREDICATE", NULL, 0, &all));
+    OK(cove_results_subscribe_blocking(all, "all", COVE_WAIT_FOR_SYNC_ALWAYS, 600));
+    OK(cove_refresh(subscriber, NULL));
+    double t4 = now();
+    size_t subscribed = 0;
+    OK(cove_results_count(all, &subscribed));
+    if (subscribed != (size_t)n) {
+        fprintf(stderr, "client-bench: the subscribed file holds %zu objects, not %d\n", subscribed, n);
+        exit(1);
+    }
+    cove_release(all);
     printf("| %d objects written in one commit (changesets queued with it) | %.2f s |\n", n, t1 - t0);
     printf("| ... uploaded (wait for upload) | %.2f s (%.0f objects/s) |\n", t2 - t1, n / (t2 - t1));
     printf("| bootstrap of a new, empty file: open to every object | %.2f s (%.0f objects/s) |\n", t3 - t2, n / (t3 - t2));
+    printf("| a new file subscribing to every object: open to every object | %.2f s (%.0f objects/s) |\n", t4 - t3, n / (t4 - t3));
+    OK(cove_close(subscriber));
+    cove_release(subscriber);
     OK(cove_close(reader));
     OK(cove_close(writer));
     cove_release(reader);
@@ -145,7 +163,7 @@ static void write_rounds(void) {
         v[2].u.integer = r;
         cove_object_t* o;
         OK(cove_begin_write(writer));
-        OK(cove_object_create_with_values(writer, "Item", names, 3, v, &o));
+        OK(cove_object_create_with_values(writer, "BenchItem", names, 3, v, &o));
         cove_release(o);
         double at = now();
         __atomic_store(&written_at[r], &at, __ATOMIC_RELEASE);
@@ -184,7 +202,7 @@ static int watch_clients(int first, int count) {
                 pk.type = COVE_TYPE_INT;
                 pk.u.integer = base_id + next[i];
                 cove_object_t* o = NULL;
-                OK(cove_object_find(realms[i], "Item", &pk, &o));
+                OK(cove_object_find(realms[i], "BenchItem", &pk, &o));
                 if (!o) break;
                 cove_release(o);
                 double at;

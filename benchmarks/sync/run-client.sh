@@ -20,8 +20,8 @@ trap 'bash .ci/sync-server.sh stop "$work/server" >/dev/null 2>&1 || true; rm -r
 # Each client holds two connections and its realm's files; the default limit of 1024 open
 # files is too few for 200.
 ulimit -n 8192 2>/dev/null || true
-# Each measurement on a server of its own: every file downloads all a server holds (there are
-# no subscriptions yet), so the latency's clients must not start with the bootstrap's objects.
+# Each measurement on a server of its own: a file that does not subscribe downloads all a
+# server holds, so the latency's clients must not start with the bootstrap's objects.
 first=1
 for what in ${1:-latency bootstrap}; do
   eval "$(COVE_SYNC_SERVER=$root/SyncServer/.build/release/cove-sync-server bash .ci/sync-server.sh start "$work/server")"
