@@ -67,6 +67,13 @@ final class StateLinesTests: XCTestCase {
         assertMalformed({ _ = try StateLines.decode(text.replacingOccurrences(of: #""count":2"#, with: #""count":3"#)) },
                         "line 1: field 'count': the header counts 3 lines, but 2 follow it")
         assertMalformed({ _ = try StateLines.decode("") }, "line 1: an empty answer")
+        // From bytes: the same download, and bytes that are not UTF-8 refused by line.
+        let bytes = Array(text.utf8)
+        XCTAssertEqual(StateLines.encode(try StateLines.decode(bytes: bytes)), text)
+        XCTAssertEqual(StateLines.encode(try StateLines.decode(bytes: Array(bytes.dropLast()))), text, "without the last line feed")
+        var broken = bytes
+        broken[broken.firstIndex(of: 0x0A)! + 5] = 0xFF
+        assertMalformed({ _ = try StateLines.decode(bytes: broken) }, "line 2: not valid UTF-8")
     }
 
     func testSubscriptionSetRoundTrips() throws {

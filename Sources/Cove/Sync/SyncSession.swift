@@ -687,7 +687,7 @@ public final class SyncSession: @unchecked Sendable {
     /// Reads a subscribed download's answer.
     static func parseStates(_ body: [UInt8]) throws(SessionFailure) -> SyncStateDownload {
         do {
-            return try StateLines.decode(String(decoding: body, as: UTF8.self))
+            return try StateLines.decode(bytes: body)
         } catch {
             throw SessionFailure(CoveError(.sync, "a download's answer: \(error.message)"), fatal: false)
         }

