@@ -13,6 +13,9 @@ public struct ServerRules: Sendable, Equatable {
     public let read: [String: String]
     public let write: [String: String]
     let schema: ServerSchema
+    /// The classes whose read rule is not TRUEPREDICATE (for every user alike: the user only
+    /// binds `$user`), known without parsing a rule on every download.
+    let readRuled: Set<String>
 
     /// Reads and checks `document` (the configuration's `rules`) against `schema`.
     /// - Throws: `ConfigError` naming the class and the rule that is wrong.
@@ -40,21 +43,25 @@ public struct ServerRules: Sendable, Equatable {
             }
         }
         var read: [String: String] = [:], write: [String: String] = [:]
+        var readRuled = Set<String>()
         for className in schema.classes.keys.sorted() {
             for kind in ["read", "write"] {
                 guard let query = named[className]?[kind] ?? named["*"]?[kind] else { continue }
                 let from = named[className]?[kind] == nil ? " (from \"*\")" : ""
+                let parsed: SubscriptionQuery
                 do {
-                    _ = try Self.query(className, query, schema: schema, user: "")
+                    parsed = try Self.query(className, query, schema: schema, user: "")
                 } catch {
                     throw ConfigError("rules: class '\(className)', \(kind)\(from): \(error.message)")
                 }
                 if kind == "read" { read[className] = query } else { write[className] = query }
+                if kind == "read", parsed.predicate != .constant(true) { readRuled.insert(className) }
             }
         }
         self.read = read
         self.write = write
         self.schema = schema
+        self.readRuled = readRuled
     }
 
     /// No rules: every user reads and writes everything.
@@ -62,6 +69,7 @@ public struct ServerRules: Sendable, Equatable {
         read = [:]
         write = [:]
         self.schema = schema
+        readRuled = []
     }
 
     /// A rule's query on `className` with `$user` bound to `user`.

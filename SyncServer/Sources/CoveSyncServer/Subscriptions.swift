@@ -214,7 +214,7 @@ extension ServerRules {
     /// deletion shows nothing of the object. A changeset that loses every operation stays,
     /// empty, so that the cursor moves past it.
     func filterChangesetDownload(_ lines: [String], user: String) throws -> [String] {
-        let ruled = Set(read.keys.filter { readRule($0, user: user) != nil })
+        let ruled = readRuled
         guard !ruled.isEmpty else { return lines }
         let needles = ruled.map { "\"class\":\"\($0)\"" }
         return try lines.map { line in
