@@ -613,12 +613,18 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Tells the waits where the subscription set stands.
     private func publish(_ r: SyncSubscriptionRecord) {
-        lock.withLock {
-            $0.subscriptionsComplete = r.completeVersion
-            $0.subscriptionsRefused = (r.errorVersion, r.errorMessage)
-            $0.subscriptionsRead = true
+        // Every download reads the set; only news wakes the waits (a wake-up of every session's
+        // threads at every download costs many connected files their latency).
+        let changed = lock.withLock { s -> Bool in
+            if s.subscriptionsRead && s.subscriptionsComplete == r.completeVersion && s.subscriptionsRefused.version == r.errorVersion {
+                return false
+            }
+            s.subscriptionsComplete = r.completeVersion
+            s.subscriptionsRefused = (r.errorVersion, r.errorMessage)
+            s.subscriptionsRead = true
+            return true
         }
-        signal()
+        if changed { signal() }
     }
 
     /// Runs a change of the file's subscription record, failures to be tried again.
