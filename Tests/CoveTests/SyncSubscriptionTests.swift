@@ -108,6 +108,21 @@ final class SyncSubscriptionTests: CoveTestCase {
         XCTAssertEqual(realm.subscriptions.count, 2)
         try realm.subscriptions.update({ try realm.subscriptions.remove(named: "a") }, onComplete: nil)
         XCTAssertEqual(entries(realm), ["- SubPerson TRUEPREDICATE []"])
+        // By the subscription read back, by class, and the unnamed ones only.
+        try realm.subscriptions.update({
+            try realm.subscriptions.append(QuerySubscription<SubDogModel>(name: "n", where: "age > 1"))
+            try realm.subscriptions.append(className: "SubDog", where: "age < 1")
+        }, onComplete: nil)
+        let person = try XCTUnwrap(realm.subscriptions.first(ofClass: "SubPerson", where: "TRUEPREDICATE"))
+        try realm.subscriptions.update({ try realm.subscriptions.remove(person) }, onComplete: nil)
+        XCTAssertEqual(entries(realm), ["n SubDog age > 1 []", "- SubDog age < 1 []"])
+        assertThrows(.notFound, containing: "holds no subscription to SubPerson") {
+            try realm.subscriptions.update({ try realm.subscriptions.remove(person) }, onComplete: nil)
+        }
+        try realm.subscriptions.update({ try realm.subscriptions.removeAll(unnamedOnly: true) }, onComplete: nil)
+        XCTAssertEqual(entries(realm), ["n SubDog age > 1 []"])
+        try realm.subscriptions.update({ try realm.subscriptions.removeAll(ofType: SubDogModel.self) }, onComplete: nil)
+        XCTAssertTrue(realm.subscriptions.isEmpty)
         assertThrows(.notFound, containing: "no subscription is named 'zz'") {
             try realm.subscriptions.update { try realm.subscriptions.remove(named: "zz") }
         }
@@ -386,4 +401,9 @@ final class SyncSubscriptionTests: CoveTestCase {
         XCTAssertTrue(plain.syncSession!.compensatingWrites.first?.reason.contains("write rule") ?? false)
         XCTAssertEqual(plain.syncSession!.compensatingWriteCount, 1)
     }
+}
+
+/// A model named as the test schema's class, for the typed subscription calls.
+final class SubDogModel: Object {
+    override class var className: String { "SubDog" }
 }

@@ -335,6 +335,14 @@ public final class SyncSession: @unchecked Sendable {
         defer { pthread_mutex_unlock(&bindMutex) }
         if lock.withLock({ $0.bound }) { return }
         setConnection(.connecting)
+        // A client reset gives the file a new id: bind that one (new, it needs no reset).
+        while try !bindOnce(http, realm) {}
+        lock.withLock { $0.bound = true }
+    }
+
+    /// One bind of the file's current id; false when it found the file must be reset, and did.
+    private func bindOnce(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) -> Bool {
+        do { try realm.refresh() } catch { throw SessionFailure(error, fatal: false) }
         // The file's id, which another process's reset may have replaced.
         let record: SyncFileRecord
         do { record = try realm.syncRecord() } catch { throw SessionFailure(error, fatal: false) }
@@ -381,7 +389,7 @@ public final class SyncSession: @unchecked Sendable {
                 try acknowledge(realm, held)
                 let why = "the server holds \(uploaded) changesets of client file \(clientFileId.text), not all of them this file's (it made \(record.localVersion), the server holds the first \(held) of them): it is an older copy of the file (a backup put back, or a copy of a synced file)"
                 try reset(realm, why: why, cursor: record.downloadCursor)
-                return try bindAfterReset(http, realm)
+                return false
             }
             try acknowledge(realm, UInt64(uploaded))
         }
@@ -392,11 +400,11 @@ public final class SyncSession: @unchecked Sendable {
             if UInt64(latest) < record.downloadCursor {
                 let why = "this file has downloaded up to server version \(record.downloadCursor), but the server's history ends at \(latest): the server lost history (a database put back from a backup, or another server at this URL)"
                 try reset(realm, why: why, cursor: 0)
-                return try bindAfterReset(http, realm)
+                return false
             }
             see(serverVersion: UInt64(latest))
         }
-        lock.withLock { $0.bound = true }
+        return true
     }
 
     /// A client reset as the configuration says (`.manual`: the session stops with `why`).
@@ -417,20 +425,6 @@ public final class SyncSession: @unchecked Sendable {
             $0.progress = Progress(localVersion: record.localVersion, uploadedVersion: 0, downloadedVersion: record.downloadCursor,
                                    serverVersion: $0.progress.serverVersion)
         }
-    }
-
-    /// Binds the file again under the id its reset gave it (a new id: nothing to reset again).
-    private func bindAfterReset(_ http: SyncHTTP, _ realm: Realm) throws(SessionFailure) {
-        do { try realm.refresh() } catch { throw SessionFailure(error, fatal: false) }
-        let record: SyncFileRecord
-        do { record = try realm.syncRecord() } catch { throw SessionFailure(error, fatal: false) }
-        let body = Array("{\"client_file_id\":\"\(record.clientFileId.text)\",\"schema_version\":\((try? realm.schemaVersion()) ?? 0)}".utf8)
-        let json = try send(http, "/v1/bind", body: body, timeout: configuration.requestTimeout)
-        guard case .int(let node)? = json["node_id"], UInt64(node) == record.clientFileId.nodeId else {
-            throw SessionFailure(CoveError(.sync, "the server gave this file node \(json["node_id"].map { "\($0)" } ?? "none"), not \(record.clientFileId.nodeId)"), fatal: false)
-        }
-        if case .int(let latest)? = json["server_version"] { see(serverVersion: UInt64(latest)) }
-        lock.withLock { $0.bound = true }
     }
 
     struct SessionFailure: Error {

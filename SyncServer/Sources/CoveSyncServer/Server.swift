@@ -222,7 +222,7 @@ public struct SyncServer: Sendable {
                 return Self.ndjson(StateLines.encode(SyncStateDownload(
                     header: SyncDownloadHeader(.steady(to: batch.to, more: batch.more), count: lines.count, latest: latest), lines: lines)))
             }
-            let lines = try database.rules?.filterChangesetDownload(batch.lines, user: user) ?? batch.lines
+            let lines = try database.rules?.filterChangesetDownload(batch.lines) ?? batch.lines
             let head = "{\"to\":\(batch.to),\"more\":\(batch.more),\"count\":\(lines.count),\"latest\":\(latest)}\n"
             var text = head
             for line in lines { text += line + "\n" }

@@ -208,12 +208,12 @@ extension SyncDatabase {
 
 extension ServerRules {
     /// The changesets of a download for a file that has never subscribed, less the operations
-    /// on classes `user` has a read rule on: such classes reach files through subscriptions
+    /// on classes with a read rule: such classes reach files through subscriptions
     /// only, where each object comes whole or not at all. A compensating write's deletes stay
     /// (the server's changesets, node 0), so that a file's refused creates are undone; a
     /// deletion shows nothing of the object. A changeset that loses every operation stays,
     /// empty, so that the cursor moves past it.
-    func filterChangesetDownload(_ lines: [String], user: String) throws -> [String] {
+    func filterChangesetDownload(_ lines: [String]) throws -> [String] {
         let ruled = readRuled
         guard !ruled.isEmpty else { return lines }
         let needles = ruled.map { "\"class\":\"\($0)\"" }
